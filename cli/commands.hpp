@@ -1,0 +1,20 @@
+// Each subcommand lives in its own cli/cmd_*.cpp and registers itself on the app.
+#pragma once
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace lstmlm::cli {
+
+struct Subcommand {
+  CLI::App* app = nullptr;
+  std::function<int()> run;  // called after parsing when this subcommand was chosen; returns the exit code
+};
+
+Subcommand setup_info(CLI::App& parent);
+Subcommand setup_score(CLI::App& parent);
+Subcommand setup_predict(CLI::App& parent);
+Subcommand setup_generate(CLI::App& parent);
+Subcommand setup_bench(CLI::App& parent);
+
+}  // namespace lstmlm::cli

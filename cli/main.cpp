@@ -1,0 +1,76 @@
+// lstmlm: the only place that prints errors and chooses exit codes (docs/errors.md).
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <vector>
+
+#include "commands.hpp"
+#include "lstmlm/error.hpp"
+#include "output.hpp"
+
+namespace {
+constexpr int kExitBadInput = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitInternal = 3;
+
+void print_error(const char* what) { std::fprintf(stderr, "lstmlm: error: %s\n", what); }
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A closed pipe must surface as EPIPE on write (handled as a quiet end), not kill the process.
+  std::signal(SIGPIPE, SIG_IGN);
+  CLI::App app{"lstmlm: run LSTM language models exported from TensorFlow 1, Keras or PyTorch"};
+  app.set_version_flag("--version", std::string("lstmlm ") + LSTMLM_VERSION + " (" + LSTMLM_BUILD_KIND + ")");
+  app.require_subcommand(1);
+  std::vector<lstmlm::cli::Subcommand> subs;
+  subs.push_back(lstmlm::cli::setup_info(app));
+  subs.push_back(lstmlm::cli::setup_score(app));
+  subs.push_back(lstmlm::cli::setup_predict(app));
+  subs.push_back(lstmlm::cli::setup_generate(app));
+  subs.push_back(lstmlm::cli::setup_bench(app));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    print_error(e.what());
+    return kExitUsage;
+  }
+  try {
+    for (auto& s : subs)
+      if (s.app->parsed()) {
+        int rc = s.run();
+        if (std::fflush(stdout) != 0) throw lstmlm::OutputError("stdout: write failed");
+        return rc;
+      }
+    return kExitUsage;
+  } catch (const lstmlm::cli::ClosedPipe&) {
+    return 0;
+  } catch (const lstmlm::UsageError& e) {
+    print_error(e.what());
+    return kExitUsage;
+  } catch (const CLI::ParseError& e) {
+    print_error(e.what());
+    return kExitUsage;
+  } catch (const lstmlm::ModelError& e) {
+    print_error(e.what());
+    return kExitBadInput;
+  } catch (const lstmlm::InputError& e) {
+    print_error(e.what());
+    return kExitBadInput;
+  } catch (const lstmlm::OutputError& e) {
+    print_error(e.what());
+    return kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    print_error("out of memory");
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lstmlm: internal error: %s\n", e.what());
+    return kExitInternal;
+  }
+}

@@ -1,0 +1,60 @@
+// Model configuration: the parsed and validated contents of config.json (format v1, docs/model-format.md).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lstmlm {
+
+inline constexpr int kFormatVersion = 1;
+
+enum class RecurrentActivation { Sigmoid, HardSigmoid, HardSigmoidKeras3 };
+enum class TokenizerType { Word, Char };
+
+struct LayerConfig {
+  int hidden_size = 0;
+  int proj_size = 0;  // 0 = no projection (LSTMP when > 0)
+  RecurrentActivation recurrent_activation = RecurrentActivation::Sigmoid;
+  std::optional<float> cell_clip;  // none = no clipping
+
+  // Width of the layer's output h (proj_size when projected, else hidden_size).
+  int output_size() const { return proj_size > 0 ? proj_size : hidden_size; }
+};
+
+struct TokenizerConfig {
+  TokenizerType type = TokenizerType::Word;
+  bool lowercase = false;
+  std::string filters;  // UTF-8 characters deleted before splitting (Keras Tokenizer filters)
+  std::optional<std::string> unk_token, eos_token, bos_token;
+  std::optional<int32_t> pad_id;
+};
+
+struct ModelConfig {
+  int format_version = kFormatVersion;
+  int vocab_size = 0;
+  int embedding_dim = 0;  // 0 = one-hot input
+  std::vector<LayerConfig> layers;
+  bool tied = false;
+  TokenizerConfig tokenizer;
+  nlohmann::json source = nlohmann::json::object();  // free-form provenance
+
+  // Width of the input of layer k.
+  int layer_input_size(size_t k) const {
+    return k == 0 ? (embedding_dim > 0 ? embedding_dim : vocab_size) : layers[k - 1].output_size();
+  }
+  int last_output_size() const { return layers.back().output_size(); }
+};
+
+// Parses and validates config.json. `file` names the file in error messages.
+// Throws ModelError naming the file and the field.
+ModelConfig parse_config(const nlohmann::json& j, const std::string& file);
+ModelConfig load_config(const std::string& path);
+nlohmann::json config_to_json(const ModelConfig& c);
+
+const char* to_string(RecurrentActivation a);
+const char* to_string(TokenizerType t);
+
+}  // namespace lstmlm

@@ -1,0 +1,59 @@
+// Batched forward over variable-length sequences. The Model is shared and immutable; the caller owns
+// the State of every sequence. An Engine owns scratch buffers and a thread pool: one Engine per
+// calling thread (it is not itself thread-safe), any number of Engines per Model.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "lstmlm/model.hpp"
+
+namespace lstmlm {
+
+// Recurrent state of one sequence: per layer, h (output width) and c (hidden width).
+struct State {
+  std::vector<std::vector<float>> h, c;
+  static State zeros(const Model& model);
+  bool operator==(const State&) const = default;
+};
+
+// Per-row token sequences of a batch; rows may have different lengths (0 allowed: state unchanged).
+using Sequences = std::vector<std::vector<int32_t>>;
+
+class Engine {
+public:
+  // threads <= 0: one per core.
+  explicit Engine(std::shared_ptr<const Model> model, int threads = 0);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const Model& model() const { return *model_; }
+  int threads() const;
+
+  // Scoring: for each row r and step t, out[r][t] = ln p(targets[r][t] | inputs[r][0..t], states[r]).
+  // targets[r].size() must equal inputs[r].size(). states are advanced past inputs.
+  void score(const Sequences& inputs, const Sequences& targets, std::vector<State>& states,
+             std::vector<std::vector<float>>& out);
+
+  // Next-token log-probabilities after the last input of each row: out is [rows, V].
+  // A row with no input gives the distribution from its state's h.
+  void predict(const Sequences& inputs, std::vector<State>& states, MatrixRM& out);
+
+  // Full log-probabilities at every step: out[r] is [len_r, V].
+  void logprobs(const Sequences& inputs, std::vector<State>& states, std::vector<MatrixRM>& out);
+
+  // Advances the states over inputs without computing any output distribution.
+  void advance(const Sequences& inputs, std::vector<State>& states);
+
+  // KenLM-style single step: out = state after `token` from `in`; returns ln p(next | ...) over V.
+  void step(const State& in, int32_t token, State& out, std::vector<float>& logprobs);
+
+private:
+  struct Impl;
+  std::shared_ptr<const Model> model_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lstmlm

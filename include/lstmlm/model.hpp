@@ -1,0 +1,79 @@
+// The immutable model: weights in the canonical (PyTorch) layout plus tables precomputed for the kernels.
+// One Model is shared by every thread; all per-sequence state lives in the caller's State.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "lstmlm/config.hpp"
+#include "lstmlm/tokenizer.hpp"
+#include "lstmlm/vocab.hpp"
+
+namespace lstmlm {
+
+using MatrixRM = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Exactly the tensors of weights.safetensors, PyTorch layout, gate order i, f, g, o.
+struct LayerWeights {
+  MatrixRM w_ih;         // [4H, in]
+  MatrixRM w_hh;         // [4H, out] (out = P when projected, else H)
+  Eigen::VectorXf bias;  // [4H] = bias_ih + bias_hh
+  MatrixRM w_hr;         // [P, H], empty when proj_size == 0
+};
+
+struct Weights {
+  MatrixRM embedding;            // [V, E], empty when embedding_dim == 0
+  std::vector<LayerWeights> layers;
+  MatrixRM decoder;              // [V, H_last]; a copy of `embedding` when the output is tied
+  Eigen::VectorXf decoder_bias;  // [V]
+};
+
+namespace detail {
+struct PackedWeights;  // kernel layout, built once at load (src/kernels)
+}
+
+class Model {
+public:
+  // Loads and validates a model directory; throws ModelError naming the file and the field.
+  static std::shared_ptr<const Model> load(const std::string& dir);
+  // Builds a model from weights in memory (shapes are checked against `config`).
+  static std::shared_ptr<const Model> create(ModelConfig config, Vocab vocab, Weights weights);
+  // Random weights of a given shape (bench --shape, tests). Vocabulary is "t0".."t{V-1}".
+  static std::shared_ptr<const Model> random(int vocab_size, int embedding_dim, int hidden_size,
+                                             int num_layers, uint64_t seed);
+
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const ModelConfig& config() const { return config_; }
+  const Vocab& vocab() const { return vocab_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const Weights& weights() const { return weights_; }
+  const detail::PackedWeights& packed() const { return *packed_; }
+  const std::string& directory() const { return dir_; }
+  // Non-fatal findings of the loader (e.g. non-finite values in a tensor), one line each.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+  int32_t vocab_size() const { return config_.vocab_size; }
+  int num_layers() const { return static_cast<int>(config_.layers.size()); }
+  // Parameters as the source framework counts them (tied output counted once).
+  int64_t parameter_count() const;
+  // Bytes held by the canonical weights and the kernel tables.
+  size_t memory_bytes() const;
+
+private:
+  Model(ModelConfig config, Vocab vocab, Weights weights, std::string dir);
+  ModelConfig config_;
+  Vocab vocab_;
+  Weights weights_;
+  std::string dir_;
+  std::vector<std::string> warnings_;
+  std::unique_ptr<const Tokenizer> tokenizer_;
+  std::unique_ptr<const detail::PackedWeights> packed_;
+};
+
+}  // namespace lstmlm

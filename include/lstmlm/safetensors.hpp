@@ -1,0 +1,44 @@
+// Strict reader of the safetensors container (https://github.com/huggingface/safetensors).
+// Every size, offset and overlap is checked before any tensor byte is trusted.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lstmlm {
+
+enum class DType { F32, F16, BF16 };
+
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  uint64_t begin = 0, end = 0;  // byte range relative to the start of the data section
+};
+
+class SafetensorsFile {
+public:
+  // Reads and validates the header; throws ModelError naming `path` and the offending field.
+  static SafetensorsFile open(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  const std::vector<TensorInfo>& tensors() const { return tensors_; }
+  const TensorInfo* find(const std::string& name) const;
+  // The tensor's data widened to float32, in row-major order.
+  std::vector<float> read_f32(const TensorInfo& t) const;
+
+private:
+  std::string path_;
+  std::vector<TensorInfo> tensors_;
+  std::vector<unsigned char> data_;  // the data section
+};
+
+// Writes tensors (all F32) in the safetensors layout; used by tests and tools.
+struct NamedTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<float> values;
+};
+void write_safetensors(const std::string& path, const std::vector<NamedTensor>& tensors);
+
+}  // namespace lstmlm

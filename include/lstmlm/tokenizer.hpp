@@ -1,0 +1,43 @@
+// Text -> token ids according to the model's `tokenizer` config (word or char, Keras-style filters).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lstmlm/config.hpp"
+#include "lstmlm/vocab.hpp"
+
+namespace lstmlm {
+
+struct Token {
+  int32_t id = -1;  // -1: out of vocabulary and the model has no unk token
+  std::string text;  // the surface form after lowercasing/filtering
+  bool oov = false;  // true when the word is not in the vocabulary (id is unk or -1)
+};
+
+class Tokenizer {
+public:
+  Tokenizer(const TokenizerConfig& config, const Vocab& vocab);
+
+  // Splits one line (without its line end). Throws InputError on invalid UTF-8.
+  std::vector<Token> tokenize(std::string_view line) const;
+  // Text of the ids: chars joined for char models, words joined by spaces; special tokens omitted.
+  std::string detokenize(std::span<const int32_t> ids) const;
+  bool is_special(int32_t id) const;
+
+  const TokenizerConfig& config() const { return config_; }
+  std::optional<int32_t> unk_id() const { return unk_id_; }
+  std::optional<int32_t> eos_id() const { return eos_id_; }
+  std::optional<int32_t> bos_id() const { return bos_id_; }
+  std::optional<int32_t> pad_id() const { return config_.pad_id; }
+
+private:
+  TokenizerConfig config_;
+  const Vocab* vocab_;
+  std::optional<int32_t> unk_id_, eos_id_, bos_id_;
+};
+
+}  // namespace lstmlm

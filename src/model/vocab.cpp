@@ -1,0 +1,16 @@
+#include "lstmlm/vocab.hpp"
+
+namespace lstmlm {
+
+Vocab::Vocab(std::vector<std::string> tokens) : tokens_(std::move(tokens)) {
+  ids_.reserve(tokens_.size());
+  for (size_t i = 0; i < tokens_.size(); ++i) ids_.emplace(tokens_[i], static_cast<int32_t>(i));
+}
+
+std::optional<int32_t> Vocab::find(std::string_view token) const {
+  auto it = ids_.find(std::string(token));
+  if (it == ids_.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace lstmlm
