@@ -33,7 +33,11 @@ struct Weights {
 
 namespace detail {
 struct PackedWeights;  // kernel layout, built once at load (src/kernels)
-}
+struct PackedDeleter {
+  void operator()(const PackedWeights* p) const;
+};
+using PackedPtr = std::unique_ptr<const PackedWeights, PackedDeleter>;
+}  // namespace detail
 
 class Model {
 public:
@@ -73,7 +77,7 @@ private:
   std::string dir_;
   std::vector<std::string> warnings_;
   std::unique_ptr<const Tokenizer> tokenizer_;
-  std::unique_ptr<const detail::PackedWeights> packed_;
+  detail::PackedPtr packed_;
 };
 
 }  // namespace lstmlm

@@ -1,0 +1,131 @@
+#include "lstmlm/model.hpp"
+
+#include <cmath>
+#include <random>
+
+#include "kernels/packed.hpp"
+#include "lstmlm/error.hpp"
+
+namespace lstmlm {
+
+namespace {
+
+std::string shape_str(Eigen::Index r, Eigen::Index c) {
+  return "[" + std::to_string(r) + ", " + std::to_string(c) + "]";
+}
+
+void expect_shape(const MatrixRM& m, Eigen::Index rows, Eigen::Index cols, const std::string& name) {
+  if (m.rows() != rows || m.cols() != cols)
+    throw ModelError("weights: tensor '" + name + "' has shape " + shape_str(m.rows(), m.cols()) +
+                     ", expected " + shape_str(rows, cols));
+}
+
+void expect_len(const Eigen::VectorXf& v, Eigen::Index n, const std::string& name) {
+  if (v.size() != n)
+    throw ModelError("weights: tensor '" + name + "' has shape [" + std::to_string(v.size()) +
+                     "], expected [" + std::to_string(n) + "]");
+}
+
+// Checks every tensor against the config; names follow weights.safetensors.
+void validate(const ModelConfig& c, const Weights& w) {
+  if (c.layers.empty()) throw ModelError("config: 'layers' must hold at least one layer");
+  if (c.embedding_dim > 0) expect_shape(w.embedding, c.vocab_size, c.embedding_dim, "embedding.weight");
+  if (w.layers.size() != c.layers.size())
+    throw ModelError("weights: " + std::to_string(w.layers.size()) + " LSTM layers, config has " +
+                     std::to_string(c.layers.size()));
+  for (size_t k = 0; k < c.layers.size(); ++k) {
+    const auto& lc = c.layers[k];
+    const auto& lw = w.layers[k];
+    std::string sfx = "_l" + std::to_string(k);
+    int g = 4 * lc.hidden_size;
+    expect_shape(lw.w_ih, g, c.layer_input_size(k), "lstm.weight_ih" + sfx);
+    expect_shape(lw.w_hh, g, lc.output_size(), "lstm.weight_hh" + sfx);
+    expect_len(lw.bias, g, "lstm.bias_ih" + sfx + " + lstm.bias_hh" + sfx);
+    if (lc.proj_size > 0) expect_shape(lw.w_hr, lc.proj_size, lc.hidden_size, "lstm.weight_hr" + sfx);
+  }
+  expect_shape(w.decoder, c.vocab_size, c.last_output_size(), c.tied ? "embedding.weight (tied decoder)" : "decoder.weight");
+  expect_len(w.decoder_bias, c.vocab_size, "decoder.bias");
+}
+
+}  // namespace
+
+Model::Model(ModelConfig config, Vocab vocab, Weights weights, std::string dir)
+    : config_(std::move(config)), vocab_(std::move(vocab)), weights_(std::move(weights)), dir_(std::move(dir)) {}
+
+Model::~Model() = default;
+
+std::shared_ptr<const Model> Model::create(ModelConfig config, Vocab vocab, Weights weights) {
+  if (config.tied) {
+    if (config.embedding_dim == 0) throw ModelError("config: 'output.tied' needs an embedding (embedding_dim > 0)");
+    if (config.embedding_dim != config.last_output_size())
+      throw ModelError("config: 'output.tied' needs embedding_dim (" + std::to_string(config.embedding_dim) +
+                       ") equal to the last layer's output size (" + std::to_string(config.last_output_size()) + ")");
+    weights.decoder = weights.embedding;
+  }
+  validate(config, weights);
+  if (vocab.size() != config.vocab_size)
+    throw ModelError("vocab.json: " + std::to_string(vocab.size()) + " tokens, config.json vocab_size is " +
+                     std::to_string(config.vocab_size));
+  std::shared_ptr<Model> m(new Model(std::move(config), std::move(vocab), std::move(weights), ""));
+  m->tokenizer_ = std::make_unique<const Tokenizer>(m->config_.tokenizer, m->vocab_);
+  m->packed_ = detail::pack_weights(m->config_, m->weights_);
+  return m;
+}
+
+std::shared_ptr<const Model> Model::random(int vocab_size, int embedding_dim, int hidden_size, int num_layers,
+                                           uint64_t seed) {
+  if (vocab_size < 1 || embedding_dim < 0 || hidden_size < 1 || num_layers < 1)
+    throw UsageError("random model: shape V,E,H,L needs V >= 1, E >= 0, H >= 1, L >= 1");
+  ModelConfig c;
+  c.vocab_size = vocab_size;
+  c.embedding_dim = embedding_dim;
+  for (int k = 0; k < num_layers; ++k) c.layers.push_back(LayerConfig{hidden_size, 0, RecurrentActivation::Sigmoid, {}});
+  c.source = {{"framework", "random"}, {"seed", seed}};
+  std::mt19937_64 rng(seed);
+  // PyTorch's nn.LSTM initialisation: U(-1/sqrt(H), 1/sqrt(H)).
+  float a = 1.0f / std::sqrt(static_cast<float>(hidden_size));
+  std::uniform_real_distribution<float> u(-a, a);
+  std::normal_distribution<float> n(0.0f, 1.0f);
+  auto fill = [&](auto& m, auto& dist) {
+    for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = dist(rng);
+  };
+  Weights w;
+  if (embedding_dim > 0) {
+    w.embedding.resize(vocab_size, embedding_dim);
+    fill(w.embedding, n);
+  }
+  for (int k = 0; k < num_layers; ++k) {
+    LayerWeights lw;
+    lw.w_ih.resize(4 * hidden_size, c.layer_input_size(static_cast<size_t>(k)));
+    lw.w_hh.resize(4 * hidden_size, hidden_size);
+    lw.bias.resize(4 * hidden_size);
+    fill(lw.w_ih, u);
+    fill(lw.w_hh, u);
+    fill(lw.bias, u);
+    w.layers.push_back(std::move(lw));
+  }
+  w.decoder.resize(vocab_size, hidden_size);
+  w.decoder_bias.resize(vocab_size);
+  fill(w.decoder, u);
+  fill(w.decoder_bias, u);
+  std::vector<std::string> toks;
+  for (int i = 0; i < vocab_size; ++i) toks.push_back("t" + std::to_string(i));
+  return create(std::move(c), Vocab(std::move(toks)), std::move(w));
+}
+
+int64_t Model::parameter_count() const {
+  int64_t n = weights_.embedding.size();
+  for (const auto& l : weights_.layers) n += l.w_ih.size() + l.w_hh.size() + l.bias.size() + l.w_hr.size();
+  if (!config_.tied) n += weights_.decoder.size();
+  return n + weights_.decoder_bias.size();
+}
+
+size_t Model::memory_bytes() const {
+  size_t n = sizeof(float) * static_cast<size_t>(weights_.embedding.size() + weights_.decoder.size() +
+                                                 weights_.decoder_bias.size());
+  for (const auto& l : weights_.layers)
+    n += sizeof(float) * static_cast<size_t>(l.w_ih.size() + l.w_hh.size() + l.bias.size() + l.w_hr.size());
+  return n + detail::packed_bytes(*packed_);
+}
+
+}  // namespace lstmlm
