@@ -1,0 +1,249 @@
+// The sampling chain on hand-made distributions (expected sets and renormalised probabilities derived in
+// the comments), the random streams, and a chi-square test of the draws.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "lstmlm/error.hpp"
+#include "lstmlm/sampler.hpp"
+
+namespace {
+
+using lstmlm::Rng;
+using lstmlm::Sampler;
+using lstmlm::SamplerParams;
+
+std::vector<float> logs(const std::vector<double>& probs) {
+  std::vector<float> lp;
+  for (double p : probs) lp.push_back(static_cast<float>(std::log(p)));
+  return lp;
+}
+
+SamplerParams params(float temperature = 1.0f) {
+  SamplerParams p;
+  p.temperature = temperature;
+  return p;
+}
+
+// Checks the kept ids and their probabilities (to float rounding of the inputs).
+void expect_dist(const Sampler& s, const std::vector<double>& probs, const std::vector<int32_t>& history,
+                 const std::vector<int32_t>& ids, const std::vector<double>& expected) {
+  auto lp = logs(probs);
+  auto d = s.distribution(lp, history);
+  ASSERT_EQ(d.ids, ids);
+  ASSERT_EQ(d.probs.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(d.probs[i], expected[i], 1e-6) << "id " << ids[i];
+}
+
+TEST(Sampler, GreedyIsArgmaxWithTiesToLowestIdAndDrawsNothing) {
+  Sampler s(params(0.0f));
+  auto lp = logs({0.2, 0.4, 0.4});
+  Rng rng(7), untouched(7);
+  EXPECT_EQ(s.sample(lp, {}, rng), 1);
+  EXPECT_EQ(rng.next(), untouched.next());
+  expect_dist(s, {0.1, 0.2, 0.7}, {}, {2}, {1.0});
+}
+
+TEST(Sampler, NoTransformKeepsTheModelDistribution) {
+  Sampler s(params());
+  expect_dist(s, {0.1, 0.2, 0.3, 0.4}, {}, {0, 1, 2, 3}, {0.1, 0.2, 0.3, 0.4});
+}
+
+TEST(Sampler, ZeroProbabilityTokensAreNeverCandidates) {
+  Sampler s(params());
+  std::vector<float> lp = {std::log(0.5f), -std::numeric_limits<float>::infinity(), std::log(0.5f)};
+  auto d = s.distribution(lp, {});
+  EXPECT_EQ(d.ids, (std::vector<int32_t>{0, 2}));
+}
+
+TEST(Sampler, TopKKeepsTheKMostLikelyTiesByLowerId) {
+  SamplerParams p = params();
+  const std::vector<double> probs = {0.1, 0.3, 0.2, 0.3, 0.1};
+  p.top_k = 2;  // 0.3 (id 1), 0.3 (id 3) -> 1/2 each
+  expect_dist(Sampler(p), probs, {}, {1, 3}, {0.5, 0.5});
+  p.top_k = 4;  // + 0.2 (id 2) + one of the tied 0.1: id 0 (lower) -> mass 0.9
+  expect_dist(Sampler(p), probs, {}, {0, 1, 2, 3}, {0.1 / 0.9, 0.3 / 0.9, 0.2 / 0.9, 0.3 / 0.9});
+  p.top_k = 10;  // more than V: off
+  expect_dist(Sampler(p), probs, {}, {0, 1, 2, 3, 4}, probs);
+}
+
+TEST(Sampler, TopPKeepsTheSmallestSetReachingPTiesByLowerId) {
+  SamplerParams p = params();
+  const std::vector<double> probs = {0.1, 0.4, 0.2, 0.2, 0.1};
+  p.top_p = 0.5f;  // 0.4 < 0.5; + 0.2 of id 2 (tie with id 3) = 0.6 -> {1, 2} = 2/3, 1/3
+  expect_dist(Sampler(p), probs, {}, {1, 2}, {2.0 / 3, 1.0 / 3});
+  p.top_p = 0.4f;  // 0.4 reaches 0.4 exactly: the top token alone
+  expect_dist(Sampler(p), probs, {}, {1}, {1.0});
+  p.top_p = 0.65f;  // 0.4 + 0.2 + 0.2 = 0.8 -> {1, 2, 3} = 1/2, 1/4, 1/4
+  expect_dist(Sampler(p), probs, {}, {1, 2, 3}, {0.5, 0.25, 0.25});
+  p.top_p = 0.85f;  // 0.8 + 0.1 of id 0 (tie with id 4) = 0.9
+  expect_dist(Sampler(p), probs, {}, {0, 1, 2, 3}, {0.1 / 0.9, 0.4 / 0.9, 0.2 / 0.9, 0.2 / 0.9});
+  p.top_p = 0.01f;  // always at least the top token
+  expect_dist(Sampler(p), probs, {}, {1}, {1.0});
+}
+
+TEST(Sampler, TopPSortsBeyondItsFirstPrefix) {
+  // 300 equal tokens: top-p 0.5 needs 150 of them, more than the first sorted prefix of 64; ties -> ids 0..149.
+  SamplerParams p = params();
+  p.top_p = 0.5f;
+  std::vector<double> probs(300, 1.0 / 300);
+  std::vector<int32_t> ids;
+  for (int32_t i = 0; i < 150; ++i) ids.push_back(i);
+  expect_dist(Sampler(p), probs, {}, ids, std::vector<double>(150, 1.0 / 150));
+}
+
+TEST(Sampler, TopPActsOnTheMassLeftByTopK) {
+  // {0.4, 0.3, 0.2, 0.1}: top-k 2 leaves 0.4/0.7 = 0.571 and 0.3/0.7; top-p 0.5 then keeps id 0 alone,
+  // whereas top-p 0.5 on the full distribution needs 0.4 + 0.3.
+  SamplerParams p = params();
+  p.top_p = 0.5f;
+  expect_dist(Sampler(p), {0.4, 0.3, 0.2, 0.1}, {}, {0, 1}, {0.4 / 0.7, 0.3 / 0.7});
+  p.top_k = 2;
+  expect_dist(Sampler(p), {0.4, 0.3, 0.2, 0.1}, {}, {0}, {1.0});
+}
+
+TEST(Sampler, MinPKeepsTokensAtLeastMinPTimesTheTop) {
+  SamplerParams p = params();
+  const std::vector<double> probs = {0.05, 0.5, 0.25, 0.2};
+  p.min_p = 0.5f;  // p >= 0.25: {1, 2} (0.25 exactly on the bound is kept) -> 2/3, 1/3
+  expect_dist(Sampler(p), probs, {}, {1, 2}, {2.0 / 3, 1.0 / 3});
+  p.min_p = 0.4f;  // p >= 0.2: {1, 2, 3} -> mass 0.95
+  expect_dist(Sampler(p), probs, {}, {1, 2, 3}, {0.5 / 0.95, 0.25 / 0.95, 0.2 / 0.95});
+  p.min_p = 1.0f;  // only the top
+  expect_dist(Sampler(p), probs, {}, {1}, {1.0});
+}
+
+TEST(Sampler, TemperatureRaisesProbabilitiesToOneOverT) {
+  // T = 0.5: p^2 = 0.25, 0.0625, 0.0625 -> 2/3, 1/6, 1/6.
+  expect_dist(Sampler(params(0.5f)), {0.5, 0.25, 0.25}, {}, {0, 1, 2}, {2.0 / 3, 1.0 / 6, 1.0 / 6});
+  // T = 2: sqrt(p) = 0.70711, 0.5, 0.5 -> / 1.70711.
+  const double z = std::sqrt(0.5) + 1.0;
+  expect_dist(Sampler(params(2.0f)), {0.5, 0.25, 0.25}, {}, {0, 1, 2}, {std::sqrt(0.5) / z, 0.5 / z, 0.5 / z});
+}
+
+TEST(Sampler, RepeatPenaltyRaisesRecentTokensToThePowerR) {
+  SamplerParams p = params();
+  p.repeat_penalty = 2.0f;
+  // id 0: 0.5^2 = 0.25 -> all three 0.25 -> 1/3 each; repeated occurrences are penalised once.
+  expect_dist(Sampler(p), {0.5, 0.25, 0.25}, {0}, {0, 1, 2}, {1.0 / 3, 1.0 / 3, 1.0 / 3});
+  expect_dist(Sampler(p), {0.5, 0.25, 0.25}, {0, 0, 0}, {0, 1, 2}, {1.0 / 3, 1.0 / 3, 1.0 / 3});
+  // repeat_last_n = 1: only id 1 (the last) is penalised: 0.0625 -> 0.5, 0.0625, 0.25 over 0.8125.
+  p.repeat_last_n = 1;
+  expect_dist(Sampler(p), {0.5, 0.25, 0.25}, {0, 1}, {0, 1, 2}, {0.5 / 0.8125, 0.0625 / 0.8125, 0.25 / 0.8125});
+  p.repeat_last_n = 0;  // no history penalised
+  expect_dist(Sampler(p), {0.5, 0.25, 0.25}, {0, 1}, {0, 1, 2}, {0.5, 0.25, 0.25});
+  // R < 1 favours recent tokens: 0.25^0.5 = 0.5 -> 0.5, 0.5, 0.25 over 1.25.
+  p.repeat_penalty = 0.5f;
+  p.repeat_last_n = -1;
+  expect_dist(Sampler(p), {0.5, 0.25, 0.25}, {1}, {0, 1, 2}, {0.4, 0.4, 0.2});
+}
+
+TEST(Sampler, RepeatPenaltyComesBeforeGreedyAndTopK) {
+  SamplerParams p = params(0.0f);
+  p.repeat_penalty = 2.0f;
+  // 0.5^2 = 0.25 < 0.3: the argmax moves to id 1.
+  expect_dist(Sampler(p), {0.5, 0.3, 0.2}, {0}, {1}, {1.0});
+  p.temperature = 1.0f;
+  p.top_k = 1;
+  expect_dist(Sampler(p), {0.5, 0.3, 0.2}, {0}, {1}, {1.0});
+}
+
+TEST(Sampler, RejectsOutOfRangeOptions) {
+  auto bad = [](auto set) {
+    SamplerParams p;
+    set(p);
+    EXPECT_THROW(Sampler{p}, lstmlm::UsageError);
+  };
+  bad([](SamplerParams& p) { p.temperature = -0.1f; });
+  bad([](SamplerParams& p) { p.temperature = std::numeric_limits<float>::infinity(); });
+  bad([](SamplerParams& p) { p.top_k = -1; });
+  bad([](SamplerParams& p) { p.top_p = 0.0f; });
+  bad([](SamplerParams& p) { p.top_p = 1.5f; });
+  bad([](SamplerParams& p) { p.min_p = -0.5f; });
+  bad([](SamplerParams& p) { p.repeat_penalty = 0.0f; });
+  bad([](SamplerParams& p) { p.repeat_last_n = -2; });
+}
+
+TEST(Rng, StreamsAreReproducibleAndDistinct) {
+  Rng a = Rng::stream(42, 3), b = Rng::stream(42, 3), c = Rng::stream(42, 4), d = Rng::stream(43, 3);
+  for (int i = 0; i < 100; ++i) {
+    uint64_t x = a.next();
+    EXPECT_EQ(x, b.next());
+    EXPECT_NE(x, c.next());
+    EXPECT_NE(x, d.next());
+  }
+  Rng u(1);
+  for (int i = 0; i < 10000; ++i) {
+    double v = u.uniform();
+    ASSERT_GE(v, 0.0);
+    ASSERT_LT(v, 1.0);
+  }
+}
+
+// Pearson's X^2 over 9 categories has, for a correct sampler and N = 200000 draws (every expected count
+// >= 0.01 N = 2000, far inside the asymptotic regime), approximately a chi-square law with 8 degrees of
+// freedom, whose tail is in closed form: P(X^2 > x) = exp(-x/2) * sum_{i<4} (x/2)^i / i!. At x = 45 this
+// is 3.7e-7 (computed below), so the bound fails with probability < 1e-6 when the sampler is right.
+double chi2_tail_df8(double x) {
+  double y = x / 2, term = 1, sum = 0;
+  for (int i = 0; i < 4; ++i) {
+    sum += term;
+    term *= y / (i + 1);
+  }
+  return std::exp(-y) * sum;
+}
+
+double chi_square(const Sampler& s, const std::vector<double>& probs, const std::vector<double>& expected,
+                  uint64_t seed, int n) {
+  auto lp = logs(probs);
+  std::vector<int> counts(probs.size(), 0);
+  Rng rng = Rng::stream(seed, 0);
+  for (int i = 0; i < n; ++i) ++counts[static_cast<size_t>(s.sample(lp, {}, rng))];
+  double x2 = 0;
+  for (size_t i = 0; i < probs.size(); ++i) {
+    if (expected[i] == 0) {
+      EXPECT_EQ(counts[i], 0) << "id " << i << " must never be drawn";
+      continue;
+    }
+    double e = expected[i] * n;
+    x2 += (counts[i] - e) * (counts[i] - e) / e;
+  }
+  return x2;
+}
+
+TEST(Sampler, DrawsFollowTheDistributionChiSquare) {
+  const double bound = 45.0;
+  ASSERT_LT(chi2_tail_df8(bound), 1e-6);
+  const std::vector<double> probs = {0.02, 0.05, 0.08, 0.10, 0.12, 0.13, 0.15, 0.17, 0.18};
+  double x2 = chi_square(Sampler(params()), probs, probs, 20240601, 200000);
+  EXPECT_LT(x2, bound);
+}
+
+TEST(Sampler, DrawsAfterTransformsFollowTheTransformedDistributionChiSquare) {
+  // Temperature 0.5 squares the probabilities; with min-p off and top-k off every token stays, so the
+  // expected law is p^2 / sum p^2 (all 9 categories, 8 degrees of freedom, same bound as above).
+  const std::vector<double> probs = {0.06, 0.07, 0.08, 0.10, 0.12, 0.13, 0.14, 0.15, 0.15};
+  std::vector<double> expected;
+  double z = 0;
+  for (double p : probs) z += p * p;
+  for (double p : probs) expected.push_back(p * p / z);
+  double x2 = chi_square(Sampler(params(0.5f)), probs, expected, 7, 200000);
+  EXPECT_LT(x2, 45.0);
+}
+
+TEST(Sampler, DrawsNeverLeaveTheTopKSet) {
+  SamplerParams p = params();
+  p.top_k = 3;  // ids 6, 7, 8 (0.15, 0.17, 0.18)
+  const std::vector<double> probs = {0.02, 0.05, 0.08, 0.10, 0.12, 0.13, 0.15, 0.17, 0.18};
+  std::vector<double> expected(9, 0.0);
+  expected[6] = 0.15 / 0.5;
+  expected[7] = 0.17 / 0.5;
+  expected[8] = 0.18 / 0.5;
+  // 3 categories: 2 degrees of freedom, tail exp(-x/2): x = 30 gives 3.1e-7 < 1e-6.
+  double x2 = chi_square(Sampler(p), probs, expected, 99, 100000);
+  EXPECT_LT(x2, 30.0);
+}
+
+}  // namespace
