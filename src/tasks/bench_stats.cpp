@@ -1,0 +1,98 @@
+// The row math of the bench task: nominal FLOPs, percentiles, and what the rows say about the machine.
+#include <algorithm>
+#include <cmath>
+
+#include "lstmlm/error.hpp"
+#include "lstmlm/tasks/bench.hpp"
+
+namespace lstmlm::bench {
+
+const char* to_string(Workload w) {
+  switch (w) {
+    case Workload::Score: return "score";
+    case Workload::Predict: return "predict";
+    case Workload::Generate: return "generate";
+    case Workload::Startup: return "startup";
+  }
+  return "?";
+}
+
+Workload parse_workload(const std::string& s) {
+  for (Workload w : {Workload::Score, Workload::Predict, Workload::Generate, Workload::Startup})
+    if (s == to_string(w)) return w;
+  throw UsageError("bench: unknown workload '" + s + "', expected score, predict, generate or startup");
+}
+
+double flops_per_call(const ModelConfig& c, Workload w, int batch, int length) {
+  // Per token: each layer multiplies [4H x in] by the input and [4H x out] by the previous h
+  // (one multiply-add = 2 FLOPs); a projected layer adds its [P x H] matrix. Activations and the
+  // softmax are O(H) and O(V), left out as frameworks' nominal counts do.
+  double lstm = 0;
+  for (size_t k = 0; k < c.layers.size(); ++k) {
+    const auto& l = c.layers[k];
+    double h4 = 4.0 * l.hidden_size;
+    lstm += 2.0 * h4 * (c.layer_input_size(k) + l.output_size());
+    if (l.proj_size > 0) lstm += 2.0 * l.proj_size * l.hidden_size;
+  }
+  double proj = 2.0 * c.last_output_size() * c.vocab_size;
+  double tokens = static_cast<double>(batch) * length;
+  switch (w) {
+    case Workload::Score:
+    case Workload::Generate: return tokens * (lstm + proj);
+    case Workload::Predict:
+    case Workload::Startup: return tokens * lstm + batch * proj;
+  }
+  return 0;
+}
+
+double percentile(std::vector<double> sample, double p) {
+  if (sample.empty()) throw UsageError("bench: percentile of an empty sample");
+  std::sort(sample.begin(), sample.end());
+  double pos = std::clamp(p, 0.0, 100.0) / 100.0 * static_cast<double>(sample.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(pos));
+  size_t hi = std::min(lo + 1, sample.size() - 1);
+  double frac = pos - static_cast<double>(lo);
+  return sample[lo] + (sample[hi] - sample[lo]) * frac;
+}
+
+std::string cpu_isa() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return "avx512f";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "avx2+fma";
+  if (__builtin_cpu_supports("avx2")) return "avx2";
+  if (__builtin_cpu_supports("avx")) return "avx";
+  if (__builtin_cpu_supports("sse4.2")) return "sse4.2";
+  return "x86-64";
+#elif defined(__aarch64__)
+  return "aarch64";
+#else
+  return "unknown";
+#endif
+}
+
+std::string build_kind() {
+#ifdef LSTMLM_BUILD_KIND
+  return LSTMLM_BUILD_KIND;
+#else
+  return "unknown";
+#endif
+}
+
+std::string shape_string(const ModelConfig& c) {
+  std::string s = "V=" + std::to_string(c.vocab_size) + " E=" + std::to_string(c.embedding_dim) + " H=";
+  bool uniform = std::all_of(c.layers.begin(), c.layers.end(), [&](const LayerConfig& l) {
+    return l.hidden_size == c.layers[0].hidden_size && l.proj_size == c.layers[0].proj_size;
+  });
+  auto width = [](const LayerConfig& l) {
+    return std::to_string(l.hidden_size) + (l.proj_size > 0 ? "/P" + std::to_string(l.proj_size) : "");
+  };
+  if (uniform) return s + width(c.layers[0]) + "x" + std::to_string(c.layers.size());
+  for (size_t k = 0; k < c.layers.size(); ++k) {
+    if (k) s += ',';
+    s += width(c.layers[k]);
+  }
+  return s;
+}
+
+}  // namespace lstmlm::bench
