@@ -1,0 +1,61 @@
+"""Shared helpers of the Python tests: paths, the tools/ import path, running convert.py and the CLI."""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+SOURCE_DIR = os.environ.get("LSTMLM_SOURCE_DIR") or os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CLI = os.environ.get("LSTMLM_CLI", "")
+TOOLS = os.path.join(SOURCE_DIR, "tools")
+DATA = os.path.join(SOURCE_DIR, "..", "shared", "data")
+if TOOLS not in sys.path:
+    sys.path.insert(0, TOOLS)
+
+
+def data(*parts):
+    """Path under ../shared/data; skips the calling test (with the reason printed) when it is absent."""
+    p = os.path.join(DATA, *parts)
+    if not os.path.exists(p):
+        print(f"SKIP: {p} not present (../shared/data holds the third-party test models)", file=sys.stderr)
+        raise unittest.SkipTest(f"{p} not present")
+    return p
+
+
+def convert(*args):
+    """Runs tools/convert.py; returns the CompletedProcess (text)."""
+    return subprocess.run([sys.executable, os.path.join(TOOLS, "convert.py"), *args], capture_output=True,
+                          text=True)
+
+
+def convert_ok(testcase, *args):
+    r = convert(*args)
+    testcase.assertEqual(r.returncode, 0, r.stderr)
+    return r
+
+
+def read_config(outdir):
+    with open(os.path.join(outdir, "config.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def read_vocab(outdir):
+    with open(os.path.join(outdir, "vocab.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def read_safetensors(path):
+    import struct
+    import numpy as np
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        base = 8 + n
+        out = {}
+        for name, h in header.items():
+            if name == "__metadata__":
+                continue
+            a, b = h["data_offsets"]
+            f.seek(base + a)
+            out[name] = np.frombuffer(f.read(b - a), dtype="<f4").reshape(h["shape"])
+        return out

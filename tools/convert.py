@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Converts a Keras (.h5 / .keras), PyTorch (.pt) or TF1 (checkpoint prefix) language model into an lstmlm model
+directory.  usage: python3 tools/convert.py SOURCE OUTDIR [--vocab FILE] [options]   (see docs/importing.md)"""
+import argparse
+import importlib
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from lstmlm_format import write_model  # noqa: E402
+
+from lstmlm_convert import common  # noqa: E402
+from lstmlm_convert.vocab import VocabError  # noqa: E402
+
+
+def converters():
+    """(name, module) in detection order; tf1 is optional (another module of this package)."""
+    out = []
+    for name in ("tf1", "keras", "torch_pt"):
+        try:
+            out.append((name, importlib.import_module(f"lstmlm_convert.{name}")))
+        except ModuleNotFoundError as e:
+            if e.name != f"lstmlm_convert.{name}":
+                raise
+    return out
+
+
+def main(argv=None):
+    mods = converters()
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("source", help="model file (.h5, .keras, .pt) or TF checkpoint prefix")
+    p.add_argument("outdir", help="model directory to write")
+    p.add_argument("--from", dest="source_type", choices=[n for n, _ in mods],
+                   help="source type (default: detected from the file)")
+    common.add_common_arguments(p)
+    for _, m in mods:
+        m.add_arguments(p)
+    args = p.parse_args(argv)
+    try:
+        if args.source_type:
+            mod = dict(mods)[args.source_type]
+        else:
+            found = [(n, m) for n, m in mods if m.detect(args.source)]
+            if not os.path.exists(args.source) and not found:
+                raise common.ConvertError(f"{args.source}: no such file")
+            if not found:
+                raise common.ConvertError(f"{args.source}: not recognised as a Keras, PyTorch or TF1 model "
+                                          f"(use --from {'|'.join(n for n, _ in mods)})")
+            mod = found[0][1]
+        kwargs = mod.convert(args.source, args)
+        write_model(args.outdir, **kwargs)
+    except (common.ConvertError, VocabError, OSError) as e:
+        print(f"convert.py: error: {e}", file=sys.stderr)
+        return 1
+    cfg = kwargs
+    print(f"wrote {args.outdir}: vocab {len(cfg['vocab'])}, embedding {cfg['embedding_dim']}, layers "
+          f"{[l['hidden_size'] for l in cfg['layers']]}, tied {cfg['tied']}, tokenizer {cfg['tokenizer']['type']}",
+          file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

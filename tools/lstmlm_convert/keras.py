@@ -1,0 +1,424 @@
+"""Keras models: .h5 from model.save (Keras 1/2 `name:0` weight names and Keras 3), .h5 from save_weights
+(Keras 2 layout, and Keras 3 `.weights.h5`), and the Keras 3 `.keras` zip (config.json + model.weights.h5).
+
+Supported: Embedding (optional; none = one-hot input) -> LSTM x n -> Dense [-> softmax Activation], with
+inference no-ops (Dropout, ...) skipped. Every option that changes inference is read from the stored config;
+nothing is assumed (old Keras defaulted recurrent_activation to hard_sigmoid, and Keras 2 and 3 define
+hard_sigmoid differently). Keras kernels are [in, 4H] with gates i, f, c, o: transposed they are PyTorch's
+[4H, in] with the same gate order.
+"""
+import io
+import json
+import os
+import re
+import zipfile
+
+import numpy as np
+
+from lstmlm_format import layer as fmt_layer
+
+from . import common
+from .common import ConvertError
+
+HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
+# Layers that are the identity at inference.
+NOOP_LAYERS = {"InputLayer", "Dropout", "SpatialDropout1D", "GaussianDropout", "GaussianNoise", "AlphaDropout",
+               "ActivityRegularization"}
+LSTM_LAYERS = {"LSTM", "CuDNNLSTM"}
+# LSTM options that do not change what a trained model computes at inference.
+IGNORED_LSTM_OPTIONS = {"name", "trainable", "dtype", "batch_input_shape", "batch_shape", "input_shape",
+                        "units", "kernel_initializer", "recurrent_initializer", "bias_initializer",
+                        "unit_forget_bias", "kernel_regularizer", "recurrent_regularizer", "bias_regularizer",
+                        "activity_regularizer", "kernel_constraint", "recurrent_constraint",
+                        "bias_constraint", "dropout", "recurrent_dropout", "implementation", "unroll",
+                        "time_major", "return_state", "zero_output_for_mask", "seed", "use_cudnn",
+                        "activation", "recurrent_activation", "use_bias", "return_sequences",
+                        "go_backwards", "stateful"}
+
+
+def detect(path):
+    if os.path.isdir(path):
+        return False
+    if path.endswith((".h5", ".hdf5", ".keras")):
+        return True
+    with open(path, "rb") as f:
+        head = f.read(8)
+    if head == HDF5_MAGIC:
+        return True
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as z:
+            names = set(z.namelist())
+        return "config.json" in names and "model.weights.h5" in names
+    return False
+
+
+def add_arguments(p):
+    g = p.add_argument_group("Keras")
+    g.add_argument("--recurrent-activation", choices=("sigmoid", "hard_sigmoid"),
+                   help="weights-only files (save_weights) carry no config: the LSTM recurrent_activation "
+                        "(required for them; ignored when the file has the model config)")
+    g.add_argument("--keras-version", metavar="V",
+                   help="Keras version that trained the model when the file does not say (decides what "
+                        "hard_sigmoid means: Keras 2 clip(0.2x+0.5), Keras 3 clip(x/6+0.5))")
+
+
+def _s(v):
+    return v.decode("utf-8") if isinstance(v, bytes) else v
+
+
+def _activation_name(act, where):
+    if isinstance(act, dict):  # Keras 3 may serialise {"class_name": "function", "config": "sigmoid"}
+        cfg = act.get("config")
+        act = cfg if isinstance(cfg, str) else act.get("class_name")
+    if not isinstance(act, str):
+        raise ConvertError(f"{where}: activation {act!r} is not a built-in activation name")
+    return act
+
+
+# ---------------------------------------------------------------------------------------------- config
+def _layer_list(model_config, where):
+    cls, cfg = model_config.get("class_name"), model_config.get("config")
+    if cls == "Sequential":
+        layers = cfg["layers"] if isinstance(cfg, dict) else cfg  # Keras < 2.2.3 stored a bare list
+    elif cls in ("Functional", "Model"):
+        layers = cfg["layers"]
+        outs = cfg.get("output_layers", [])
+        if isinstance(outs, list) and len(outs) > 0 and isinstance(outs[0], list) and len(outs) > 1:
+            raise ConvertError(f"{where}: functional model with {len(outs)} outputs; one is supported")
+    else:
+        raise ConvertError(f"{where}: model class {cls!r} is not supported (Sequential or a single-chain "
+                           "functional Model)")
+    return layers
+
+
+def _parse_architecture(model_config, keras_version, where):
+    """[(kind, name, info)] for embedding / lstm / dense, in order; refuses what lstmlm cannot run."""
+    plan, softmax_pending, out_done = [], False, False
+    for lay in _layer_list(model_config, where):
+        cls, c = lay.get("class_name"), lay.get("config", {})
+        name = c.get("name", cls)
+        lw = f"{where}: layer {name!r} ({cls})"
+        if cls == "TimeDistributed" and c.get("layer", {}).get("class_name") == "Dense":
+            inner = c["layer"]
+            cls, c = "Dense", dict(inner.get("config", {}), name=name)
+        if cls in NOOP_LAYERS:
+            continue
+        if out_done:
+            raise ConvertError(f"{lw} follows the softmax output; nothing may come after it")
+        if cls == "Embedding":
+            if plan:
+                raise ConvertError(f"{lw}: an Embedding is supported only as the first layer")
+            plan.append(("embedding", name, {"input_dim": c.get("input_dim"), "output_dim": c.get("output_dim"),
+                                             "mask_zero": bool(c.get("mask_zero", False))}))
+        elif cls in LSTM_LAYERS:
+            if plan and plan[-1][0] == "dense":
+                raise ConvertError(f"{lw}: an LSTM after a Dense layer is not supported")
+            plan.append(("lstm", name, _lstm_options(cls, c, keras_version, lw)))
+        elif cls == "Dense":
+            if plan and plan[-1][0] == "dense":
+                raise ConvertError(f"{lw}: only one Dense (the output projection) is supported")
+            if not plan or plan[-1][0] != "lstm":
+                raise ConvertError(f"{lw}: the Dense output layer must follow an LSTM")
+            act = _activation_name(c.get("activation", "linear"), lw)
+            if act == "softmax":
+                out_done = True
+            elif act == "linear":
+                softmax_pending = True
+            else:
+                raise ConvertError(f"{lw}: output activation {act!r}; only softmax (in the Dense or a "
+                                   "following Activation/Softmax layer) is a language model's output")
+            plan.append(("dense", name, {"units": c.get("units"), "use_bias": c.get("use_bias", True),
+                                         "activation": act}))
+        elif cls in ("Activation", "Softmax") and softmax_pending:
+            act = "softmax" if cls == "Softmax" else _activation_name(c.get("activation"), lw)
+            if act != "softmax":
+                raise ConvertError(f"{lw}: activation {act!r} after the output Dense; only softmax")
+            if cls == "Softmax" and c.get("axis", -1) != -1:
+                raise ConvertError(f"{lw}: softmax over axis {c.get('axis')} (only the last axis)")
+            plan[-1][2]["activation"] = "softmax"
+            softmax_pending, out_done = False, True
+        else:
+            raise ConvertError(f"{lw}: layer type {cls} is not supported (Embedding -> LSTM... -> Dense "
+                               "[-> softmax])")
+    kinds = [k for k, _, _ in plan]
+    if "lstm" not in kinds or kinds[-1] != "dense":
+        raise ConvertError(f"{where}: expected Embedding (optional) -> LSTM (1..n) -> Dense, found "
+                           f"{' -> '.join(kinds) or 'no layers'}")
+    lstms = [info for k, _, info in plan if k == "lstm"]
+    for info in lstms[:-1]:
+        if not info["return_sequences"]:
+            raise ConvertError(f"{where}: an inner LSTM has return_sequences=False")
+    return plan
+
+
+def _lstm_options(cls, c, keras_version, lw):
+    if c.get("go_backwards"):
+        raise ConvertError(f"{lw}: go_backwards=True (reads the sequence reversed) is not supported")
+    if c.get("stateful"):
+        raise ConvertError(f"{lw}: stateful=True (state carried across batches) is not supported; re-save the "
+                           "model with stateful=False (the weights are the same)")
+    if cls == "CuDNNLSTM":  # fixed tanh / sigmoid, two bias vectors
+        act, ract, use_bias = "tanh", "sigmoid", True
+    else:
+        for key in ("activation", "recurrent_activation"):
+            if key not in c:
+                raise ConvertError(f"{lw}: the config has no {key}; refusing to assume a default")
+        act = _activation_name(c["activation"], lw)
+        ract = _activation_name(c["recurrent_activation"], lw)
+        use_bias = bool(c.get("use_bias", True))
+    unknown = sorted(k for k in c if k not in IGNORED_LSTM_OPTIONS)
+    if unknown:
+        raise ConvertError(f"{lw}: option(s) {', '.join(unknown)} not understood by this converter")
+    if act != "tanh":
+        raise ConvertError(f"{lw}: activation={act!r}; lstmlm's cell uses tanh")
+    return {"recurrent_activation": _recurrent_activation(ract, keras_version, lw), "use_bias": use_bias,
+            "return_sequences": bool(c.get("return_sequences", False)), "cudnn": cls == "CuDNNLSTM"}
+
+
+def _recurrent_activation(ract, keras_version, lw):
+    if ract == "sigmoid":
+        return "sigmoid"
+    if ract == "hard_sigmoid":
+        if not keras_version:
+            raise ConvertError(f"{lw}: recurrent_activation=hard_sigmoid but the file does not say which "
+                               "Keras wrote it (Keras 2: clip(0.2x+0.5), Keras 3: clip(x/6+0.5)); give "
+                               "--keras-version")
+        return "hard_sigmoid_keras3" if int(str(keras_version).split(".")[0]) >= 3 else "hard_sigmoid"
+    raise ConvertError(f"{lw}: recurrent_activation={ract!r}; supported: sigmoid, hard_sigmoid")
+
+
+# --------------------------------------------------------------------------------------------- weights
+def _strip(name):
+    return re.sub(r":\d+$", "", _s(name)).split("/")[-1]
+
+
+def _legacy_layer_weights(group, layer_name, where):
+    """{kernel, recurrent_kernel, bias, embeddings: array} of one layer in the model.save/save_weights
+    layout: group[layer]/<weight name> for each name in its weight_names attribute."""
+    if layer_name not in group:
+        raise ConvertError(f"{where}: no weights for layer {layer_name!r}")
+    g = group[layer_name]
+    out = {}
+    for wn in g.attrs.get("weight_names", []):
+        wn = _s(wn)
+        key = _strip(wn)
+        if key in out:
+            raise ConvertError(f"{where}: layer {layer_name!r} has two weights named {key!r}")
+        out[key] = np.asarray(g[wn], dtype=np.float32)
+    return out
+
+
+_K3_VAR_NAMES = {"embedding": ["embeddings"], "lstm": ["kernel", "recurrent_kernel", "bias"],
+                 "dense": ["kernel", "bias"]}
+
+
+def _k3_groups(root):
+    """{layer name: [(path, h5 group holding its variables)]} of a Keras 3 weights file: each layer is a
+    group layers/<path> whose vars/ group carries the layer's name; an LSTM keeps its variables in cell/vars."""
+    found = {}
+
+    def visit(path, obj):
+        if not hasattr(obj, "keys") or "vars" not in obj or "name" not in obj["vars"].attrs:
+            return
+        g = obj["vars"]
+        if len(g) == 0 and "cell" in obj and "vars" in obj["cell"]:
+            g = obj["cell"]["vars"]
+        if len(g):
+            found.setdefault(_s(obj["vars"].attrs["name"]), []).append(("layers/" + path, g))
+    root["layers"].visititems(visit)
+    return found
+
+
+def _k3_layer_weights(groups, kind, layer_name, where):
+    entries = groups.get(layer_name)
+    if not entries:
+        raise ConvertError(f"{where}: no weights for layer {layer_name!r}")
+    path, g = entries[0]
+    arrays = [np.asarray(g[str(i)], dtype=np.float32) for i in range(len(g))]
+    names = _K3_VAR_NAMES[kind]
+    if kind == "lstm" and len(arrays) == 2:
+        names = ["kernel", "recurrent_kernel"]
+    if kind == "dense" and len(arrays) == 1:
+        names = ["kernel"]
+    if len(arrays) != len(names):
+        raise ConvertError(f"{where}: layer {layer_name!r} ({path}) has {len(arrays)} variables, expected "
+                           f"{len(names)} ({', '.join(names)})")
+    return dict(zip(names, arrays))
+
+
+# ------------------------------------------------------------------------------------------- assembling
+def _build(plan, get_weights, where):
+    tensors, layers, meta = {}, [], {"mask_zero": None}
+    emb_dim, vocab_in, in_dim, k = 0, None, None, 0
+    for kind, name, info in plan:
+        w = get_weights(kind, name)
+        lw = f"{where}: layer {name!r}"
+        if kind == "embedding":
+            e = w.get("embeddings")
+            if e is None or e.ndim != 2:
+                raise ConvertError(f"{lw}: expected an embeddings matrix [V, E]")
+            tensors["embedding.weight"] = e
+            vocab_in, emb_dim, in_dim = e.shape[0], e.shape[1], e.shape[1]
+            meta["mask_zero"] = info.get("mask_zero")
+        elif kind == "lstm":
+            kern, rec = w.get("kernel"), w.get("recurrent_kernel")
+            if kern is None or rec is None or rec.ndim != 2 or kern.ndim != 2:
+                raise ConvertError(f"{lw}: expected kernel [in, 4H] and recurrent_kernel [H, 4H]")
+            hidden = rec.shape[0]
+            if rec.shape[1] != 4 * hidden or kern.shape[1] != 4 * hidden:
+                raise ConvertError(f"{lw}: kernel {kern.shape} / recurrent_kernel {rec.shape} are not [in, 4H] "
+                                   f"/ [H, 4H]")
+            if in_dim is not None and kern.shape[0] != in_dim:
+                raise ConvertError(f"{lw}: kernel has {kern.shape[0]} inputs, the previous layer gives {in_dim}")
+            if in_dim is None:  # no Embedding: one-hot input of vocabulary size
+                vocab_in = kern.shape[0]
+            bias = w.get("bias")
+            if info.get("cudnn"):  # CuDNNLSTM: input and recurrent biases concatenated
+                if bias is None or bias.shape != (8 * hidden,):
+                    raise ConvertError(f"{lw}: CuDNNLSTM bias should be [8H]")
+                bias = bias[:4 * hidden] + bias[4 * hidden:]
+            elif info.get("use_bias", True):
+                if bias is None or bias.shape != (4 * hidden,):
+                    raise ConvertError(f"{lw}: expected bias [4H] = [{4 * hidden}]")
+            else:
+                bias = np.zeros(4 * hidden, dtype=np.float32)
+            tensors[f"lstm.weight_ih_l{k}"] = kern.T
+            tensors[f"lstm.weight_hh_l{k}"] = rec.T
+            tensors[f"lstm.bias_ih_l{k}"] = bias
+            layers.append(fmt_layer(hidden, recurrent_activation=info["recurrent_activation"]))
+            in_dim, k = hidden, k + 1
+        elif kind == "dense":
+            kern = w.get("kernel")
+            if kern is None or kern.ndim != 2 or kern.shape[0] != in_dim:
+                raise ConvertError(f"{lw}: expected kernel [{in_dim}, V]")
+            size = kern.shape[1]
+            bias = w.get("bias")
+            if bias is None:
+                bias = np.zeros(size, dtype=np.float32)
+            if bias.shape != (size,):
+                raise ConvertError(f"{lw}: bias {bias.shape} should be [{size}]")
+            if vocab_in != size:
+                raise ConvertError(f"{lw}: {size} outputs but the input vocabulary has {vocab_in} ids; lstmlm "
+                                   "needs one vocabulary for both")
+            tensors["decoder.weight"] = kern.T
+            tensors["decoder.bias"] = bias
+    return tensors, layers, emb_dim, size, meta
+
+
+def _weights_only_plan(entries, args, keras_version, where):
+    """Architecture of a save_weights file from its shapes. entries: [(name, {var: array})]."""
+    ract = args.recurrent_activation
+    if not ract:
+        raise ConvertError(f"{where}: weights-only file (no model config): give --recurrent-activation "
+                           "sigmoid|hard_sigmoid (the LSTM setting the model was built with; not guessed)")
+    ract = _recurrent_activation(ract, keras_version, where)
+    plan = []
+    for name, w in entries:
+        keys = set(w)
+        if keys == {"embeddings"}:
+            plan.append(("embedding", name, {}))
+        elif {"kernel", "recurrent_kernel"} <= keys:
+            plan.append(("lstm", name, {"recurrent_activation": ract, "use_bias": "bias" in keys,
+                                        "return_sequences": True}))
+        elif "kernel" in keys and w["kernel"].ndim == 2 and keys <= {"kernel", "bias"}:
+            plan.append(("dense", name, {}))
+        elif keys:
+            raise ConvertError(f"{where}: layer {name!r} with weights {sorted(keys)} is not Embedding/LSTM/Dense")
+    # Order: Embedding, then LSTMs chained by shape, then the Dense.
+    emb = [p for p in plan if p[0] == "embedding"]
+    lstms = [p for p in plan if p[0] == "lstm"]
+    dense = [p for p in plan if p[0] == "dense"]
+    if len(emb) > 1 or len(dense) != 1 or not lstms:
+        raise ConvertError(f"{where}: expected at most one Embedding, LSTM layers and one Dense; found "
+                           f"{len(emb)} / {len(lstms)} / {len(dense)}")
+    w = dict(entries)
+    chain, in_dim = [], w[emb[0][1]]["embeddings"].shape[1] if emb else None
+    rest = list(lstms)
+    while rest:
+        nxt = [p for p in rest if in_dim is None or w[p[1]]["kernel"].shape[0] == in_dim]
+        if in_dim is None:  # one-hot: the first LSTM is the one no other LSTM feeds
+            hs = {w[p[1]]["recurrent_kernel"].shape[0] for p in rest}
+            nxt = [p for p in rest if w[p[1]]["kernel"].shape[0] not in hs] or nxt
+        if len(nxt) != 1:
+            raise ConvertError(f"{where}: cannot order the LSTM layers by shape; use a full model file")
+        chain.append(nxt[0])
+        rest.remove(nxt[0])
+        in_dim = w[nxt[0][1]]["recurrent_kernel"].shape[0]
+    return emb + chain + dense
+
+
+def _read_legacy_weights_only(f):
+    names = [_s(n) for n in f.attrs["layer_names"]]
+    return [(n, _legacy_layer_weights(f, n, f.filename)) for n in names]
+
+
+def _read_k3_weights_only(root, where):
+    entries = []
+    for name, lst in _k3_groups(root).items():
+        path, g = lst[0]
+        if path.startswith("optimizer"):
+            continue
+        arrays = [np.asarray(g[str(i)], dtype=np.float32) for i in range(len(g))]
+        if len(arrays) == 1 and arrays[0].ndim == 2:
+            entries.append((name, {"embeddings": arrays[0]}))
+        elif len(arrays) in (2, 3) and arrays[0].ndim == 2 and arrays[1].ndim == 2:
+            entries.append((name, dict(zip(["kernel", "recurrent_kernel", "bias"], arrays))))
+        elif len(arrays) in (1, 2) and arrays[0].ndim == 2:
+            entries.append((name, dict(zip(["kernel", "bias"], arrays))))
+        else:
+            raise ConvertError(f"{where}: layer {name!r} ({path}) has variables of shapes "
+                               f"{[a.shape for a in arrays]}: not Embedding/LSTM/Dense")
+    return entries
+
+
+# ------------------------------------------------------------------------------------------------ entry
+def convert(path, args):
+    import h5py
+    where = path
+    base = os.path.basename(path)
+    source = {"framework": "keras", "file": base, "exporter": "tools/convert.py"}
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as z:
+            config = json.loads(z.read("config.json"))
+            meta = json.loads(z.read("metadata.json")) if "metadata.json" in z.namelist() else {}
+            weights_bytes = z.read("model.weights.h5")
+        keras_version = meta.get("keras_version") or args.keras_version
+        source.update(format="keras-v3-zip", keras_version=keras_version)
+        with h5py.File(io.BytesIO(weights_bytes), "r") as f:
+            plan = _parse_architecture(config, keras_version, where)
+            groups = _k3_groups(f)
+            built = _build(plan, lambda kind, name: _k3_layer_weights(groups, kind, name, where), where)
+    else:
+        with h5py.File(path, "r") as f:
+            keras_version = _s(f.attrs.get("keras_version", "")) or args.keras_version
+            source.update(keras_version=keras_version, backend=_s(f.attrs.get("backend", "")) or None)
+            if "model_config" in f.attrs:
+                config = json.loads(_s(f.attrs["model_config"]))
+                plan = _parse_architecture(config, keras_version, where)
+                source["format"] = "h5-model"
+                mw = f["model_weights"]
+                built = _build(plan, lambda kind, name: _legacy_layer_weights(mw, name, where), where)
+            elif "layer_names" in f.attrs or "layers" in f:
+                if "layer_names" in f.attrs:
+                    entries = _read_legacy_weights_only(f)
+                    source["format"] = "h5-weights (save_weights, Keras 1/2 layout)"
+                else:
+                    keras_version = keras_version or "3"
+                    entries = _read_k3_weights_only(f, where)
+                    source["format"] = "h5-weights (Keras 3 .weights.h5)"
+                source["keras_version"] = keras_version
+                plan = _weights_only_plan(entries, args, keras_version, where)
+                w = dict(entries)
+                built = _build(plan, lambda kind, name: w[name], where)
+                source["notes"] = ["architecture inferred from weight shapes (activation tanh, "
+                                   f"recurrent_activation {args.recurrent_activation} from the command line)"]
+            else:
+                raise ConvertError(f"{where}: HDF5 file holds neither a Keras model (model_config) nor Keras "
+                                   "weights (layer_names or layers/)")
+    tensors, layers, emb_dim, size, meta = built
+    source["mask_zero"] = meta["mask_zero"]
+    if meta["mask_zero"]:
+        source.setdefault("notes", []).append(
+            "Embedding mask_zero=True: Keras skips steps with id 0 (padding); do not feed pad ids")
+    return common.assemble(args, size=size, tensors=tensors, embedding_dim=emb_dim, layers=layers, tied=False,
+                           source=source, source_vocab=None, where=where)

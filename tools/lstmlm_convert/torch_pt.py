@@ -1,0 +1,227 @@
+"""PyTorch files: a state_dict, a dict holding one (plus e.g. the char list), or a whole pickled nn.Module
+(word_language_model's RNNModel, whose class is not importable here). Read by torch_file (restricted
+unpickler, tensors as numpy); torch itself is not needed.
+
+Layout: [Embedding] -> nn.LSTM (any layers, optional proj_size) -> Linear. Without an Embedding the LSTM
+reads one-hot vectors of the vocabulary (input_size = V). nn.LSTM's tensors are already lstmlm's.
+"""
+import os
+import re
+import zipfile
+
+import numpy as np
+
+from lstmlm_format import layer as fmt_layer
+
+from . import common, torch_file, unpickle
+from . import vocab as vocab_mod
+from .common import ConvertError
+
+STATE_KEYS = ("state_dict", "model_state_dict", "model", "net", "module", "model_state")
+VOCAB_KEYS = ("chars", "vocab", "itos", "idx2word", "idx_to_char", "idx2char", "tokens", "word2idx",
+              "stoi", "char2idx", "char_to_idx", "word_to_idx", "idx_to_word")
+EMB_HINTS = ("encoder", "embed", "emb", "wte", "lookup")
+DEC_HINTS = ("decoder", "fc", "linear", "out", "proj", "head", "classifier", "dense", "softmax")
+
+
+def detect(path):
+    if os.path.isdir(path):
+        return False
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as z:
+            return any(n == "data.pkl" or n.endswith("/data.pkl") for n in z.namelist())
+    return path.endswith((".pt", ".pth"))
+
+
+def add_arguments(p):
+    g = p.add_argument_group("PyTorch")
+    g.add_argument("--module-name", action="append", default=[], metavar="MOD",
+                   help="also accept pickled nn.Module classes from module MOD (besides __main__, model, "
+                        "models); their instances become inert stubs, no code is run")
+
+
+def _is_array(x):
+    return isinstance(x, np.ndarray)
+
+
+def _find_state_dict(obj, where):
+    """(state_dict, module class map or None, extras dict)."""
+    if isinstance(obj, unpickle.ModuleStub):
+        return unpickle.module_state_dict(obj), unpickle.module_classes(obj), {}, obj
+    if isinstance(obj, dict):
+        if obj and all(isinstance(k, str) and _is_array(v) for k, v in obj.items()):
+            return obj, None, {}, None
+        for key in STATE_KEYS:
+            val = obj.get(key)
+            if isinstance(val, unpickle.ModuleStub):
+                return unpickle.module_state_dict(val), unpickle.module_classes(val), obj, val
+            if isinstance(val, dict) and val and all(_is_array(v) for v in val.values()):
+                return val, None, obj, None
+    raise ConvertError(f"{where}: holds a {type(obj).__name__} that is neither a state_dict, a dict with one "
+                       f"under {'/'.join(STATE_KEYS)}, nor a pickled nn.Module")
+
+
+def _vocab_from_extras(extras, where):
+    for key in VOCAB_KEYS:
+        val = extras.get(key)
+        if val is None:
+            continue
+        if isinstance(val, (list, tuple)):
+            v = vocab_mod._from_list(list(val), where, f"checkpoint['{key}'] (token list)")
+        elif isinstance(val, dict):
+            if all(isinstance(k, int) for k in val):
+                v = vocab_mod._from_id_map({t: i for i, t in val.items()}, where, f"checkpoint['{key}']")
+            else:
+                v = vocab_mod._from_id_map(val, where, f"checkpoint['{key}']")
+        elif isinstance(val, str):
+            v = vocab_mod._from_list(list(val), where, f"checkpoint['{key}'] (string of chars)")
+        else:
+            continue
+        v.path = where
+        return v
+    return None
+
+
+def _pick(cands, hints, classes, want_cls, what, where):
+    if len(cands) == 1:
+        return cands[0]
+    if classes is not None:
+        by_cls = [k for k in cands if want_cls in classes.get(k.rsplit(".", 1)[0], "")]
+        if len(by_cls) == 1:
+            return by_cls[0]
+    by_name = [k for k in cands if any(h in k.lower() for h in hints)]
+    if len(by_name) == 1:
+        return by_name[0]
+    raise ConvertError(f"{where}: cannot tell which of {cands} is the {what}")
+
+
+def _lstm_module_checks(root, classes, prefix, where):
+    if classes is None:
+        return
+    cls = classes.get(prefix.rstrip("."), "")
+    if cls and not cls.endswith(".LSTM"):
+        raise ConvertError(f"{where}: module {prefix.rstrip('.')!r} is {cls}; only nn.LSTM is supported")
+    mod = root
+    for part in [p for p in prefix.rstrip(".").split(".") if p]:
+        mod = mod._modules[part]
+    d = mod.__dict__
+    if d.get("bidirectional"):
+        raise ConvertError(f"{where}: module {prefix.rstrip('.')!r}: bidirectional=True is not supported")
+    if d.get("mode", "LSTM") != "LSTM":
+        raise ConvertError(f"{where}: module {prefix.rstrip('.')!r} has mode {d.get('mode')}; only LSTM")
+
+
+def convert(path, args):
+    where = path
+    try:
+        obj = torch_file.load(path, extra_user_modules=getattr(args, "module_name", []) or [])
+    except unpickle.UnpicklingError as e:
+        raise ConvertError(f"{where}: {e}") from None
+    sd, classes, extras, root = _find_state_dict(obj, where)
+    sd = {k: v for k, v in sd.items() if _is_array(v)}
+    lstm_keys = {}
+    for k in sd:
+        m = re.match(r"^(.*?)weight_ih_l(\d+)(_reverse)?$", k)
+        if m:
+            if m.group(3):
+                raise ConvertError(f"{where}: tensor {k}: bidirectional LSTM is not supported")
+            lstm_keys.setdefault(m.group(1), []).append(int(m.group(2)))
+    if len(lstm_keys) != 1:
+        raise ConvertError(f"{where}: expected one nn.LSTM (tensors *weight_ih_l0...), found "
+                           f"{len(lstm_keys)}: {sorted(lstm_keys)}")
+    prefix, ks = next(iter(lstm_keys.items()))
+    if sorted(ks) != list(range(len(ks))):
+        raise ConvertError(f"{where}: LSTM layers {sorted(ks)} are not 0..n-1")
+    if root is not None:
+        _lstm_module_checks(root, classes, prefix, where)
+    used, tensors, layers = set(), {}, []
+    in_dim = None
+    for k in range(len(ks)):
+        def t(name, required=True):
+            key = f"{prefix}{name}_l{k}"
+            if key not in sd:
+                if required:
+                    raise ConvertError(f"{where}: missing tensor {key}")
+                return None
+            used.add(key)
+            return np.asarray(sd[key], dtype=np.float32)
+        w_ih, w_hh = t("weight_ih"), t("weight_hh")
+        b_ih, b_hh, w_hr = t("bias_ih", False), t("bias_hh", False), t("weight_hr", False)
+        hidden = w_hr.shape[1] if w_hr is not None else w_hh.shape[1]
+        proj = w_hr.shape[0] if w_hr is not None else 0
+        if w_ih.shape[0] != 4 * hidden or w_hh.shape != (4 * hidden, proj or hidden):
+            gates = w_hh.shape[0] / hidden
+            kind = {3: "a GRU", 1: "a plain RNN"}.get(gates, f"{gates} gates")
+            raise ConvertError(f"{where}: {prefix}weight_hh_l{k} {w_hh.shape} is {kind}, not an LSTM "
+                               f"[4H, H] with H={hidden}")
+        if in_dim is not None and w_ih.shape[1] != in_dim:
+            raise ConvertError(f"{where}: {prefix}weight_ih_l{k} has {w_ih.shape[1]} inputs, layer {k - 1} "
+                               f"gives {in_dim}")
+        if k == 0:
+            first_in = w_ih.shape[1]
+        for name, b in (("bias_ih", b_ih), ("bias_hh", b_hh)):
+            if b is not None and b.shape != (4 * hidden,):
+                raise ConvertError(f"{where}: {prefix}{name}_l{k} {b.shape} should be [{4 * hidden}]")
+        tensors[f"lstm.weight_ih_l{k}"] = w_ih
+        tensors[f"lstm.weight_hh_l{k}"] = w_hh
+        if b_ih is not None:
+            tensors[f"lstm.bias_ih_l{k}"] = b_ih
+        if b_hh is not None:
+            tensors[f"lstm.bias_hh_l{k}"] = b_hh
+        if w_hr is not None:
+            tensors[f"lstm.weight_hr_l{k}"] = w_hr
+        layers.append(fmt_layer(hidden, proj_size=proj))
+        in_dim = proj or hidden
+    rest = {k: v for k, v in sd.items() if k not in used}
+    # Decoder: a [V, H_last] weight whose bias (if any) is [V]; embedding: a [V, E=first_in] weight.
+    dec_c = [k for k, v in rest.items() if k.endswith("weight") and v.ndim == 2 and v.shape[1] == in_dim]
+    dec_key = _pick(dec_c, DEC_HINTS, classes, "Linear", "output projection (Linear [V, H])", where) \
+        if dec_c else None
+    if dec_key is None:
+        raise ConvertError(f"{where}: no output projection [V, {in_dim}] among {sorted(rest)}")
+    size = rest[dec_key].shape[0]
+    emb_c = [k for k, v in rest.items() if k.endswith("weight") and v.ndim == 2 and v.shape == (size, first_in)
+             and (k != dec_key or False)]
+    emb_key = None
+    if emb_c:
+        emb_key = _pick(emb_c, EMB_HINTS, classes, "Embedding", "embedding [V, E]", where)
+    elif first_in != size:
+        raise ConvertError(f"{where}: no embedding [{size}, {first_in}] and the LSTM input ({first_in}) is not "
+                           f"one-hot over the {size} outputs")
+    dec_w = np.asarray(rest.pop(dec_key), dtype=np.float32)
+    dec_b_key = dec_key[: -len("weight")] + "bias"
+    dec_b = rest.pop(dec_b_key, None)
+    dec_b = np.zeros(size, np.float32) if dec_b is None else np.asarray(dec_b, dtype=np.float32)
+    if dec_b.shape != (size,):
+        raise ConvertError(f"{where}: {dec_b_key} {dec_b.shape} should be [{size}]")
+    tied, emb_dim, out = False, 0, {}
+    if emb_key is not None:
+        emb_obj = rest.pop(emb_key)
+        emb = np.asarray(emb_obj, dtype=np.float32)
+        tied = emb_obj is sd[dec_key] or np.array_equal(emb, dec_w)
+        out["embedding.weight"] = emb
+        emb_dim = emb.shape[1]
+    leftover = sorted(rest)
+    if leftover:
+        raise ConvertError(f"{where}: tensors {leftover} are not part of Embedding -> LSTM -> Linear")
+    out.update(tensors)
+    if not tied:
+        out["decoder.weight"] = dec_w
+    out["decoder.bias"] = dec_b
+    source = {"framework": "pytorch", "file": os.path.basename(path), "exporter": "tools/convert.py",
+              "format": "whole-module pickle" if classes else "state_dict",
+              "tensors": {"embedding": emb_key, "lstm": prefix.rstrip("."), "decoder": dec_key}}
+    if classes:
+        source["module_class"] = classes.get("")
+    source_vocab, default_eos = _vocab_from_extras(extras, where), None
+    if source_vocab is None and not getattr(args, "vocab", None) and not getattr(args, "corpus_dir", None):
+        d = os.path.dirname(os.path.abspath(path))
+        if all(os.path.exists(os.path.join(d, n)) for n in ("train.txt", "valid.txt", "test.txt")):
+            # word_language_model keeps no vocabulary: its data.Corpus rebuilds it from the corpus files.
+            source_vocab = vocab_mod.corpus_vocab(d)
+            source_vocab.path = "train.txt,valid.txt,test.txt"
+    if source_vocab is not None and source_vocab.form.startswith("word_language_model") or \
+            getattr(args, "corpus_dir", None):
+        default_eos = "<eos>"
+    return common.assemble(args, size=size, tensors=out, embedding_dim=emb_dim, layers=layers, tied=tied,
+                           source=source, source_vocab=source_vocab, default_eos=default_eos, where=where)

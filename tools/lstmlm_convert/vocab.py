@@ -1,0 +1,243 @@
+"""Vocabulary files in the forms real models ship with, recognised by content.
+
+load_vocab(path) returns a Vocab: `tokens` indexed by id (None for an id the file does not name), a guess
+of word vs char tokenization, and the tokenizer settings the file states (Keras Tokenizer: lower, filters,
+oov_token, pad id 0). complete(vocab, V) turns it into the exact list of V strings a model directory needs.
+
+Forms: Keras Tokenizer pickle (restricted unpickler, stub class), Keras Tokenizer JSON (to_json()),
+Keras word_index JSON (also {"wordIndex": {...}}), char-rnn chars_vocab.pkl ((chars, {char: id}) or a
+bare tuple of chars), JSON id maps (token -> id or id -> token), JSON array of strings, plain token lists
+(one per line), and word_language_model's dictionary rebuilt from its corpus files (corpus_vocab()).
+"""
+import dataclasses
+import json
+import os
+
+from . import unpickle
+
+# keras.preprocessing.text.Tokenizer's default `filters` (also text_to_word_sequence's).
+KERAS_DEFAULT_FILTERS = '!"#$%&()*+,-./:;<=>?@[\\]^_`{|}~\t\n'
+
+
+class VocabError(ValueError):
+    """A vocabulary file that cannot be used; the message names the file and what was expected."""
+
+
+@dataclasses.dataclass
+class Vocab:
+    tokens: list                      # index = id; None where the file names no token for that id
+    form: str                         # which form was recognised (recorded in the model's provenance)
+    path: str = ""
+    keras: bool = False               # a Keras Tokenizer's ids: 0 is reserved for padding
+    kind: str = None                  # "word" / "char" when the file says so, else guessed by kind_guess()
+    lowercase: bool = None            # None = the file does not say
+    filters: str = None
+    unk_token: str = None
+    num_words: int = None             # Keras Tokenizer num_words: ids >= it are out of vocabulary
+    notes: list = dataclasses.field(default_factory=list)
+
+    def kind_guess(self):
+        if self.kind:
+            return self.kind
+        real = [t for t in self.tokens if t is not None and t != self.unk_token]
+        return "char" if real and all(len(t) == 1 for t in real) else "word"
+
+
+def _from_id_map(mapping, path, form):
+    """{token: id} -> Vocab with holes where ids are unused; ids must be distinct non-negative ints."""
+    by_id = {}
+    for tok, i in mapping.items():
+        if isinstance(i, bool) or not isinstance(i, int) or i < 0:
+            raise VocabError(f"{path}: id of token {tok!r} is {i!r}, expected a non-negative integer")
+        if not isinstance(tok, str):
+            raise VocabError(f"{path}: token {tok!r} with id {i} is not a string")
+        if i in by_id:
+            raise VocabError(f"{path}: tokens {by_id[i]!r} and {tok!r} share id {i}")
+        by_id[i] = tok
+    n = max(by_id) + 1 if by_id else 0
+    return Vocab([by_id.get(i) for i in range(n)], form, path)
+
+
+def _from_list(tokens, path, form):
+    seen = {}
+    for i, t in enumerate(tokens):
+        if not isinstance(t, str):
+            raise VocabError(f"{path}: entry {i} is {t!r}, expected a string token")
+        if t in seen:
+            raise VocabError(f"{path}: token {t!r} appears twice (ids {seen[t]} and {i})")
+        seen[t] = i
+    return Vocab(list(tokens), form, path)
+
+
+def _keras_tokenizer(state, path, form):
+    """Vocab of a Keras Tokenizer, from its attribute dict (pickle) or its to_json() config."""
+    word_index = state.get("word_index")
+    if isinstance(word_index, str):  # to_json() stores the dicts as JSON strings
+        word_index = json.loads(word_index)
+    if not isinstance(word_index, dict):
+        raise VocabError(f"{path}: Keras Tokenizer without a word_index dict")
+    v = _from_id_map(word_index, path, form)
+    v.keras = True
+    v.kind = "char" if state.get("char_level") else "word"
+    v.lowercase = bool(state.get("lower", True))
+    v.filters = state.get("filters", KERAS_DEFAULT_FILTERS) or ""
+    v.unk_token = state.get("oov_token")
+    v.num_words = state.get("num_words")
+    split = state.get("split", " ")
+    if not v.kind == "char" and split != " ":
+        v.notes.append(f"Keras Tokenizer split={split!r}: lstmlm splits on whitespace")
+    if v.unk_token is not None and word_index.get(v.unk_token) is None:
+        raise VocabError(f"{path}: oov_token {v.unk_token!r} is not in the word_index")
+    return v
+
+
+def _keras_word_index(mapping, path, form):
+    v = _from_id_map(mapping, path, form)
+    if v.tokens and v.tokens[0] is None:
+        # A Keras Tokenizer's word_index: ids from 1. The file does not carry lower/filters; Keras's
+        # defaults are the best guess (a word_index saved from another tokenizer needs the options).
+        v.keras = True
+        v.notes.append("word_index without tokenizer settings: Keras Tokenizer defaults assumed "
+                       "(lower=True, default filters); override with --no-lowercase / --filters")
+        v.lowercase, v.filters = True, KERAS_DEFAULT_FILTERS
+    return v
+
+
+def _from_json(obj, path):
+    if isinstance(obj, list):
+        return _from_list(obj, path, "json-list")
+    if not isinstance(obj, dict):
+        raise VocabError(f"{path}: JSON vocabulary must be an array of strings or an object")
+    if obj.get("class_name") == "Tokenizer" and isinstance(obj.get("config"), dict):
+        return _keras_tokenizer(obj["config"], path, "keras-tokenizer-json")
+    for key in ("word_index", "wordIndex"):
+        if key in obj and len(obj) <= 3:
+            inner = obj[key]
+            if isinstance(inner, str):
+                inner = json.loads(inner)
+            return _keras_word_index(inner, path, f"keras-word-index-json ({key})")
+    if obj and all(isinstance(v, int) and not isinstance(v, bool) for v in obj.values()):
+        return _keras_word_index(obj, path, "json-token-to-id")
+    if obj and all(isinstance(v, str) for v in obj.values()):
+        try:
+            ids = {int(k): v for k, v in obj.items()}
+        except ValueError:
+            raise VocabError(f"{path}: JSON object maps strings to strings; expected token -> id or "
+                             "id -> token") from None
+        return _from_id_map({v: k for k, v in ids.items()} if len(set(ids.values())) == len(ids) else
+                            _dup_error(path, ids), path, "json-id-to-token")
+    raise VocabError(f"{path}: JSON object is neither token -> id nor id -> token (nor a Keras Tokenizer)")
+
+
+def _dup_error(path, ids):
+    raise VocabError(f"{path}: the same token appears under two ids")
+
+
+def _from_pickle(obj, path):
+    if isinstance(obj, unpickle.TokenizerStub):
+        return _keras_tokenizer(obj.__dict__, path, f"keras-tokenizer-pickle ({obj._lstmlm_global})")
+    # char-rnn-tensorflow: pickle.dump((chars, vocab), f) with vocab = {char: id}
+    if isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[1], dict) and \
+            isinstance(obj[0], (tuple, list)):
+        chars, ids = obj
+        v = _from_list(list(chars), path, "char-rnn chars_vocab.pkl")
+        if any(ids.get(c) != i for i, c in enumerate(chars)) or len(ids) != len(chars):
+            raise VocabError(f"{path}: the char list and the char -> id dict disagree")
+        return v
+    if isinstance(obj, (tuple, list)):
+        return _from_list(list(obj), path, "pickled token sequence")
+    if isinstance(obj, dict):
+        if obj and all(isinstance(k, int) for k in obj):
+            return _from_id_map({t: i for i, t in obj.items()}, path, "pickled id -> token dict")
+        return _from_id_map(obj, path, "pickled token -> id dict")
+    raise VocabError(f"{path}: pickle holds a {type(obj).__name__}, not a vocabulary")
+
+
+def _from_text(text, path):
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    lines = [l[:-1] if l.endswith("\r") else l for l in lines]
+    for n, l in enumerate(lines, 1):
+        if l == "":
+            raise VocabError(f"{path}: line {n} is empty; a token list has one token per line")
+        if len(l.split()) > 1:
+            raise VocabError(f"{path}: line {n} holds several words; a token list has one token per line "
+                             "(for a word_language_model corpus use --corpus-dir)")
+    return _from_list(lines, path, "token list (one per line)")
+
+
+def load_vocab(path):
+    """Reads any supported vocabulary file (see the module doc); raises VocabError naming the problem."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:1] == b"\x80":  # pickle protocol >= 2
+        try:
+            obj = unpickle.loads(data, encoding="utf-8")
+        except unpickle.RefusedGlobal as e:
+            raise VocabError(f"{path}: {e}") from None
+        v = _from_pickle(obj, path)
+    else:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise VocabError(f"{path}: neither a pickle nor UTF-8 text") from None
+        stripped = text.lstrip()
+        obj = None
+        if stripped[:1] in ("[", "{"):
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError:
+                obj = None
+        v = _from_json(obj, path) if obj is not None else _from_text(text, path)
+    v.path = path
+    return v
+
+
+def corpus_vocab(corpus_dir, files=("train.txt", "valid.txt", "test.txt")):
+    """word_language_model's data.Corpus dictionary: every whitespace token in order of first occurrence over
+    train, valid, test, with '<eos>' added after every line (that is where its id comes from)."""
+    tokens, seen = [], set()
+    for name in files:
+        p = os.path.join(corpus_dir, name)
+        if not os.path.exists(p):
+            raise VocabError(f"{corpus_dir}: corpus file {name} is missing (word_language_model's dictionary "
+                             f"is rebuilt from {', '.join(files)})")
+        with open(p, "r", encoding="utf8") as f:
+            for line in f:
+                for w in line.split() + ["<eos>"]:
+                    if w not in seen:
+                        seen.add(w)
+                        tokens.append(w)
+    v = Vocab(tokens, "word_language_model corpus (" + ", ".join(files) + ")", corpus_dir, kind="word")
+    return v
+
+
+def complete(v, size, where):
+    """The final list of `size` token strings for a model with `size` outputs.
+
+    Keras: id 0 becomes "<pad>"; ids the Tokenizer does not use below `size` become "<unused:N>" (models
+    often have a few more outputs than words); words with ids >= num_words or >= size are dropped, as
+    Keras's texts_to_sequences drops them (or maps them to oov_token). Other forms must match exactly,
+    up to unnamed ids, which get placeholders too.
+    """
+    tokens = list(v.tokens)
+    limit = size
+    if v.keras and v.num_words:
+        limit = min(limit, int(v.num_words))
+    if len(tokens) > size:
+        if not v.keras:
+            raise VocabError(f"{v.path}: vocabulary has {len(tokens)} ids but {where} has {size} outputs")
+    tokens = tokens[:limit] + [None] * (size - min(len(tokens), limit))
+    tokens = tokens[:size]
+    names = set(t for t in tokens if t is not None)
+    for i, t in enumerate(tokens):
+        if t is None:
+            name = "<pad>" if (v.keras and i == 0) else f"<unused:{i}>"
+            while name in names:
+                name = f"<unused:{i}>" if name == "<pad>" else name + "'"
+            tokens[i] = name
+            names.add(name)
+    if v.unk_token is not None and v.unk_token not in names:
+        raise VocabError(f"{v.path}: unk token {v.unk_token!r} falls outside the model's {size} ids")
+    return tokens
