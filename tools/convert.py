@@ -4,6 +4,7 @@ directory.  usage: python3 tools/convert.py SOURCE OUTDIR [--vocab FILE] [option
 import argparse
 import importlib
 import os
+import pickle
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -50,7 +51,8 @@ def main(argv=None):
             mod = found[0][1]
         kwargs = mod.convert(args.source, args)
         write_model(args.outdir, **kwargs)
-    except (common.ConvertError, VocabError, OSError) as e:
+    except (common.ConvertError, VocabError, ValueError, OSError, pickle.UnpicklingError) as e:
+        # Every converter reports a bad source as one of these (tf1's ConvertError is a ValueError).
         print(f"convert.py: error: {e}", file=sys.stderr)
         return 1
     cfg = kwargs

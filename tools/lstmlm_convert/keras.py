@@ -220,6 +220,8 @@ def _k3_groups(root):
     def visit(path, obj):
         if not hasattr(obj, "keys") or "vars" not in obj or "name" not in obj["vars"].attrs:
             return
+        if path.split("/")[-1] == "cell":  # an RNN layer's cell: read through its layer below
+            return
         g = obj["vars"]
         if len(g) == 0 and "cell" in obj and "vars" in obj["cell"]:
             g = obj["cell"]["vars"]
