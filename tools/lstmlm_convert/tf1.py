@@ -1,0 +1,326 @@
+"""TF1 checkpoint -> lstmlm model: BasicLSTMCell / LSTMCell / MultiRNNCell language models (char-rnn style).
+
+The graph (.meta) is not read: the architecture comes from the variable names and shapes. TF1's cells
+compute, for kernel K [in + H_out, 4H] and bias b [4H] over the concatenated [x, h]:
+    i, j, f, o = split([x, h] @ K + b, 4)
+    c' = sigmoid(f + forget_bias) * c + sigmoid(i) * tanh(j);  h' = sigmoid(o) * tanh(c')
+(LSTMCell: c' clipped to +-cell_clip when set, then h' = h' @ P with the projection kernel P [H, proj]).
+lstmlm stores PyTorch's layout, gates i, f, g(=j), o, with W_ih [4H, in], W_hh [4H, H_out], so K is
+transposed, split after `in` columns and its gate blocks reordered; forget_bias (a constructor argument,
+never stored in the checkpoint) is folded into the f slice of the bias. Likewise cell_clip is not stored
+and must be given as an option when the model used it.
+"""
+import os
+import pickle
+import re
+
+import numpy as np
+
+from .tf1_checkpoint import Checkpoint, ConvertError
+
+# Last path components of optimizer slots and bookkeeping variables: never model weights.
+_SLOTS = {"Adam", "Adam_1", "Momentum", "RMSProp", "RMSProp_1", "Adagrad", "Adadelta", "Adadelta_1",
+          "Ftrl", "Ftrl_1", "ExponentialMovingAverage"}
+_BOOKKEEPING = {"beta1_power", "beta2_power", "global_step", "Variable", "learning_rate", "lr"}
+
+_CELL_TYPES = {"BasicLSTMCell": "basic", "basic_lstm_cell": "basic", "LSTMCell": "lstm", "lstm_cell": "lstm"}
+# What follows the cell scope, per naming era: TF 0.12 (Linear/Matrix, LSTMCell's W_0/B/W_P_0),
+# TF 1.0-1.2 (weights/biases), TF >= 1.3 (kernel/bias).
+_PARTS = {
+    "Linear/Matrix": "kernel", "Linear/Bias": "bias", "weights": "kernel", "biases": "bias",
+    "kernel": "kernel", "bias": "bias", "W_0": "kernel", "B": "bias",
+    "projection/kernel": "proj", "projection/weights": "proj", "projection/Linear/Matrix": "proj",
+    "W_P_0": "proj",
+}
+_PEEPHOLES = re.compile(r"^(w_[fio]_diag|W_[FIO]_diag)$")
+_MULTI = re.compile(r"^(MultiRNNCell|multi_rnn_cell)$")
+_CELL_INDEX = re.compile(r"^(?:Cell|cell_)(\d+)$")
+
+_EMBEDDING_NAMES = ("embedding", "embeddings", "embedding_matrix", "word_embeddings")
+_SOFTMAX_W_NAMES = ("softmax_w", "softmax/w", "softmax/weights", "softmax/kernel", "output_w", "proj_w")
+_SOFTMAX_B_NAMES = ("softmax_b", "softmax/b", "softmax/biases", "softmax/bias", "output_b", "proj_b")
+
+
+# --- source detection --------------------------------------------------------------------------------------
+
+
+def _prefix_of(path):
+    """The checkpoint prefix for PREFIX, PREFIX.index, PREFIX.data-*, or a directory holding one checkpoint."""
+    if os.path.isdir(path):
+        named = _prefix_from_checkpoint_file(path)
+        if named and os.path.isfile(named + ".index"):
+            return named
+        indexes = sorted(f[:-len(".index")] for f in os.listdir(path) if f.endswith(".index"))
+        if len(indexes) == 1:
+            return os.path.join(path, indexes[0])
+        if not indexes:
+            return None
+        raise ConvertError(f"{path}: holds {len(indexes)} checkpoints ({', '.join(indexes)}); "
+                           "give the prefix of one, e.g. " + os.path.join(path, indexes[-1]))
+    if path.endswith(".index"):
+        return path[:-len(".index")]
+    m = re.match(r"^(.*)\.data-\d{5}-of-\d{5}$", path)
+    if m:
+        return m.group(1)
+    if os.path.isfile(path + ".index"):
+        return path
+    return None
+
+
+def _prefix_from_checkpoint_file(directory):
+    """model_checkpoint_path from TF's `checkpoint` text file, if any (it may be stale)."""
+    try:
+        with open(os.path.join(directory, "checkpoint"), encoding="utf-8") as f:
+            for line in f:
+                m = re.match(r'^model_checkpoint_path:\s*"(.*)"\s*$', line)
+                if m:
+                    p = m.group(1)
+                    return p if os.path.isabs(p) else os.path.join(directory, os.path.basename(p))
+    except OSError:
+        pass
+    return None
+
+
+def detect(path):
+    try:
+        prefix = _prefix_of(path)
+    except ConvertError:
+        return True  # a directory of several checkpoints: ours, convert() will explain
+    return prefix is not None and os.path.isfile(prefix + ".index")
+
+
+def add_arguments(parser):
+    g = parser.add_argument_group("TF1 checkpoints")
+    g.add_argument("--forget-bias", type=float, default=1.0,
+                   help="forget_bias the cells were built with (not stored in checkpoints; TF default 1.0)")
+    g.add_argument("--cell-clip", type=float, default=None,
+                   help="LSTMCell cell_clip the model was built with (not stored in checkpoints)")
+    g.add_argument("--embedding-var", help="name of the embedding variable [V, E] (default: detected)")
+    g.add_argument("--softmax-w-var", help="name of the output weight variable [H, V] (default: detected)")
+    g.add_argument("--softmax-b-var", help="name of the output bias variable [V] (default: detected)")
+    g.add_argument("--cell-prefix", help="variable scope of the RNN cells, e.g. rnnlm/multi_rnn_cell "
+                   "(default: the only scope holding LSTM cells)")
+
+
+# --- architecture from variable names -----------------------------------------------------------------------
+
+
+def model_variables(ckpt):
+    """Checkpoint variable names that can be model weights (optimizer slots and counters dropped)."""
+    out = []
+    for name in ckpt.names():
+        parts = name.split("/")
+        if parts[-1] in _SLOTS or parts[-1] in _BOOKKEEPING or not ckpt.shape(name):
+            continue
+        out.append(name)
+    return out
+
+
+def find_cells(ckpt, names, cell_prefix=None):
+    """Returns [(index, kind, {"kernel": name, "bias": name, "proj": name?})] in layer order."""
+    cells = {}
+    scopes = set()
+    for name in names:
+        parts = name.split("/")
+        at = next((k for k, p in enumerate(parts) if p in _CELL_TYPES), None)
+        if at is None:
+            continue
+        rest = "/".join(parts[at + 1:])
+        index, scope_end = 0, at
+        m = _CELL_INDEX.match(parts[at - 1]) if at >= 1 else None
+        if m:
+            index, scope_end = int(m.group(1)), at - 1
+        scope = "/".join(parts[:scope_end])
+        if cell_prefix is not None and not (scope == cell_prefix.rstrip("/") or
+                                            scope.startswith(cell_prefix.rstrip("/") + "/")):
+            continue
+        if _PEEPHOLES.match(rest):
+            raise ConvertError(f"{ckpt.index_path}: variable '{name}' is a peephole weight; LSTMCell with "
+                               "use_peepholes=True is not supported by the lstmlm format")
+        part = _PARTS.get(rest)
+        if part is None:
+            raise ConvertError(f"{ckpt.index_path}: variable '{name}' of an LSTM cell is not one of "
+                               f"{sorted(set(_PARTS))}; unsupported cell variant")
+        scopes.add(scope)
+        key = (scope, index)
+        cell = cells.setdefault(key, {"kind": _CELL_TYPES[parts[at]], "vars": {}})
+        cell["vars"][part] = name
+    if not cells:
+        where = f" under '{cell_prefix}'" if cell_prefix else ""
+        raise ConvertError(f"{ckpt.index_path}: no BasicLSTMCell/LSTMCell variables{where} "
+                           "(expected names like rnnlm/multi_rnn_cell/cell_0/lstm_cell/kernel)")
+    if len(scopes) > 1:
+        raise ConvertError(f"{ckpt.index_path}: LSTM cells under several scopes ({', '.join(sorted(scopes))}); "
+                           "choose one with --cell-prefix")
+    out = []
+    for expect, (scope, index) in enumerate(sorted(cells, key=lambda k: k[1])):
+        if index != expect:
+            raise ConvertError(f"{ckpt.index_path}: cell {expect} missing under '{scope}' "
+                               f"(found cells {sorted(i for _, i in cells)})")
+        cell = cells[(scope, index)]
+        for need in ("kernel", "bias"):
+            if need not in cell["vars"]:
+                raise ConvertError(f"{ckpt.index_path}: cell {index} under '{scope}' has no {need} variable")
+        out.append((index, cell["kind"], cell["vars"]))
+    return out
+
+
+def _pick(ckpt, names, option, given, candidates, what, used):
+    if given:
+        if given not in ckpt.entries:
+            raise ConvertError(f"{ckpt.index_path}: --{option} '{given}' is not a variable of the checkpoint")
+        return given
+    found = [n for n in names if n not in used and any(n == c or n.endswith("/" + c) for c in candidates)]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise ConvertError(f"{ckpt.index_path}: no {what} variable found (looked for names ending in "
+                           f"{', '.join(candidates)}); name it with --{option}")
+    raise ConvertError(f"{ckpt.index_path}: several {what} candidates ({', '.join(found)}); "
+                       f"choose one with --{option}")
+
+
+# --- vocabulary ---------------------------------------------------------------------------------------------
+
+
+class _NoGlobals(pickle.Unpickler):
+    def find_class(self, module, name):
+        raise ConvertError(f"refusing global {module}.{name} in a vocabulary pickle")
+
+
+def _read_char_vocab(path):
+    """char-rnn vocabularies: (chars tuple, {char: id}) or a bare tuple/list of chars (id = position)."""
+    try:
+        from .vocab import load_vocab  # the shared reader of every vocabulary form, when present
+    except ImportError:
+        load_vocab = None
+    if load_vocab is not None:
+        v = load_vocab(path)
+        return list(v.tokens if hasattr(v, "tokens") else v)
+    with open(path, "rb") as f:
+        try:
+            obj = _NoGlobals(f).load()
+        except ConvertError as e:
+            raise ConvertError(f"{path}: {e}") from None
+        except Exception as e:  # noqa: BLE001 - any unpickling failure is a bad file
+            raise ConvertError(f"{path}: not a readable vocabulary pickle ({e})") from None
+    if isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[1], dict):
+        mapping = obj[1]
+        tokens = [None] * len(mapping)
+        for tok, i in mapping.items():
+            if not isinstance(i, int) or not 0 <= i < len(tokens):
+                raise ConvertError(f"{path}: id {i!r} of {tok!r} outside 0..{len(tokens) - 1}")
+            tokens[i] = tok
+        return tokens
+    if isinstance(obj, (tuple, list)) and all(isinstance(t, str) for t in obj):
+        return list(obj)
+    raise ConvertError(f"{path}: expected a char-rnn vocabulary ((chars, {{char: id}}) or a tuple of chars), "
+                       f"got {type(obj).__name__}")
+
+
+def _vocab_path(prefix, given):
+    if given:
+        return given
+    path = os.path.join(os.path.dirname(prefix) or ".", "chars_vocab.pkl")
+    if not os.path.isfile(path):
+        raise ConvertError(f"{prefix}.index: no chars_vocab.pkl next to the checkpoint; give the vocabulary "
+                           "with --vocab")
+    return path
+
+
+# --- conversion ---------------------------------------------------------------------------------------------
+
+
+def tf_kernel_to_torch(kernel, bias, in_size, forget_bias):
+    """[in + H_out, 4H] kernel and [4H] bias in TF order i, j, f, o -> W_ih, W_hh, b in PyTorch order i, f, g, o."""
+    h = kernel.shape[1] // 4
+    order = np.concatenate([np.arange(h) + h * g for g in (0, 2, 1, 3)])  # i, f, j(=g), o
+    w = kernel.T[order]
+    b = bias[order].astype(np.float64)
+    b[h:2 * h] += forget_bias
+    return w[:, :in_size], w[:, in_size:], b.astype(np.float32)
+
+
+def convert(source, args):
+    """Returns the keyword arguments of lstmlm_format.write_model for the checkpoint `source`."""
+    prefix = _prefix_of(source)
+    if prefix is None:
+        raise ConvertError(f"{source}: not a TF checkpoint (no {source}.index)")
+    ckpt = Checkpoint(prefix)
+    names = model_variables(ckpt)
+    cells = find_cells(ckpt, names, getattr(args, "cell_prefix", None))
+    cell_vars = {v for _, _, vs in cells for v in vs.values()}
+    emb_name = _pick(ckpt, names, "embedding-var", getattr(args, "embedding_var", None), _EMBEDDING_NAMES,
+                     "embedding", cell_vars)
+    sw_name = _pick(ckpt, names, "softmax-w-var", getattr(args, "softmax_w_var", None), _SOFTMAX_W_NAMES,
+                    "softmax weight", cell_vars)
+    sb_name = _pick(ckpt, names, "softmax-b-var", getattr(args, "softmax_b_var", None), _SOFTMAX_B_NAMES,
+                    "softmax bias", cell_vars)
+    forget_bias = float(getattr(args, "forget_bias", 1.0) if getattr(args, "forget_bias", None) is not None
+                        else 1.0)
+    cell_clip = getattr(args, "cell_clip", None)
+
+    def f32(name):
+        t = ckpt.tensor(name)
+        if t.dtype.kind != "f":
+            raise ConvertError(f"{ckpt.index_path}: variable '{name}' is {t.dtype}, expected floating point")
+        return t.astype(np.float32)
+
+    emb = f32(emb_name)
+    if emb.ndim != 2:
+        raise ConvertError(f"{ckpt.index_path}: embedding '{emb_name}' has shape {list(emb.shape)}, expected [V, E]")
+    vocab_size, in_size = emb.shape
+    tensors = {"embedding.weight": emb}
+    layers = []
+    for k, kind, vs in cells:
+        kernel, bias = f32(vs["kernel"]), f32(vs["bias"])
+        if kernel.ndim != 2 or kernel.shape[1] % 4 or bias.shape != (kernel.shape[1],):
+            raise ConvertError(f"{ckpt.index_path}: cell {k} kernel {list(kernel.shape)} / bias "
+                               f"{list(bias.shape)}: expected [in + H, 4H] and [4H]")
+        h = kernel.shape[1] // 4
+        proj = f32(vs["proj"]) if "proj" in vs else None
+        if proj is not None and (proj.ndim != 2 or proj.shape[0] != h):
+            raise ConvertError(f"{ckpt.index_path}: projection '{vs['proj']}' has shape {list(proj.shape)}, "
+                               f"expected [{h}, num_proj]")
+        out_size = proj.shape[1] if proj is not None else h
+        if kernel.shape[0] != in_size + out_size:
+            raise ConvertError(f"{ckpt.index_path}: cell {k} kernel '{vs['kernel']}' has {kernel.shape[0]} rows, "
+                               f"expected input {in_size} + state {out_size} = {in_size + out_size}")
+        w_ih, w_hh, b = tf_kernel_to_torch(kernel, bias, in_size, forget_bias)
+        tensors[f"lstm.weight_ih_l{k}"] = w_ih
+        tensors[f"lstm.weight_hh_l{k}"] = w_hh
+        tensors[f"lstm.bias_ih_l{k}"] = b
+        if proj is not None:
+            tensors[f"lstm.weight_hr_l{k}"] = proj.T
+        layers.append({"hidden_size": h, "proj_size": int(out_size) if proj is not None else 0,
+                       "activation": "tanh", "recurrent_activation": "sigmoid",
+                       "cell_clip": float(cell_clip) if cell_clip is not None and kind == "lstm" else None})
+        if cell_clip is not None and kind == "basic":
+            raise ConvertError(f"{ckpt.index_path}: --cell-clip given but cell {k} is a BasicLSTMCell, "
+                               "which has no cell_clip")
+        in_size = out_size
+    sw, sb = f32(sw_name), f32(sb_name)
+    if sw.shape != (in_size, vocab_size) or sb.shape != (vocab_size,):
+        raise ConvertError(f"{ckpt.index_path}: softmax '{sw_name}' {list(sw.shape)} / '{sb_name}' "
+                           f"{list(sb.shape)}: expected [{in_size}, {vocab_size}] and [{vocab_size}]")
+    tensors["decoder.weight"] = np.ascontiguousarray(sw.T)
+    tensors["decoder.bias"] = sb
+
+    vocab_file = _vocab_path(prefix, getattr(args, "vocab", None))
+    vocab = _read_char_vocab(vocab_file)
+    if len(vocab) != vocab_size:
+        raise ConvertError(f"{vocab_file}: {len(vocab)} tokens, but the checkpoint's embedding '{emb_name}' has "
+                           f"{vocab_size} rows; this vocabulary belongs to another model (give the right one "
+                           "with --vocab)")
+    token_type = getattr(args, "tokenizer", None) or "char"
+    return {
+        "vocab": vocab, "embedding_dim": int(emb.shape[1]), "layers": layers, "tied": False,
+        "tokenizer": {"type": token_type, "lowercase": False, "filters": "", "unk_token": None,
+                      "eos_token": None, "bos_token": None, "pad_id": None},
+        "tensors": tensors,
+        "source": {"framework": "tensorflow1", "format": "TF V2 checkpoint", "file": os.path.basename(prefix),
+                   "vocab_file": os.path.basename(vocab_file), "cells": [kind for _, kind, _ in cells],
+                   "variables": {"embedding": emb_name, "softmax_w": sw_name, "softmax_b": sb_name,
+                                 "cells": [vs for _, _, vs in cells]},
+                   "forget_bias_folded": forget_bias, "exporter": "tools/lstmlm_convert/tf1.py"},
+    }
