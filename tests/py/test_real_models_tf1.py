@@ -22,7 +22,7 @@ SOURCE_DIR = os.environ.get("LSTMLM_SOURCE_DIR", os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(SOURCE_DIR, "tools"))
 sys.path.insert(0, HERE)
 
-from lstmlm_convert import tf1  # noqa: E402
+from lstmlm_convert import common, tf1  # noqa: E402
 from lstmlm_convert.tf1_checkpoint import Checkpoint, ConvertError, crc32c, mask_crc  # noqa: E402
 from lstmlm_format import write_model  # noqa: E402
 from tf1_ckpt_writer import write_checkpoint  # noqa: E402
@@ -44,7 +44,7 @@ def need_data(path):
 
 def options(**kw):
     p = argparse.ArgumentParser()
-    p.add_argument("--vocab")
+    common.add_common_arguments(p)
     tf1.add_arguments(p)
     a = p.parse_args([])
     for k, v in kw.items():
@@ -299,6 +299,21 @@ class RealCheckpointTest(unittest.TestCase):
         # The repo's save/chars_vocab.pkl belongs to model.ckpt-0 (65 chars), not to this checkpoint (67).
         with self.assertRaisesRegex(ConvertError, r"chars_vocab.pkl: 65 tokens, but .* 67 rows"):
             self.convert(ART, ART_PREFIX)
+
+    def test_convert_py_entry_point(self):
+        need_data(ART)
+        convert = [sys.executable, os.path.join(SOURCE_DIR, "tools", "convert.py")]
+        with tempfile.TemporaryDirectory() as out:
+            r = subprocess.run(convert + [ART_PREFIX, out], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertIn("chars_vocab.pkl: 65 tokens", r.stderr)
+            r = subprocess.run(convert + [ART_PREFIX + ".index", out, "--vocab",
+                                          os.path.join(ART, "artclasses_vocab.pkl")], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(os.path.join(out, "config.json"), encoding="utf-8") as f:
+                config = json.load(f)
+            self.assertEqual((config["vocab_size"], config["tokenizer"]["type"]), (67, "char"))
 
     def test_reference_fits_training_text(self):
         # Sanity of the reference itself (a wrong gate order or forget_bias would not give a low NLL):

@@ -37,7 +37,7 @@ IGNORED_LSTM_OPTIONS = {"name", "trainable", "dtype", "batch_input_shape", "batc
 
 
 def detect(path):
-    if os.path.isdir(path):
+    if not os.path.isfile(path):  # directories, and TF checkpoint prefixes (no file by that name)
         return False
     if path.endswith((".h5", ".hdf5", ".keras")):
         return True

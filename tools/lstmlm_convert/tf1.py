@@ -11,12 +11,13 @@ never stored in the checkpoint) is folded into the f slice of the bias. Likewise
 and must be given as an option when the model used it.
 """
 import os
-import pickle
 import re
 
 import numpy as np
 
+from . import common
 from .tf1_checkpoint import Checkpoint, ConvertError
+from .vocab import load_vocab
 
 # Last path components of optimizer slots and bookkeeping variables: never model weights.
 _SLOTS = {"Adam", "Adam_1", "Momentum", "RMSProp", "RMSProp_1", "Adagrad", "Adadelta", "Adadelta_1",
@@ -183,49 +184,23 @@ def _pick(ckpt, names, option, given, candidates, what, used):
 # --- vocabulary ---------------------------------------------------------------------------------------------
 
 
-class _NoGlobals(pickle.Unpickler):
-    def find_class(self, module, name):
-        raise ConvertError(f"refusing global {module}.{name} in a vocabulary pickle")
-
-
-def _read_char_vocab(path):
-    """char-rnn vocabularies: (chars tuple, {char: id}) or a bare tuple/list of chars (id = position)."""
-    try:
-        from .vocab import load_vocab  # the shared reader of every vocabulary form, when present
-    except ImportError:
-        load_vocab = None
-    if load_vocab is not None:
-        v = load_vocab(path)
-        return list(v.tokens if hasattr(v, "tokens") else v)
-    with open(path, "rb") as f:
-        try:
-            obj = _NoGlobals(f).load()
-        except ConvertError as e:
-            raise ConvertError(f"{path}: {e}") from None
-        except Exception as e:  # noqa: BLE001 - any unpickling failure is a bad file
-            raise ConvertError(f"{path}: not a readable vocabulary pickle ({e})") from None
-    if isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[1], dict):
-        mapping = obj[1]
-        tokens = [None] * len(mapping)
-        for tok, i in mapping.items():
-            if not isinstance(i, int) or not 0 <= i < len(tokens):
-                raise ConvertError(f"{path}: id {i!r} of {tok!r} outside 0..{len(tokens) - 1}")
-            tokens[i] = tok
-        return tokens
-    if isinstance(obj, (tuple, list)) and all(isinstance(t, str) for t in obj):
-        return list(obj)
-    raise ConvertError(f"{path}: expected a char-rnn vocabulary ((chars, {{char: id}}) or a tuple of chars), "
-                       f"got {type(obj).__name__}")
-
-
-def _vocab_path(prefix, given):
-    if given:
-        return given
-    path = os.path.join(os.path.dirname(prefix) or ".", "chars_vocab.pkl")
-    if not os.path.isfile(path):
-        raise ConvertError(f"{prefix}.index: no chars_vocab.pkl next to the checkpoint; give the vocabulary "
-                           "with --vocab")
-    return path
+def _vocab(prefix, args, size, where):
+    """The vocabulary: --vocab, else char-rnn's chars_vocab.pkl next to the checkpoint. Its size must equal the
+    embedding's rows: char-rnn folders often keep the chars_vocab.pkl of an earlier run next to a newer
+    checkpoint, and placeholders for missing ids would silently shift every character."""
+    path = getattr(args, "vocab", None)
+    if not path:
+        if getattr(args, "corpus_dir", None):
+            return None  # common.assemble rebuilds it
+        path = os.path.join(os.path.dirname(prefix) or ".", "chars_vocab.pkl")
+        if not os.path.isfile(path):
+            raise ConvertError(f"{where}: no chars_vocab.pkl next to the checkpoint; give the vocabulary "
+                               "with --vocab")
+    v = load_vocab(path)
+    if len(v.tokens) != size:
+        raise ConvertError(f"{path}: {len(v.tokens)} tokens, but the checkpoint's embedding has {size} rows; "
+                           "this vocabulary belongs to another model (give the right one with --vocab)")
+    return v
 
 
 # --- conversion ---------------------------------------------------------------------------------------------
@@ -306,21 +281,13 @@ def convert(source, args):
     tensors["decoder.weight"] = np.ascontiguousarray(sw.T)
     tensors["decoder.bias"] = sb
 
-    vocab_file = _vocab_path(prefix, getattr(args, "vocab", None))
-    vocab = _read_char_vocab(vocab_file)
-    if len(vocab) != vocab_size:
-        raise ConvertError(f"{vocab_file}: {len(vocab)} tokens, but the checkpoint's embedding '{emb_name}' has "
-                           f"{vocab_size} rows; this vocabulary belongs to another model (give the right one "
-                           "with --vocab)")
-    token_type = getattr(args, "tokenizer", None) or "char"
-    return {
-        "vocab": vocab, "embedding_dim": int(emb.shape[1]), "layers": layers, "tied": False,
-        "tokenizer": {"type": token_type, "lowercase": False, "filters": "", "unk_token": None,
-                      "eos_token": None, "bos_token": None, "pad_id": None},
-        "tensors": tensors,
-        "source": {"framework": "tensorflow1", "format": "TF V2 checkpoint", "file": os.path.basename(prefix),
-                   "vocab_file": os.path.basename(vocab_file), "cells": [kind for _, kind, _ in cells],
-                   "variables": {"embedding": emb_name, "softmax_w": sw_name, "softmax_b": sb_name,
-                                 "cells": [vs for _, _, vs in cells]},
-                   "forget_bias_folded": forget_bias, "exporter": "tools/lstmlm_convert/tf1.py"},
-    }
+    source = {"framework": "tensorflow1", "format": "TF V2 checkpoint", "file": os.path.basename(prefix),
+              "cells": [kind for _, kind, _ in cells],
+              "variables": {"embedding": emb_name, "softmax_w": sw_name, "softmax_b": sb_name,
+                            "cells": [vs for _, _, vs in cells]},
+              "forget_bias_folded": forget_bias, "exporter": "tools/lstmlm_convert/tf1.py"}
+    # char-rnn semantics: zero initial state, no bos/eos; the tokenizer is guessed from the vocabulary
+    # (char when every token is one character) unless options say otherwise.
+    v = _vocab(prefix, args, vocab_size, ckpt.index_path)
+    return common.assemble(args, size=vocab_size, tensors=tensors, embedding_dim=int(emb.shape[1]),
+                           layers=layers, tied=False, source=source, source_vocab=v, where=ckpt.index_path)

@@ -13,9 +13,7 @@ import struct
 import numpy as np
 
 
-
-class ConvertError(ValueError):
-    """A checkpoint or option problem; the message is one line naming the file and what was expected."""
+from .common import ConvertError  # noqa: F401  (re-exported: the converter's one error type)
 
 # --- CRC-32C (Castagnoli, reflected polynomial 0x82F63B78) ------------------------------------------------
 
