@@ -7,9 +7,11 @@
 #include <filesystem>
 #include <numeric>
 #include <random>
+#include <span>
 
 #include "lstmlm/engine.hpp"
 #include "lstmlm/error.hpp"
+#include "lstmlm/sampler.hpp"
 #include "lstmlm/tasks/bench.hpp"
 
 namespace lstmlm::bench {
@@ -58,14 +60,25 @@ Inputs make_inputs(const Options& opt, int32_t vocab, int batch, int length) {
   return in;
 }
 
-// Greedy decoding over a batch: `length` steps, each a one-token predict over the full vocabulary.
-void generate(Engine& engine, Sequences& cur, std::vector<State>& states, MatrixRM& logp, int length) {
+// Sampling over a batch: `length` steps, each a one-token predict over the full vocabulary and one
+// draw per row from the whole distribution (Sampler at temperature 1, the costliest common setting
+// that touches every probability), each row with its own random stream.
+struct Generation {
+  Sampler sampler{SamplerParams{}};
+  std::vector<Rng> rngs;
+  std::vector<std::vector<int32_t>> history;
+};
+
+void generate(Engine& engine, Generation& g, Sequences& cur, std::vector<State>& states, MatrixRM& logp,
+              int length) {
   for (int t = 0; t < length; ++t) {
     engine.predict(cur, states, logp);
     for (Eigen::Index r = 0; r < logp.rows(); ++r) {
-      Eigen::Index best = 0;
-      logp.row(r).maxCoeff(&best);
-      cur[static_cast<size_t>(r)].assign(1, static_cast<int32_t>(best));
+      auto ri = static_cast<size_t>(r);
+      std::span<const float> lp(logp.row(r).data(), static_cast<size_t>(logp.cols()));
+      int32_t next = g.sampler.sample(lp, g.history[ri], g.rngs[ri]);
+      g.history[ri].push_back(next);
+      cur[ri].assign(1, next);
     }
   }
 }
@@ -82,7 +95,7 @@ Row run_cell(const std::shared_ptr<const Model>& model, const std::string& name,
   row.threads = engine.threads();
   row.isa = cpu_isa();
   row.build = build_kind();
-  if (w == Workload::Generate) row.note = "greedy argmax";
+  if (w == Workload::Generate) row.note = "sampler: temperature 1, full vocabulary";
   row.tokens_per_call = static_cast<double>(batch) * length;
 
   Inputs in = make_inputs(opt, model->vocab_size(), batch, length);
@@ -91,6 +104,7 @@ Row run_cell(const std::shared_ptr<const Model>& model, const std::string& name,
   std::vector<std::vector<float>> score_out;
   MatrixRM logp;
   Sequences gen_cur;
+  Generation gen;
   int set = 0;
 
   // Untimed: fresh states and (for generate) the first token of each row.
@@ -99,14 +113,20 @@ Row run_cell(const std::shared_ptr<const Model>& model, const std::string& name,
     states = zeros;
     if (w == Workload::Generate) {
       gen_cur.assign(static_cast<size_t>(batch), {});
-      for (int r = 0; r < batch; ++r) gen_cur[static_cast<size_t>(r)].assign(1, in.inputs[set][r][0]);
+      gen.rngs.clear();
+      gen.history.assign(static_cast<size_t>(batch), {});
+      for (int r = 0; r < batch; ++r) {
+        gen_cur[static_cast<size_t>(r)].assign(1, in.inputs[set][r][0]);
+        gen.rngs.push_back(Rng::stream(opt.seed, static_cast<uint64_t>(r)));
+        gen.history[static_cast<size_t>(r)].reserve(static_cast<size_t>(length));
+      }
     }
   };
   auto call = [&] {
     switch (w) {
       case Workload::Score: engine.score(in.inputs[set], in.targets[set], states, score_out); break;
       case Workload::Predict: engine.predict(in.inputs[set], states, logp); break;
-      case Workload::Generate: generate(engine, gen_cur, states, logp, length); break;
+      case Workload::Generate: generate(engine, gen, gen_cur, states, logp, length); break;
       case Workload::Startup: break;
     }
   };

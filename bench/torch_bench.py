@@ -1,0 +1,216 @@
+#!/usr/bin/python3
+"""PyTorch side of bench/compare: the same workloads as `lstmlm bench` on random weights of a shape.
+
+nn.Embedding + nn.LSTM + nn.Linear + log_softmax under torch.inference_mode(). Each cell runs in eager
+mode and as TorchScript (traced, frozen) and reports the better of the two, as the issue asks: the
+comparison is against the best this framework does, not its slowest path. Prints one JSON object per
+cell (jsonl), with the keys of `lstmlm bench -o jsonl` that bench/compare reads.
+
+Workloads (per call, B rows of T tokens):
+  score    log-probs at every step, the target's gathered            tokens/call = B*T
+  predict  log-probs after the last step only                        tokens/call = B*T
+  generate T steps of one token, log_softmax + multinomial draw       tokens/call = B*T
+"""
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import torch
+from torch import nn
+
+
+class LM(nn.Module):
+    def __init__(self, V, E, H, L):
+        super().__init__()
+        self.embedding = nn.Embedding(V, E)
+        self.lstm = nn.LSTM(E, H, L, batch_first=True)
+        self.decoder = nn.Linear(H, V)
+
+
+class Score(nn.Module):
+    def __init__(self, lm):
+        super().__init__()
+        self.lm = lm
+
+    def forward(self, x, y):
+        h, _ = self.lm.lstm(self.lm.embedding(x))
+        logp = torch.log_softmax(self.lm.decoder(h), dim=-1)
+        return logp.gather(2, y.unsqueeze(2)).squeeze(2)
+
+
+class Predict(nn.Module):
+    def __init__(self, lm):
+        super().__init__()
+        self.lm = lm
+
+    def forward(self, x):
+        h, _ = self.lm.lstm(self.lm.embedding(x))
+        return torch.log_softmax(self.lm.decoder(h[:, -1]), dim=-1)
+
+
+class Step(nn.Module):
+    """One generation step: token ids [B, 1] and state -> log-probs [B, V] and the new state."""
+
+    def __init__(self, lm):
+        super().__init__()
+        self.lm = lm
+
+    def forward(self, x, h0, c0):
+        h, (h1, c1) = self.lm.lstm(self.lm.embedding(x), (h0, c0))
+        return torch.log_softmax(self.lm.decoder(h[:, -1]), dim=-1), h1, c1
+
+
+def flops_per_call(V, E, H, L, workload, B, T):
+    """Same nominal count as lstmlm::bench::flops_per_call (see docs/performance.md)."""
+    lstm = sum(2 * 4 * H * ((E if k == 0 else H) + H) for k in range(L))
+    proj = 2 * H * V
+    if workload == "predict":
+        return B * T * lstm + B * proj
+    return B * T * (lstm + proj)
+
+
+def percentile(xs, p):
+    xs = sorted(xs)
+    pos = p / 100 * (len(xs) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def make_call(lm, workload, mode, B, T, V, H, L, gen):
+    x = torch.randint(0, V, (B, T), generator=gen)
+    y = torch.randint(0, V, (B, T), generator=gen)
+    if workload == "score":
+        m = Score(lm).eval()
+        if mode == "torchscript":
+            m = torch.jit.freeze(torch.jit.trace(m, (x, y)))
+        return lambda: m(x, y)
+    if workload == "predict":
+        m = Predict(lm).eval()
+        if mode == "torchscript":
+            m = torch.jit.freeze(torch.jit.trace(m, (x,)))
+        return lambda: m(x)
+    step = Step(lm).eval()
+    h0 = torch.zeros(L, B, H)
+    c0 = torch.zeros(L, B, H)
+    first = x[:, :1].contiguous()
+    if mode == "torchscript":
+        step = torch.jit.freeze(torch.jit.trace(step, (first, h0, c0)))
+    sample_gen = torch.Generator().manual_seed(1)
+
+    def generate():
+        tok, h, c = first, h0, c0
+        for _ in range(T):
+            logp, h, c = step(tok, h, c)
+            tok = torch.multinomial(logp.exp(), 1, generator=sample_gen)
+        return tok
+
+    return generate
+
+
+def run_cell(lm, shape, workload, mode, B, T, threads, reps, warmup, min_time, seed):
+    torch.set_num_threads(threads)
+    V, E, H, L = shape
+    gen = torch.Generator().manual_seed(seed)
+    with torch.inference_mode():
+        call = make_call(lm, workload, mode, B, T, V, H, L, gen)
+        for _ in range(warmup):
+            call()
+        lat, rep_tps = [], []
+        for _ in range(reps):
+            n, spent = 0, 0.0
+            while spent < min_time or n == 0:
+                t0 = time.perf_counter()
+                call()
+                dt = time.perf_counter() - t0
+                lat.append(dt)
+                spent += dt
+                n += 1
+            rep_tps.append(n * B * T / spent)
+    mean = statistics.fmean(rep_tps)
+    total_calls = len(lat)
+    mean_call = sum(lat) / total_calls
+    return {
+        "model": "pytorch-" + mode,
+        "shape": f"V={V} E={E} H={H}x{L}",
+        "workload": workload,
+        "batch": B,
+        "length": T,
+        "threads": threads,
+        "repetitions": reps,
+        "calls": total_calls,
+        "tokens_per_call": B * T,
+        "tokens_per_s": mean,
+        "tokens_per_s_sd": statistics.stdev(rep_tps) if len(rep_tps) > 1 else 0.0,
+        "tokens_per_s_median": statistics.median(rep_tps),
+        "calls_per_s": mean / (B * T),
+        "latency_p50_us": percentile(lat, 50) * 1e6,
+        "latency_p99_us": percentile(lat, 99) * 1e6,
+        "gflops": flops_per_call(V, E, H, L, workload, B, T) / mean_call * 1e-9,
+        "isa": cpu_capability(),
+        "build": f"torch {torch.__version__} {blas_library()}",
+        "note": mode,
+    }
+
+
+def cpu_capability():
+    for line in torch.__config__.show().splitlines():
+        if "CPU capability usage" in line:
+            return line.split(":", 1)[1].strip().lower()
+    return ""
+
+
+def blas_library():
+    """The BLAS the process has mapped: Debian's torch takes whatever libblas.so.3 points to, and the
+    reference BLAS there would make PyTorch 5-9x slower, which would flatter lstmlm."""
+    torch.mm(torch.ones(64, 64), torch.ones(64, 64))
+    with open("/proc/self/maps") as f:
+        maps = f.read()
+    for name in ("openblas", "mkl", "blis"):
+        if name in maps:
+            return name
+    return "reference-blas" if "libblas" in maps else "unknown-blas"
+
+
+def ints(s):
+    return [int(v) for v in s.split(",")]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--shape", required=True, help="V,E,H,L")
+    ap.add_argument("-w", "--workload", default="score,predict,generate")
+    ap.add_argument("-b", "--batch", default="1")
+    ap.add_argument("-s", "--length", default="32")
+    ap.add_argument("-t", "--threads", default="1")
+    ap.add_argument("-r", "--repetitions", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--min-time", type=float, default=0.1, help="seconds per repetition (at least one call)")
+    ap.add_argument("--modes", default="eager,torchscript")
+    ap.add_argument("--all-modes", action="store_true", help="print every mode, not only the best per cell")
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    shape = tuple(ints(a.shape))
+    if len(shape) != 4:
+        ap.error("--shape needs V,E,H,L")
+    torch.manual_seed(a.seed)
+    lm = LM(*shape).eval()
+    for w in a.workload.split(","):
+        for t in ints(a.threads):
+            for b in ints(a.batch):
+                for s in ints(a.length):
+                    rows = [run_cell(lm, shape, w, m, b, s, t, a.repetitions, a.warmup, a.min_time, a.seed)
+                            for m in a.modes.split(",")]
+                    print(f"torch {w} b={b} s={s} t={t}: " +
+                          ", ".join(f"{r['note']} {r['tokens_per_s_median']:.0f} tok/s" for r in rows),
+                          file=sys.stderr)
+                    if not a.all_modes:
+                        rows = [max(rows, key=lambda r: r["tokens_per_s_median"])]
+                    for r in rows:
+                        print(json.dumps(r), flush=True)
+
+
+if __name__ == "__main__":
+    main()
