@@ -1,14 +1,117 @@
-// Placeholder packing until the engine issue lands its kernel layout.
 #include "kernels/packed.hpp"
 
 namespace lstmlm::detail {
 
-struct PackedWeights {};
+namespace {
 
-PackedPtr pack_weights(const ModelConfig&, const Weights&) {
-  return PackedPtr(new PackedWeights());
+// Packs W^T for a [4H, K] gate matrix into gate-blocked columns (see packed.hpp).
+PackedMat pack_gates(const MatrixRM& w, int H, int Hp) {
+  PackedMat p;
+  p.K = static_cast<int>(w.cols());
+  p.N = p.Np = 4 * Hp;
+  p.data.assign(static_cast<size_t>(p.Np) * p.K, 0.0f);
+  for (int u = 0; u < Hp / kUnitBlock; ++u)
+    for (int k = 0; k < p.K; ++k)
+      for (int g = 0; g < 4; ++g)
+        for (int l = 0; l < kUnitBlock; ++l) {
+          int unit = u * kUnitBlock + l;
+          if (unit < H)
+            p.data[(static_cast<size_t>(u) * p.K + k) * kPanel + g * kUnitBlock + l] = w(g * H + unit, k);
+        }
+  return p;
 }
-size_t packed_bytes(const PackedWeights&) { return 0; }
+
+// Gate-blocked column index of gate g of unit `unit`.
+int gate_col(int g, int unit) { return (unit / kUnitBlock) * kPanel + g * kUnitBlock + unit % kUnitBlock; }
+
+}  // namespace
+
+PackedMat pack_transposed(const MatrixRM& m) {
+  PackedMat p;
+  p.K = static_cast<int>(m.cols());
+  p.N = static_cast<int>(m.rows());
+  p.Np = round_up(p.N, kPanel);
+  p.data.assign(static_cast<size_t>(p.Np) * p.K, 0.0f);
+  for (int j = 0; j < p.N; ++j)
+    for (int k = 0; k < p.K; ++k)
+      p.data[(static_cast<size_t>(j / kPanel) * p.K + k) * kPanel + j % kPanel] = m(j, k);
+  return p;
+}
+
+PackedPtr pack_weights(const ModelConfig& config, const Weights& weights) {
+  auto pw = std::make_unique<PackedWeights>();
+  pw->V = config.vocab_size;
+  pw->E = config.embedding_dim;
+  int width = round_up(std::max(pw->E, 1), kPanel);
+  for (size_t k = 0; k < config.layers.size(); ++k) {
+    const auto& lc = config.layers[k];
+    const auto& lw = weights.layers[k];
+    PackedLayer pl;
+    pl.H = lc.hidden_size;
+    pl.Hp = round_up(pl.H, kUnitBlock);
+    pl.G = 4 * pl.Hp;
+    pl.in = config.layer_input_size(k);
+    pl.out = lc.output_size();
+    pl.P = lc.proj_size;
+    pl.act = lc.recurrent_activation;
+    pl.clip = lc.cell_clip;
+    pl.w_hh = pack_gates(lw.w_hh, pl.H, pl.Hp);
+    pl.bias.assign(static_cast<size_t>(pl.G), 0.0f);
+    for (int g = 0; g < 4; ++g)
+      for (int u = 0; u < pl.H; ++u) pl.bias[static_cast<size_t>(gate_col(g, u))] = lw.bias(g * pl.H + u);
+    if (pl.P > 0) pl.w_hr = pack_transposed(lw.w_hr);
+    width = std::max({width, round_up(pl.Hp, kPanel), round_up(pl.out, kPanel)});
+    pw->max_gates = std::max(pw->max_gates, pl.G);
+    pw->max_hp = std::max(pw->max_hp, pl.Hp);
+    pw->layers.push_back(std::move(pl));
+  }
+  pw->max_width = width;
+
+  // Layer 0's table: [V, G] floats against the [V, E] embedding. A gathered row always costs less time
+  // than the E x G multiply it replaces; the only price is memory, so keep it unless it is both more than
+  // 4 MB and more than 8x the embedding (then layer 0 runs one GEMM over all steps like deeper layers).
+  PackedLayer& l0 = pw->layers[0];
+  const auto& w0 = weights.layers[0];
+  size_t table_floats = static_cast<size_t>(pw->V) * l0.G;
+  size_t emb_floats = static_cast<size_t>(pw->V) * pw->E;
+  pw->use_table = pw->E == 0 || table_floats <= (size_t{1} << 20) || table_floats <= 8 * emb_floats;
+  if (pw->use_table) {
+    pw->table.assign(table_floats, 0.0f);
+    for (int v = 0; v < pw->V; ++v) {
+      float* row = pw->table.data() + static_cast<size_t>(v) * l0.G;
+      for (int g = 0; g < 4; ++g)
+        for (int u = 0; u < l0.H; ++u) {
+          int r = g * l0.H + u;
+          // Accumulated in double and rounded once: the table entry is the exactly rounded x W^T + b.
+          double s = w0.bias(r);
+          if (pw->E == 0) {
+            s += w0.w_ih(r, v);
+          } else {
+            for (int e = 0; e < pw->E; ++e) s += double(weights.embedding(v, e)) * w0.w_ih(r, e);
+          }
+          row[gate_col(g, u)] = static_cast<float>(s);
+        }
+    }
+  } else {
+    l0.w_ih = pack_gates(w0.w_ih, l0.H, l0.Hp);
+    pw->embedding = weights.embedding.data();
+  }
+  for (size_t k = 1; k < pw->layers.size(); ++k)
+    pw->layers[k].w_ih = pack_gates(weights.layers[k].w_ih, pw->layers[k].H, pw->layers[k].Hp);
+
+  pw->decoder = pack_transposed(weights.decoder);
+  pw->decoder_bias.assign(static_cast<size_t>(pw->decoder.Np), 0.0f);
+  for (int v = 0; v < pw->V; ++v) pw->decoder_bias[static_cast<size_t>(v)] = weights.decoder_bias(v);
+  return PackedPtr(pw.release());
+}
+
+size_t packed_bytes(const PackedWeights& p) {
+  auto mat = [](const PackedMat& m) { return m.data.size(); };
+  size_t n = p.table.size() + mat(p.decoder) + p.decoder_bias.size();
+  for (const auto& l : p.layers) n += mat(l.w_ih) + mat(l.w_hh) + l.bias.size() + mat(l.w_hr);
+  return n * sizeof(float);
+}
+
 void PackedDeleter::operator()(const PackedWeights* p) const { delete p; }
 
 }  // namespace lstmlm::detail

@@ -1,0 +1,27 @@
+// Naive reference LSTM LM (plain loops over the canonical PyTorch-layout weights, float64 throughout).
+// Used by tests only, as the independent implementation the fused kernels are checked against.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "lstmlm/engine.hpp"
+
+namespace lstmlm::detail {
+
+struct RefState {
+  std::vector<std::vector<double>> h, c;  // per layer
+};
+RefState to_ref(const State& s);
+
+// One step of layer k: x is the layer input (the token's embedding row, or a one-hot for embedding_dim 0).
+void reference_step(const Model& model, size_t k, const std::vector<double>& x, RefState& s);
+// Input of layer 0 for a token.
+std::vector<double> reference_input(const Model& model, int32_t token);
+// ln softmax(decoder h + b) over the whole vocabulary.
+std::vector<double> reference_logprobs(const Model& model, const std::vector<double>& h_last);
+
+// Runs tokens from `s`, returning the full log-softmax after every token; s is advanced.
+std::vector<std::vector<double>> reference_forward(const Model& model, const std::vector<int32_t>& tokens,
+                                                   RefState& s);
+
+}  // namespace lstmlm::detail

@@ -1,0 +1,217 @@
+// A 16-lane float vector with the few operations the kernels need, chosen at compile time:
+// AVX-512 (one zmm), AVX2+FMA (two ymm) or plain scalar code. Every operation is lane-wise and exactly
+// specified (fma rounds once), so a lane's result never depends on its neighbours: this is what makes the
+// kernels batch-invariant. Horizontal reductions go through memory in a fixed lane order for the same reason.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#define LSTMLM_SIMD_AVX512 1
+#elif defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define LSTMLM_SIMD_AVX2 1
+#endif
+
+namespace lstmlm::simd {
+
+inline constexpr int kLanes = 16;
+
+#if defined(LSTMLM_SIMD_AVX512)
+inline constexpr const char* kIsa = "avx512";
+struct V16 {
+  __m512 v;
+};
+inline V16 load(const float* p) { return {_mm512_loadu_ps(p)}; }
+inline void store(float* p, V16 a) { _mm512_storeu_ps(p, a.v); }
+inline V16 set1(float x) { return {_mm512_set1_ps(x)}; }
+inline V16 fma(V16 a, V16 b, V16 c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }
+inline V16 operator+(V16 a, V16 b) { return {_mm512_add_ps(a.v, b.v)}; }
+inline V16 operator-(V16 a, V16 b) { return {_mm512_sub_ps(a.v, b.v)}; }
+inline V16 operator*(V16 a, V16 b) { return {_mm512_mul_ps(a.v, b.v)}; }
+inline V16 operator/(V16 a, V16 b) { return {_mm512_div_ps(a.v, b.v)}; }
+// GCC 12's unmasked forms of these intrinsics pass an uninitialised source and trip -Wuninitialized;
+// the all-lanes masked forms are the same instructions without the warning.
+constexpr __mmask16 kAll = 0xFFFF;
+inline V16 min(V16 a, V16 b) { return {_mm512_mask_min_ps(a.v, kAll, a.v, b.v)}; }
+inline V16 max(V16 a, V16 b) { return {_mm512_mask_max_ps(a.v, kAll, a.v, b.v)}; }
+inline V16 round_nearest(V16 a) {
+  return {_mm512_mask_roundscale_ps(a.v, kAll, a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)};
+}
+// 2^n for integral n in [-126, 127].
+inline V16 pow2i(V16 n) {
+  __m512i e =
+      _mm512_add_epi32(_mm512_mask_cvtps_epi32(_mm512_setzero_si512(), kAll, n.v), _mm512_set1_epi32(127));
+  return {_mm512_castsi512_ps(_mm512_mask_slli_epi32(e, kAll, e, 23))};
+}
+inline V16 abs(V16 a) {
+  return {_mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a.v), _mm512_set1_epi32(0x7fffffff)))};
+}
+// |mag| with the sign of sgn (mag must be non-negative).
+inline V16 with_sign_of(V16 mag, V16 sgn) {
+  __m512i s = _mm512_and_si512(_mm512_castps_si512(sgn.v), _mm512_set1_epi32(int32_t(0x80000000u)));
+  return {_mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(mag.v), s))};
+}
+// a < b ? x : y, lane-wise.
+inline V16 select_lt(V16 a, V16 b, V16 x, V16 y) {
+  return {_mm512_mask_blend_ps(_mm512_cmp_ps_mask(a.v, b.v, _CMP_LT_OQ), y.v, x.v)};
+}
+// The first n (0 < n <= 16) floats of p, `fill` in the other lanes; never reads past p[n-1].
+inline V16 load_n(const float* p, int n, float fill) {
+  return {_mm512_mask_loadu_ps(_mm512_set1_ps(fill), static_cast<__mmask16>((1u << n) - 1u), p)};
+}
+inline void store_n(float* p, V16 a, int n) {
+  _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1u), a.v);
+}
+
+#elif defined(LSTMLM_SIMD_AVX2)
+inline constexpr const char* kIsa = "avx2";
+struct V16 {
+  __m256 lo, hi;
+};
+inline V16 load(const float* p) { return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)}; }
+inline void store(float* p, V16 a) {
+  _mm256_storeu_ps(p, a.lo);
+  _mm256_storeu_ps(p + 8, a.hi);
+}
+inline V16 set1(float x) { return {_mm256_set1_ps(x), _mm256_set1_ps(x)}; }
+inline V16 fma(V16 a, V16 b, V16 c) {
+  return {_mm256_fmadd_ps(a.lo, b.lo, c.lo), _mm256_fmadd_ps(a.hi, b.hi, c.hi)};
+}
+#define LSTMLM_AVX2_BIN(op, fn) \
+  inline V16 op(V16 a, V16 b) { return {fn(a.lo, b.lo), fn(a.hi, b.hi)}; }
+LSTMLM_AVX2_BIN(operator+, _mm256_add_ps)
+LSTMLM_AVX2_BIN(operator-, _mm256_sub_ps)
+LSTMLM_AVX2_BIN(operator*, _mm256_mul_ps)
+LSTMLM_AVX2_BIN(operator/, _mm256_div_ps)
+LSTMLM_AVX2_BIN(min, _mm256_min_ps)
+LSTMLM_AVX2_BIN(max, _mm256_max_ps)
+#undef LSTMLM_AVX2_BIN
+inline V16 round_nearest(V16 a) {
+  constexpr int m = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  return {_mm256_round_ps(a.lo, m), _mm256_round_ps(a.hi, m)};
+}
+inline __m256 pow2i8(__m256 n) {
+  __m256i i = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_castsi256_ps(i);
+}
+inline V16 pow2i(V16 n) { return {pow2i8(n.lo), pow2i8(n.hi)}; }
+inline V16 abs(V16 a) {
+  __m256 m = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  return {_mm256_and_ps(a.lo, m), _mm256_and_ps(a.hi, m)};
+}
+inline V16 with_sign_of(V16 mag, V16 sgn) {
+  __m256 s = _mm256_castsi256_ps(_mm256_set1_epi32(int32_t(0x80000000u)));
+  return {_mm256_or_ps(mag.lo, _mm256_and_ps(sgn.lo, s)), _mm256_or_ps(mag.hi, _mm256_and_ps(sgn.hi, s))};
+}
+inline V16 select_lt(V16 a, V16 b, V16 x, V16 y) {
+  return {_mm256_blendv_ps(y.lo, x.lo, _mm256_cmp_ps(a.lo, b.lo, _CMP_LT_OQ)),
+          _mm256_blendv_ps(y.hi, x.hi, _mm256_cmp_ps(a.hi, b.hi, _CMP_LT_OQ))};
+}
+inline V16 load_n(const float* p, int n, float fill) {
+  alignas(64) float t[16];
+  for (int i = 0; i < 16; ++i) t[i] = i < n ? p[i] : fill;
+  return load(t);
+}
+inline void store_n(float* p, V16 a, int n) {
+  alignas(64) float t[16];
+  store(t, a);
+  std::memcpy(p, t, sizeof(float) * static_cast<size_t>(n));
+}
+
+#else
+inline constexpr const char* kIsa = "scalar";
+struct V16 {
+  float v[16];
+};
+#define LSTMLM_LANES(expr)                      \
+  V16 r;                                        \
+  for (int l = 0; l < 16; ++l) r.v[l] = (expr); \
+  return r
+inline V16 load(const float* p) { LSTMLM_LANES(p[l]); }
+inline void store(float* p, V16 a) { std::memcpy(p, a.v, sizeof a.v); }
+inline V16 set1(float x) { LSTMLM_LANES(x); }
+inline V16 fma(V16 a, V16 b, V16 c) { LSTMLM_LANES(std::fma(a.v[l], b.v[l], c.v[l])); }
+inline V16 operator+(V16 a, V16 b) { LSTMLM_LANES(a.v[l] + b.v[l]); }
+inline V16 operator-(V16 a, V16 b) { LSTMLM_LANES(a.v[l] - b.v[l]); }
+inline V16 operator*(V16 a, V16 b) { LSTMLM_LANES(a.v[l] * b.v[l]); }
+inline V16 operator/(V16 a, V16 b) { LSTMLM_LANES(a.v[l] / b.v[l]); }
+inline V16 min(V16 a, V16 b) { LSTMLM_LANES(b.v[l] < a.v[l] ? b.v[l] : a.v[l]); }
+inline V16 max(V16 a, V16 b) { LSTMLM_LANES(a.v[l] < b.v[l] ? b.v[l] : a.v[l]); }
+inline V16 round_nearest(V16 a) { LSTMLM_LANES(std::nearbyint(a.v[l])); }
+inline V16 pow2i(V16 n) {
+  V16 r;
+  for (int l = 0; l < 16; ++l) {
+    uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(n.v[l]) + 127) << 23;
+    std::memcpy(&r.v[l], &bits, 4);
+  }
+  return r;
+}
+inline V16 abs(V16 a) { LSTMLM_LANES(std::fabs(a.v[l])); }
+inline V16 with_sign_of(V16 mag, V16 sgn) { LSTMLM_LANES(std::copysign(mag.v[l], sgn.v[l])); }
+inline V16 select_lt(V16 a, V16 b, V16 x, V16 y) { LSTMLM_LANES(a.v[l] < b.v[l] ? x.v[l] : y.v[l]); }
+inline V16 load_n(const float* p, int n, float fill) { LSTMLM_LANES(l < n ? p[l] : fill); }
+inline void store_n(float* p, V16 a, int n) { std::memcpy(p, a.v, sizeof(float) * static_cast<size_t>(n)); }
+#undef LSTMLM_LANES
+#endif
+
+// Lane sum in a fixed order (0..15), so it does not depend on how the vector was produced.
+inline float reduce_add(V16 a) {
+  alignas(64) float t[16];
+  store(t, a);
+  float s = 0.0f;
+  for (float x : t) s += x;
+  return s;
+}
+inline float reduce_max(V16 a) {
+  alignas(64) float t[16];
+  store(t, a);
+  float m = t[0];
+  for (float x : t) m = x > m ? x : m;
+  return m;
+}
+
+// exp(x), Cephes expf: x = n ln2 + r (Cody-Waite split of ln2), degree-6 polynomial in r, times 2^n.
+// Within 2 ulp of exp over the float range; the input is clamped so that 2^n stays a normal number
+// (exp(-87.3) ~ 1.2e-38 instead of denormals/0, far below anything a log-softmax can resolve).
+inline V16 exp(V16 x) {
+  x = min(max(x, set1(-87.3f)), set1(88.37626f));
+  V16 n = round_nearest(x * set1(1.44269504088896341f));
+  V16 r = fma(n, set1(-0.693359375f), x);
+  r = fma(n, set1(2.12194440e-4f), r);
+  V16 p = set1(1.9875691500e-4f);
+  p = fma(p, r, set1(1.3981999507e-3f));
+  p = fma(p, r, set1(8.3334519073e-3f));
+  p = fma(p, r, set1(4.1665795894e-2f));
+  p = fma(p, r, set1(1.6666665459e-1f));
+  p = fma(p, r, set1(5.0000001201e-1f));
+  p = fma(p, r * r, r) + set1(1.0f);
+  return p * pow2i(n);
+}
+
+inline V16 sigmoid(V16 x) { return set1(1.0f) / (set1(1.0f) + exp(set1(0.0f) - x)); }
+// Keras 2: clip(0.2 x + 0.5, 0, 1); Keras 3: clip(x / 6 + 0.5, 0, 1) (x / 6 as a division, like Keras).
+inline V16 hard_sigmoid(V16 x) { return min(max(fma(x, set1(0.2f), set1(0.5f)), set1(0.0f)), set1(1.0f)); }
+inline V16 hard_sigmoid_keras3(V16 x) {
+  return min(max(x / set1(6.0f) + set1(0.5f), set1(0.0f)), set1(1.0f));
+}
+
+// tanh(x), Cephes tanhf: odd polynomial for |x| < 0.625 (keeps relative accuracy near 0),
+// 1 - 2 / (exp(2|x|) + 1) with x's sign elsewhere.
+inline V16 tanh(V16 x) {
+  V16 a = abs(x);
+  V16 z = x * x;
+  V16 p = set1(-5.70498872745e-3f);
+  p = fma(p, z, set1(2.06390887954e-2f));
+  p = fma(p, z, set1(-5.37397155531e-2f));
+  p = fma(p, z, set1(1.33314422036e-1f));
+  p = fma(p, z, set1(-3.33332819422e-1f));
+  V16 small = fma(p * z, x, x);
+  V16 e = exp(a + a);
+  V16 big = with_sign_of(set1(1.0f) - set1(2.0f) / (e + set1(1.0f)), x);
+  return select_lt(a, set1(0.625f), small, big);
+}
+
+}  // namespace lstmlm::simd

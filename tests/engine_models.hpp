@@ -1,0 +1,97 @@
+// Random models of any shape the format describes, for the engine and kernel tests.
+#pragma once
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "lstmlm/engine.hpp"
+#include "lstmlm/model.hpp"
+
+namespace lstmlm::test {
+
+struct LayerSpec {
+  LayerSpec(int h, int p = 0, RecurrentActivation a = RecurrentActivation::Sigmoid,
+            std::optional<float> cl = {})
+      : hidden(h), proj(p), act(a), clip(cl) {}
+  int hidden, proj;
+  RecurrentActivation act;
+  std::optional<float> clip;
+};
+
+// Weights uniform in [-scale, scale] (embedding N(0, 1)); scale > 1/sqrt(H) drives gates into saturation.
+inline std::shared_ptr<const Model> make_model(int V, int E, const std::vector<LayerSpec>& specs, bool tied,
+                                               uint64_t seed, float scale = 0.5f) {
+  ModelConfig c;
+  c.vocab_size = V;
+  c.embedding_dim = E;
+  c.tied = tied;
+  for (const auto& s : specs) c.layers.push_back(LayerConfig{s.hidden, s.proj, s.act, s.clip});
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-scale, scale);
+  std::normal_distribution<float> n(0.0f, 1.0f);
+  auto fill = [&](MatrixRM& m, int r, int cols, auto& d) {
+    m.resize(r, cols);
+    for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = d(rng);
+  };
+  Weights w;
+  if (E > 0) fill(w.embedding, V, E, n);
+  for (size_t k = 0; k < specs.size(); ++k) {
+    const auto& s = specs[k];
+    LayerWeights lw;
+    fill(lw.w_ih, 4 * s.hidden, c.layer_input_size(k), u);
+    fill(lw.w_hh, 4 * s.hidden, c.layers[k].output_size(), u);
+    lw.bias.resize(4 * s.hidden);
+    for (auto& b : lw.bias) b = u(rng);
+    if (s.proj > 0) fill(lw.w_hr, s.proj, s.hidden, u);
+    w.layers.push_back(std::move(lw));
+  }
+  if (!tied) fill(w.decoder, V, c.last_output_size(), u);
+  w.decoder_bias.resize(V);
+  for (auto& b : w.decoder_bias) b = u(rng);
+  std::vector<std::string> toks;
+  for (int i = 0; i < V; ++i) toks.push_back("t" + std::to_string(i));
+  return Model::create(std::move(c), Vocab(std::move(toks)), std::move(w));
+}
+
+// The model shapes every engine test runs over: odd sizes, projection, clip, Keras activations, one-hot,
+// tied.
+struct NamedModel {
+  std::string name;
+  std::shared_ptr<const Model> model;
+};
+inline std::vector<NamedModel> test_models() {
+  using A = RecurrentActivation;
+  return {
+      {"h1", make_model(5, 3, {{1}}, false, 1, 1.0f)},
+      {"h17_l2", make_model(31, 7, {{17}, {3}}, false, 2)},
+      {"h100", make_model(70, 20, {{100}}, false, 3, 0.1f)},
+      {"proj_l3", make_model(40, 9, {{20, 6}, {17}, {33, 5}}, false, 4)},
+      {"onehot_hard", make_model(19, 0, {{17, 0, A::HardSigmoid}}, false, 5, 1.0f)},
+      {"keras3_clip",
+       make_model(23, 5, {{18, 0, A::HardSigmoidKeras3, 0.4f}, {9, 0, A::Sigmoid, 0.3f}}, false, 6, 1.5f)},
+      {"tied", make_model(50, 16, {{24}, {16}}, true, 7)},
+      // A [V, 4H] table over 4 MB and > 8x the embedding: layer 0 takes the GEMM path instead of the table.
+      {"no_table", make_model(600, 1, {{448}, {5}}, false, 8, 0.05f)},
+  };
+}
+
+inline std::vector<int32_t> random_tokens(std::mt19937_64& rng, int V, int len) {
+  std::uniform_int_distribution<int32_t> d(0, V - 1);
+  std::vector<int32_t> s(static_cast<size_t>(len));
+  for (auto& t : s) t = d(rng);
+  return s;
+}
+
+// A state with random contents (so tests do not only start from zeros).
+inline State random_state(const Model& m, std::mt19937_64& rng) {
+  State s = State::zeros(m);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  for (auto& v : s.h)
+    for (auto& x : v) x = u(rng);
+  for (auto& v : s.c)
+    for (auto& x : v) x = u(rng);
+  return s;
+}
+
+}  // namespace lstmlm::test
