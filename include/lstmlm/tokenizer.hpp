@@ -22,7 +22,8 @@ class Tokenizer {
 public:
   Tokenizer(const TokenizerConfig& config, const Vocab& vocab);
 
-  // Splits one line (without its line end). Throws InputError on invalid UTF-8.
+  // Splits one line (without its line end). Throws InputError on invalid UTF-8 ("invalid UTF-8 at byte N",
+  // N counted from 1; the caller names the file and line). Rules: src/model/tokenizer.cpp, docs/scoring.md.
   std::vector<Token> tokenize(std::string_view line) const;
   // Text of the ids: chars joined for char models, words joined by spaces; special tokens omitted.
   std::string detokenize(std::span<const int32_t> ids) const;
@@ -38,6 +39,7 @@ private:
   TokenizerConfig config_;
   const Vocab* vocab_;
   std::optional<int32_t> unk_id_, eos_id_, bos_id_;
+  std::u32string filters_;  // config_.filters decoded once (code points)
 };
 
 }  // namespace lstmlm

@@ -1,7 +1,21 @@
-// Placeholder: the constructor resolves special ids; tokenize/detokenize land with the score issue.
+// Text -> tokens, the way the exporting frameworks' own preprocessing does it:
+//   1. the line is decoded as strict UTF-8 (invalid bytes are an InputError naming the byte offset;
+//      the caller adds the file and line),
+//   2. lowercased exactly like Python's str.lower() (all of Unicode, final sigma included) when
+//      `lowercase` is set — Keras' Tokenizer lowercases with str.lower() before filtering,
+//   3. word models: every character of `filters` becomes a space (Keras: text.translate(filters -> split)),
+//      then the text is split on whitespace as Python's str.split() does (the PyTorch word_language_model
+//      corpus reader), empty pieces dropped;
+//      char models: every character of `filters` is deleted and every remaining code point is a token
+//      (spaces included),
+//   4. each piece is looked up in the vocabulary; a miss is flagged OOV and mapped to unk_token, or to -1
+//      when the model has none.
 #include "lstmlm/tokenizer.hpp"
 
+#include <algorithm>
+
 #include "lstmlm/error.hpp"
+#include "model/unicode.hpp"
 
 namespace lstmlm {
 
@@ -18,6 +32,46 @@ Tokenizer::Tokenizer(const TokenizerConfig& config, const Vocab& vocab) : config
   if (config.pad_id && (*config.pad_id < 0 || *config.pad_id >= vocab.size()))
     throw ModelError("config.json: tokenizer.pad_id " + std::to_string(*config.pad_id) + " is outside the vocabulary [0, " +
                      std::to_string(vocab.size()) + ")");
+  size_t bad = 0;
+  auto f = detail::decode_utf8(config.filters, &bad);
+  if (!f) throw ModelError("config.json: tokenizer.filters is not valid UTF-8 (byte " + std::to_string(bad) + ")");
+  filters_ = std::move(*f);
+}
+
+std::vector<Token> Tokenizer::tokenize(std::string_view line) const {
+  size_t bad = 0;
+  auto decoded = detail::decode_utf8(line, &bad);
+  if (!decoded) throw InputError("invalid UTF-8 at byte " + std::to_string(bad + 1));
+  std::u32string text = config_.lowercase ? detail::lowercase(*decoded) : std::move(*decoded);
+  auto filtered = [&](char32_t cp) { return filters_.find(cp) != std::u32string::npos; };
+
+  std::vector<Token> out;
+  auto emit = [&](std::u32string_view piece) {
+    Token t;
+    t.text = detail::encode_utf8(piece);
+    if (auto id = vocab_->find(t.text)) {
+      t.id = *id;
+    } else {
+      t.oov = true;
+      t.id = unk_id_ ? *unk_id_ : -1;
+    }
+    out.push_back(std::move(t));
+  };
+
+  if (config_.type == TokenizerType::Char) {
+    for (size_t i = 0; i < text.size(); ++i)
+      if (!filtered(text[i])) emit(std::u32string_view(text).substr(i, 1));
+    return out;
+  }
+  size_t start = 0;
+  bool in_word = false;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    bool sep = i == text.size() || detail::is_python_space(text[i]) || filtered(text[i]);
+    if (sep && in_word) emit(std::u32string_view(text).substr(start, i - start));
+    if (!sep && !in_word) start = i;
+    in_word = !sep;
+  }
+  return out;
 }
 
 }  // namespace lstmlm

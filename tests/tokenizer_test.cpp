@@ -1,0 +1,139 @@
+// Tokenizer: Keras-style filters and lowercasing, Python str.split() whitespace, char models, OOV, UTF-8.
+// Expected lowercase strings were produced by Python 3.11's str.lower() (what Keras' Tokenizer calls).
+#include <gtest/gtest.h>
+
+#include "lstmlm/error.hpp"
+#include "lstmlm/tokenizer.hpp"
+#include "model/unicode.hpp"
+
+namespace {
+
+using lstmlm::InputError;
+using lstmlm::Token;
+using lstmlm::Tokenizer;
+using lstmlm::TokenizerConfig;
+using lstmlm::TokenizerType;
+using lstmlm::Vocab;
+
+// Keras' default Tokenizer filters.
+const char* kKerasFilters = "!\"#$%&()*+,-./:;<=>?@[\\]^_`{|}~\t\n";
+
+std::vector<std::string> texts(const std::vector<Token>& ts) {
+  std::vector<std::string> out;
+  for (const auto& t : ts) out.push_back(t.text);
+  return out;
+}
+std::vector<int32_t> ids(const std::vector<Token>& ts) {
+  std::vector<int32_t> out;
+  for (const auto& t : ts) out.push_back(t.id);
+  return out;
+}
+
+std::string lower(const std::string& s) {
+  auto d = lstmlm::detail::decode_utf8(s, nullptr);
+  return lstmlm::detail::encode_utf8(lstmlm::detail::lowercase(*d));
+}
+
+TEST(Tokenizer, WordKerasFiltersAndLowercase) {
+  Vocab v({"<unk>", "hello", "world", "it's"});
+  TokenizerConfig c;
+  c.lowercase = true;
+  c.filters = kKerasFilters;
+  c.unk_token = "<unk>";
+  Tokenizer tok(c, v);
+  // ',' and '!' become spaces; the apostrophe is not a Keras filter, so "it's" stays one word.
+  auto ts = tok.tokenize("Hello, World!  It's\tNEW");
+  EXPECT_EQ(texts(ts), (std::vector<std::string>{"hello", "world", "it's", "new"}));
+  EXPECT_EQ(ids(ts), (std::vector<int32_t>{1, 2, 3, 0}));
+  EXPECT_FALSE(ts[0].oov);
+  EXPECT_TRUE(ts[3].oov);
+}
+
+TEST(Tokenizer, FilteredCharacterSeparatesWords) {
+  // Keras replaces a filtered character by the split character: "a.b" is two words, not "ab".
+  Vocab v({"a", "b"});
+  TokenizerConfig c;
+  c.filters = ".";
+  Tokenizer tok(c, v);
+  EXPECT_EQ(ids(tok.tokenize("a.b")), (std::vector<int32_t>{0, 1}));
+}
+
+TEST(Tokenizer, MultibyteFilters) {
+  Vocab v({"bonjour"});
+  TokenizerConfig c;
+  c.filters = "«»";
+  Tokenizer tok(c, v);
+  EXPECT_EQ(texts(tok.tokenize("«bonjour»")), (std::vector<std::string>{"bonjour"}));
+}
+
+TEST(Tokenizer, SplitsOnPythonWhitespace) {
+  // NBSP (U+00A0), ideographic space (U+3000), vertical tab and CR all split, as in Python's str.split().
+  Vocab v({"a", "b", "c", "d", "e"});
+  Tokenizer tok(TokenizerConfig{}, v);
+  EXPECT_EQ(ids(tok.tokenize("  a\xC2\xA0" "b\xE3\x80\x80" "c\vd\re  ")), (std::vector<int32_t>{0, 1, 2, 3, 4}));
+  EXPECT_TRUE(tok.tokenize("   \t ").empty());
+  EXPECT_TRUE(tok.tokenize("").empty());
+}
+
+TEST(Tokenizer, CaseKeptWithoutLowercase) {
+  Vocab v({"The", "the"});
+  Tokenizer tok(TokenizerConfig{}, v);
+  EXPECT_EQ(ids(tok.tokenize("The the")), (std::vector<int32_t>{0, 1}));
+}
+
+TEST(Tokenizer, OovWithoutUnkIsMinusOne) {
+  Vocab v({"a"});
+  Tokenizer tok(TokenizerConfig{}, v);
+  auto ts = tok.tokenize("a zzz");
+  EXPECT_EQ(ids(ts), (std::vector<int32_t>{0, -1}));
+  EXPECT_TRUE(ts[1].oov);
+  EXPECT_EQ(ts[1].text, "zzz");
+}
+
+TEST(Tokenizer, CharModelCodePointsFiltersAndSpaces) {
+  Vocab v({"a", "b", " ", "é", "<unk>"});
+  TokenizerConfig c;
+  c.type = TokenizerType::Char;
+  c.lowercase = true;
+  c.filters = "c";
+  c.unk_token = "<unk>";
+  Tokenizer tok(c, v);
+  // 'C' lowercases to 'c', which the filters delete; 'É' is two bytes but one token; 'x' is unk.
+  auto ts = tok.tokenize("Ab Cx\xC3\x89");
+  EXPECT_EQ(texts(ts), (std::vector<std::string>{"a", "b", " ", "x", "\xC3\xA9"}));
+  EXPECT_EQ(ids(ts), (std::vector<int32_t>{0, 1, 2, 4, 3}));
+  EXPECT_TRUE(ts[3].oov);
+}
+
+TEST(Tokenizer, InvalidUtf8IsInputErrorNamingTheByte) {
+  Vocab v({"a"});
+  Tokenizer tok(TokenizerConfig{}, v);
+  for (const char* bad : {"a \xFF", "a \xC0\xAF", "a \xED\xA0\x80", "a \xE2\x82", "a \xF4\x90\x80\x80"}) {
+    try {
+      tok.tokenize(bad);
+      ADD_FAILURE() << "accepted invalid UTF-8";
+    } catch (const InputError& e) {
+      EXPECT_STREQ(e.what(), "invalid UTF-8 at byte 3");
+    }
+  }
+}
+
+TEST(Tokenizer, BadFiltersAreModelError) {
+  Vocab v({"a"});
+  TokenizerConfig c;
+  c.filters = "\xFF";
+  EXPECT_THROW(Tokenizer(c, v), lstmlm::ModelError);
+}
+
+TEST(Lowercase, MatchesPythonStrLower) {
+  // Final sigma: word-final capital sigma after a cased letter becomes U+03C2; the apostrophe is
+  // case-ignorable, so in "ΑΣ'Β" the sigma is followed by a cased letter and stays U+03C3.
+  EXPECT_EQ(lower("ΟΔΟΣ ΣΑΣ Σ AΣ. ΑΣ'Β"), "οδος σας σ aς. ασ'β");
+  EXPECT_EQ(lower("Σʰ AΣʰ"), "σʰ aςʰ");  // modifier letter ʰ is skipped (case-ignorable)
+  EXPECT_EQ(lower("İSTANBUL"), "i\xCC\x87stanbul");  // İ -> i + U+0307, as Python does
+  EXPECT_EQ(lower("ÀÉÎÕÜ ÇA Ÿ ŁÓDŹ"), "àéîõü ça ÿ łódź");
+  EXPECT_EQ(lower("ПРИВЕТ Мир ЁЖ"), "привет мир ёж");
+  EXPECT_EQ(lower("ǅǄǈ ẞ Ⅻ Ａ"), "ǆǆǉ ß ⅻ ａ");
+}
+
+}  // namespace
