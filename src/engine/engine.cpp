@@ -52,7 +52,7 @@ struct Work {
   FloatBuf c, hc, y0, y1, xg, m, zeros, logits;
   std::vector<const float*> pa, pi;
   std::vector<float*> po, pc;
-  std::vector<int> rows;
+  std::vector<int> rows, pr, ps;  // this thread's rows; decoder bookkeeping (row, step of each gathered h)
 };
 
 struct Engine::Impl {
@@ -201,7 +201,10 @@ void Engine::Impl::forward(Work& w, const Job& job) {
     }
   }
 
-  std::vector<int> pr(nptr), ps(nptr);  // decoder bookkeeping: row and step of each gathered h
+  grow(w.pr, std::max(nptr, size_t(n)));
+  grow(w.ps, std::max(nptr, size_t(n)));
+  int* pr = w.pr.data();
+  int* ps = w.ps.data();
   for (int t0 = 0; t0 < T; t0 += Tc) {
     const int t1 = std::min(T, t0 + Tc);
     auto active = [&](int t) {  // rows still running at step t (a prefix: rows are sorted by length)
@@ -263,7 +266,7 @@ void Engine::Impl::forward(Work& w, const Job& job) {
           pr[cnt] = rows[size_t(r)];
           ps[cnt] = t;
         }
-      decode(w, job, int(cnt), w.pa.data(), pr.data(), ps.data());
+      decode(w, job, int(cnt), w.pa.data(), pr, ps);
     }
   }
 
@@ -281,7 +284,7 @@ void Engine::Impl::forward(Work& w, const Job& job) {
       pr[size_t(r)] = rows[size_t(r)];
       ps[size_t(r)] = 0;
     }
-    decode(w, job, n, w.pa.data(), pr.data(), ps.data());
+    decode(w, job, n, w.pa.data(), pr, ps);
   }
 }
 

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "kernels/kernels.hpp"
 #include "kernels/simd.hpp"
 
@@ -7,38 +9,47 @@ using namespace simd;
 
 namespace {
 
-// Rows per register tile: 4 rows x 64 columns = 16 zmm accumulators on AVX-512; AVX2 has only 16 ymm
-// registers, so one row (8 ymm accumulators) per tile there.
+// Register tiles are R rows x NP panels (64 columns each). Many rows: 6 rows x 1 panel = 24 zmm
+// accumulators, each panel load reused by 6 rows. Few rows (batch 1, remainders): more panels per tile, so
+// that enough independent fma chains are in flight to hide the fma latency. AVX2 has 16 ymm registers:
+// one row x one panel (8 ymm accumulators) there. The tile shape never changes what an element computes.
 #if defined(LSTMLM_SIMD_AVX512)
-constexpr int kTileRows = 4;
+constexpr int kTileRows = 6;
+constexpr int kAccumulators = 24;  // in V16 units (of 32 zmm: 24 accumulators, 4 weights, broadcasts)
 #else
 constexpr int kTileRows = 1;
+constexpr int kAccumulators = 4;
 #endif
 
-template <int R>
-inline void accumulate(V16 (&acc)[R][4], const float* const* a, const float* panel, int K) {
+template <int R, int NP>
+inline void accumulate(V16 (&acc)[R][NP * 4], const float* const* a, const float* panel, size_t panel_stride,
+                       int K) {
   for (int k = 0; k < K; ++k) {
-    const float* wk = panel + static_cast<size_t>(k) * kPanel;
-    V16 w0 = load(wk), w1 = load(wk + 16), w2 = load(wk + 32), w3 = load(wk + 48);
+    V16 w[NP * 4];
+    for (int p = 0; p < NP; ++p) {
+      const float* wk = panel + p * panel_stride + static_cast<size_t>(k) * kPanel;
+      for (int q = 0; q < 4; ++q) {
+        w[p * 4 + q] = load(wk + 16 * q);
+        if constexpr (R > 1) pin(w[p * 4 + q]);
+      }
+    }
     for (int r = 0; r < R; ++r) {
       V16 x = set1(a[r][k]);
-      acc[r][0] = fma(x, w0, acc[r][0]);
-      acc[r][1] = fma(x, w1, acc[r][1]);
-      acc[r][2] = fma(x, w2, acc[r][2]);
-      acc[r][3] = fma(x, w3, acc[r][3]);
+      for (int q = 0; q < NP * 4; ++q) acc[r][q] = fma(x, w[q], acc[r][q]);
     }
   }
 }
 
-template <int R>
-void gemm_tile(const float* const* a, const float* const* init, float* const* out, const float* panel, int K,
-               int col) {
-  V16 acc[R][4];
+template <int R, int NP>
+void gemm_tile(const float* const* a, const float* const* init, float* const* out, const PackedMat& w,
+               int p) {
+  V16 acc[R][NP * 4];
+  const int col = p * kPanel;
   for (int r = 0; r < R; ++r)
-    for (int q = 0; q < 4; ++q) acc[r][q] = load(init[r] + col + 16 * q);
-  accumulate<R>(acc, a, panel, K);
+    for (int q = 0; q < NP * 4; ++q) acc[r][q] = load(init[r] + col + 16 * q);
+  accumulate<R, NP>(acc, a, w.panel(p), static_cast<size_t>(w.K) * kPanel, w.K);
   for (int r = 0; r < R; ++r)
-    for (int q = 0; q < 4; ++q) store(out[r] + col + 16 * q, acc[r][q]);
+    for (int q = 0; q < NP * 4; ++q) store(out[r] + col + 16 * q, acc[r][q]);
 }
 
 inline V16 recurrent(RecurrentActivation act, V16 x) {
@@ -52,24 +63,74 @@ inline V16 recurrent(RecurrentActivation act, V16 x) {
   }
 }
 
-template <int R>
+template <int R, int NP>
 void lstm_tile(const float* const* h, const float* const* init, float* const* c, float* const* m,
                const PackedLayer& L, int u) {
-  V16 acc[R][4];
-  int col = u * kPanel;
+  V16 acc[R][NP * 4];
+  const int col = u * kPanel;
   for (int r = 0; r < R; ++r)
-    for (int q = 0; q < 4; ++q) acc[r][q] = load(init[r] + col + 16 * q);
-  accumulate<R>(acc, h, L.w_hh.panel(u), L.w_hh.K);
-  int unit = u * kUnitBlock;
-  for (int r = 0; r < R; ++r) {
-    V16 i = recurrent(L.act, acc[r][0]);
-    V16 f = recurrent(L.act, acc[r][1]);
-    V16 g = simd::tanh(acc[r][2]);
-    V16 o = recurrent(L.act, acc[r][3]);
-    V16 cn = fma(f, load(c[r] + unit), i * g);
-    if (L.clip) cn = min(max(cn, set1(-*L.clip)), set1(*L.clip));
-    store(c[r] + unit, cn);
-    store(m[r] + unit, o * simd::tanh(cn));
+    for (int q = 0; q < NP * 4; ++q) acc[r][q] = load(init[r] + col + 16 * q);
+  accumulate<R, NP>(acc, h, L.w_hh.panel(u), static_cast<size_t>(L.w_hh.K) * kPanel, L.w_hh.K);
+  for (int r = 0; r < R; ++r)
+    for (int p = 0; p < NP; ++p) {
+      const int unit = (u + p) * kUnitBlock;
+      V16 i = recurrent(L.act, acc[r][4 * p]);
+      V16 f = recurrent(L.act, acc[r][4 * p + 1]);
+      V16 g = simd::tanh(acc[r][4 * p + 2]);
+      V16 o = recurrent(L.act, acc[r][4 * p + 3]);
+      V16 cn = fma(f, load(c[r] + unit), i * g);
+      if (L.clip) cn = min(max(cn, set1(-*L.clip)), set1(*L.clip));
+      store(c[r] + unit, cn);
+      store(m[r] + unit, o * simd::tanh(cn));
+    }
+}
+
+// Runs Tile<R, NP>(row offset, panel) over rows x panels [p0, p1): full row tiles with panels outside
+// (a panel stays in cache across the row tiles), then the remaining rows with wider tiles.
+template <class Run>
+void tiles(int rows, int p0, int p1, Run&& run) {
+  const int full = rows / kTileRows * kTileRows;
+  for (int p = p0; p < p1; ++p)
+    for (int r = 0; r < full; r += kTileRows) run.template operator()<kTileRows, 1>(r, p);
+  const int rem = rows - full;
+  // Widest tile that fits the accumulators first, then narrower ones for the panels left over
+  // (7 panels at batch 1: 4 + 3, not 4 + 1 + 1 + 1, whose lone chains would wait on fma latency).
+  auto narrow = [&]<int R>() {
+    constexpr int NP = std::clamp(kAccumulators / (4 * R), 1, 4);
+    int p = p0;
+    for (; p + NP <= p1; p += NP) run.template operator()<R, NP>(full, p);
+    if constexpr (NP >= 4)
+      if (p + 3 <= p1) {
+        run.template operator()<R, 3>(full, p);
+        p += 3;
+      }
+    if constexpr (NP >= 3)
+      if (p + 2 <= p1) {
+        run.template operator()<R, 2>(full, p);
+        p += 2;
+      }
+    for (; p < p1; ++p) run.template operator()<R, 1>(full, p);
+  };
+  if constexpr (kTileRows > 1) {
+    switch (rem) {
+      case 1:
+        narrow.template operator()<1>();
+        break;
+      case 2:
+        narrow.template operator()<2>();
+        break;
+      case 3:
+        narrow.template operator()<3>();
+        break;
+      case 4:
+        narrow.template operator()<4>();
+        break;
+      case 5:
+        narrow.template operator()<5>();
+        break;
+      default:
+        break;
+    }
   }
 }
 
@@ -77,24 +138,13 @@ void lstm_tile(const float* const* h, const float* const* init, float* const* c,
 
 void gemm_rows(int rows, const float* const* a, const float* const* init, float* const* out,
                const PackedMat& w, int p0, int p1) {
-  // Panels outside, row tiles inside: a panel stays in cache across all row tiles.
-  for (int p = p0; p < p1; ++p) {
-    const float* panel = w.panel(p);
-    int r = 0;
-    for (; r + kTileRows <= rows; r += kTileRows)
-      gemm_tile<kTileRows>(a + r, init + r, out + r, panel, w.K, p * kPanel);
-    for (; r < rows; ++r) gemm_tile<1>(a + r, init + r, out + r, panel, w.K, p * kPanel);
-  }
+  tiles(rows, p0, p1, [&]<int R, int NP>(int r, int p) { gemm_tile<R, NP>(a + r, init + r, out + r, w, p); });
 }
 
 void lstm_rows(int rows, const float* const* h_prev, const float* const* init, float* const* c,
                float* const* m, const PackedLayer& layer, int u0, int u1) {
-  for (int u = u0; u < u1; ++u) {
-    int r = 0;
-    for (; r + kTileRows <= rows; r += kTileRows)
-      lstm_tile<kTileRows>(h_prev + r, init + r, c + r, m + r, layer, u);
-    for (; r < rows; ++r) lstm_tile<1>(h_prev + r, init + r, c + r, m + r, layer, u);
-  }
+  tiles(rows, u0, u1,
+        [&]<int R, int NP>(int r, int u) { lstm_tile<R, NP>(h_prev + r, init + r, c + r, m + r, layer, u); });
 }
 
 float log_sum_exp(const float* x, int n) {
