@@ -1,0 +1,32 @@
+// Turning one input line into the token ids fed to the model, shared by score and predict.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lstmlm/model.hpp"
+#include "lstmlm/tokenizer.hpp"
+
+namespace lstmlm::tasks {
+
+// What to do with an out-of-vocabulary word when the model has no unk_token.
+enum class OovPolicy { Skip, Error };
+
+// Where a line came from, for error messages ("FILE:LINE: ...").
+struct LineRef {
+  std::string source;  // file name, "-" for stdin
+  uint64_t line = 0;   // 1-based
+  std::string prefix() const { return source + ":" + std::to_string(line) + ": "; }
+};
+
+// Tokenizes `text` (or parses it as whitespace-separated ids when `ids_input`). OOV words without an
+// unk id keep id -1 (they are skipped by the tasks) unless policy is Error, which throws InputError.
+// Every error is an InputError prefixed with `where`.
+std::vector<Token> read_tokens(const Model& model, std::string_view text, bool ids_input, OovPolicy policy,
+                               const LineRef& where);
+
+// The sentence-start token: bos_token, else eos_token, else none (-1).
+int32_t start_token(const Tokenizer& tok);
+
+}  // namespace lstmlm::tasks

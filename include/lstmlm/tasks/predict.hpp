@@ -1,0 +1,47 @@
+// Next-token prediction for a batch of contexts: typed inputs -> typed results (no printing).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lstmlm/engine.hpp"
+#include "lstmlm/tasks/input.hpp"
+
+namespace lstmlm::tasks {
+
+struct PredictOptions {
+  int top = 10;                // candidates per context; <= 0 or >= V: the whole vocabulary
+  std::optional<int> pad_to;   // Keras pad_sequences(maxlen=N, padding='pre', truncating='pre') with pad_id
+  bool ids_input = false;      // contexts are whitespace-separated ids, fed exactly as given
+  bool add_start = true;       // text contexts start with bos_token (else eos_token) when the model has one
+  OovPolicy oov = OovPolicy::Skip;
+  int batch_size = 64;
+};
+
+struct Candidate {
+  int32_t id = 0;
+  std::string token;
+  double prob = 0;     // exp(logprob)
+  float logprob = 0;   // ln p, as the engine computed it
+};
+
+struct Prediction {
+  std::vector<int32_t> ids;    // exactly the ids fed to the model (start token / padding included)
+  std::vector<Candidate> top;  // by descending prob, ties by ascending id
+};
+
+// The ids fed for one context (see PredictOptions); throws InputError (prefixed with `where`) when
+// nothing would be fed: an empty context on a model without bos/eos and without --pad-to.
+std::vector<int32_t> context_ids(const Model& model, const std::string& text, const PredictOptions& opt,
+                                 const LineRef& where);
+
+// The `top` best of one row of log-probabilities.
+std::vector<Candidate> top_candidates(const Model& model, const float* logprobs, int top);
+
+// Predicts every context; rows are batched by length, results come back in input order.
+// Throws UsageError when --pad-to is asked of a model without pad_id.
+std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& contexts, const PredictOptions& opt,
+                                const std::string& source, uint64_t first_line);
+
+}  // namespace lstmlm::tasks

@@ -1,0 +1,82 @@
+// Scoring text: per-word log-probabilities, per-line totals and KenLM-style perplexities.
+// Typed inputs -> typed results (no printing). Rules (docs/scoring.md):
+//  - sentence mode: state reset per line; the stream is [start] + line tokens + [eos], start = bos_token,
+//    else eos_token, else none (then the first token is context only); eos appended when the model has
+//    one, unless append_eos is false. An empty line is scored as just eos (or skipped: skip_empty).
+//  - document mode: one stream across all lines (and calls), each line's tokens followed by eos, as the
+//    PyTorch word_language_model corpus reader builds it; the first token of the whole stream is
+//    predicted from the start token as in sentence mode (context only when there is none).
+//  - OOV: with unk_token scored as unk and counted; without one skipped (not fed, not scored, counted).
+//  - perplexity as KenLM's query: including OOVs exp(-sum ln p / tokens) over every scored token (eos
+//    included); excluding OOVs exp(-(sum ln p - sum over OOVs) / (tokens - OOV tokens)).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lstmlm/engine.hpp"
+#include "lstmlm/tasks/input.hpp"
+
+namespace lstmlm::tasks {
+
+enum class ContextMode { Sentence, Document };
+
+struct ScoreOptions {
+  ContextMode context = ContextMode::Sentence;
+  bool append_eos = true;  // false: --no-eos
+  OovPolicy oov = OovPolicy::Skip;
+  bool skip_empty = false;  // empty lines (no tokens) produce a skipped record and are not fed
+  bool ids_input = false;   // lines are whitespace-separated token ids
+  int batch_size = 64;      // sentence mode: lines per engine batch
+};
+
+struct WordScore {
+  std::string token;     // surface form after lowercasing/filtering (ids input: the vocabulary string)
+  int32_t id = -1;       // -1: OOV without unk_token (skipped)
+  bool oov = false;
+  bool eos = false;      // the appended end-of-sentence token
+  bool scored = false;   // false: context only (no start token) or skipped OOV
+  float logprob = 0.0f;  // ln p when scored
+};
+
+struct LineScore {
+  uint64_t line = 0;      // 1-based, within its source
+  bool skipped = false;   // empty line under skip_empty
+  std::vector<WordScore> words;
+  double logprob = 0;      // sum of ln p of the scored words
+  double oov_logprob = 0;  // the part of logprob from OOVs scored as unk
+  int64_t tokens = 0;      // scored words (eos included)
+  int64_t oovs = 0;        // OOV words (scored as unk or skipped)
+  int64_t oov_tokens = 0;  // OOV words that were scored (as unk)
+};
+
+struct ScoreSummary {
+  int64_t sentences = 0;  // lines not skipped
+  int64_t skipped = 0;
+  int64_t tokens = 0, oovs = 0, oov_tokens = 0;
+  double logprob = 0, oov_logprob = 0;
+  void add(const LineScore& l);
+  double perplexity() const;           // including OOVs (NaN when nothing was scored)
+  double perplexity_excl_oov() const;  // excluding OOVs
+};
+
+class Scorer {
+public:
+  Scorer(Engine& engine, ScoreOptions opt);
+  // Scores a block of lines (without line ends); the first is line `first_line` of `source`.
+  // Document mode carries the state to the next call. Results are in input order.
+  std::vector<LineScore> score(const std::vector<std::string>& lines, const std::string& source, uint64_t first_line);
+
+private:
+  void run_sentences(std::vector<LineScore>& out, const std::vector<std::vector<int32_t>>& streams);
+  void run_document(std::vector<LineScore>& out, const std::vector<std::vector<int32_t>>& streams);
+  Engine* engine_;
+  ScoreOptions opt_;
+  int32_t start_ = -1;
+  // Document mode: the state after every fed token, and the last token of the stream (not yet fed).
+  State doc_state_;
+  int32_t doc_pending_ = -1;
+};
+
+}  // namespace lstmlm::tasks

@@ -1,0 +1,61 @@
+#include "lstmlm/tasks/input.hpp"
+
+#include <charconv>
+
+#include "lstmlm/error.hpp"
+
+namespace lstmlm::tasks {
+
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r' || c == '\n'; }
+
+std::vector<Token> parse_ids(const Model& model, std::string_view text, const LineRef& where) {
+  std::vector<Token> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && is_space(text[i])) ++i;
+    size_t j = i;
+    while (j < text.size() && !is_space(text[j])) ++j;
+    if (j == i) break;
+    std::string_view piece = text.substr(i, j - i);
+    int64_t id = -1;
+    auto [p, ec] = std::from_chars(piece.data(), piece.data() + piece.size(), id);
+    if (ec != std::errc() || p != piece.data() + piece.size() || id < 0 || id >= model.vocab_size())
+      throw InputError(where.prefix() + "token id '" + std::string(piece) + "' is not an integer in [0, " +
+                       std::to_string(model.vocab_size()) + ")");
+    Token t;
+    t.id = static_cast<int32_t>(id);
+    t.text = model.vocab().token(t.id);
+    out.push_back(std::move(t));
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Token> read_tokens(const Model& model, std::string_view text, bool ids_input, OovPolicy policy,
+                               const LineRef& where) {
+  if (ids_input) return parse_ids(model, text, where);
+  std::vector<Token> toks;
+  try {
+    toks = model.tokenizer().tokenize(text);
+  } catch (const InputError& e) {
+    throw InputError(where.prefix() + e.what());
+  }
+  if (policy == OovPolicy::Error)
+    for (const auto& t : toks)
+      if (t.id < 0)
+        throw InputError(where.prefix() + "'" + t.text +
+                         "' is not in the vocabulary and the model has no unk_token (--oov skip skips such words)");
+  return toks;
+}
+
+int32_t start_token(const Tokenizer& tok) {
+  if (tok.bos_id()) return *tok.bos_id();
+  if (tok.eos_id()) return *tok.eos_id();
+  return -1;
+}
+
+}  // namespace lstmlm::tasks

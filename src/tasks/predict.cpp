@@ -1,0 +1,76 @@
+#include "lstmlm/tasks/predict.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "lstmlm/error.hpp"
+
+namespace lstmlm::tasks {
+
+std::vector<int32_t> context_ids(const Model& model, const std::string& text, const PredictOptions& opt,
+                                 const LineRef& where) {
+  std::vector<int32_t> ids;
+  // Keras apps feed the padded raw ids: no start token with --pad-to, and none with --ids.
+  int32_t start = start_token(model.tokenizer());
+  if (opt.add_start && !opt.ids_input && !opt.pad_to && start >= 0) ids.push_back(start);
+  for (const auto& t : read_tokens(model, text, opt.ids_input, opt.oov, where))
+    if (t.id >= 0) ids.push_back(t.id);
+  if (opt.pad_to) {
+    auto n = static_cast<size_t>(*opt.pad_to);
+    if (ids.size() > n) ids.erase(ids.begin(), ids.end() - static_cast<ptrdiff_t>(n));
+    ids.insert(ids.begin(), n - ids.size(), *model.tokenizer().pad_id());
+  }
+  if (ids.empty())
+    throw InputError(where.prefix() + "empty context: nothing to predict from (the model has no bos_token or " +
+                     "eos_token to start from; give at least one token, or use --pad-to)");
+  return ids;
+}
+
+std::vector<Candidate> top_candidates(const Model& model, const float* logprobs, int top) {
+  int32_t v = model.vocab_size();
+  size_t n = (top <= 0 || top >= v) ? static_cast<size_t>(v) : static_cast<size_t>(top);
+  std::vector<int32_t> order(static_cast<size_t>(v));
+  std::iota(order.begin(), order.end(), 0);
+  std::partial_sort(order.begin(), order.begin() + static_cast<ptrdiff_t>(n), order.end(), [&](int32_t a, int32_t b) {
+    return logprobs[a] != logprobs[b] ? logprobs[a] > logprobs[b] : a < b;
+  });
+  std::vector<Candidate> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    int32_t id = order[i];
+    out.push_back({id, model.vocab().token(id), std::exp(static_cast<double>(logprobs[id])), logprobs[id]});
+  }
+  return out;
+}
+
+std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& contexts, const PredictOptions& opt,
+                                const std::string& source, uint64_t first_line) {
+  const Model& model = engine.model();
+  if (opt.pad_to && !model.tokenizer().pad_id())
+    throw UsageError("--pad-to needs tokenizer.pad_id in " + model.directory() +
+                     "/config.json; this model has none");
+  if (opt.pad_to && *opt.pad_to < 1) throw UsageError("--pad-to must be at least 1");
+  std::vector<Prediction> out(contexts.size());
+  for (size_t i = 0; i < contexts.size(); ++i)
+    out[i].ids = context_ids(model, contexts[i], opt, LineRef{source, first_line + i});
+
+  // Longest first, so each batch holds rows of similar length (the engine is batch-invariant, so the
+  // grouping changes speed only, never a number).
+  std::vector<size_t> order(contexts.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return out[a].ids.size() > out[b].ids.size(); });
+  size_t bs = static_cast<size_t>(std::max(1, opt.batch_size));
+  MatrixRM logprobs;
+  for (size_t b = 0; b < order.size(); b += bs) {
+    size_t n = std::min(bs, order.size() - b);
+    Sequences inputs(n);
+    std::vector<State> states(n, State::zeros(model));
+    for (size_t r = 0; r < n; ++r) inputs[r] = out[order[b + r]].ids;
+    engine.predict(inputs, states, logprobs);
+    for (size_t r = 0; r < n; ++r) out[order[b + r]].top = top_candidates(model, logprobs.row(static_cast<Eigen::Index>(r)).data(), opt.top);
+  }
+  return out;
+}
+
+}  // namespace lstmlm::tasks

@@ -1,0 +1,179 @@
+#include "lstmlm/tasks/score.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "lstmlm/error.hpp"
+
+namespace lstmlm::tasks {
+
+void ScoreSummary::add(const LineScore& l) {
+  if (l.skipped) {
+    ++skipped;
+    return;
+  }
+  ++sentences;
+  tokens += l.tokens;
+  oovs += l.oovs;
+  oov_tokens += l.oov_tokens;
+  logprob += l.logprob;
+  oov_logprob += l.oov_logprob;
+}
+
+double ScoreSummary::perplexity() const {
+  if (tokens == 0) return std::numeric_limits<double>::quiet_NaN();
+  return std::exp(-logprob / static_cast<double>(tokens));
+}
+
+double ScoreSummary::perplexity_excl_oov() const {
+  if (tokens - oov_tokens == 0) return std::numeric_limits<double>::quiet_NaN();
+  return std::exp(-(logprob - oov_logprob) / static_cast<double>(tokens - oov_tokens));
+}
+
+Scorer::Scorer(Engine& engine, ScoreOptions opt) : engine_(&engine), opt_(opt) {
+  start_ = start_token(engine.model().tokenizer());
+  doc_state_ = State::zeros(engine.model());
+  doc_pending_ = start_;
+}
+
+namespace {
+
+// The ids of a line's words in the order they are fed (skipped OOVs left out), plus eos.
+std::vector<int32_t> fed_ids(const LineScore& l) {
+  std::vector<int32_t> ids;
+  for (const auto& w : l.words)
+    if (w.id >= 0) ids.push_back(w.id);
+  return ids;
+}
+
+// Writes the target log-probs back to the fed words of a line, in order, and totals the line.
+// `lp` holds one value per fed word; NaN marks a word that was context only.
+void fill_line(LineScore& l, const std::vector<float>& lp) {
+  size_t k = 0;
+  for (auto& w : l.words) {
+    if (w.id < 0) continue;
+    float v = lp[k++];
+    if (std::isnan(v)) continue;
+    w.scored = true;
+    w.logprob = v;
+    ++l.tokens;
+    l.logprob += v;
+    if (w.oov) {
+      ++l.oov_tokens;
+      l.oov_logprob += v;
+    }
+  }
+}
+
+constexpr float kContextOnly = std::numeric_limits<float>::quiet_NaN();
+
+}  // namespace
+
+std::vector<LineScore> Scorer::score(const std::vector<std::string>& lines, const std::string& source,
+                                     uint64_t first_line) {
+  const Model& model = engine_->model();
+  auto eos = model.tokenizer().eos_id();
+  std::vector<LineScore> out(lines.size());
+  std::vector<std::vector<int32_t>> streams(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    LineScore& l = out[i];
+    l.line = first_line + i;
+    auto toks = read_tokens(model, lines[i], opt_.ids_input, opt_.oov, LineRef{source, l.line});
+    if (toks.empty() && opt_.skip_empty) {
+      l.skipped = true;
+      continue;
+    }
+    for (auto& t : toks) {
+      l.words.push_back(WordScore{std::move(t.text), t.id, t.oov, false, false, 0.0f});
+      if (t.oov) ++l.oovs;
+    }
+    if (eos && opt_.append_eos) l.words.push_back(WordScore{model.vocab().token(*eos), *eos, false, true, false, 0.0f});
+    streams[i] = fed_ids(l);
+  }
+  if (opt_.context == ContextMode::Sentence)
+    run_sentences(out, streams);
+  else
+    run_document(out, streams);
+  return out;
+}
+
+void Scorer::run_sentences(std::vector<LineScore>& out, const std::vector<std::vector<int32_t>>& streams) {
+  const Model& model = engine_->model();
+  // Row of line i: inputs = [start] + ids[:-1], targets = ids; without a start token the first id is
+  // context only: inputs = ids[:-1], targets = ids[1:].
+  std::vector<size_t> order;
+  for (size_t i = 0; i < out.size(); ++i)
+    if (!out[i].skipped && !streams[i].empty()) order.push_back(i);
+  // Longest first so a batch holds similar lengths; the engine is batch-invariant, so this changes
+  // speed only, never a number.
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return streams[a].size() > streams[b].size(); });
+  size_t bs = static_cast<size_t>(std::max(1, opt_.batch_size));
+  Sequences inputs, targets;
+  std::vector<std::vector<float>> lp;
+  for (size_t b = 0; b < order.size(); b += bs) {
+    size_t n = std::min(bs, order.size() - b);
+    inputs.assign(n, {});
+    targets.assign(n, {});
+    for (size_t r = 0; r < n; ++r) {
+      const auto& ids = streams[order[b + r]];
+      if (start_ >= 0) {
+        inputs[r].push_back(start_);
+        inputs[r].insert(inputs[r].end(), ids.begin(), ids.end() - 1);
+        targets[r] = ids;
+      } else {
+        inputs[r].assign(ids.begin(), ids.end() - 1);
+        targets[r].assign(ids.begin() + 1, ids.end());
+      }
+    }
+    std::vector<State> states(n, State::zeros(model));
+    engine_->score(inputs, targets, states, lp);
+    for (size_t r = 0; r < n; ++r) {
+      std::vector<float> v;
+      if (start_ < 0) v.push_back(kContextOnly);
+      v.insert(v.end(), lp[r].begin(), lp[r].end());
+      fill_line(out[order[b + r]], v);
+    }
+  }
+}
+
+void Scorer::run_document(std::vector<LineScore>& out, const std::vector<std::vector<int32_t>>& streams) {
+  // One row: the pending token (the last of the previous block, or the start token) is fed first.
+  std::vector<int32_t> all;
+  for (size_t i = 0; i < out.size(); ++i) all.insert(all.end(), streams[i].begin(), streams[i].end());
+  std::vector<float> lp_all;
+  lp_all.reserve(all.size());
+  size_t pos = 0;
+  if (doc_pending_ < 0 && !all.empty()) {  // no start token: the stream's first token is context only
+    lp_all.push_back(kContextOnly);
+    doc_pending_ = all[0];
+    pos = 1;
+  }
+  // Chunks bound the engine's per-call memory; the state carries across them.
+  const size_t chunk = 8192;
+  Sequences inputs(1), targets(1);
+  std::vector<State> states{doc_state_};
+  std::vector<std::vector<float>> lp;
+  while (pos < all.size()) {
+    size_t n = std::min(chunk, all.size() - pos);
+    inputs[0].assign(1, doc_pending_);
+    inputs[0].insert(inputs[0].end(), all.begin() + static_cast<ptrdiff_t>(pos),
+                     all.begin() + static_cast<ptrdiff_t>(pos + n - 1));
+    targets[0].assign(all.begin() + static_cast<ptrdiff_t>(pos), all.begin() + static_cast<ptrdiff_t>(pos + n));
+    engine_->score(inputs, targets, states, lp);
+    lp_all.insert(lp_all.end(), lp[0].begin(), lp[0].end());
+    doc_pending_ = all[pos + n - 1];
+    pos += n;
+  }
+  doc_state_ = states[0];
+  size_t k = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    std::vector<float> v(lp_all.begin() + static_cast<ptrdiff_t>(k),
+                         lp_all.begin() + static_cast<ptrdiff_t>(k + streams[i].size()));
+    k += streams[i].size();
+    fill_line(out[i], v);
+  }
+}
+
+}  // namespace lstmlm::tasks

@@ -1,0 +1,59 @@
+// Predict task on the hand-built micro model (tests/micro_model.hpp).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "lstmlm/error.hpp"
+#include "lstmlm/tasks/predict.hpp"
+#include "micro_model.hpp"
+
+namespace {
+
+using namespace lstmlm;
+using namespace lstmlm::tasks;
+using test::micro_logprob;
+
+TEST(PredictMicro, TopAfterBAndTiesById) {
+  Engine engine(test::micro_model(), 1);
+  PredictOptions o;
+  o.top = 0;
+  auto r = predict(engine, {"a b"}, o, "test", 1);
+  EXPECT_EQ(r[0].ids, (std::vector<int32_t>{2, 0, 1}));  // </s> start token fed first
+  ASSERT_EQ(r[0].top.size(), 3u);
+  // After b: a has e^t/(e^t+2) > 1/(e^t+2), then b and </s> tie and are ordered by id.
+  EXPECT_EQ(r[0].top[0].id, 0);
+  EXPECT_EQ(r[0].top[1].id, 1);
+  EXPECT_EQ(r[0].top[2].id, 2);
+  EXPECT_NEAR(r[0].top[0].logprob, micro_logprob(1, 0), 1e-5);
+  EXPECT_NEAR(r[0].top[0].prob, std::exp(micro_logprob(1, 0)), 1e-5);
+  EXPECT_EQ(r[0].top[0].token, "a");
+}
+
+TEST(PredictMicro, IdsPadToAndErrors) {
+  Engine engine(test::micro_model(false), 1);
+  PredictOptions o;
+  o.ids_input = true;
+  o.top = 1;
+  o.pad_to = 3;
+  auto r = predict(engine, {"1", "2 1 1 2"}, o, "test", 1);
+  EXPECT_EQ(r[0].ids, (std::vector<int32_t>{0, 0, 1}));  // pre-padded with pad_id 0
+  EXPECT_EQ(r[1].ids, (std::vector<int32_t>{1, 1, 2}));  // the last 3 kept
+  EXPECT_NEAR(r[1].top[0].logprob, std::max(micro_logprob(2, 0), micro_logprob(2, 1)), 1e-5);
+  o.pad_to.reset();
+  EXPECT_THROW(predict(engine, {""}, o, "test", 1), InputError);  // nothing to feed, no bos/eos
+}
+
+TEST(PredictMicro, SameResultWhateverTheBatch) {
+  Engine engine(test::micro_model(), 2);
+  std::vector<std::string> ctx = {"a", "b b a", "", "b", "a a a a a b"};
+  PredictOptions o;
+  o.top = 0;
+  o.batch_size = 1;
+  auto one = predict(engine, ctx, o, "t", 1);
+  o.batch_size = 3;
+  auto three = predict(engine, ctx, o, "t", 1);
+  for (size_t i = 0; i < ctx.size(); ++i)
+    for (size_t k = 0; k < 3; ++k) EXPECT_EQ(one[i].top[k].logprob, three[i].top[k].logprob);
+}
+
+}  // namespace
