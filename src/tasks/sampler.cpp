@@ -117,13 +117,16 @@ SamplingDistribution Sampler::distribution(std::span<const float> logprobs,
     return m;
   };
 
+  bool by_id = true;  // c is still in ascending id order (top-k and top-p reorder it)
   const int k = params_.top_k;
   if (k > 0 && static_cast<size_t>(k) < c.size()) {
+    by_id = false;
     std::nth_element(c.begin(), c.begin() + k, c.end(), better);
     c.resize(static_cast<size_t>(k));
   }
 
   if (params_.top_p < 1.0f && c.size() > 1) {
+    by_id = false;
     // The smallest prefix (in `better` order) whose mass reaches top_p of the kept mass. Sorts a growing
     // prefix only: usually a few dozen tokens hold the mass.
     const double wmax = wmax_of();
@@ -157,7 +160,7 @@ SamplingDistribution Sampler::distribution(std::span<const float> logprobs,
     std::erase_if(c, [&](int32_t i) { return w[static_cast<size_t>(i)] < bound; });
   }
 
-  std::sort(c.begin(), c.end());
+  if (!by_id) std::sort(c.begin(), c.end());
   const double wmax = wmax_of();
   const double t = params_.temperature;
   d.ids = c;

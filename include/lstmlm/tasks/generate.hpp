@@ -1,0 +1,64 @@
+// Text generation: a prompt is run through the model once, then K samples continue it as one batch
+// (docs/generation.md). Typed inputs -> typed results; printing is the CLI's job.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lstmlm/engine.hpp"
+#include "lstmlm/sampler.hpp"
+#include "lstmlm/tokenizer.hpp"
+
+namespace lstmlm {
+
+struct GenerateOptions {
+  std::string prompt;
+  int max_tokens = 100;  // tokens generated per sample, eos included
+  SamplerParams sampler;
+  uint64_t seed = 0;
+  int num_samples = 1;
+  std::optional<bool> stop_at_eos;  // unset: on when the model has an eos token
+};
+
+struct GeneratedToken {
+  int32_t id = -1;
+  float logprob = 0;  // ln p(token | context) under the model, before any sampler transform
+};
+
+struct GeneratedSample {
+  int index = 0;
+  std::vector<GeneratedToken> tokens;
+  double total_logprob = 0;  // sum of the tokens' logprob
+  bool stopped_at_eos = false;
+  std::vector<int32_t> ids() const;
+};
+
+// The prompt as the model sees it.
+struct Prompt {
+  std::vector<Token> tokens;    // the prompt's tokens (line breaks included as tokens, see prompt_context)
+  std::vector<int32_t> context;  // ids fed to the model: the start token (bos, else eos, if any) + tokens
+};
+
+// Tokenizes a prompt. A line break is the char model's "\n" token (unk when the vocabulary has none) or, in a
+// word model, the eos token when it has one (else plain whitespace). The context starts with bos, else eos,
+// as in `score`; a model with neither starts from the prompt alone, so an empty prompt is then an InputError.
+// An OOV word maps to unk when the model has one; without unk it is an InputError naming the word.
+Prompt prompt_context(const Model& model, std::string_view prompt);
+
+// Called with (sample index, token) as soon as each token is chosen: lets the CLI stream.
+using TokenCallback = std::function<void(int, const GeneratedToken&)>;
+
+struct GenerateResult {
+  Prompt prompt;
+  std::vector<GeneratedSample> samples;
+};
+
+// Runs the prompt once, copies its state to every sample, then steps all unfinished samples as one batch.
+// Sample i draws from Rng::stream(seed, i) only, and the engine is batch-invariant, so sample i is the
+// same whatever num_samples and the engine's thread count.
+GenerateResult generate(Engine& engine, const GenerateOptions& options, const TokenCallback& on_token = {});
+
+}  // namespace lstmlm

@@ -1,0 +1,122 @@
+// generate: prompt -> context, one prefill, then the K samples stepped as one batch (docs/generation.md).
+#include "lstmlm/tasks/generate.hpp"
+
+#include <span>
+#include <string>
+#include <utility>
+
+#include "lstmlm/error.hpp"
+
+namespace lstmlm {
+
+std::vector<int32_t> GeneratedSample::ids() const {
+  std::vector<int32_t> v;
+  v.reserve(tokens.size());
+  for (const auto& t : tokens) v.push_back(t.id);
+  return v;
+}
+
+Prompt prompt_context(const Model& model, std::string_view prompt) {
+  const Tokenizer& tok = model.tokenizer();
+  const bool chars = tok.config().type == TokenizerType::Char;
+  Prompt p;
+  // What a line break becomes between two lines of the prompt.
+  std::optional<Token> line_break;
+  if (chars) {
+    if (auto id = model.vocab().find("\n")) line_break = Token{*id, "\n", false};
+    else if (tok.unk_id()) line_break = Token{*tok.unk_id(), "\n", true};
+    else line_break = Token{-1, "\n", true};
+  } else if (tok.eos_id()) {
+    line_break = Token{*tok.eos_id(), model.vocab().token(*tok.eos_id()), false};
+  }
+  size_t start = 0;
+  for (bool first = true;; first = false) {
+    size_t end = prompt.find('\n', start);
+    std::string_view line = prompt.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!first && line_break) p.tokens.push_back(*line_break);
+    std::vector<Token> toks;
+    try {
+      toks = tok.tokenize(line);
+    } catch (const InputError& e) {
+      throw InputError(std::string("prompt: ") + e.what());
+    }
+    for (auto& t : toks) p.tokens.push_back(std::move(t));
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  for (const auto& t : p.tokens)
+    if (t.id < 0)
+      throw InputError("prompt: '" + t.text + "' is not in the vocabulary and the model has no unk_token");
+  if (auto s = tok.bos_id() ? tok.bos_id() : tok.eos_id()) p.context.push_back(*s);
+  for (const auto& t : p.tokens) p.context.push_back(t.id);
+  if (p.context.empty())
+    throw InputError("prompt: empty, and the model has neither a bos_token nor an eos_token to start from");
+  return p;
+}
+
+GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCallback& on_token) {
+  const Model& model = engine.model();
+  if (o.max_tokens < 0) throw UsageError("--max-tokens must be >= 0, got " + std::to_string(o.max_tokens));
+  if (o.num_samples < 1) throw UsageError("--num-samples must be >= 1, got " + std::to_string(o.num_samples));
+  const Sampler sampler(o.sampler);
+  const std::optional<int32_t> eos = model.tokenizer().eos_id();
+  const bool stop = o.stop_at_eos.value_or(eos.has_value()) && eos.has_value();
+
+  GenerateResult r;
+  r.prompt = prompt_context(model, o.prompt);
+  const auto V = static_cast<size_t>(model.vocab_size());
+
+  // Prefill once; every sample starts from this state and this distribution.
+  std::vector<State> states{State::zeros(model)};
+  MatrixRM lp;
+  engine.predict(Sequences{r.prompt.context}, states, lp);
+
+  const auto K = static_cast<size_t>(o.num_samples);
+  r.samples.resize(K);
+  // Repeat-penalty history: the prompt's own tokens (not the start token), then what each sample generates.
+  std::vector<int32_t> prompt_ids;
+  for (const auto& t : r.prompt.tokens) prompt_ids.push_back(t.id);
+  std::vector<std::vector<int32_t>> history(K, prompt_ids);
+  std::vector<Rng> rngs;
+  for (size_t i = 0; i < K; ++i) {
+    r.samples[i].index = static_cast<int>(i);
+    rngs.push_back(Rng::stream(o.seed, i));
+  }
+  // Unfinished samples, in index order; `states` and the rows of `lp` follow this order after the first step.
+  std::vector<size_t> active;
+  for (size_t i = 0; i < K; ++i) active.push_back(i);
+  states.resize(K, states.front());
+
+  Sequences next;
+  for (int step = 0; step < o.max_tokens && !active.empty(); ++step) {
+    std::vector<size_t> still;
+    std::vector<State> kept;
+    next.clear();
+    for (size_t a = 0; a < active.size(); ++a) {
+      const size_t i = active[a];
+      const float* row = lp.row(step == 0 ? 0 : static_cast<Eigen::Index>(a)).data();
+      std::span<const float> dist(row, V);
+      int32_t id = sampler.sample(dist, history[i], rngs[i]);
+      GeneratedToken t{id, dist[static_cast<size_t>(id)]};
+      GeneratedSample& s = r.samples[i];
+      s.tokens.push_back(t);
+      s.total_logprob += t.logprob;
+      history[i].push_back(id);
+      if (on_token) on_token(static_cast<int>(i), t);
+      if (stop && id == *eos) {
+        s.stopped_at_eos = true;
+        continue;
+      }
+      still.push_back(i);
+      kept.push_back(std::move(states[a]));
+      next.push_back({id});
+    }
+    active = std::move(still);
+    states = std::move(kept);
+    if (step + 1 < o.max_tokens && !active.empty()) engine.predict(next, states, lp);
+  }
+  return r;
+}
+
+}  // namespace lstmlm
