@@ -2,7 +2,7 @@
 """Golden data for `generate`: small PyTorch LSTM models and their greedy continuations.
 
 Writes tests/golden/generate_word/ and tests/golden/generate_char/, each a model directory (format v1) plus
-expected.json: the context fed to the model (start token + prompt ids), the greedy ids PyTorch picks (argmax
+greedy.json (not expected.json, which marks the engine's cases in tests/golden): the context fed to the model (start token + prompt ids), the greedy ids PyTorch picks (argmax
 of the float64 log-softmax, stopping after eos when the model has one) and the log-probability of each.
 Each step's winner must beat the runner-up by MARGIN nats, so float32 rounding in lstmlm cannot flip it.
 
@@ -83,7 +83,7 @@ def make(name, *, vocab, tokenizer, prompt, context, seed, scale, max_tokens, eo
     expected = {"prompt": prompt, "context_ids": context, "max_tokens": max_tokens, "greedy_ids": ids,
                 "logprobs": logprobs, "stopped_at_eos": bool(ids and ids[-1] == eos_id),
                 "margin": MARGIN, "note": "PyTorch float64 greedy continuation; see tools/make_golden_generate.py"}
-    with open(os.path.join(out, "expected.json"), "w", encoding="utf-8") as f:
+    with open(os.path.join(out, "greedy.json"), "w", encoding="utf-8") as f:
         json.dump(expected, f, indent=1, ensure_ascii=False)
         f.write("\n")
     print("%s: %d tokens%s" % (name, len(ids), " (stopped at eos)" if expected["stopped_at_eos"] else ""))
