@@ -5,7 +5,9 @@ import argparse
 import importlib
 import os
 import pickle
+import struct
 import sys
+import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -25,6 +27,15 @@ def converters():
             if e.name != f"lstmlm_convert.{name}":
                 raise
     return out
+
+
+def _named(e, args):
+    """The error's message, prefixed with the source path unless it already names a file given."""
+    msg = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
+    given = [p for p in (args.source, getattr(args, "vocab", None)) if p]
+    if not any(p in msg or os.path.basename(p) in msg for p in given):
+        msg = f"{args.source}: {msg}"
+    return msg
 
 
 def main(argv=None):
@@ -53,7 +64,12 @@ def main(argv=None):
         write_model(args.outdir, **kwargs)
     except (common.ConvertError, VocabError, ValueError, OSError, pickle.UnpicklingError) as e:
         # Every converter reports a bad source as one of these (tf1's ConvertError is a ValueError).
-        print(f"convert.py: error: {e}", file=sys.stderr)
+        print(f"convert.py: error: {_named(e, args)}", file=sys.stderr)
+        return 1
+    except (KeyError, IndexError, EOFError, struct.error, zipfile.BadZipFile) as e:
+        # What h5py, zipfile, struct and pickle raise on a damaged file the converters did not foresee:
+        # still bad input, so one line naming the file, not a traceback.
+        print(f"convert.py: error: {_named(e, args)} ({type(e).__name__})", file=sys.stderr)
         return 1
     cfg = kwargs
     print(f"wrote {args.outdir}: vocab {len(cfg['vocab'])}, embedding {cfg['embedding_dim']}, layers "

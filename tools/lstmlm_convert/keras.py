@@ -204,6 +204,8 @@ def _legacy_layer_weights(group, layer_name, where):
         key = _strip(wn)
         if key in out:
             raise ConvertError(f"{where}: layer {layer_name!r} has two weights named {key!r}")
+        if wn not in g:
+            raise ConvertError(f"{where}: layer {layer_name!r}: weight {wn!r} (listed in weight_names) is missing")
         out[key] = np.asarray(g[wn], dtype=np.float32)
     return out
 

@@ -174,7 +174,8 @@ def load_vocab(path):
     if data[:1] == b"\x80":  # pickle protocol >= 2
         try:
             obj = unpickle.loads(data, encoding="utf-8")
-        except unpickle.RefusedGlobal as e:
+        except (unpickle.UnpicklingError, EOFError, ValueError, IndexError, KeyError, TypeError) as e:
+            # RefusedGlobal (names the global) or a damaged pickle (truncated, bad opcode).
             raise VocabError(f"{path}: {e}") from None
         v = _from_pickle(obj, path)
     else:
