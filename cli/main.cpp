@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
     for (auto& s : subs)
       if (s.app->parsed()) {
         int rc = s.run();
-        if (std::fflush(stdout) != 0) throw lstmlm::OutputError("stdout: write failed");
+        // Through Output: the last buffered bytes can meet a closed pipe (exit 0) or a full disk (exit 1).
+        lstmlm::cli::Output().flush();
         return rc;
       }
     return kExitUsage;
