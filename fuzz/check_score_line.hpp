@@ -1,16 +1,19 @@
-// Any byte string as one line to score, on a tiny random word model: an InputError (invalid UTF-8) or
-// one finite ln p <= 0 per token of [eos] + line + [eos], i.e. nothing lost and nothing undefined.
+// Any byte string as lines to score (split at '\n', as the CLI reads them), through the score task on a
+// tiny random word model, in sentence and document mode: an InputError (invalid UTF-8) or exactly one
+// record per line, in order, each scored ln p finite and <= 0: nothing lost, nothing undefined.
 #pragma once
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <string_view>
+#include <string>
+#include <vector>
 
 #include "check.hpp"
 #include "lstmlm/engine.hpp"
 #include "lstmlm/error.hpp"
 #include "lstmlm/model.hpp"
+#include "lstmlm/tasks/score.hpp"
 
 namespace lstmlm::fuzz {
 
@@ -27,33 +30,43 @@ inline std::shared_ptr<const Model> model() {
   c.tokenizer.eos_token = "<eos>";
   return Model::create(c, v, r->weights());
 }
-}  // namespace score_detail
 
-inline void check_score_line(const uint8_t* data, size_t size) {
-  static const auto m = score_detail::model();
-  static Engine engine(m, 1);
-  std::string_view line(reinterpret_cast<const char*>(data), size);
-  std::vector<Token> toks;
+inline void check_lines(tasks::Scorer& scorer, const std::vector<std::string>& lines) {
+  std::vector<tasks::LineScore> got;
   try {
-    toks = m->tokenizer().tokenize(line);
+    got = scorer.score(lines, "fuzz", 1);
   } catch (const InputError&) {
     return;
   }
-  const int32_t eos = *m->tokenizer().eos_id();
-  Sequences in(1), tgt(1);
-  in[0].push_back(eos);
-  for (const auto& t : toks) {
-    require(t.id >= 0 && t.id < m->vocab_size(), "score: token id out of range with an unk token");
-    in[0].push_back(t.id);
-    tgt[0].push_back(t.id);
+  require(got.size() == lines.size(), "score: not one record per line");
+  for (size_t i = 0; i < got.size(); ++i) {
+    require(got[i].line == i + 1, "score: records out of order");
+    int64_t scored = 0;
+    for (const auto& w : got[i].words) {
+      if (!w.scored) continue;
+      ++scored;
+      require(std::isfinite(w.logprob) && w.logprob <= 1e-6f, "score: ln p not finite or > 0");
+    }
+    require(scored == got[i].tokens, "score: token count differs from the scored words");
+    require(std::isfinite(got[i].logprob), "score: line total not finite");
   }
-  tgt[0].push_back(eos);
-  in[0].resize(tgt[0].size());
-  std::vector<State> states{State::zeros(*m)};
-  std::vector<std::vector<float>> out;
-  engine.score(in, tgt, states, out);
-  require(out.size() == 1 && out[0].size() == tgt[0].size(), "score: not one ln p per token");
-  for (float lp : out[0]) require(std::isfinite(lp) && lp <= 1e-6f, "score: ln p not finite or > 0");
+}
+}  // namespace score_detail
+
+inline void check_score_line(const uint8_t* data, size_t size) {
+  using namespace score_detail;
+  static const auto m = model();
+  static Engine engine(m, 1);
+  static tasks::Scorer sentences(engine, {});
+  // Document mode carries its state across inputs, as across the lines of a long document.
+  static tasks::Scorer document(engine, {.context = tasks::ContextMode::Document});
+  std::vector<std::string> lines(1);
+  for (size_t i = 0; i < size; ++i) {
+    if (data[i] == '\n') lines.emplace_back();
+    else lines.back().push_back(static_cast<char>(data[i]));
+  }
+  check_lines(sentences, lines);
+  check_lines(document, lines);
 }
 
 }  // namespace lstmlm::fuzz
