@@ -1,13 +1,132 @@
-// Placeholder until the info subcommand lands (see its issue); exits with a usage error.
+// `lstmlm info -m DIR [--json]`: Keras-style summary of a model, its memory, tokenizer and provenance.
+#include <memory>
+#include <sstream>
+
 #include "commands.hpp"
-#include "lstmlm/error.hpp"
+#include "lstmlm/model.hpp"
+#include "lstmlm/summary.hpp"
+#include "output.hpp"
 
 namespace lstmlm::cli {
 
+namespace {
+
+struct InfoOptions {
+  std::string model;
+  bool json = false;
+};
+
+// 191754 -> "191,754" (Keras prints parameter counts grouped).
+std::string grouped(int64_t n) {
+  std::string d = std::to_string(n < 0 ? -n : n), r;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i && (d.size() - i) % 3 == 0) r += ',';
+    r += d[i];
+  }
+  return n < 0 ? "-" + r : r;
+}
+
+std::string pad(std::string s, size_t w) {
+  if (s.size() < w) s.append(w - s.size(), ' ');
+  return s;
+}
+
+std::string shape(int64_t width) { return "(None, T, " + std::to_string(width) + ")"; }
+
+std::string token_or_none(const std::optional<std::string>& t) {
+  return t ? nlohmann::json(*t).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) : "none";
+}
+
+std::string human_bytes(size_t b) {
+  std::ostringstream o;
+  o.precision(3);
+  if (b >= (1u << 20)) o << static_cast<double>(b) / (1 << 20) << " MiB";
+  else o << static_cast<double>(b) / 1024 << " KiB";
+  return o.str();
+}
+
+void print_text(const Model& m, const ModelSummary& s, Output& out) {
+  const auto& c = m.config();
+  out.line("Model: " + m.directory() + " (lstmlm format v" + std::to_string(c.format_version) + ")");
+  if (c.embedding_dim == 0) out.line("Input: one-hot vectors of " + std::to_string(c.vocab_size));
+  const std::string rule(78, '=');
+  out.line(pad("Layer (type)", 28) + pad("Output Shape", 20) + pad("Param #", 14) + "Notes");
+  out.line(rule);
+  for (const auto& l : s.layers) {
+    std::string note = l.note;
+    if (l.trainable && !*l.trainable) note = note.empty() ? "frozen" : note + ", frozen";
+    std::string row = pad(l.name + " (" + l.type + ")", 28) + pad(shape(l.width), 20) + pad(grouped(l.params), 14) + note;
+    while (!row.empty() && row.back() == ' ') row.pop_back();
+    out.line(row);
+  }
+  out.line(rule);
+  out.line("Total params: " + grouped(s.total_params));
+  if (s.trainable_params) {
+    out.line("Trainable params: " + grouped(*s.trainable_params));
+    out.line("Non-trainable params: " + grouped(*s.non_trainable_params));
+  } else {
+    out.line("Trainable params: not recorded by the source");
+  }
+  out.line("Memory: " + grouped(static_cast<int64_t>(m.memory_bytes())) + " bytes (" + human_bytes(m.memory_bytes()) +
+           ", weights and kernel tables)");
+  const auto& t = c.tokenizer;
+  std::string tok = std::string(to_string(t.type)) + ", vocab " + grouped(c.vocab_size) +
+                    (t.lowercase ? ", lowercase" : "") + ", filters " +
+                    nlohmann::json(t.filters).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                    ", unk " + token_or_none(t.unk_token) + ", eos " + token_or_none(t.eos_token) + ", bos " +
+                    token_or_none(t.bos_token) + ", pad_id " + (t.pad_id ? std::to_string(*t.pad_id) : "none");
+  out.line("Tokenizer: " + tok);
+  out.line("Source: " + c.source.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  for (const auto& w : m.warnings()) out.line("Warning: " + w);
+}
+
+void print_json(const Model& m, const ModelSummary& s, Output& out) {
+  using nlohmann::json;
+  const auto& c = m.config();
+  json layers = json::array();
+  for (const auto& l : s.layers)
+    layers.push_back({{"name", l.name},
+                      {"type", l.type},
+                      {"output_shape", {nullptr, nullptr, l.width}},
+                      {"params", l.params},
+                      {"trainable", l.trainable ? json(*l.trainable) : json(nullptr)},
+                      {"note", l.note}});
+  auto opt = [](const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); };
+  json cfg = config_to_json(c);
+  json j = {{"model", m.directory()},
+            {"format_version", c.format_version},
+            {"vocab_size", c.vocab_size},
+            {"embedding_dim", c.embedding_dim},
+            {"tied", c.tied},
+            {"layers", layers},
+            {"total_params", s.total_params},
+            {"trainable_params", opt(s.trainable_params)},
+            {"non_trainable_params", opt(s.non_trainable_params)},
+            {"memory_bytes", m.memory_bytes()},
+            {"tokenizer", cfg["tokenizer"]},
+            {"source", c.source},
+            {"warnings", m.warnings()}};
+  out.line(j.dump(2, ' ', false, json::error_handler_t::replace));
+}
+
+}  // namespace
+
 Subcommand setup_info(CLI::App& parent) {
+  auto opts = std::make_shared<InfoOptions>();
   Subcommand s;
-  s.app = parent.add_subcommand("info", "(not yet available)");
-  s.run = [] () -> int { throw UsageError("info: not implemented in this build"); };
+  s.app = parent.add_subcommand("info", "Describe a model: layers, parameters, memory, tokenizer, provenance");
+  s.app->add_option("-m,--model", opts->model, "Model directory (config.json, vocab.json, weights.safetensors)")
+      ->required();
+  s.app->add_flag("--json", opts->json, "Print one JSON object instead of the table");
+  s.run = [opts]() -> int {
+    auto model = Model::load(opts->model);
+    ModelSummary sum = summarize(*model);
+    Output out;
+    if (opts->json) print_json(*model, sum, out);
+    else print_text(*model, sum, out);
+    out.flush();
+    return 0;
+  };
   return s;
 }
 

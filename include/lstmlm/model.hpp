@@ -71,6 +71,9 @@ public:
 
 private:
   Model(ModelConfig config, Vocab vocab, Weights weights, std::string dir);
+  // create() plus what only load() knows: the directory and the loader's warnings.
+  static std::shared_ptr<const Model> build(ModelConfig config, Vocab vocab, Weights weights, std::string dir,
+                                            std::vector<std::string> warnings);
   ModelConfig config_;
   Vocab vocab_;
   Weights weights_;

@@ -55,6 +55,11 @@ Model::Model(ModelConfig config, Vocab vocab, Weights weights, std::string dir)
 Model::~Model() = default;
 
 std::shared_ptr<const Model> Model::create(ModelConfig config, Vocab vocab, Weights weights) {
+  return build(std::move(config), std::move(vocab), std::move(weights), "", {});
+}
+
+std::shared_ptr<const Model> Model::build(ModelConfig config, Vocab vocab, Weights weights, std::string dir,
+                                          std::vector<std::string> warnings) {
   if (config.tied) {
     if (config.embedding_dim == 0) throw ModelError("config: 'output.tied' needs an embedding (embedding_dim > 0)");
     if (config.embedding_dim != config.last_output_size())
@@ -66,7 +71,8 @@ std::shared_ptr<const Model> Model::create(ModelConfig config, Vocab vocab, Weig
   if (vocab.size() != config.vocab_size)
     throw ModelError("vocab.json: " + std::to_string(vocab.size()) + " tokens, config.json vocab_size is " +
                      std::to_string(config.vocab_size));
-  std::shared_ptr<Model> m(new Model(std::move(config), std::move(vocab), std::move(weights), ""));
+  std::shared_ptr<Model> m(new Model(std::move(config), std::move(vocab), std::move(weights), std::move(dir)));
+  m->warnings_ = std::move(warnings);
   m->tokenizer_ = std::make_unique<const Tokenizer>(m->config_.tokenizer, m->vocab_);
   m->packed_ = detail::pack_weights(m->config_, m->weights_);
   return m;

@@ -1,0 +1,232 @@
+// config.json (format v1): every field checked, messages name the file and the field (docs/model-format.md).
+#include "lstmlm/config.hpp"
+
+#include <cmath>
+#include <initializer_list>
+#include <string_view>
+
+#include "format/json_util.hpp"
+#include "lstmlm/error.hpp"
+
+namespace lstmlm {
+
+namespace {
+
+using nlohmann::json;
+
+// Bounds far above any real LSTM LM but low enough that V*H products stay far from overflow
+// and a corrupt file cannot ask for terabytes.
+constexpr int64_t kMaxVocab = int64_t{1} << 28;
+constexpr int64_t kMaxWidth = int64_t{1} << 16;
+constexpr int64_t kMaxLayers = 256;
+
+class Reader {
+public:
+  explicit Reader(const std::string& file) : file_(file) {}
+
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw ModelError(file_ + ": field '" + field + "': " + what);
+  }
+
+  const json& require(const json& obj, const std::string& prefix, const char* key) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) fail(prefix + key, "required field is missing");
+    return *it;
+  }
+
+  // Unknown keys are refused: a misspelt optional field would otherwise be silently defaulted.
+  void only_keys(const json& obj, const std::string& prefix, std::initializer_list<std::string_view> known) const {
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+      bool ok = false;
+      for (auto k : known) ok = ok || it.key() == k;
+      if (!ok)
+        throw ModelError(file_ + ": unknown field " + format::quoted(prefix + it.key()) +
+                         " (not part of format v1)");
+    }
+  }
+
+  int64_t integer(const json& v, const std::string& field, int64_t lo, int64_t hi, const char* expect) const {
+    if (!v.is_number_integer()) fail(field, std::string("expected ") + expect + ", found " + format::brief(v));
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi))
+      fail(field, std::string("expected ") + expect + " of at most " + std::to_string(hi) + ", found " + format::brief(v));
+    int64_t n = v.get<int64_t>();
+    if (n < lo) fail(field, std::string("expected ") + expect + ", found " + format::brief(v));
+    if (n > hi)
+      fail(field, std::string("expected ") + expect + " of at most " + std::to_string(hi) + ", found " + format::brief(v));
+    return n;
+  }
+
+  std::string string(const json& v, const std::string& field) const {
+    if (!v.is_string()) fail(field, "expected a string, found " + format::brief(v));
+    return v.get<std::string>();
+  }
+
+  std::optional<std::string> opt_string(const json& obj, const std::string& prefix, const char* key) const {
+    auto it = obj.find(key);
+    if (it == obj.end() || it->is_null()) return std::nullopt;
+    std::string s = string(*it, prefix + key);
+    if (s.empty()) fail(prefix + key, "expected a token string or null, found \"\"");
+    return s;
+  }
+
+  bool boolean(const json& v, const std::string& field) const {
+    if (!v.is_boolean()) fail(field, "expected true or false, found " + format::brief(v));
+    return v.get<bool>();
+  }
+
+  const json& object(const json& v, const std::string& field) const {
+    if (!v.is_object()) fail(field, "expected an object, found " + format::brief(v));
+    return v;
+  }
+
+private:
+  std::string file_;
+};
+
+LayerConfig parse_layer(const Reader& r, const json& j, const std::string& p) {
+  r.object(j, p.substr(0, p.size() - 1));
+  r.only_keys(j, p, {"hidden_size", "proj_size", "activation", "recurrent_activation", "cell_clip"});
+  LayerConfig l;
+  l.hidden_size = static_cast<int>(r.integer(r.require(j, p, "hidden_size"), p + "hidden_size", 1, kMaxWidth, "a positive integer"));
+  if (auto it = j.find("proj_size"); it != j.end()) {
+    // PyTorch requires 0 < proj_size < hidden_size for LSTMP.
+    l.proj_size = static_cast<int>(r.integer(*it, p + "proj_size", 0, l.hidden_size - 1,
+                                             "0 (no projection) or an integer below hidden_size"));
+  }
+  if (auto it = j.find("activation"); it != j.end()) {
+    std::string a = r.string(*it, p + "activation");
+    if (a != "tanh") r.fail(p + "activation", "expected \"tanh\" (the only cell activation supported), found " + format::brief(*it));
+  }
+  std::string ra = r.string(r.require(j, p, "recurrent_activation"), p + "recurrent_activation");
+  if (ra == "sigmoid") l.recurrent_activation = RecurrentActivation::Sigmoid;
+  else if (ra == "hard_sigmoid") l.recurrent_activation = RecurrentActivation::HardSigmoid;
+  else if (ra == "hard_sigmoid_keras3") l.recurrent_activation = RecurrentActivation::HardSigmoidKeras3;
+  else
+    r.fail(p + "recurrent_activation",
+           "expected \"sigmoid\", \"hard_sigmoid\" or \"hard_sigmoid_keras3\", found " + format::brief(ra));
+  if (auto it = j.find("cell_clip"); it != j.end() && !it->is_null()) {
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() <= 0)
+      r.fail(p + "cell_clip", "expected a positive number or null, found " + format::brief(*it));
+    l.cell_clip = it->get<float>();
+  }
+  return l;
+}
+
+TokenizerConfig parse_tokenizer(const Reader& r, const json& j, int vocab_size) {
+  const std::string p = "tokenizer.";
+  r.object(j, "tokenizer");
+  r.only_keys(j, p, {"type", "lowercase", "filters", "unk_token", "eos_token", "bos_token", "pad_id"});
+  TokenizerConfig t;
+  std::string type = r.string(r.require(j, p, "type"), p + "type");
+  if (type == "word") t.type = TokenizerType::Word;
+  else if (type == "char") t.type = TokenizerType::Char;
+  else r.fail(p + "type", "expected \"word\" or \"char\", found " + format::brief(type));
+  if (auto it = j.find("lowercase"); it != j.end()) t.lowercase = r.boolean(*it, p + "lowercase");
+  if (auto it = j.find("filters"); it != j.end() && !it->is_null()) t.filters = r.string(*it, p + "filters");
+  t.unk_token = r.opt_string(j, p, "unk_token");
+  t.eos_token = r.opt_string(j, p, "eos_token");
+  t.bos_token = r.opt_string(j, p, "bos_token");
+  if (auto it = j.find("pad_id"); it != j.end() && !it->is_null())
+    t.pad_id = static_cast<int32_t>(r.integer(*it, p + "pad_id", 0, vocab_size - 1, "a token id in [0, vocab_size)"));
+  return t;
+}
+
+// The `source.trainable` convention (docs/model-format.md): an object of booleans keyed by layer name.
+void check_trainable(const Reader& r, const json& source, size_t layers) {
+  auto it = source.find("trainable");
+  if (it == source.end()) return;
+  r.object(*it, "source.trainable");
+  for (auto e = it->begin(); e != it->end(); ++e) {
+    const std::string& k = e.key();
+    bool known = k == "embedding" || k == "decoder";
+    for (size_t i = 0; i < layers && !known; ++i) known = k == "lstm_l" + std::to_string(i);
+    if (!known)
+      r.fail("source.trainable." + k, "unknown layer name (expected embedding, lstm_l0..lstm_l" +
+                                           std::to_string(layers - 1) + " or decoder)");
+    r.boolean(e.value(), "source.trainable." + k);
+  }
+}
+
+}  // namespace
+
+ModelConfig parse_config(const json& j, const std::string& file) {
+  Reader r(file);
+  if (!j.is_object()) throw ModelError(file + ": expected a JSON object, found " + format::brief(j));
+  // The version is read first: a newer file may differ in every other field.
+  const json& fmt = r.require(j, "", "format");
+  if (!fmt.is_string() || fmt.get<std::string>() != "lstmlm")
+    r.fail("format", "expected \"lstmlm\", found " + format::brief(fmt));
+  const json& ver = r.require(j, "", "format_version");
+  // Compared as unsigned so that a huge version reads as newer, not as a wrapped negative number.
+  if (!ver.is_number_integer() || (!ver.is_number_unsigned() && ver.get<int64_t>() < 1) ||
+      (ver.is_number_unsigned() && ver.get<uint64_t>() == 0))
+    r.fail("format_version", "expected a positive integer, found " + format::brief(ver));
+  if (ver.get<uint64_t>() > static_cast<uint64_t>(kFormatVersion))
+    throw ModelError(file + ": format_version " + ver.dump() + " is newer than this build reads (" +
+                     std::to_string(kFormatVersion) + "); upgrade lstmlm");
+  r.only_keys(j, "", {"format", "format_version", "vocab_size", "embedding_dim", "layers", "output", "tokenizer", "source"});
+
+  ModelConfig c;
+  c.format_version = static_cast<int>(ver.get<int64_t>());
+  c.vocab_size = static_cast<int>(r.integer(r.require(j, "", "vocab_size"), "vocab_size", 1, kMaxVocab, "a positive integer"));
+  c.embedding_dim = static_cast<int>(r.integer(r.require(j, "", "embedding_dim"), "embedding_dim", 0, kMaxWidth,
+                                               "0 (one-hot input) or a positive integer"));
+  const json& layers = r.require(j, "", "layers");
+  if (!layers.is_array() || layers.empty())
+    r.fail("layers", "expected a non-empty array of layers, found " + format::brief(layers));
+  if (layers.size() > static_cast<size_t>(kMaxLayers))
+    r.fail("layers", "expected at most " + std::to_string(kMaxLayers) + " layers, found " + std::to_string(layers.size()));
+  for (size_t k = 0; k < layers.size(); ++k)
+    c.layers.push_back(parse_layer(r, layers[k], "layers[" + std::to_string(k) + "]."));
+
+  const json& out = r.object(r.require(j, "", "output"), "output");
+  r.only_keys(out, "output.", {"tied"});
+  c.tied = r.boolean(r.require(out, "output.", "tied"), "output.tied");
+  if (c.tied && c.embedding_dim == 0) r.fail("output.tied", "a tied output needs an embedding (embedding_dim > 0)");
+  if (c.tied && c.embedding_dim != c.last_output_size())
+    r.fail("output.tied", "a tied output needs embedding_dim (" + std::to_string(c.embedding_dim) +
+                              ") equal to the last layer's output size (" + std::to_string(c.last_output_size()) + ")");
+
+  c.tokenizer = parse_tokenizer(r, r.require(j, "", "tokenizer"), c.vocab_size);
+  if (auto it = j.find("source"); it != j.end()) {
+    c.source = r.object(*it, "source");
+    check_trainable(r, c.source, c.layers.size());
+  }
+  return c;
+}
+
+ModelConfig load_config(const std::string& path) {
+  return parse_config(format::parse_json(format::read_file(path), path), path);
+}
+
+json config_to_json(const ModelConfig& c) {
+  json layers = json::array();
+  for (const auto& l : c.layers)
+    layers.push_back({{"hidden_size", l.hidden_size},
+                      {"proj_size", l.proj_size},
+                      {"activation", "tanh"},
+                      {"recurrent_activation", to_string(l.recurrent_activation)},
+                      {"cell_clip", l.cell_clip ? json(*l.cell_clip) : json(nullptr)}});
+  auto opt = [](const std::optional<std::string>& s) { return s ? json(*s) : json(nullptr); };
+  const auto& t = c.tokenizer;
+  json tok = {{"type", to_string(t.type)},   {"lowercase", t.lowercase},     {"filters", t.filters},
+              {"unk_token", opt(t.unk_token)}, {"eos_token", opt(t.eos_token)}, {"bos_token", opt(t.bos_token)},
+              {"pad_id", t.pad_id ? json(*t.pad_id) : json(nullptr)}};
+  return {{"format", "lstmlm"},       {"format_version", c.format_version},
+          {"vocab_size", c.vocab_size}, {"embedding_dim", c.embedding_dim},
+          {"layers", layers},           {"output", {{"tied", c.tied}}},
+          {"tokenizer", tok},           {"source", c.source}};
+}
+
+const char* to_string(RecurrentActivation a) {
+  switch (a) {
+    case RecurrentActivation::Sigmoid: return "sigmoid";
+    case RecurrentActivation::HardSigmoid: return "hard_sigmoid";
+    case RecurrentActivation::HardSigmoidKeras3: return "hard_sigmoid_keras3";
+  }
+  return "?";
+}
+
+const char* to_string(TokenizerType t) { return t == TokenizerType::Word ? "word" : "char"; }
+
+}  // namespace lstmlm

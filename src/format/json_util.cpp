@@ -1,0 +1,85 @@
+#include "format/json_util.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <vector>
+
+#include "lstmlm/error.hpp"
+
+namespace lstmlm::format {
+
+std::string read_file(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw ModelError(path + ": cannot open: " + std::strerror(errno));
+  std::string s;
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
+  bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) throw ModelError(path + ": read error");
+  return s;
+}
+
+namespace {
+// nlohmann's messages start with "[json.exception.parse_error.101] "; the tag is noise for users.
+std::string strip_tag(std::string m) {
+  if (!m.empty() && m[0] == '[') {
+    auto p = m.find("] ");
+    if (p != std::string::npos) m.erase(0, p + 2);
+  }
+  // The lexer echoes the bytes it read; keep the message to one printable line.
+  for (char& ch : m) {
+    auto u = static_cast<unsigned char>(ch);
+    if (u < 0x20 || u >= 0x7f) ch = '?';
+  }
+  return m;
+}
+}  // namespace
+
+nlohmann::json parse_json(std::string_view text, const std::string& file) {
+  using nlohmann::json;
+  std::vector<std::set<std::string>> keys;  // one set per open object
+  std::string duplicate;
+  auto cb = [&](int, json::parse_event_t ev, json& parsed) {
+    switch (ev) {
+      case json::parse_event_t::object_start: keys.emplace_back(); break;
+      case json::parse_event_t::object_end: keys.pop_back(); break;
+      case json::parse_event_t::key:
+        if (!keys.back().insert(parsed.get<std::string>()).second && duplicate.empty())
+          duplicate = parsed.get<std::string>();
+        break;
+      default: break;
+    }
+    return true;
+  };
+  json j;
+  try {
+    j = json::parse(text.begin(), text.end(), cb);
+  } catch (const json::parse_error& e) {
+    throw ModelError(file + ": not valid JSON: " + strip_tag(e.what()));
+  }
+  if (!duplicate.empty()) throw ModelError(file + ": key " + format::quoted(duplicate) + " appears twice in one object");
+  return j;
+}
+
+std::string quoted(std::string_view s, size_t max) {
+  bool cut = s.size() > max;
+  if (cut) s = s.substr(0, max);
+  std::string body = nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // dump() gives "..." with JSON escapes; swap the outer quotes for the single quotes used in messages.
+  std::string r(1, '\'');
+  r.append(body, 1, body.size() - 2);
+  r += cut ? "...'" : "'";
+  return r;
+}
+
+std::string brief(const nlohmann::json& j) {
+  std::string s = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+
+}  // namespace lstmlm::format

@@ -1,0 +1,24 @@
+// Strict JSON reading for the model files: duplicate keys refused, errors on one line naming the file.
+#pragma once
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace lstmlm::format {
+
+// Reads a whole file; throws ModelError "<path>: cannot open: <reason>".
+std::string read_file(const std::string& path);
+
+// Parses `text`; a syntax error, invalid UTF-8 or a key repeated inside one object throws
+// ModelError "<file>: ...". nlohmann keeps the last of duplicate keys silently, so they are checked here.
+nlohmann::json parse_json(std::string_view text, const std::string& file);
+
+// A string from a file made safe for a one-line message: control characters and invalid UTF-8
+// escaped, cut after `max` bytes, wrapped in single quotes.
+std::string quoted(std::string_view s, size_t max = 80);
+
+// A JSON value as shown after "found" in messages (compact, cut to a short length).
+std::string brief(const nlohmann::json& j);
+
+}  // namespace lstmlm::format

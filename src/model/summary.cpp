@@ -1,0 +1,46 @@
+#include "lstmlm/summary.hpp"
+
+namespace lstmlm {
+
+ModelSummary summarize(const Model& model) {
+  const ModelConfig& c = model.config();
+  const Weights& w = model.weights();
+  const nlohmann::json* flags = nullptr;
+  if (auto it = c.source.find("trainable"); it != c.source.end() && it->is_object()) flags = &*it;
+  auto trainable = [&](const std::string& name) -> std::optional<bool> {
+    if (!flags) return std::nullopt;
+    auto it = flags->find(name);
+    return it == flags->end() || !it->is_boolean() ? true : it->get<bool>();
+  };
+
+  ModelSummary s;
+  if (c.embedding_dim > 0)
+    s.layers.push_back({"embedding", "Embedding", c.embedding_dim, w.embedding.size(), trainable("embedding"), ""});
+  for (size_t k = 0; k < c.layers.size(); ++k) {
+    const auto& l = c.layers[k];
+    const auto& lw = w.layers[k];
+    std::string note = "hidden " + std::to_string(l.hidden_size);
+    if (l.proj_size > 0) note += ", proj " + std::to_string(l.proj_size);
+    note += std::string(", ") + to_string(l.recurrent_activation);
+    if (l.cell_clip) note += ", cell_clip " + std::to_string(*l.cell_clip);
+    // One bias vector of 4H, as Keras counts it (PyTorch stores two: bias_ih and bias_hh).
+    int64_t p = lw.w_ih.size() + lw.w_hh.size() + lw.bias.size() + lw.w_hr.size();
+    std::string name = "lstm_l" + std::to_string(k);
+    s.layers.push_back({name, "LSTM", l.output_size(), p, trainable(name), note});
+  }
+  // A tied decoder shares embedding.weight: only its bias is a parameter of its own.
+  int64_t dec = w.decoder_bias.size() + (c.tied ? 0 : w.decoder.size());
+  s.layers.push_back({"decoder", "Dense", c.vocab_size, dec, trainable("decoder"),
+                      c.tied ? "weight tied to embedding" : ""});
+
+  for (const auto& l : s.layers) s.total_params += l.params;
+  if (flags) {
+    s.trainable_params = 0;
+    for (const auto& l : s.layers)
+      if (*l.trainable) *s.trainable_params += l.params;
+    s.non_trainable_params = s.total_params - *s.trainable_params;
+  }
+  return s;
+}
+
+}  // namespace lstmlm

@@ -1,0 +1,129 @@
+// config.json parsing: the Python writer's layout is accepted, every bad field is named.
+#include <gtest/gtest.h>
+
+#include "lstmlm/config.hpp"
+#include "lstmlm/error.hpp"
+
+using nlohmann::json;
+
+namespace {
+
+// The layout tools/lstmlm_format writes.
+json good() {
+  return json::parse(R"({
+    "format": "lstmlm", "format_version": 1, "vocab_size": 554, "embedding_dim": 100,
+    "layers": [
+      {"hidden_size": 100, "proj_size": 0, "activation": "tanh", "recurrent_activation": "sigmoid", "cell_clip": null},
+      {"hidden_size": 64, "proj_size": 32, "activation": "tanh", "recurrent_activation": "hard_sigmoid_keras3", "cell_clip": 3.0}
+    ],
+    "output": {"tied": false},
+    "tokenizer": {"type": "word", "lowercase": true, "filters": "!?", "unk_token": "<unk>", "eos_token": null,
+                  "bos_token": null, "pad_id": 0},
+    "source": {"framework": "keras", "version": "3.1"}
+  })");
+}
+
+std::string error_of(const json& j) {
+  try {
+    lstmlm::parse_config(j, "model/config.json");
+  } catch (const lstmlm::ModelError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST(Config, ParsesTheWriterLayout) {
+  auto c = lstmlm::parse_config(good(), "config.json");
+  EXPECT_EQ(c.vocab_size, 554);
+  EXPECT_EQ(c.embedding_dim, 100);
+  ASSERT_EQ(c.layers.size(), 2u);
+  EXPECT_EQ(c.layers[1].proj_size, 32);
+  EXPECT_EQ(c.layers[1].output_size(), 32);
+  EXPECT_EQ(c.layers[1].recurrent_activation, lstmlm::RecurrentActivation::HardSigmoidKeras3);
+  EXPECT_EQ(c.layers[1].cell_clip, 3.0f);
+  EXPECT_FALSE(c.layers[0].cell_clip.has_value());
+  EXPECT_EQ(c.layer_input_size(1), 100);
+  EXPECT_TRUE(c.tokenizer.lowercase);
+  EXPECT_EQ(c.tokenizer.unk_token, "<unk>");
+  EXPECT_FALSE(c.tokenizer.eos_token.has_value());
+  EXPECT_EQ(c.tokenizer.pad_id, 0);
+  EXPECT_EQ(c.source["framework"], "keras");
+}
+
+TEST(Config, ToJsonRoundTrips) {
+  auto c = lstmlm::parse_config(good(), "config.json");
+  json j = lstmlm::config_to_json(c);
+  EXPECT_EQ(j, good());
+  auto c2 = lstmlm::parse_config(j, "config.json");
+  EXPECT_EQ(lstmlm::config_to_json(c2), j);
+}
+
+TEST(Config, ErrorsNameFileAndField) {
+  json j = good();
+  j["layers"][1]["hidden_size"] = -3;
+  EXPECT_EQ(error_of(j), "model/config.json: field 'layers[1].hidden_size': expected a positive integer, found -3");
+  j = good();
+  j.erase("tokenizer");
+  EXPECT_EQ(error_of(j), "model/config.json: field 'tokenizer': required field is missing");
+  j = good();
+  j["layers"][0]["recurrent_activation"] = "relu";
+  EXPECT_NE(error_of(j).find("field 'layers[0].recurrent_activation': expected \"sigmoid\""), std::string::npos);
+  j = good();
+  j["layers"][0]["activation"] = "relu";
+  EXPECT_NE(error_of(j).find("field 'layers[0].activation'"), std::string::npos);
+  j = good();
+  j["tokenizer"]["type"] = "bpe";
+  EXPECT_NE(error_of(j).find("field 'tokenizer.type'"), std::string::npos);
+  j = good();
+  j["vocab_size"] = 100.5;
+  EXPECT_NE(error_of(j).find("field 'vocab_size': expected a positive integer, found 100.5"), std::string::npos);
+  j = good();
+  j["layers"][1]["proj_size"] = 64;  // must be below hidden_size (PyTorch's rule)
+  EXPECT_NE(error_of(j).find("field 'layers[1].proj_size'"), std::string::npos);
+  j = good();
+  j["tokenizer"]["pad_id"] = 554;
+  EXPECT_NE(error_of(j).find("field 'tokenizer.pad_id'"), std::string::npos);
+  j = good();
+  j["layers"][0]["recurent_activation"] = "sigmoid";  // misspelt: refused, not silently ignored
+  EXPECT_NE(error_of(j).find("unknown field 'layers[0].recurent_activation'"), std::string::npos);
+}
+
+TEST(Config, SizesAreBounded) {
+  json j = good();
+  j["vocab_size"] = (1 << 28) + 1;
+  EXPECT_NE(error_of(j).find("field 'vocab_size': expected a positive integer of at most 268435456"),
+            std::string::npos);
+  j = good();
+  j["layers"][0]["hidden_size"] = 65537;
+  EXPECT_NE(error_of(j).find("of at most 65536"), std::string::npos);
+  j = good();
+  j["embedding_dim"] = 18446744073709551615ull;  // uint64 max must not wrap to -1
+  EXPECT_NE(error_of(j).find("field 'embedding_dim'"), std::string::npos);
+}
+
+TEST(Config, NewerVersionIsRefusedNamingTheVersionRead) {
+  json j = good();
+  j["format_version"] = 2;
+  j["layers"] = "whatever v2 holds";  // the version is judged before anything else
+  EXPECT_EQ(error_of(j), "model/config.json: format_version 2 is newer than this build reads (1); upgrade lstmlm");
+  j["format_version"] = 0;
+  EXPECT_NE(error_of(j).find("field 'format_version'"), std::string::npos);
+}
+
+TEST(Config, TiedNeedsMatchingWidths) {
+  json j = good();
+  j["output"]["tied"] = true;  // embedding 100, last layer output 32
+  EXPECT_NE(error_of(j).find("field 'output.tied'"), std::string::npos);
+}
+
+TEST(Config, TrainableConventionIsChecked) {
+  json j = good();
+  j["source"]["trainable"] = {{"embedding", false}, {"lstm_l1", true}};
+  EXPECT_NO_THROW(lstmlm::parse_config(j, "c"));
+  j["source"]["trainable"] = {{"lstm_l2", false}};
+  EXPECT_NE(error_of(j).find("field 'source.trainable.lstm_l2': unknown layer name"), std::string::npos);
+  j["source"]["trainable"] = {{"embedding", "no"}};
+  EXPECT_NE(error_of(j).find("field 'source.trainable.embedding': expected true or false"), std::string::npos);
+}
