@@ -253,7 +253,9 @@ class WlmPerplexityTest(RealModelsBase):
         r = subprocess.run([pyutil.CLI, "score", "-m", out, "--context", "document", "-v", "word",
                             "--output-format", "jsonl", os.path.join(d, "test.txt")], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
-        words = [rec for rec in map(json.loads, r.stdout.splitlines()) if "token" in rec and "logprob" in rec]
+        # score's jsonl: one {"type": "line", "words": [...]} record per input line, then a summary record.
+        words = [w for rec in map(json.loads, r.stdout.splitlines()) if rec["type"] == "line" for w in rec["words"]
+                 if w["logprob"] is not None]
         # The first token is either predicted from <eos> (the stream then starts with it) or context only.
         if len(words) == len(stream):
             ref = self.torch_stream_nll(m, [idx["<eos>"]] + stream)
@@ -266,4 +268,6 @@ class WlmPerplexityTest(RealModelsBase):
         print(f"single-stream test perplexity: PyTorch {ppl_torch:.4f}, lstmlm {ppl_lstmlm:.4f} "
               "(author, 10 streams x 35-token windows: 51.89)", flush=True)
         self.assertLess(abs(ppl_lstmlm - ppl_torch) / ppl_torch, 1e-4)
-        self.assertLess(abs(ppl_torch - 51.77), 0.01)
+        # PyTorch's own single-stream value: 51.77 with the first token context only, 51.784 when it is
+        # predicted from a leading <eos> (lstmlm's document mode on a model with an eos_token).
+        self.assertLess(abs(ppl_torch - (51.784 if len(words) == len(stream) else 51.77)), 0.01)
