@@ -31,7 +31,7 @@ TEST(BenchCli, OneRowPerCellOfTheGrid) {
   ASSERT_EQ(rows.size(), 3u * 2 * 2);
   std::set<std::tuple<std::string, int, int>> cells;
   for (const auto& row : rows) {
-    cells.insert({row["workload"], row["batch"], row["length"]});
+    cells.insert({row["workload"].get<std::string>(), row["batch"].get<int>(), row["length"].get<int>()});
     EXPECT_EQ(row["model"], "random");
     EXPECT_EQ(row["shape"], "V=40 E=6 H=8x2");
     EXPECT_EQ(row["threads"], 1);
