@@ -2,6 +2,7 @@
 // Every size, offset and overlap is checked before any tensor byte is trusted.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,11 +27,16 @@ public:
   const TensorInfo* find(const std::string& name) const;
   // The tensor's data widened to float32, in row-major order.
   std::vector<float> read_f32(const TensorInfo& t) const;
+  // The same into caller storage of element_count(t) floats (no intermediate buffer).
+  void read_f32(const TensorInfo& t, float* out) const;
+  static size_t element_count(const TensorInfo& t);
 
 private:
   std::string path_;
   std::vector<TensorInfo> tensors_;
-  std::vector<unsigned char> data_;  // the data section
+  std::shared_ptr<const void> mapping_;  // the whole file, mapped read-only (unmapped with the last copy)
+  const unsigned char* data_ = nullptr;  // the data section inside the mapping
+  uint64_t data_size_ = 0;
 };
 
 // Writes tensors (all F32) in the safetensors layout; used by tests and tools.

@@ -115,7 +115,7 @@ std::shared_ptr<const Model> Model::random(int vocab_size, int embedding_dim, in
   fill(w.decoder, u);
   fill(w.decoder_bias, u);
   std::vector<std::string> toks;
-  for (int i = 0; i < vocab_size; ++i) toks.push_back("t" + std::to_string(i));
+  for (int i = 0; i < vocab_size; ++i) toks.push_back(std::string(1, 't') += std::to_string(i));  // not "t" + ...: GCC 12 -Wrestrict false positive
   return create(std::move(c), Vocab(std::move(toks)), std::move(w));
 }
 

@@ -74,16 +74,17 @@ public:
   [[noreturn]] void fail(const std::string& what) const { throw ModelError(st_.path() + ": " + what); }
 
 private:
+  // Straight into the Eigen storage (no intermediate buffer: fresh pages are the main cost of a load).
   void copy(const TensorInfo& t, float* dst) {
-    std::vector<float> v = st_.read_f32(t);
-    size_t bad = 0, first = 0;
-    for (size_t i = 0; i < v.size(); ++i)
+    st_.read_f32(t, dst);
+    const float* v = dst;
+    size_t n = SafetensorsFile::element_count(t), bad = 0, first = 0;
+    for (size_t i = 0; i < n; ++i)
       if (!std::isfinite(v[i]) && bad++ == 0) first = i;
     if (bad)
       warnings_.push_back(st_.path() + ": tensor " + format::quoted(t.name) + " holds " + std::to_string(bad) +
                           " non-finite value" + (bad == 1 ? "" : "s") + " (first at flat index " +
                           std::to_string(first) + ": " + (std::isnan(v[first]) ? "nan" : "inf") + ")");
-    std::copy(v.begin(), v.end(), dst);
   }
 
   const SafetensorsFile& st_;
