@@ -1,0 +1,162 @@
+// Hostile input and output through the CLI: every input line gives exactly one record, in order, or the
+// documented error; a vanished reader of stdout ends quietly (exit 0); a full disk is exit 1 naming stdout.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "hostile_util.hpp"
+
+using lstmlm::test::run_cli_to;
+using lstmlm::test::Stdout;
+
+namespace {
+
+std::string model() { return "-m '" + (lstmlm::test::source_dir() / "models" / "fairytales-word").string() + "'"; }
+
+std::vector<nlohmann::json> jsonl(const std::string& out) {
+  std::vector<nlohmann::json> v;
+  size_t a = 0;
+  while (a < out.size()) {
+    size_t b = out.find('\n', a);
+    EXPECT_NE(b, std::string::npos) << "unterminated last record";
+    if (b == std::string::npos) break;
+    v.push_back(nlohmann::json::parse(out.substr(a, b - a)));
+    a = b + 1;
+  }
+  return v;
+}
+
+// The "line" records of score's jsonl output; checks they are numbered 1..n in order.
+std::vector<nlohmann::json> line_records(const std::string& out) {
+  std::vector<nlohmann::json> lines;
+  for (auto& r : jsonl(out))
+    if (r["type"] == "line") lines.push_back(r);
+  for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(lines[i]["line"], i + 1) << "records out of order";
+  return lines;
+}
+
+}  // namespace
+
+// BOM, CRLF, a NUL byte, an empty line, a 1-token line, no final newline: 6 lines, 6 records.
+TEST(HostileCli, ScoreCatalogueGivesOneRecordPerLineInOrder) {
+  std::string in = std::string("\xef\xbb\xbfonce upon a time\r\n") + "\n" + "king\n" + std::string("nul\0byte\n", 9) +
+                   "the princess\tand  the   dragon\r\n" + "a";
+  for (const char* ctx : {"sentence", "document"}) {
+    auto r = run_cli_to("score " + model() + " --context " + ctx + " -v word --output-format jsonl", Stdout::File, in);
+    ASSERT_EQ(r.status, 0) << r.err;
+    auto lines = line_records(r.out);
+    ASSERT_EQ(lines.size(), 6u) << r.out;
+    // The BOM is not part of the first word; CR is not part of the last word of a CRLF line.
+    EXPECT_EQ(lines[0]["words"][0]["token"], "once");
+    EXPECT_EQ(lines[0]["tokens"], 5);  // 4 words + eos
+    EXPECT_EQ(lines[1]["tokens"], 1);  // empty line: just eos
+    EXPECT_EQ(lines[2]["tokens"], 2);
+    EXPECT_EQ(lines[4]["words"][3]["token"], "dragon");
+    EXPECT_EQ(lines[4]["tokens"], 5);
+    EXPECT_EQ(lines[5]["tokens"], 2);  // "a" + eos, though the file has no final newline
+    auto summary = jsonl(r.out).back();
+    EXPECT_EQ(summary["type"], "summary");
+    EXPECT_EQ(summary["sentences"], 6);
+  }
+}
+
+TEST(HostileCli, ScoreEmptyInputGivesNoRecords) {
+  auto r = run_cli_to("score " + model() + " -v sentence --output-format jsonl", Stdout::File, "");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(line_records(r.out).empty());
+  EXPECT_EQ(jsonl(r.out).back()["sentences"], 0);
+}
+
+// Invalid UTF-8 on line 3: exit 1, one message naming the input and line; stdout holds only complete
+// records of earlier lines, in order.
+TEST(HostileCli, ScoreInvalidUtf8IsAnErrorNamingTheLine) {
+  for (std::string bad : {"bad \xff byte", "cut \xe6\x97", "overlong \xc0\xaf", "surrogate \xed\xa0\x80"}) {
+    auto r = run_cli_to("score " + model() + " -v sentence --output-format jsonl", Stdout::File,
+                        "once upon a time\nthe king\n" + bad + "\nnever scored\n");
+    EXPECT_EQ(r.status, 1) << bad;
+    EXPECT_EQ(r.err.rfind("lstmlm: error: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(":3:"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("invalid UTF-8"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_LE(line_records(r.out).size(), 2u);
+  }
+}
+
+// A long document in document mode: 5,000 lines, 50,000 words, one stream; one record per line.
+TEST(HostileCli, ScoreLongDocumentInDocumentMode) {
+  std::string in;
+  for (int i = 0; i < 5000; ++i) in += i % 7 == 0 ? "\n" : "once upon a time the king had a very old dragon\n";
+  auto r = run_cli_to("score " + model() + " --context document -v sentence --output-format jsonl", Stdout::File, in);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(line_records(r.out).size(), 5000u);
+}
+
+// A 100 MB line (100,000 words among spaces): scored as one record under a 1.5 GiB memory cap.
+TEST(HostileCli, ScoreHundredMegabyteLine) {
+  std::string chunk = "king" + std::string(996, ' '), in;
+  in.reserve(100'000'001);
+  for (int i = 0; i < 100000; ++i) in += chunk;
+  in += "\n";
+  auto r = run_cli_to("score " + model() + " -v sentence --output-format jsonl", Stdout::File, in, lstmlm::test::memory_cap(1536));
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto lines = line_records(r.out);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["tokens"], 100001);
+}
+
+TEST(HostileCli, PredictCatalogueGivesOneRecordPerLineInOrder) {
+  std::string in = std::string("\xef\xbb\xbfonce upon\r\n") + "\n" + "king\n" + std::string("nul\0byte\n", 9) + "the";
+  auto r = run_cli_to("predict " + model() + " --top 1 --output-format jsonl", Stdout::File, in);
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto recs = jsonl(r.out);
+  ASSERT_EQ(recs.size(), 5u) << r.out;
+  std::vector<std::string> want{"once upon", "", "king", std::string("nul\0byte", 8), "the"};
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(recs[i]["context"], want[i]) << i;
+    EXPECT_EQ(recs[i]["top"].size(), 1u);
+  }
+}
+
+TEST(HostileCli, PredictInvalidUtf8IsAnErrorNamingTheLine) {
+  auto r = run_cli_to("predict " + model() + " --output-format jsonl", Stdout::File, "the king\nbad \xff\n");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find(":2:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("invalid UTF-8"), std::string::npos) << r.err;
+}
+
+// Every command that writes to stdout: the reader gone (exit 0, silent) and a full disk (exit 1, a
+// message naming stdout and the system error).
+TEST(HostileCli, ClosedPipeAndFullDisk) {
+  std::string many;
+  for (int i = 0; i < 20000; ++i) many += "once upon a time there was a king\n";
+  struct Case {
+    std::string args, in;
+  } cases[] = {
+      {"score " + model() + " -v word", many},
+      {"predict " + model() + " --top 5", many},
+      {"generate " + model() + " -n 50 --num-samples 3 --seed 1", ""},
+      {"info " + model(), ""},
+      {"bench --shape 50,8,16,1 -w score -b 1 -s 4 -t 1 -r 1 --warmup 0 --min-time 0", ""},
+  };
+  for (const auto& c : cases) {
+    auto plain = run_cli_to(c.args, Stdout::File, c.in);
+    if (plain.status == 2 && plain.err.find("not implemented in this build") != std::string::npos) {
+      std::printf("[ SKIPPED  ] %s: the subcommand is a placeholder in this build\n", c.args.c_str());
+      continue;
+    }
+    ASSERT_EQ(plain.status, 0) << c.args << "\n" << plain.err;
+    ASSERT_GT(plain.out.size(), 0u) << c.args;
+    auto pipe = run_cli_to(c.args, Stdout::ClosedPipe, c.in);
+    EXPECT_EQ(pipe.status, 0) << c.args << "\n" << pipe.err;
+    EXPECT_EQ(pipe.err, "") << c.args;
+    auto full = run_cli_to(c.args, Stdout::DevFull, c.in);
+    EXPECT_EQ(full.status, 1) << c.args << "\n" << full.err;
+    EXPECT_NE(full.err.find("stdout"), std::string::npos) << c.args << "\n" << full.err;
+    EXPECT_NE(full.err.find("No space left on device"), std::string::npos) << c.args << "\n" << full.err;
+    EXPECT_EQ(std::count(full.err.begin(), full.err.end(), '\n'), 1) << c.args << "\n" << full.err;
+  }
+}
