@@ -10,8 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "../fuzz/check_config.hpp"
+#include "../fuzz/check_safetensors.hpp"
 #include "../fuzz/check_score_line.hpp"
 #include "../fuzz/check_tokenizer.hpp"
+#include "../fuzz/check_vocab.hpp"
 #include "test_util.hpp"
 
 namespace fs = std::filesystem;
@@ -41,3 +44,6 @@ int replay(const std::string& target, const Check& check) {
 
 TEST(FuzzRegressions, Tokenizer) { EXPECT_GT(replay("tokenizer", lstmlm::fuzz::check_tokenizer), 10); }
 TEST(FuzzRegressions, ScoreLine) { EXPECT_GT(replay("score_line", lstmlm::fuzz::check_score_line), 10); }
+TEST(FuzzRegressions, Safetensors) { EXPECT_GE(replay("safetensors", lstmlm::fuzz::check_safetensors), 3); }
+TEST(FuzzRegressions, Config) { EXPECT_GE(replay("config", lstmlm::fuzz::check_config), 3); }
+TEST(FuzzRegressions, Vocab) { EXPECT_GE(replay("vocab", lstmlm::fuzz::check_vocab), 3); }
