@@ -55,8 +55,8 @@ TEST(HostileCli, ScoreCatalogueGivesOneRecordPerLineInOrder) {
     EXPECT_EQ(lines[0]["tokens"], 5);  // 4 words + eos
     EXPECT_EQ(lines[1]["tokens"], 1);  // empty line: just eos
     EXPECT_EQ(lines[2]["tokens"], 2);
-    EXPECT_EQ(lines[4]["words"][3]["token"], "dragon");
-    EXPECT_EQ(lines[4]["tokens"], 5);
+    EXPECT_EQ(lines[4]["words"][4]["token"], "dragon");  // the princess and the dragon
+    EXPECT_EQ(lines[4]["tokens"], 6);  // 5 words + eos
     EXPECT_EQ(lines[5]["tokens"], 2);  // "a" + eos, though the file has no final newline
     auto summary = jsonl(r.out).back();
     EXPECT_EQ(summary["type"], "summary");
