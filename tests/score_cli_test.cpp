@@ -127,7 +127,8 @@ TEST(PredictCli, AgreesWithScore) {
   auto s = run_cli("score " + model() + " --output-format jsonl", "the king\n");
   auto p = run_cli("predict " + model() + " --output-format jsonl --top 0 the");
   double want = jsonl(s.out)[0]["words"][1]["logprob"].get<double>();
-  for (const auto& c : jsonl(p.out)[0]["top"])
+  auto records = jsonl(p.out);  // kept alive: a range-for over a member of a temporary would dangle
+  for (const auto& c : records[0]["top"])
     if (c["token"] == "king") {
       EXPECT_EQ(c["logprob"].get<double>(), want);
     }
