@@ -58,7 +58,8 @@ nlohmann::json parse_json(std::string_view text, const std::string& file) {
   json j;
   try {
     j = json::parse(text.begin(), text.end(), cb);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error and also out_of_range (a number literal that overflows a double, e.g. 1E400).
     throw ModelError(file + ": not valid JSON: " + strip_tag(e.what()));
   }
   if (!duplicate.empty()) throw ModelError(file + ": key " + format::quoted(duplicate) + " appears twice in one object");
