@@ -83,13 +83,8 @@ int run(const Opts& o) {
   in.next_file();
   const size_t block = 4096;
   std::vector<std::string> lines;
-  std::string line;
-  bool more = true;
-  while (more) {
-    lines.clear();
-    uint64_t first = in.line_number() + 1;
-    while (lines.size() < block && (more = in.next(line))) lines.push_back(line);
-    if (lines.empty()) break;
+  uint64_t first = 0;
+  while (in.next_block(lines, block, first)) {
     auto preds = tasks::predict(engine, lines, task, "stdin", first);
     for (size_t i = 0; i < preds.size(); ++i) write_one(out, o.format, lines[i], preds[i]);
     out.flush();

@@ -145,14 +145,10 @@ int run(const Opts& o) {
   const size_t block = 4096;
   LineReader in(o.files);
   std::vector<std::string> lines;
-  std::string line, text;
+  std::string text;
+  uint64_t first = 0;
   while (in.next_file()) {
-    bool more = true;
-    while (more) {
-      lines.clear();
-      uint64_t first = in.line_number() + 1;
-      while (lines.size() < block && (more = in.next(line))) lines.push_back(line);
-      if (lines.empty()) break;
+    while (in.next_block(lines, block, first)) {
       auto scores = scorer.score(lines, in.source(), first);
       text.clear();
       for (const auto& l : scores) {

@@ -31,11 +31,12 @@ bool LineReader::next_file() {
   source_ = paths_[index_++];
   f_ = open_input(source_);
   line_ = 0;
+  eof_ = false;
   return true;
 }
 
 bool LineReader::next(std::string& line) {
-  if (!f_) return false;
+  if (!f_ || eof_) return false;
   line.clear();
   int c;
   bool any = false;
@@ -45,11 +46,22 @@ bool LineReader::next(std::string& line) {
     line.push_back(static_cast<char>(c));
   }
   if (std::ferror(f_)) throw InputError(source_ + ": read error: " + std::strerror(errno));
-  if (!any) return false;
+  if (!any) {
+    eof_ = true;
+    return false;
+  }
   ++line_;
   if (!line.empty() && line.back() == '\r') line.pop_back();
   if (line_ == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
   return true;
+}
+
+bool LineReader::next_block(std::vector<std::string>& lines, size_t max, uint64_t& first) {
+  lines.clear();
+  first = line_ + 1;
+  std::string line;
+  while (lines.size() < max && !eof_ && next(line)) lines.push_back(std::move(line));
+  return !lines.empty();
 }
 
 void check_readable(const std::vector<std::string>& paths) {

@@ -18,6 +18,9 @@ public:
 
   // Next line of the current file, or false at the end of the current file (then call next_file()).
   bool next(std::string& line);
+  // Up to `max` next lines of the current file into `lines` (cleared first); `first` gets the line number
+  // of lines[0]. Returns false when the current file had no line left.
+  bool next_block(std::vector<std::string>& lines, size_t max, uint64_t& first);
   // Opens the next file; false when there is none.
   bool next_file();
   const std::string& source() const { return source_; }
@@ -29,6 +32,7 @@ private:
   std::FILE* f_ = nullptr;
   std::string source_;
   uint64_t line_ = 0;
+  bool eof_ = false;  // the current file has returned its last line (a tty's EOF is not read twice)
 };
 
 // Opens every path once up front so that a missing file fails before any output is written.

@@ -1,5 +1,5 @@
 // Tokenizer::detokenize / is_special: words joined by single spaces, characters concatenated, the
-// special tokens (unk, eos, bos, pad) never printed as text.
+// boundary tokens (eos, bos, pad) never printed as text, unk printed as its vocabulary string.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -14,7 +14,7 @@ using lstmlm::TokenizerConfig;
 using lstmlm::TokenizerType;
 using lstmlm::Vocab;
 
-TEST(Detokenize, WordModelsJoinWordsWithSpacesAndDropSpecials) {
+TEST(Detokenize, WordModelsJoinWordsWithSpacesDropBoundariesKeepUnk) {
   Vocab v({"<pad>", "<unk>", "<eos>", "<s>", "the", "cat", "sat"});
   TokenizerConfig c;
   c.type = TokenizerType::Word;
@@ -24,9 +24,9 @@ TEST(Detokenize, WordModelsJoinWordsWithSpacesAndDropSpecials) {
   c.pad_id = 0;
   Tokenizer t(c, v);
   std::vector<int32_t> ids = {3, 4, 5, 1, 6, 2, 0};
-  EXPECT_EQ(t.detokenize(ids), "the cat sat");
-  for (int32_t id : {0, 1, 2, 3}) EXPECT_TRUE(t.is_special(id)) << id;
-  for (int32_t id : {4, 5, 6}) EXPECT_FALSE(t.is_special(id)) << id;
+  EXPECT_EQ(t.detokenize(ids), "the cat <unk> sat");
+  for (int32_t id : {0, 2, 3}) EXPECT_TRUE(t.is_special(id)) << id;
+  for (int32_t id : {1, 4, 5, 6}) EXPECT_FALSE(t.is_special(id)) << id;
   EXPECT_EQ(t.detokenize(std::vector<int32_t>{}), "");
   EXPECT_EQ(t.detokenize(std::vector<int32_t>{2, 2}), "");
 }

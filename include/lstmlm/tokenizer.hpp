@@ -25,7 +25,8 @@ public:
   // Splits one line (without its line end). Throws InputError on invalid UTF-8 ("invalid UTF-8 at byte N",
   // N counted from 1; the caller names the file and line). Rules: src/model/tokenizer.cpp, docs/scoring.md.
   std::vector<Token> tokenize(std::string_view line) const;
-  // Text of the ids: chars joined for char models, words joined by spaces; special tokens omitted.
+  // Text of the ids: chars joined for char models, words joined by spaces; eos/bos/pad omitted,
+  // unk printed as its vocabulary string.
   std::string detokenize(std::span<const int32_t> ids) const;
   bool is_special(int32_t id) const;
 

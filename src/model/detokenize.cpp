@@ -7,8 +7,9 @@
 namespace lstmlm {
 
 bool Tokenizer::is_special(int32_t id) const {
-  // unk/eos/bos/pad stand for no text of their own (an unknown word, a boundary, padding).
-  return id == unk_id_ || id == eos_id_ || id == bos_id_ || id == config_.pad_id;
+  // eos/bos/pad stand for no text (a boundary, padding). unk is printed as its vocabulary string, as
+  // PyTorch's word_language_model and KenLM-style tools do: hiding it leaves silent gaps in the text.
+  return (id == eos_id_ || id == bos_id_ || id == config_.pad_id) && id != unk_id_;
 }
 
 std::string Tokenizer::detokenize(std::span<const int32_t> ids) const {
