@@ -59,3 +59,10 @@ def read_safetensors(path):
             f.seek(base + a)
             out[name] = np.frombuffer(f.read(b - a), dtype="<f4").reshape(h["shape"])
         return out
+
+
+def run_lstmlm(*args):
+    """Runs the lstmlm CLI (LSTMLM_CLI, set by ctest); skips the calling test when it is not set."""
+    if not CLI or not os.path.exists(CLI):
+        raise unittest.SkipTest("LSTMLM_CLI not set (run through ctest)")
+    return subprocess.run([CLI, *args], capture_output=True, text=True)

@@ -72,6 +72,22 @@ class KerasVariantsTest(unittest.TestCase):
             self.assertIn(expected, r.stderr)
             self.assertNotIn("Traceback", r.stderr)
 
+    def test_trainable_flags_are_recorded(self):
+        # A frozen LSTM (trainable=False in its layer config) must reach source.trainable, so that
+        # `lstmlm info` splits trainable / non-trainable parameters as Keras's summary() does.
+        src = self.edited_copy(self.k2(), lambda l: l["config"].update(trainable=False))
+        r, out = self.run_convert(src, "--vocab", self.vocab43())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "config.json")) as f:
+            flags = json.load(f)["source"]["trainable"]
+        # The model has two LSTMs (lstm_21, lstm_22) and no Embedding; edited_copy froze the first.
+        self.assertEqual(flags, {"lstm_l0": False, "lstm_l1": True, "decoder": True})
+        info = pyutil.run_lstmlm("info", "-m", out, "--json")
+        self.assertEqual(info.returncode, 0, info.stderr)
+        j = json.loads(info.stdout)
+        lstm = sum(l["params"] for l in j["layers"] if l["name"] == "lstm_l0")
+        self.assertEqual((j["non_trainable_params"], j["trainable_params"]), (lstm, j["total_params"] - lstm))
+
     def test_hard_sigmoid_depends_on_the_keras_version(self):
         def hs(l):
             l["config"]["recurrent_activation"] = "hard_sigmoid"

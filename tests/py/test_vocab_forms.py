@@ -111,6 +111,13 @@ class VocabFormsTest(unittest.TestCase):
         with self.assertRaisesRegex(vocab.VocabError, "3 ids but m has 2 outputs"):
             vocab.complete(v, 2, "m")
 
+    def test_complete_refuses_a_too_small_vocabulary(self):
+        # A JSON array (or corpus, or chars_vocab) names every id: 3 names for 5 outputs is another
+        # model's vocabulary, not one to pad with placeholders (only a Keras Tokenizer leaves ids unnamed).
+        v = vocab.load_vocab(write("v.json", json.dumps(["a", "b", "c"])))
+        with self.assertRaisesRegex(vocab.VocabError, "3 ids but m has 5 outputs"):
+            vocab.complete(v, 5, "m")
+
     def test_real_vocabularies(self):
         v = vocab.load_vocab(pyutil.data("keras3-cs-nextword", "tokenizer1.pkl"))
         self.assertEqual((len(v.tokens), v.tokens[1], v.unk_token, v.lowercase), (101, "<OOV>", "<OOV>", True))

@@ -103,17 +103,18 @@ def _parse_architecture(model_config, keras_version, where):
             cls, c = "Dense", dict(inner.get("config", {}), name=name)
         if cls in NOOP_LAYERS:
             continue
+        trainable = bool(c.get("trainable", True))
         if out_done:
             raise ConvertError(f"{lw} follows the softmax output; nothing may come after it")
         if cls == "Embedding":
             if plan:
                 raise ConvertError(f"{lw}: an Embedding is supported only as the first layer")
             plan.append(("embedding", name, {"input_dim": c.get("input_dim"), "output_dim": c.get("output_dim"),
-                                             "mask_zero": bool(c.get("mask_zero", False))}))
+                                             "mask_zero": bool(c.get("mask_zero", False)), "trainable": trainable}))
         elif cls in LSTM_LAYERS:
             if plan and plan[-1][0] == "dense":
                 raise ConvertError(f"{lw}: an LSTM after a Dense layer is not supported")
-            plan.append(("lstm", name, _lstm_options(cls, c, keras_version, lw)))
+            plan.append(("lstm", name, dict(_lstm_options(cls, c, keras_version, lw), trainable=trainable)))
         elif cls == "Dense":
             if plan and plan[-1][0] == "dense":
                 raise ConvertError(f"{lw}: only one Dense (the output projection) is supported")
@@ -128,7 +129,7 @@ def _parse_architecture(model_config, keras_version, where):
                 raise ConvertError(f"{lw}: output activation {act!r}; only softmax (in the Dense or a "
                                    "following Activation/Softmax layer) is a language model's output")
             plan.append(("dense", name, {"units": c.get("units"), "use_bias": c.get("use_bias", True),
-                                         "activation": act}))
+                                         "activation": act, "trainable": trainable}))
         elif cls in ("Activation", "Softmax") and softmax_pending:
             act = "softmax" if cls == "Softmax" else _activation_name(c.get("activation"), lw)
             if act != "softmax":
@@ -376,6 +377,18 @@ def _read_k3_weights_only(root, where):
 
 
 # ------------------------------------------------------------------------------------------------ entry
+def _trainable(plan):
+    """source.trainable (docs/model-format.md) from the stored layer configs: Keras's trainable flags."""
+    keys, k = {}, 0
+    for kind, _, info in plan:
+        if kind == "lstm":
+            key, k = f"lstm_l{k}", k + 1
+        else:
+            key = "embedding" if kind == "embedding" else "decoder"
+        keys[key] = info["trainable"]
+    return keys
+
+
 def convert(path, args):
     import h5py
     where = path
@@ -392,6 +405,7 @@ def convert(path, args):
             plan = _parse_architecture(config, keras_version, where)
             groups = _k3_groups(f)
             built = _build(plan, lambda kind, name: _k3_layer_weights(groups, kind, name, where), where)
+        source["trainable"] = _trainable(plan)
     else:
         with h5py.File(path, "r") as f:
             keras_version = _s(f.attrs.get("keras_version", "")) or args.keras_version
@@ -402,6 +416,7 @@ def convert(path, args):
                 source["format"] = "h5-model"
                 mw = f["model_weights"]
                 built = _build(plan, lambda kind, name: _legacy_layer_weights(mw, name, where), where)
+                source["trainable"] = _trainable(plan)
             elif "layer_names" in f.attrs or "layers" in f:
                 if "layer_names" in f.attrs:
                     entries = _read_legacy_weights_only(f)

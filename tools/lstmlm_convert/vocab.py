@@ -219,16 +219,18 @@ def complete(v, size, where):
 
     Keras: id 0 becomes "<pad>"; ids the Tokenizer does not use below `size` become "<unused:N>" (models
     often have a few more outputs than words); words with ids >= num_words or >= size are dropped, as
-    Keras's texts_to_sequences drops them (or maps them to oov_token). Other forms must match exactly,
-    up to unnamed ids, which get placeholders too.
+    Keras's texts_to_sequences drops them (or maps them to oov_token). Other forms must have exactly
+    `size` ids (ids missing inside a {token: id} map get placeholders too).
     """
     tokens = list(v.tokens)
     limit = size
     if v.keras and v.num_words:
         limit = min(limit, int(v.num_words))
-    if len(tokens) > size:
-        if not v.keras:
-            raise VocabError(f"{v.path}: vocabulary has {len(tokens)} ids but {where} has {size} outputs")
+    if len(tokens) != size and not v.keras:
+        # Only a Keras Tokenizer legitimately leaves outputs unnamed (id 0, ids past num_words); any other
+        # form of a different length is the wrong vocabulary file for this model.
+        raise VocabError(f"{v.path}: vocabulary has {len(tokens)} ids but {where} has {size} outputs "
+                         f"(is it this model's vocabulary?)")
     tokens = tokens[:limit] + [None] * (size - min(len(tokens), limit))
     tokens = tokens[:size]
     names = set(t for t in tokens if t is not None)
