@@ -71,6 +71,9 @@ inline std::vector<NamedModel> test_models() {
       {"keras3_clip",
        make_model(23, 5, {{18, 0, A::HardSigmoidKeras3, 0.4f}, {9, 0, A::Sigmoid, 0.3f}}, false, 6, 1.5f)},
       {"tied", make_model(50, 16, {{24}, {16}}, true, 7)},
+      // Tail panels of every width (packed.hpp): H 46 = 2 blocks + 14 units (4 vectors), H 12 (3 vectors);
+      // the others above give 1 (H 1, 3, 17, 100) and 2 (H 24) vectors, and V 45 a 3-vector decoder tail.
+      {"tails", make_model(45, 6, {{46}, {12}}, false, 9, 0.5f)},
       // A [V, 4H] table over 4 MB and > 8x the embedding: layer 0 takes the GEMM path instead of the table.
       {"no_table", make_model(600, 1, {{448}, {5}}, false, 8, 0.05f)},
   };

@@ -18,7 +18,6 @@ namespace lstmlm {
 
 using detail::FloatBuf;
 using detail::kPanel;
-using detail::kUnitBlock;
 using detail::PackedLayer;
 using detail::PackedWeights;
 
@@ -240,7 +239,7 @@ void Engine::Impl::forward(Work& w, const Job& job) {
           w.pc[size_t(r)] = cst(l, r);
           w.po[size_t(r)] = PL.P > 0 ? w.m.data() + size_t(r) * Hm : yrow(yout, t, r);
         }
-        detail::lstm_rows(a, w.pa.data(), w.pi.data(), w.pc.data(), w.po.data(), PL, 0, PL.Hp / kUnitBlock);
+        detail::lstm_rows(a, w.pa.data(), w.pi.data(), w.pc.data(), w.po.data(), PL, 0, PL.blocks);
         if (PL.P > 0) {
           // h = W_hr m: the gate pointers are free again, reuse them for the projection's operands.
           for (int r = 0; r < a; ++r) {

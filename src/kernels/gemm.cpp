@@ -21,21 +21,23 @@ constexpr int kTileRows = 1;
 constexpr int kAccumulators = 4;
 #endif
 
-template <int R, int NP>
-inline void accumulate(V16 (&acc)[R][NP * 4], const float* const* a, const float* panel, size_t panel_stride,
+// NP panels of W vectors each (full panels: W = 4, the k-rows 64 floats apart; the tail panel: NP = 1,
+// W = its width in vectors, the k-rows 16 W floats apart).
+template <int R, int NP, int W = 4>
+inline void accumulate(V16 (&acc)[R][NP * W], const float* const* a, const float* panel, size_t panel_stride,
                        int K) {
   for (int k = 0; k < K; ++k) {
-    V16 w[NP * 4];
+    V16 w[NP * W];
     for (int p = 0; p < NP; ++p) {
-      const float* wk = panel + p * panel_stride + static_cast<size_t>(k) * kPanel;
-      for (int q = 0; q < 4; ++q) {
-        w[p * 4 + q] = load(wk + 16 * q);
-        if constexpr (R > 1) pin(w[p * 4 + q]);
+      const float* wk = panel + p * panel_stride + static_cast<size_t>(k) * (16 * W);
+      for (int q = 0; q < W; ++q) {
+        w[p * W + q] = load(wk + 16 * q);
+        if constexpr (R > 1) pin(w[p * W + q]);
       }
     }
     for (int r = 0; r < R; ++r) {
       V16 x = set1(a[r][k]);
-      for (int q = 0; q < NP * 4; ++q) acc[r][q] = fma(x, w[q], acc[r][q]);
+      for (int q = 0; q < NP * W; ++q) acc[r][q] = fma(x, w[q], acc[r][q]);
     }
   }
 }
@@ -50,6 +52,18 @@ void gemm_tile(const float* const* a, const float* const* init, float* const* ou
   accumulate<R, NP>(acc, a, w.panel(p), static_cast<size_t>(w.K) * kPanel, w.K);
   for (int r = 0; r < R; ++r)
     for (int q = 0; q < NP * 4; ++q) store(out[r] + col + 16 * q, acc[r][q]);
+}
+
+// The tail panel: R rows x Q vectors at column 64 * full.
+template <int R, int Q>
+void gemm_tail(const float* const* a, const float* const* init, float* const* out, const PackedMat& w) {
+  V16 acc[R][Q];
+  const int col = w.full * kPanel;
+  for (int r = 0; r < R; ++r)
+    for (int q = 0; q < Q; ++q) acc[r][q] = load(init[r] + col + 16 * q);
+  accumulate<R, 1, Q>(acc, a, w.panel(w.full), 0, w.K);
+  for (int r = 0; r < R; ++r)
+    for (int q = 0; q < Q; ++q) store(out[r] + col + 16 * q, acc[r][q]);
 }
 
 inline V16 recurrent(RecurrentActivation act, V16 x) {
@@ -83,6 +97,57 @@ void lstm_tile(const float* const* h, const float* const* init, float* const* c,
       store(c[r] + unit, cn);
       store(m[r] + unit, o * simd::tanh(cn));
     }
+}
+
+// The tail panel's t units (t < 16): the gates lie at [i f g o] x t, so they go through memory to line
+// each gate up with the units' lanes; lanes past t are neither read from c nor written.
+template <int R, int Q>
+void lstm_tail(const float* const* h, const float* const* init, float* const* c, float* const* m,
+               const PackedLayer& L) {
+  V16 acc[R][Q];
+  const int col = L.blocks * kPanel, unit = L.blocks * kUnitBlock, t = L.tail;
+  for (int r = 0; r < R; ++r)
+    for (int q = 0; q < Q; ++q) acc[r][q] = load(init[r] + col + 16 * q);
+  accumulate<R, 1, Q>(acc, h, L.w_hh.panel(L.blocks), 0, L.w_hh.K);
+  alignas(64) float buf[16 * Q];
+  for (int r = 0; r < R; ++r) {
+    for (int q = 0; q < Q; ++q) store(buf + 16 * q, acc[r][q]);
+    V16 i = recurrent(L.act, load_n(buf, t, 0.0f));
+    V16 f = recurrent(L.act, load_n(buf + t, t, 0.0f));
+    V16 g = simd::tanh(load_n(buf + 2 * t, t, 0.0f));
+    V16 o = recurrent(L.act, load_n(buf + 3 * t, t, 0.0f));
+    V16 cn = fma(f, load_n(c[r] + unit, t, 0.0f), i * g);
+    if (L.clip) cn = min(max(cn, set1(-*L.clip)), set1(*L.clip));
+    store_n(c[r] + unit, cn, t);
+    store_n(m[r] + unit, o * simd::tanh(cn), t);
+  }
+}
+
+// Runs Tail<R, Q>(row offset) over all rows for a tail panel of q vectors (1..4): full row tiles, then
+// the remainder.
+template <class Run>
+void tail_tiles(int rows, int q, Run&& run) {
+  auto with_q = [&]<int R>(int r) {
+    switch (q) {
+      case 1: run.template operator()<R, 1>(r); break;
+      case 2: run.template operator()<R, 2>(r); break;
+      case 3: run.template operator()<R, 3>(r); break;
+      case 4: run.template operator()<R, 4>(r); break;
+      default: break;
+    }
+  };
+  const int full = rows / kTileRows * kTileRows;
+  for (int r = 0; r < full; r += kTileRows) with_q.template operator()<kTileRows>(r);
+  if constexpr (kTileRows > 1) {
+    switch (rows - full) {
+      case 1: with_q.template operator()<1>(full); break;
+      case 2: with_q.template operator()<2>(full); break;
+      case 3: with_q.template operator()<3>(full); break;
+      case 4: with_q.template operator()<4>(full); break;
+      case 5: with_q.template operator()<5>(full); break;
+      default: break;
+    }
+  }
 }
 
 // Runs Tile<R, NP>(row offset, panel) over rows x panels [p0, p1): full row tiles with panels outside
@@ -139,12 +204,18 @@ void tiles(int rows, int p0, int p1, Run&& run) {
 void gemm_rows(int rows, const float* const* a, const float* const* init, float* const* out,
                const PackedMat& w, int p0, int p1) {
   tiles(rows, p0, p1, [&]<int R, int NP>(int r, int p) { gemm_tile<R, NP>(a + r, init + r, out + r, w, p); });
+  if (w.tail > 0 && p1 == w.full)
+    tail_tiles(rows, w.tail, [&]<int R, int Q>(int r) { gemm_tail<R, Q>(a + r, init + r, out + r, w); });
 }
 
 void lstm_rows(int rows, const float* const* h_prev, const float* const* init, float* const* c,
                float* const* m, const PackedLayer& layer, int u0, int u1) {
   tiles(rows, u0, u1,
         [&]<int R, int NP>(int r, int u) { lstm_tile<R, NP>(h_prev + r, init + r, c + r, m + r, layer, u); });
+  if (layer.tail > 0 && u1 == layer.blocks)
+    tail_tiles(rows, layer.w_hh.tail, [&]<int R, int Q>(int r) {
+      lstm_tail<R, Q>(h_prev + r, init + r, c + r, m + r, layer);
+    });
 }
 
 float log_sum_exp(const float* x, int n) {

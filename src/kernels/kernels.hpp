@@ -7,12 +7,13 @@
 
 namespace lstmlm::detail {
 
-// out[r][j] = init[r][j] + sum_{k<K} a[r][k] * W[k][j] for the columns of panels [p0, p1), r < rows.
-// init[r] may point to a shared row (a bias). out[r] must have room for the panels' 64-column blocks.
+// out[r][j] = init[r][j] + sum_{k<K} a[r][k] * W[k][j] for the columns of full panels [p0, p1) and, when
+// p1 == w.full, the tail panel; r < rows. init[r] may point to a shared row (a bias). out[r] must have
+// room for w.Np columns.
 void gemm_rows(int rows, const float* const* a, const float* const* init, float* const* out,
                const PackedMat& w, int p0, int p1);
 
-// Fused LSTM step for unit blocks [u0, u1) of `layer`: gates = init[r] + h_prev[r] W_hh^T (gate-blocked),
+// Fused LSTM step for full unit blocks [u0, u1) of `layer` and, when u1 == layer.blocks, its tail units: gates = init[r] + h_prev[r] W_hh^T (gate-blocked),
 // then in registers: c = f c + i g (clipped), m = o tanh(c). c[r] is updated in place (width Hp);
 // m[r] receives o tanh(c) (width Hp; h itself when the layer has no projection).
 void lstm_rows(int rows, const float* const* h_prev, const float* const* init, float* const* c,

@@ -6,25 +6,42 @@ namespace lstmlm::detail {
 
 namespace {
 
-// Packs W^T for a [4H, K] gate matrix into gate-blocked columns (see packed.hpp).
-PackedMat pack_gates(const MatrixRM& w, int H, int Hp) {
-  PackedMat p;
-  p.K = static_cast<int>(w.cols());
-  p.N = p.Np = 4 * Hp;
-  p.data.assign(static_cast<size_t>(p.Np) * p.K, 0.0f);
-  for (int u = 0; u < Hp / kUnitBlock; ++u)
-    for (int k = 0; k < p.K; ++k)
-      for (int g = 0; g < 4; ++g)
-        for (int l = 0; l < kUnitBlock; ++l) {
-          int unit = u * kUnitBlock + l;
-          if (unit < H)
-            p.data[(static_cast<size_t>(u) * p.K + k) * kPanel + g * kUnitBlock + l] = w(g * H + unit, k);
-        }
-  return p;
+// Gate-blocked column index of gate g of unit `unit` in a layer of H units (see packed.hpp).
+int gate_col(int g, int unit, int H) {
+  const int full = H / kUnitBlock * kUnitBlock;
+  if (unit < full) return (unit / kUnitBlock) * kPanel + g * kUnitBlock + unit % kUnitBlock;
+  const int t = H - full;
+  return full / kUnitBlock * kPanel + g * t + (unit - full);
 }
 
-// Gate-blocked column index of gate g of unit `unit`.
-int gate_col(int g, int unit) { return (unit / kUnitBlock) * kPanel + g * kUnitBlock + unit % kUnitBlock; }
+// Gate columns in memory for H units: 64 per full block, the tail's 4t rounded up to 16.
+int gate_columns(int H) {
+  const int t = H % kUnitBlock;
+  return H / kUnitBlock * kPanel + round_up(4 * t, kLanes16);
+}
+
+// Packs W^T for a [4H, K] gate matrix into gate-blocked columns (see packed.hpp).
+PackedMat pack_gates(const MatrixRM& w, int H) {
+  PackedMat p;
+  p.K = static_cast<int>(w.cols());
+  p.N = p.Np = gate_columns(H);
+  p.full = H / kUnitBlock;
+  p.tail = (p.Np - p.full * kPanel) / kLanes16;
+  p.data.assign(static_cast<size_t>(p.Np) * p.K, 0.0f);
+  const size_t tail_base = static_cast<size_t>(p.full) * p.K * kPanel;
+  const int stride = p.tail * kLanes16;  // tail panel row width
+  for (int g = 0; g < 4; ++g)
+    for (int unit = 0; unit < H; ++unit) {
+      const int col = gate_col(g, unit, H);
+      const int pan = col / kPanel;
+      for (int k = 0; k < p.K; ++k) {
+        size_t at = pan < p.full ? (static_cast<size_t>(pan) * p.K + k) * kPanel + col % kPanel
+                                 : tail_base + static_cast<size_t>(k) * stride + (col - p.full * kPanel);
+        p.data[at] = w(g * H + unit, k);
+      }
+    }
+  return p;
+}
 
 }  // namespace
 
@@ -32,11 +49,19 @@ PackedMat pack_transposed(const MatrixRM& m) {
   PackedMat p;
   p.K = static_cast<int>(m.cols());
   p.N = static_cast<int>(m.rows());
-  p.Np = round_up(p.N, kPanel);
+  p.full = p.N / kPanel;
+  p.tail = round_up(p.N - p.full * kPanel, kLanes16) / kLanes16;
+  p.Np = p.full * kPanel + p.tail * kLanes16;
   p.data.assign(static_cast<size_t>(p.Np) * p.K, 0.0f);
+  const size_t tail_base = static_cast<size_t>(p.full) * p.K * kPanel;
+  const int stride = p.tail * kLanes16;
   for (int j = 0; j < p.N; ++j)
-    for (int k = 0; k < p.K; ++k)
-      p.data[(static_cast<size_t>(j / kPanel) * p.K + k) * kPanel + j % kPanel] = m(j, k);
+    for (int k = 0; k < p.K; ++k) {
+      const int pan = j / kPanel;
+      size_t at = pan < p.full ? (static_cast<size_t>(pan) * p.K + k) * kPanel + j % kPanel
+                               : tail_base + static_cast<size_t>(k) * stride + (j - p.full * kPanel);
+      p.data[at] = m(j, k);
+    }
   return p;
 }
 
@@ -51,16 +76,18 @@ PackedPtr pack_weights(const ModelConfig& config, const Weights& weights) {
     PackedLayer pl;
     pl.H = lc.hidden_size;
     pl.Hp = round_up(pl.H, kUnitBlock);
-    pl.G = 4 * pl.Hp;
+    pl.G = gate_columns(pl.H);
+    pl.blocks = pl.H / kUnitBlock;
+    pl.tail = pl.H % kUnitBlock;
     pl.in = config.layer_input_size(k);
     pl.out = lc.output_size();
     pl.P = lc.proj_size;
     pl.act = lc.recurrent_activation;
     pl.clip = lc.cell_clip;
-    pl.w_hh = pack_gates(lw.w_hh, pl.H, pl.Hp);
+    pl.w_hh = pack_gates(lw.w_hh, pl.H);
     pl.bias.assign(static_cast<size_t>(pl.G), 0.0f);
     for (int g = 0; g < 4; ++g)
-      for (int u = 0; u < pl.H; ++u) pl.bias[static_cast<size_t>(gate_col(g, u))] = lw.bias(g * pl.H + u);
+      for (int u = 0; u < pl.H; ++u) pl.bias[static_cast<size_t>(gate_col(g, u, pl.H))] = lw.bias(g * pl.H + u);
     if (pl.P > 0) pl.w_hr = pack_transposed(lw.w_hr);
     width = std::max({width, round_up(pl.Hp, kPanel), round_up(pl.out, kPanel)});
     pw->max_gates = std::max(pw->max_gates, pl.G);
@@ -97,15 +124,15 @@ PackedPtr pack_weights(const ModelConfig& config, const Weights& weights) {
       for (int i = 0; i < n; ++i) {
         float* row = pw->table.data() + static_cast<size_t>(v0 + i) * l0.G;
         for (int g = 0; g < 4; ++g)
-          for (int u = 0; u < l0.H; ++u) row[gate_col(g, u)] = static_cast<float>(blk(i, g * l0.H + u));
+          for (int u = 0; u < l0.H; ++u) row[gate_col(g, u, l0.H)] = static_cast<float>(blk(i, g * l0.H + u));
       }
     }
   } else {
-    l0.w_ih = pack_gates(w0.w_ih, l0.H, l0.Hp);
+    l0.w_ih = pack_gates(w0.w_ih, l0.H);
     pw->embedding = weights.embedding.data();
   }
   for (size_t k = 1; k < pw->layers.size(); ++k)
-    pw->layers[k].w_ih = pack_gates(weights.layers[k].w_ih, pw->layers[k].H, pw->layers[k].Hp);
+    pw->layers[k].w_ih = pack_gates(weights.layers[k].w_ih, pw->layers[k].H);
 
   pw->decoder = pack_transposed(weights.decoder);
   pw->decoder_bias.assign(static_cast<size_t>(pw->decoder.Np), 0.0f);

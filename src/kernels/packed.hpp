@@ -1,12 +1,15 @@
 // Kernel-side layout of the weights, built once when a Model is created (owned by the Model).
 //
 // Every matrix the kernels multiply by is stored transposed ([K inputs, N outputs]) in panels of 64
-// columns: panel p holds columns [64p, 64p+64) for k = 0..K-1, contiguous, zero-padded past N. A kernel
-// streams one panel and reuses it for every row of a tile.
+// columns: panel p holds columns [64p, 64p+64) for k = 0..K-1, contiguous. The columns past the last full
+// panel form a narrower tail panel of 16 to 64 columns ([K][16 * tail]), zero-padded past N: at
+// batch 1 a step is bound by streaming the weights, so padding N to 64 would cost up to 48 columns of it.
+// A kernel streams one panel and reuses it for every row of a tile.
 // Gate matrices (W_ih, W_hh, their bias, the layer-0 table) use the gate-blocked column order: for
-// every block u of 16 hidden units, the 64 columns [i f g o] x 16 units, so panel u carries everything
-// the fused epilogue needs to update units 16u..16u+15. H is padded to Hp = 16 * ceil(H / 16) with zero
-// weights and zero bias: a padded unit sees gates 0, keeps c = 0 and outputs h = 0.
+// every full block u of 16 hidden units, the 64 columns [i f g o] x 16 units, so panel u carries
+// everything the fused epilogue needs to update units 16u..16u+15. The t = H mod 16 units left over form
+// the tail panel [i f g o] x t (4t columns, padded to 16 * ceil(t / 4)). State buffers keep Hp =
+// 16 * ceil(H / 16) units per row; the units past H are never written and never read as inputs.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -21,6 +24,7 @@ namespace lstmlm::detail {
 
 inline constexpr int kPanel = 64;
 inline constexpr int kUnitBlock = 16;
+inline constexpr int kLanes16 = 16;  // floats per V16 vector (a tail panel is a whole number of them)
 inline int round_up(int n, int m) { return (n + m - 1) / m * m; }
 
 // 64-byte aligned float storage (std::vector with an aligned allocator).
@@ -37,14 +41,18 @@ struct AlignedAllocator {
 using FloatBuf = std::vector<float, AlignedAllocator<float>>;
 
 struct PackedMat {
-  int K = 0, N = 0, Np = 0;  // Np = N rounded up to a multiple of 64
-  FloatBuf data;             // [Np / 64][K][64]
-  int panels() const { return Np / kPanel; }
+  int K = 0, N = 0, Np = 0;  // Np = columns in memory: 64 * full + 16 * tail
+  int full = 0;              // full 64-column panels
+  int tail = 0;              // 16-column vectors in the tail panel (0..4; 0 = none)
+  FloatBuf data;             // [full][K][64], then the tail panel [K][16 * tail]
+  int panels() const { return full; }
+  // Full panel p, or the tail panel for p == panels().
   const float* panel(int p) const { return data.data() + static_cast<size_t>(p) * K * kPanel; }
 };
 
 struct PackedLayer {
-  int H = 0, Hp = 0, G = 0;  // G = 4 Hp gate columns
+  int H = 0, Hp = 0, G = 0;  // Hp = 16 * ceil(H / 16) state width; G = gate columns in memory (w_hh.Np)
+  int blocks = 0, tail = 0;  // full 16-unit blocks; units in the tail panel (H mod 16)
   int in = 0, out = 0;       // input width, output width (P or H)
   int P = 0;                 // proj_size, 0 = none
   RecurrentActivation act = RecurrentActivation::Sigmoid;
