@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "hostile_util.hpp"
+#include "model_files.hpp"
 
 using lstmlm::test::run_cli_to;
 using lstmlm::test::Stdout;
@@ -93,6 +96,27 @@ TEST(HostileCli, ScoreLongDocumentInDocumentMode) {
   auto r = run_cli_to("score " + model() + " --context document -v sentence --output-format jsonl", Stdout::File, in);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(line_records(r.out).size(), 5000u);
+}
+
+// Files are read in blocks of 4,096 lines: a first file of exactly one block (its end found only by the
+// next read) then a second file. Every line gives one record, numbered from 1 in its own file.
+TEST(HostileCli, ScoreFileOfExactlyOneBlockThenAnother) {
+  lstmlm::test::TempDir dir("blocks");
+  std::string a, b = "the king\n\nthe old dragon";  // no final newline
+  for (int i = 0; i < 4096; ++i) a += i % 5 == 0 ? "\n" : "the princess\n";
+  std::ofstream(dir / "a.txt", std::ios::binary) << a;
+  std::ofstream(dir / "b.txt", std::ios::binary) << b;
+  auto r = run_cli_to("score " + model() + " -v sentence --output-format jsonl '" + (dir / "a.txt").string() +
+                          "' '" + (dir / "b.txt").string() + "'",
+                      Stdout::File);
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<std::pair<std::string, int>> got, want;
+  for (auto& rec : jsonl(r.out))
+    if (rec["type"] == "line")
+      got.emplace_back(std::filesystem::path(rec["file"].get<std::string>()).filename().string(), rec["line"].get<int>());
+  for (int i = 1; i <= 4096; ++i) want.emplace_back("a.txt", i);
+  for (int i = 1; i <= 3; ++i) want.emplace_back("b.txt", i);
+  EXPECT_EQ(got, want);
 }
 
 // A 100 MB line (100,000 words among spaces): scored as one record under a 1.5 GiB memory cap.
