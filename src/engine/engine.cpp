@@ -97,6 +97,16 @@ void check_states(const Model& model, const Sequences& inputs, const std::vector
                          std::to_string(V) + ")");
 }
 
+// Every entry point: the inputs and states checked, then the job that runs them.
+Job checked_job(const Model& model, Mode mode, const Sequences& inputs, std::vector<State>& states) {
+  check_states(model, inputs, states);
+  Job job;
+  job.mode = mode;
+  job.inputs = &inputs;
+  job.states = &states;
+  return job;
+}
+
 }  // namespace
 
 void Engine::Impl::run(const Job& job) {
@@ -299,7 +309,7 @@ int Engine::threads() const { return impl_->pool.size(); }
 
 void Engine::score(const Sequences& inputs, const Sequences& targets, std::vector<State>& states,
                    std::vector<std::vector<float>>& out) {
-  check_states(*model_, inputs, states);
+  Job job = checked_job(*model_, Mode::Score, inputs, states);
   check_states(*model_, targets, states);
   for (size_t r = 0; r < inputs.size(); ++r)
     if (targets[r].size() != inputs[r].size())
@@ -307,46 +317,29 @@ void Engine::score(const Sequences& inputs, const Sequences& targets, std::vecto
                        " inputs but " + std::to_string(targets[r].size()) + " targets");
   out.resize(inputs.size());
   for (size_t r = 0; r < inputs.size(); ++r) out[r].assign(inputs[r].size(), 0.0f);
-  Job job;
-  job.mode = Mode::Score;
-  job.inputs = &inputs;
   job.targets = &targets;
-  job.states = &states;
   job.scores = &out;
   impl_->run(job);
 }
 
 void Engine::predict(const Sequences& inputs, std::vector<State>& states, MatrixRM& out) {
-  check_states(*model_, inputs, states);
+  Job job = checked_job(*model_, Mode::Predict, inputs, states);
   out.resize(Eigen::Index(inputs.size()), model_->vocab_size());
-  Job job;
-  job.mode = Mode::Predict;
-  job.inputs = &inputs;
-  job.states = &states;
   job.predict = &out;
   impl_->run(job);
 }
 
 void Engine::logprobs(const Sequences& inputs, std::vector<State>& states, std::vector<MatrixRM>& out) {
-  check_states(*model_, inputs, states);
+  Job job = checked_job(*model_, Mode::Logprobs, inputs, states);
   out.resize(inputs.size());
   for (size_t r = 0; r < inputs.size(); ++r)
     out[r].resize(Eigen::Index(inputs[r].size()), model_->vocab_size());
-  Job job;
-  job.mode = Mode::Logprobs;
-  job.inputs = &inputs;
-  job.states = &states;
   job.logprobs = &out;
   impl_->run(job);
 }
 
 void Engine::advance(const Sequences& inputs, std::vector<State>& states) {
-  check_states(*model_, inputs, states);
-  Job job;
-  job.mode = Mode::Advance;
-  job.inputs = &inputs;
-  job.states = &states;
-  impl_->run(job);
+  impl_->run(checked_job(*model_, Mode::Advance, inputs, states));
 }
 
 void Engine::step(const State& in, int32_t token, State& out, std::vector<float>& logprobs) {
