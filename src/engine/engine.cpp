@@ -249,7 +249,7 @@ void Engine::Impl::forward(Work& w, const Job& job) {
           w.pc[size_t(r)] = cst(l, r);
           w.po[size_t(r)] = PL.P > 0 ? w.m.data() + size_t(r) * Hm : yrow(yout, t, r);
         }
-        detail::lstm_rows(a, w.pa.data(), w.pi.data(), w.pc.data(), w.po.data(), PL, 0, PL.blocks);
+        detail::lstm_rows(a, w.pa.data(), w.pi.data(), w.pc.data(), w.po.data(), PL, 0, PL.w_hh.full);
         if (PL.P > 0) {
           // h = W_hr m: the gate pointers are free again, reuse them for the projection's operands.
           for (int r = 0; r < a; ++r) {

@@ -77,6 +77,15 @@ inline V16 recurrent(RecurrentActivation act, V16 x) {
   }
 }
 
+// The cell update shared by full blocks and the tail, lane-wise on gate pre-activations: c = f c + i g
+// (clipped), returns h = o tanh(c).
+[[gnu::always_inline]] inline V16 cell(const PackedLayer& L, V16 zi, V16 zf, V16 zg, V16 zo, V16 c_prev, V16& c_out) {
+  V16 i = recurrent(L.act, zi), f = recurrent(L.act, zf), g = simd::tanh(zg), o = recurrent(L.act, zo);
+  c_out = fma(f, c_prev, i * g);
+  if (L.clip) c_out = min(max(c_out, set1(-*L.clip)), set1(*L.clip));
+  return o * simd::tanh(c_out);
+}
+
 template <int R, int NP>
 void lstm_tile(const float* const* h, const float* const* init, float* const* c, float* const* m,
                const PackedLayer& L, int u) {
@@ -88,14 +97,10 @@ void lstm_tile(const float* const* h, const float* const* init, float* const* c,
   for (int r = 0; r < R; ++r)
     for (int p = 0; p < NP; ++p) {
       const int unit = (u + p) * kUnitBlock;
-      V16 i = recurrent(L.act, acc[r][4 * p]);
-      V16 f = recurrent(L.act, acc[r][4 * p + 1]);
-      V16 g = simd::tanh(acc[r][4 * p + 2]);
-      V16 o = recurrent(L.act, acc[r][4 * p + 3]);
-      V16 cn = fma(f, load(c[r] + unit), i * g);
-      if (L.clip) cn = min(max(cn, set1(-*L.clip)), set1(*L.clip));
+      V16 cn;
+      V16 h = cell(L, acc[r][4 * p], acc[r][4 * p + 1], acc[r][4 * p + 2], acc[r][4 * p + 3], load(c[r] + unit), cn);
       store(c[r] + unit, cn);
-      store(m[r] + unit, o * simd::tanh(cn));
+      store(m[r] + unit, h);
     }
 }
 
@@ -105,21 +110,34 @@ template <int R, int Q>
 void lstm_tail(const float* const* h, const float* const* init, float* const* c, float* const* m,
                const PackedLayer& L) {
   V16 acc[R][Q];
-  const int col = L.blocks * kPanel, unit = L.blocks * kUnitBlock, t = L.tail;
+  const int blocks = L.w_hh.full, col = blocks * kPanel, unit = blocks * kUnitBlock, t = L.H - unit;
   for (int r = 0; r < R; ++r)
     for (int q = 0; q < Q; ++q) acc[r][q] = load(init[r] + col + 16 * q);
-  accumulate<R, 1, Q>(acc, h, L.w_hh.panel(L.blocks), 0, L.w_hh.K);
+  accumulate<R, 1, Q>(acc, h, L.w_hh.panel(blocks), 0, L.w_hh.K);
   alignas(64) float buf[16 * Q];
   for (int r = 0; r < R; ++r) {
     for (int q = 0; q < Q; ++q) store(buf + 16 * q, acc[r][q]);
-    V16 i = recurrent(L.act, load_n(buf, t, 0.0f));
-    V16 f = recurrent(L.act, load_n(buf + t, t, 0.0f));
-    V16 g = simd::tanh(load_n(buf + 2 * t, t, 0.0f));
-    V16 o = recurrent(L.act, load_n(buf + 3 * t, t, 0.0f));
-    V16 cn = fma(f, load_n(c[r] + unit, t, 0.0f), i * g);
-    if (L.clip) cn = min(max(cn, set1(-*L.clip)), set1(*L.clip));
+    V16 cn;
+    V16 hn = cell(L, load_n(buf, t, 0.0f), load_n(buf + t, t, 0.0f), load_n(buf + 2 * t, t, 0.0f),
+                  load_n(buf + 3 * t, t, 0.0f), load_n(c[r] + unit, t, 0.0f), cn);
     store_n(c[r] + unit, cn, t);
-    store_n(m[r] + unit, o * simd::tanh(cn), t);
+    store_n(m[r] + unit, hn, t);
+  }
+}
+
+// Calls f.operator()<rem>() for the rows left after the full row tiles (rem < kTileRows, a template
+// argument so that each remainder gets its own register tile).
+template <class F>
+void for_remainder(int rem, F&& f) {
+  if constexpr (kTileRows > 1) {
+    switch (rem) {
+      case 1: f.template operator()<1>(); break;
+      case 2: f.template operator()<2>(); break;
+      case 3: f.template operator()<3>(); break;
+      case 4: f.template operator()<4>(); break;
+      case 5: f.template operator()<5>(); break;
+      default: break;
+    }
   }
 }
 
@@ -138,16 +156,7 @@ void tail_tiles(int rows, int q, Run&& run) {
   };
   const int full = rows / kTileRows * kTileRows;
   for (int r = 0; r < full; r += kTileRows) with_q.template operator()<kTileRows>(r);
-  if constexpr (kTileRows > 1) {
-    switch (rows - full) {
-      case 1: with_q.template operator()<1>(full); break;
-      case 2: with_q.template operator()<2>(full); break;
-      case 3: with_q.template operator()<3>(full); break;
-      case 4: with_q.template operator()<4>(full); break;
-      case 5: with_q.template operator()<5>(full); break;
-      default: break;
-    }
-  }
+  for_remainder(rows - full, [&]<int R>() { with_q.template operator()<R>(full); });
 }
 
 // Runs Tile<R, NP>(row offset, panel) over rows x panels [p0, p1): full row tiles with panels outside
@@ -176,27 +185,7 @@ void tiles(int rows, int p0, int p1, Run&& run) {
       }
     for (; p < p1; ++p) run.template operator()<R, 1>(full, p);
   };
-  if constexpr (kTileRows > 1) {
-    switch (rem) {
-      case 1:
-        narrow.template operator()<1>();
-        break;
-      case 2:
-        narrow.template operator()<2>();
-        break;
-      case 3:
-        narrow.template operator()<3>();
-        break;
-      case 4:
-        narrow.template operator()<4>();
-        break;
-      case 5:
-        narrow.template operator()<5>();
-        break;
-      default:
-        break;
-    }
-  }
+  for_remainder(rem, narrow);
 }
 
 }  // namespace
@@ -212,7 +201,7 @@ void lstm_rows(int rows, const float* const* h_prev, const float* const* init, f
                float* const* m, const PackedLayer& layer, int u0, int u1) {
   tiles(rows, u0, u1,
         [&]<int R, int NP>(int r, int u) { lstm_tile<R, NP>(h_prev + r, init + r, c + r, m + r, layer, u); });
-  if (layer.tail > 0 && u1 == layer.blocks)
+  if (layer.w_hh.tail > 0 && u1 == layer.w_hh.full)
     tail_tiles(rows, layer.w_hh.tail, [&]<int R, int Q>(int r) {
       lstm_tail<R, Q>(h_prev + r, init + r, c + r, m + r, layer);
     });

@@ -28,17 +28,10 @@ PackedMat pack_gates(const MatrixRM& w, int H) {
   p.full = H / kUnitBlock;
   p.tail = (p.Np - p.full * kPanel) / kLanes16;
   p.data.assign(static_cast<size_t>(p.Np) * p.K, 0.0f);
-  const size_t tail_base = static_cast<size_t>(p.full) * p.K * kPanel;
-  const int stride = p.tail * kLanes16;  // tail panel row width
   for (int g = 0; g < 4; ++g)
     for (int unit = 0; unit < H; ++unit) {
       const int col = gate_col(g, unit, H);
-      const int pan = col / kPanel;
-      for (int k = 0; k < p.K; ++k) {
-        size_t at = pan < p.full ? (static_cast<size_t>(pan) * p.K + k) * kPanel + col % kPanel
-                                 : tail_base + static_cast<size_t>(k) * stride + (col - p.full * kPanel);
-        p.data[at] = w(g * H + unit, k);
-      }
+      for (int k = 0; k < p.K; ++k) p.data[p.index(col, k)] = w(g * H + unit, k);
     }
   return p;
 }
@@ -53,15 +46,8 @@ PackedMat pack_transposed(const MatrixRM& m) {
   p.tail = round_up(p.N - p.full * kPanel, kLanes16) / kLanes16;
   p.Np = p.full * kPanel + p.tail * kLanes16;
   p.data.assign(static_cast<size_t>(p.Np) * p.K, 0.0f);
-  const size_t tail_base = static_cast<size_t>(p.full) * p.K * kPanel;
-  const int stride = p.tail * kLanes16;
   for (int j = 0; j < p.N; ++j)
-    for (int k = 0; k < p.K; ++k) {
-      const int pan = j / kPanel;
-      size_t at = pan < p.full ? (static_cast<size_t>(pan) * p.K + k) * kPanel + j % kPanel
-                               : tail_base + static_cast<size_t>(k) * stride + (j - p.full * kPanel);
-      p.data[at] = m(j, k);
-    }
+    for (int k = 0; k < p.K; ++k) p.data[p.index(j, k)] = m(j, k);
   return p;
 }
 
@@ -77,8 +63,6 @@ PackedPtr pack_weights(const ModelConfig& config, const Weights& weights) {
     pl.H = lc.hidden_size;
     pl.Hp = round_up(pl.H, kUnitBlock);
     pl.G = gate_columns(pl.H);
-    pl.blocks = pl.H / kUnitBlock;
-    pl.tail = pl.H % kUnitBlock;
     pl.in = config.layer_input_size(k);
     pl.out = lc.output_size();
     pl.P = lc.proj_size;

@@ -48,11 +48,17 @@ struct PackedMat {
   int panels() const { return full; }
   // Full panel p, or the tail panel for p == panels().
   const float* panel(int p) const { return data.data() + static_cast<size_t>(p) * K * kPanel; }
+  // Offset in `data` of column col, input k.
+  size_t index(int col, int k) const {
+    const int p = col / kPanel;
+    return p < full ? (static_cast<size_t>(p) * K + k) * kPanel + col % kPanel
+                    : static_cast<size_t>(full) * K * kPanel + static_cast<size_t>(k) * tail * kLanes16 +
+                          (col - full * kPanel);
+  }
 };
 
 struct PackedLayer {
   int H = 0, Hp = 0, G = 0;  // Hp = 16 * ceil(H / 16) state width; G = gate columns in memory (w_hh.Np)
-  int blocks = 0, tail = 0;  // full 16-unit blocks; units in the tail panel (H mod 16)
   int in = 0, out = 0;       // input width, output width (P or H)
   int P = 0;                 // proj_size, 0 = none
   RecurrentActivation act = RecurrentActivation::Sigmoid;
