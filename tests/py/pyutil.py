@@ -61,8 +61,35 @@ def read_safetensors(path):
         return out
 
 
-def run_lstmlm(*args):
-    """Runs the lstmlm CLI (LSTMLM_CLI, set by ctest); skips the calling test when it is not set."""
+def require_cli():
+    """The lstmlm binary (LSTMLM_CLI, set by ctest); skips the calling test when it is not set."""
     if not CLI or not os.path.exists(CLI):
         raise unittest.SkipTest("LSTMLM_CLI not set (run through ctest)")
-    return subprocess.run([CLI, *args], capture_output=True, text=True)
+    return CLI
+
+
+def run_lstmlm(*args):
+    """Runs the lstmlm CLI; skips the calling test when it is not available."""
+    return subprocess.run([require_cli(), *args], capture_output=True, text=True)
+
+
+def predict_logprobs(model_dir, contexts):
+    """[np.array of ln p over the vocabulary] after each id context (a list of ints), from one call of
+    `lstmlm predict --ids --top 0`; fails on a non-zero exit or a record for another context."""
+    import numpy as np
+    r = run_lstmlm("predict", "-m", model_dir, "--ids", "--top", "0", "--output-format", "jsonl",
+                   *[" ".join(str(i) for i in c) for c in contexts])
+    if r.returncode != 0:
+        raise AssertionError(f"lstmlm predict failed ({r.returncode}): {r.stderr}")
+    records = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    if len(records) != len(contexts):
+        raise AssertionError(f"{len(records)} records for {len(contexts)} contexts")
+    out = []
+    for rec, c in zip(records, contexts):
+        if rec["ids"] != list(c):
+            raise AssertionError(f"record for {rec['ids']}, expected {list(c)}")
+        lp = np.full(len(rec["top"]), np.nan)
+        for e in rec["top"]:
+            lp[e["id"]] = e["logprob"]
+        out.append(lp)
+    return out

@@ -4,9 +4,7 @@ import collections
 import json
 import os
 import struct
-import subprocess
 import sys
-import tempfile
 import unittest
 
 import numpy as np
@@ -16,7 +14,7 @@ SOURCE_DIR = os.environ.get("LSTMLM_SOURCE_DIR", os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(SOURCE_DIR, "tools"))
 sys.path.insert(0, HERE)
 
-from test_real_models_tf1 import cli_logprobs, cli_supports_predict_ids, options  # noqa: E402
+from test_real_models_tf1 import cli_logprobs, options  # noqa: E402
 
 MODELS = os.path.join(SOURCE_DIR, "models")
 DATA = os.path.join(SOURCE_DIR, "..", "shared", "data")
@@ -105,9 +103,6 @@ class FairytalesWordTest(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(self.dir, "training.log")))
 
     def test_lstmlm_matches_pytorch(self):
-        if not cli_supports_predict_ids():
-            print("skipping the lstmlm comparison: the CLI has no `predict --ids` yet")
-            raise unittest.SkipTest("predict --ids absent")
         ids = {w: i for i, w in enumerate(self.vocab)}
         words = "the old man said to the <unk> , and he went to the sea .".split()
         seq = [ids["<eos>"]] + [ids.get(w, 0) for w in words]
@@ -140,9 +135,6 @@ class CharrnnSpaceTest(unittest.TestCase):
             np.testing.assert_array_equal(np.asarray(t, np.float32), self.tensors[name], err_msg=name)
 
     def test_lstmlm_matches_pytorch(self):
-        if not cli_supports_predict_ids():
-            print("skipping the lstmlm comparison: the CLI has no `predict --ids` yet")
-            raise unittest.SkipTest("predict --ids absent")
         ids = {c: i for i, c in enumerate(self.vocab)}
         seq = [ids[c] for c in "The moon is a harsh mistress."]
         np.testing.assert_allclose(cli_logprobs(self.dir, seq), torch_logprobs(self.tensors, 2, seq),

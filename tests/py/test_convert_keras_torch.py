@@ -1,7 +1,6 @@
 """Keras and PyTorch converter cases beyond the real files: weights-only Keras files, options that change
 inference (refused, naming layer and option), hard_sigmoid by Keras version, PyTorch variants (projection,
 tied state_dict, GRU / bidirectional refused)."""
-import io
 import json
 import os
 import shutil

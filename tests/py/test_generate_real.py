@@ -8,7 +8,6 @@ nats at some step, float32 vs float64 may legitimately choose differently, so th
 """
 import json
 import os
-import subprocess
 import tempfile
 import unittest
 
@@ -19,12 +18,6 @@ import ref_numpy
 
 TOL = 1e-4
 MARGIN = 1e-3
-
-
-def cli_or_skip():
-    if not pyutil.CLI or not os.path.exists(pyutil.CLI):
-        raise unittest.SkipTest("LSTMLM_CLI not set (run through ctest)")
-    return pyutil.CLI
 
 
 class GreedyRealModelsTest(unittest.TestCase):
@@ -51,8 +44,8 @@ class GreedyRealModelsTest(unittest.TestCase):
         return ids, lps, len(ids) if clear is None else clear
 
     def generate(self, outdir, prompt, n, *extra):
-        r = subprocess.run([cli_or_skip(), "generate", "-m", outdir, "-p", prompt, "--temperature", "0", "-n", str(n),
-                            "--output-format", "jsonl", *extra], capture_output=True, text=True)
+        r = pyutil.run_lstmlm("generate", "-m", outdir, "-p", prompt, "--temperature", "0", "-n", str(n),
+                              "--output-format", "jsonl", *extra)
         self.assertEqual(r.returncode, 0, r.stderr)
         return json.loads(r.stdout)
 
@@ -67,7 +60,7 @@ class GreedyRealModelsTest(unittest.TestCase):
     def test_word_language_model(self):
         d = pyutil.data("torch-wlm-fairytales")
         name = "model_epochs_25_logint_75_emsize_100_nhid_100_drop_05.pt"
-        cli_or_skip()
+        pyutil.require_cli()
         out = os.path.join(self.tmp, "wlm100")
         pyutil.convert_ok(self, os.path.join(d, name), out)
         idx = {w: i for i, w in enumerate(pyutil.read_vocab(out))}
@@ -84,7 +77,7 @@ class GreedyRealModelsTest(unittest.TestCase):
 
     def test_char_model_with_newline_in_prompt(self):
         d = pyutil.data("torch-charlstm-statedict")
-        cli_or_skip()
+        pyutil.require_cli()
         import torch
         out = os.path.join(self.tmp, "tchar")
         pyutil.convert_ok(self, os.path.join(d, "shakespeare.pt"), out)

@@ -3,7 +3,6 @@
 import os
 import pickle
 import shutil
-import struct
 import tempfile
 import unittest
 import zipfile

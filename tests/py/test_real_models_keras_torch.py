@@ -9,8 +9,6 @@ a trained model with the right vocabulary: its loss on the model's own text is f
 import json
 import math
 import os
-import re
-import subprocess
 import tempfile
 import unittest
 
@@ -21,29 +19,6 @@ import ref_numpy
 from lstmlm_dir_ref import DirModel
 
 TOL = 1e-4
-
-
-def lstmlm_predict(testcase, outdir, contexts):
-    """[np.array of log p over the vocabulary] for each id context, from the CLI."""
-    if not pyutil.CLI or not os.path.exists(pyutil.CLI):
-        raise unittest.SkipTest("LSTMLM_CLI not set (run through ctest)")
-    helptext = subprocess.run([pyutil.CLI, "predict", "--help"], capture_output=True, text=True).stdout
-    if "--ids" not in helptext:
-        print("SKIP: this build's `lstmlm predict` has no --ids yet (the converted-dir check ran)", flush=True)
-        raise unittest.SkipTest("lstmlm predict --ids not available in this build yet")
-    args = [pyutil.CLI, "predict", "-m", outdir, "--ids", "--top", "0", "--output-format", "jsonl"]
-    args += [" ".join(str(i) for i in c) for c in contexts]
-    r = subprocess.run(args, capture_output=True, text=True)
-    testcase.assertEqual(r.returncode, 0, r.stderr)
-    out = []
-    for line in r.stdout.splitlines():
-        rec = json.loads(line)
-        lp = np.full(len(rec["top"]), np.nan)
-        for e in rec["top"]:
-            lp[e["id"]] = e["logprob"]
-        out.append(lp)
-    testcase.assertEqual(len(out), len(contexts))
-    return out
 
 
 class RealModelsBase(unittest.TestCase):
@@ -64,7 +39,7 @@ class RealModelsBase(unittest.TestCase):
         for c, r in zip(contexts, refs):
             d = dm.next_logprobs(c)
             self.assertLess(np.abs(d - r).max(), 1e-6, f"converted dir vs reference, context {c}")
-        got = lstmlm_predict(self, outdir, contexts)
+        got = pyutil.predict_logprobs(outdir, contexts)
         for c, r, g in zip(contexts, refs, got):
             self.assertFalse(np.isnan(g).any(), "predict --top 0 did not list every id")
             self.assertLess(np.abs(g - r).max(), TOL, f"lstmlm vs reference, context {c}")
@@ -241,17 +216,13 @@ class WlmPerplexityTest(RealModelsBase):
     def test_document_perplexity_matches_pytorch(self):
         d = pyutil.data("torch-wlm-fairytales")
         name = "model_epochs_25_logint_75_emsize_100_nhid_100_drop_05.pt"
-        if not pyutil.CLI or "--context" not in subprocess.run([pyutil.CLI, "score", "--help"], capture_output=True,
-                                                               text=True).stdout:
-            print("SKIP: this build's `lstmlm score` has no --context yet", flush=True)
-            raise unittest.SkipTest("lstmlm score --context not available in this build yet")
         out = self.convert("wlm100-ppl", os.path.join(d, name))
         idx = {w: i for i, w in enumerate(pyutil.read_vocab(out))}
         with open(os.path.join(d, "test.txt"), encoding="utf-8") as f:
             stream = [idx[w] for line in f for w in line.split() + ["<eos>"]]
         m = ref_numpy.torch_load_trusted(os.path.join(d, name))
-        r = subprocess.run([pyutil.CLI, "score", "-m", out, "--context", "document", "-v", "word",
-                            "--output-format", "jsonl", os.path.join(d, "test.txt")], capture_output=True, text=True)
+        r = pyutil.run_lstmlm("score", "-m", out, "--context", "document", "-v", "word", "--output-format", "jsonl",
+                              os.path.join(d, "test.txt"))
         self.assertEqual(r.returncode, 0, r.stderr)
         # score's jsonl: one {"type": "line", "words": [...]} record per input line, then a summary record.
         words = [w for rec in map(json.loads, r.stdout.splitlines()) if rec["type"] == "line" for w in rec["words"]

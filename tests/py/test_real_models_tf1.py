@@ -9,7 +9,6 @@ import argparse
 import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,7 @@ sys.path.insert(0, HERE)
 from lstmlm_convert import common, tf1  # noqa: E402
 from lstmlm_convert.tf1_checkpoint import Checkpoint, ConvertError, crc32c, mask_crc  # noqa: E402
 from lstmlm_format import write_model  # noqa: E402
+import pyutil  # noqa: E402
 from tf1_ckpt_writer import write_checkpoint  # noqa: E402
 from tf1_reference import TF1CharRNN  # noqa: E402
 
@@ -33,7 +33,6 @@ SPACE = os.path.join(DATA, "tf1-charrnn-space")
 ART = os.path.join(DATA, "tf012-charrnn-artclasses")
 SPACE_PREFIX = os.path.join(SPACE, "model.ckpt-248399")
 ART_PREFIX = os.path.join(ART, "model.ckpt-46499")
-CLI = os.environ.get("LSTMLM_CLI")
 
 
 def need_data(path):
@@ -68,8 +67,8 @@ def torch_logprobs(kw, ids):
     x = t["embedding.weight"][torch.tensor(ids)].unsqueeze(1)
     for k, layer in enumerate(kw["layers"]):
         lstm = torch.nn.LSTM(x.shape[-1], layer["hidden_size"], proj_size=layer["proj_size"]).double()
-        sd = {f"weight_ih_l0": t[f"lstm.weight_ih_l{k}"], f"weight_hh_l0": t[f"lstm.weight_hh_l{k}"],
-              f"bias_ih_l0": t[f"lstm.bias_ih_l{k}"], f"bias_hh_l0": torch.zeros_like(t[f"lstm.bias_ih_l{k}"])}
+        sd = {"weight_ih_l0": t[f"lstm.weight_ih_l{k}"], "weight_hh_l0": t[f"lstm.weight_hh_l{k}"],
+              "bias_ih_l0": t[f"lstm.bias_ih_l{k}"], "bias_hh_l0": torch.zeros_like(t[f"lstm.bias_ih_l{k}"])}
         if layer["proj_size"]:
             sd["weight_hr_l0"] = t[f"lstm.weight_hr_l{k}"]
         lstm.load_state_dict(sd)
@@ -79,30 +78,9 @@ def torch_logprobs(kw, ids):
     return torch.log_softmax(logits, -1).numpy()
 
 
-def cli_supports_predict_ids():
-    if not CLI or not os.path.exists(CLI):
-        return False
-    r = subprocess.run([CLI, "predict", "--help"], capture_output=True, text=True)
-    return r.returncode == 0 and "--ids" in r.stdout
-
-
 def cli_logprobs(model_dir, ids):
     """[len(ids), V] log-probs from `lstmlm predict --ids`, one context per prefix of ids."""
-    contexts = [" ".join(str(i) for i in ids[:n]) for n in range(1, len(ids) + 1)]
-    r = subprocess.run([CLI, "predict", "-m", model_dir, "--ids", "--top", "0", "--output-format", "jsonl",
-                        *contexts], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise AssertionError(f"lstmlm predict failed ({r.returncode}): {r.stderr}")
-    records = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
-    assert len(records) == len(contexts), (len(records), len(contexts))
-    out = []
-    for rec, n in zip(records, range(1, len(ids) + 1)):
-        assert rec["ids"] == list(ids[:n]), (rec["ids"], ids[:n])
-        lp = np.full(len(rec["top"]), np.nan)
-        for item in rec["top"]:
-            lp[item["id"]] = item["logprob"]
-        out.append(lp)
-    return np.array(out)
+    return np.array(pyutil.predict_logprobs(model_dir, [ids[:n] for n in range(1, len(ids) + 1)]))
 
 
 def encode(vocab, text):
@@ -151,10 +129,9 @@ class SyntheticCheckpointTest(unittest.TestCase):
         ids = [1, 4, 0, 3, 3, 2]
         if cell_clip is None:  # nn.LSTM has no cell clip; the clipped model is checked through lstmlm only
             np.testing.assert_allclose(torch_logprobs(out, ids), ref.next_logprobs(ids), atol=1e-5)
-        if cli_supports_predict_ids():
-            model_dir = os.path.join(self.dir, "out")
-            write_model(model_dir, **out)
-            np.testing.assert_allclose(cli_logprobs(model_dir, ids), ref.next_logprobs(ids), atol=1e-4, rtol=0)
+        model_dir = os.path.join(self.dir, "out")
+        write_model(model_dir, **out)
+        np.testing.assert_allclose(cli_logprobs(model_dir, ids), ref.next_logprobs(ids), atol=1e-4, rtol=0)
         return out
 
     def test_single_basic_lstm_cell_kernel_era(self):
@@ -333,9 +310,6 @@ class RealCheckpointTest(unittest.TestCase):
         seqs = [encode(kw["vocab"], s) for s in self.SEQS[folder]]
         for ids in seqs:
             np.testing.assert_allclose(torch_logprobs(kw, ids), ref.next_logprobs(ids), atol=1e-5)
-        if not cli_supports_predict_ids():
-            print(f"skipping the lstmlm comparison: {CLI} has no `predict --ids` yet")
-            return
         out = tempfile.mkdtemp(prefix="lstmlm_tf1_")
         try:
             write_model(out, **kw)
