@@ -55,7 +55,8 @@ size_t library_variant(const std::string& path) {
 }
 
 // The file mapped, one copy per tensor out of the mapping (offsets from the validated header).
-size_t mmap_variant(const std::string& path, const std::vector<lstmlm::TensorInfo>& tensors, uint64_t header_len) {
+size_t mmap_variant(const std::string& path, const std::vector<lstmlm::TensorInfo>& tensors,
+                    uint64_t header_len) {
   int fd = ::open(path.c_str(), O_RDONLY);
   struct stat s;
   ::fstat(fd, &s);
@@ -96,15 +97,19 @@ int main(int argc, char** argv) {
   size_t bytes = 0;
   for (int i = 0; i <= reps; ++i) {
     auto a = Clock::now();
-    if (mode == "read") bytes = read_variant(path);
-    else if (mode == "library") bytes = library_variant(path);
-    else if (mode == "mmap") bytes = mmap_variant(path, tensors, header_len);
-    else bytes = static_cast<size_t>(lstmlm::Model::load(dir)->memory_bytes());
+    if (mode == "read")
+      bytes = read_variant(path);
+    else if (mode == "library")
+      bytes = library_variant(path);
+    else if (mode == "mmap")
+      bytes = mmap_variant(path, tensors, header_len);
+    else
+      bytes = static_cast<size_t>(lstmlm::Model::load(dir)->memory_bytes());
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - a).count());
   }
   double first = ms[0];
   std::sort(ms.begin() + 1, ms.end());
-  std::printf("{\"mode\":\"%s\",\"bytes\":%zu,\"first_ms\":%.1f,\"median_ms\":%.1f}\n", mode.c_str(), bytes, first,
-              ms[1 + (ms.size() - 1) / 2]);
+  std::printf("{\"mode\":\"%s\",\"bytes\":%zu,\"first_ms\":%.1f,\"median_ms\":%.1f}\n", mode.c_str(), bytes,
+              first, ms[1 + (ms.size() - 1) / 2]);
   return 0;
 }

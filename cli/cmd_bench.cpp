@@ -46,7 +46,8 @@ std::vector<int> int_list(const std::string& s, const char* option) {
       used = 0;
     }
     if (used != p.size() || p.empty())
-      throw UsageError(std::string("bench: ") + option + " expects a comma list of integers, got '" + s + "'");
+      throw UsageError(std::string("bench: ") + option + " expects a comma list of integers, got '" + s +
+                       "'");
     out.push_back(v);
   }
   if (out.empty()) throw UsageError(std::string("bench: ") + option + " needs at least one value");
@@ -78,8 +79,10 @@ int run(const BenchArgs& a) {
   bool want_startup = false;
   for (const auto& w : split(a.workloads)) {
     auto wl = bench::parse_workload(w);
-    if (wl == bench::Workload::Startup) want_startup = true;
-    else opt.workloads.push_back(wl);
+    if (wl == bench::Workload::Startup)
+      want_startup = true;
+    else
+      opt.workloads.push_back(wl);
   }
   opt.batches = int_list(a.batches, "-b/--batch-size");
   opt.lengths = int_list(a.lengths, "-s/--seq-len");
@@ -151,12 +154,14 @@ Subcommand setup_bench(CLI::App& parent) {
       ->capture_default_str();
   app->add_option("-r,--repetitions", args->repetitions, "Timed repetitions per cell")->capture_default_str();
   app->add_option("--warmup", args->warmup, "Untimed calls before the repetitions")->capture_default_str();
-  app->add_option("--min-time", args->min_time, "Seconds each repetition repeats the call for (at least once)")
+  app->add_option("--min-time", args->min_time,
+                  "Seconds each repetition repeats the call for (at least once)")
       ->capture_default_str();
   app->add_option("--seed", args->seed, "Seed of the synthetic token ids and of --shape's weights")
       ->capture_default_str();
   app->add_option("--input", args->input, "Cut the inputs from this text file, tokenized with the model");
-  app->add_option("-o,--output", args->output, "Output format: md, csv, json or jsonl")->capture_default_str();
+  app->add_option("-o,--output", args->output, "Output format: md, csv, json or jsonl")
+      ->capture_default_str();
   s.run = [args] { return run(*args); };
   return s;
 }

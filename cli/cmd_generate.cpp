@@ -1,13 +1,13 @@
-// `lstmlm generate`: options -> tasks/generate -> text (streamed for one sample) or jsonl (docs/generation.md).
+// `lstmlm generate`: options -> tasks/generate -> text (streamed for one sample) or jsonl
+// (docs/generation.md).
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "lstmlm/error.hpp"
@@ -49,14 +49,15 @@ uint64_t parse_seed(const std::string& s) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != s.size()) throw UsageError("--seed must be an integer in [0, 2^64), got '" + s + "'");
+  if (used == 0 || used != s.size())
+    throw UsageError("--seed must be an integer in [0, 2^64), got '" + s + "'");
   return v;
 }
 
 // The printed form of one sample: the prompt as given, then the generated text; in a word model the two are
 // joined by a space. Built incrementally so streaming and the final text agree byte for byte.
 class TextJoin {
-public:
+ public:
   TextJoin(const Tokenizer& tok, const std::string& prompt)
       : tok_(tok), words_(tok.config().type == TokenizerType::Word), any_(!prompt.empty()) {}
   // The text a token adds ("" for special tokens).
@@ -69,7 +70,7 @@ public:
     return p;
   }
 
-private:
+ private:
   const Tokenizer& tok_;
   bool words_, any_;
 };
@@ -79,24 +80,26 @@ nlohmann::ordered_json sample_json(const Model& model, const Args& a, const Gene
   nlohmann::ordered_json toks = nlohmann::ordered_json::array();
   for (const auto& t : s.tokens)
     toks.push_back(nlohmann::ordered_json{{"token", model.vocab().token(t.id)},
-                    {"id", t.id},
-                    {"prob", std::exp(static_cast<double>(t.logprob))},
-                    {"logprob", static_cast<double>(t.logprob)}});
+                                          {"id", t.id},
+                                          {"prob", std::exp(static_cast<double>(t.logprob))},
+                                          {"logprob", static_cast<double>(t.logprob)}});
   auto ids = s.ids();
   return nlohmann::ordered_json{{"sample", s.index},
-          {"seed", a.gen.seed},
-          {"prompt", a.gen.prompt},
-          {"text", model.tokenizer().detokenize(ids)},
-          {"tokens", std::move(toks)},
-          {"total_logprob", s.total_logprob},
-          {"stopped_at_eos", s.stopped_at_eos}};
+                                {"seed", a.gen.seed},
+                                {"prompt", a.gen.prompt},
+                                {"text", model.tokenizer().detokenize(ids)},
+                                {"tokens", std::move(toks)},
+                                {"total_logprob", s.total_logprob},
+                                {"stopped_at_eos", s.stopped_at_eos}};
 }
 
 int run(Args& a) {
   if (a.format != "text" && a.format != "jsonl")
     throw UsageError("--output-format must be text or jsonl, got '" + a.format + "'");
-  if (!a.prompt_file.empty()) a.gen.prompt = read_prompt_file(a.prompt_file);
-  else a.gen.prompt = a.prompt;
+  if (!a.prompt_file.empty())
+    a.gen.prompt = read_prompt_file(a.prompt_file);
+  else
+    a.gen.prompt = a.prompt;
   if (a.seed.empty()) {
     a.gen.seed = random_seed();
     std::fprintf(stderr, "seed: %llu\n", static_cast<unsigned long long>(a.gen.seed));
@@ -108,15 +111,17 @@ int run(Args& a) {
   for (const auto& w : model->warnings()) std::fprintf(stderr, "lstmlm: warning: %s\n", w.c_str());
   // Validate the prompt before any output, and warn about words the model does not know.
   for (const auto& t : prompt_context(*model, a.gen.prompt).tokens)
-    if (t.oov) std::fprintf(stderr, "lstmlm: warning: prompt: '%s' is not in the vocabulary, read as unk\n",
-                            t.text.c_str());
+    if (t.oov)
+      std::fprintf(stderr, "lstmlm: warning: prompt: '%s' is not in the vocabulary, read as unk\n",
+                   t.text.c_str());
   Engine engine(model, a.threads);
   Output out;
 
   if (a.format == "jsonl") {
     auto r = generate(engine, a.gen);
     for (const auto& s : r.samples)
-      out.line(sample_json(*model, a, s).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+      out.line(
+          sample_json(*model, a, s).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
     return 0;
   }
   if (a.gen.num_samples == 1) {
@@ -160,7 +165,8 @@ Subcommand setup_generate(CLI::App& parent) {
   app->add_option("--temperature", sp.temperature, "Sampling temperature; 0 = greedy (argmax)")
       ->capture_default_str();
   app->add_option("--top-k", sp.top_k, "Keep the K most likely tokens; 0 = off")->capture_default_str();
-  app->add_option("--top-p", sp.top_p, "Keep the smallest set with mass >= P; 1 = off")->capture_default_str();
+  app->add_option("--top-p", sp.top_p, "Keep the smallest set with mass >= P; 1 = off")
+      ->capture_default_str();
   app->add_option("--min-p", sp.min_p, "Keep tokens with p >= P * p_max; 0 = off")->capture_default_str();
   app->add_option("--repeat-penalty", sp.repeat_penalty, "Recent tokens' probability p becomes p^R; 1 = off")
       ->capture_default_str();

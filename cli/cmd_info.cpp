@@ -40,8 +40,10 @@ std::string token_or_none(const std::optional<std::string>& t) {
 std::string human_bytes(size_t b) {
   std::ostringstream o;
   o.precision(3);
-  if (b >= (1u << 20)) o << static_cast<double>(b) / (1 << 20) << " MiB";
-  else o << static_cast<double>(b) / 1024 << " KiB";
+  if (b >= (1u << 20))
+    o << static_cast<double>(b) / (1 << 20) << " MiB";
+  else
+    o << static_cast<double>(b) / 1024 << " KiB";
   return o.str();
 }
 
@@ -55,7 +57,8 @@ void print_text(const Model& m, const ModelSummary& s, Output& out) {
   for (const auto& l : s.layers) {
     std::string note = l.note;
     if (l.trainable && !*l.trainable) note = note.empty() ? "frozen" : note + ", frozen";
-    std::string row = pad(l.name + " (" + l.type + ")", 28) + pad(shape(l.width), 20) + pad(grouped(l.params), 14) + note;
+    std::string row =
+        pad(l.name + " (" + l.type + ")", 28) + pad(shape(l.width), 20) + pad(grouped(l.params), 14) + note;
     while (!row.empty() && row.back() == ' ') row.pop_back();
     out.line(row);
   }
@@ -67,14 +70,15 @@ void print_text(const Model& m, const ModelSummary& s, Output& out) {
   } else {
     out.line("Trainable params: not recorded by the source");
   }
-  out.line("Memory: " + grouped(static_cast<int64_t>(m.memory_bytes())) + " bytes (" + human_bytes(m.memory_bytes()) +
-           ", weights and kernel tables)");
+  out.line("Memory: " + grouped(static_cast<int64_t>(m.memory_bytes())) + " bytes (" +
+           human_bytes(m.memory_bytes()) + ", weights and kernel tables)");
   const auto& t = c.tokenizer;
   std::string tok = std::string(to_string(t.type)) + ", vocab " + grouped(c.vocab_size) +
                     (t.lowercase ? ", lowercase" : "") + ", filters " +
                     nlohmann::json(t.filters).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
                     ", unk " + token_or_none(t.unk_token) + ", eos " + token_or_none(t.eos_token) + ", bos " +
-                    token_or_none(t.bos_token) + ", pad_id " + (t.pad_id ? std::to_string(*t.pad_id) : "none");
+                    token_or_none(t.bos_token) + ", pad_id " +
+                    (t.pad_id ? std::to_string(*t.pad_id) : "none");
   out.line("Tokenizer: " + tok);
   out.line("Source: " + c.source.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   for (const auto& w : m.warnings()) out.line("Warning: " + w);
@@ -114,16 +118,21 @@ void print_json(const Model& m, const ModelSummary& s, Output& out) {
 Subcommand setup_info(CLI::App& parent) {
   auto opts = std::make_shared<InfoOptions>();
   Subcommand s;
-  s.app = parent.add_subcommand("info", "Describe a model: layers, parameters, memory, tokenizer, provenance");
-  s.app->add_option("-m,--model", opts->model, "Model directory (config.json, vocab.json, weights.safetensors)")
+  s.app =
+      parent.add_subcommand("info", "Describe a model: layers, parameters, memory, tokenizer, provenance");
+  s.app
+      ->add_option("-m,--model", opts->model,
+                   "Model directory (config.json, vocab.json, weights.safetensors)")
       ->required();
   s.app->add_flag("--json", opts->json, "Print one JSON object instead of the table");
   s.run = [opts]() -> int {
     auto model = Model::load(opts->model);
     ModelSummary sum = summarize(*model);
     Output out;
-    if (opts->json) print_json(*model, sum, out);
-    else print_text(*model, sum, out);
+    if (opts->json)
+      print_json(*model, sum, out);
+    else
+      print_text(*model, sum, out);
     out.flush();
     return 0;
   };

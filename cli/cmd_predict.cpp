@@ -13,7 +13,8 @@ namespace lstmlm::cli {
 
 namespace {
 
-constexpr const char* kHelp = R"(Predicts the next token after each CONTEXT (or after each line of stdin when no
+constexpr const char* kHelp =
+    R"(Predicts the next token after each CONTEXT (or after each line of stdin when no
 CONTEXT is given; stdin is read in blocks and batched).
 
 Context: text is tokenized like `score` input (see `lstmlm score --help`) and, when the model has a
@@ -42,7 +43,8 @@ struct Opts {
   int threads = 0;
 };
 
-void write_one(Output& out, const std::string& format, const std::string& context, const tasks::Prediction& p) {
+void write_one(Output& out, const std::string& format, const std::string& context,
+               const tasks::Prediction& p) {
   std::string s;
   if (format == "jsonl") {
     s = "{\"context\": " + jstr(context) + ", \"ids\": [";
@@ -51,8 +53,8 @@ void write_one(Output& out, const std::string& format, const std::string& contex
     for (size_t i = 0; i < p.top.size(); ++i) {
       const auto& c = p.top[i];
       s += (i ? ", " : "");
-      s += "{\"token\": " + jstr(c.token) + ", \"id\": " + std::to_string(c.id) + ", \"prob\": " + jnum(c.prob) +
-           ", \"logprob\": " + jnum(c.logprob) + "}";
+      s += "{\"token\": " + jstr(c.token) + ", \"id\": " + std::to_string(c.id) +
+           ", \"prob\": " + jnum(c.prob) + ", \"logprob\": " + jnum(c.logprob) + "}";
     }
     s += "]}\n";
   } else {
@@ -101,12 +103,14 @@ Subcommand setup_predict(CLI::App& parent) {
   s.app->footer(kHelp);
   s.app->add_option("-m,--model", o->model_dir, "Model directory")->required();
   s.app->add_option("context", o->contexts, "Contexts (default: one per line on stdin)");
-  s.app->add_option("--top", o->task.top, "Candidates per context; 0 = whole vocabulary")->capture_default_str();
+  s.app->add_option("--top", o->task.top, "Candidates per context; 0 = whole vocabulary")
+      ->capture_default_str();
   s.app->add_option("--output-format", o->format, "text or jsonl")
       ->check(CLI::IsMember({"text", "jsonl"}))
       ->capture_default_str();
   s.app->add_flag("--ids", o->task.ids_input, "Contexts are whitespace-separated token ids");
-  s.app->add_option("--pad-to", o->task.pad_to, "Left-pad/truncate ids to N with pad_id (Keras pad_sequences)")
+  s.app
+      ->add_option("--pad-to", o->task.pad_to, "Left-pad/truncate ids to N with pad_id (Keras pad_sequences)")
       ->check(CLI::PositiveNumber);
   s.app->add_flag("--no-bos", o->no_bos, "Do not feed bos_token/eos_token before a text context");
   s.app->add_option("--oov", o->oov, "OOV words when the model has no unk_token: skip or error")

@@ -14,7 +14,8 @@ namespace lstmlm::cli {
 
 namespace {
 
-constexpr const char* kHelp = R"(Input: UTF-8 text, one sentence per line (a BOM at the start of a file and CRLF line ends are
+constexpr const char* kHelp =
+    R"(Input: UTF-8 text, one sentence per line (a BOM at the start of a file and CRLF line ends are
 accepted). Invalid UTF-8 is an error naming the file and line (exit 1); nothing is replaced.
 Tokenization follows the model's config.json: lowercase (exactly Python's str.lower()), every character
 of `filters` replaced by a space (Keras), split on whitespace as Python's str.split() (word models) or one
@@ -73,8 +74,9 @@ std::string line_record(const Opts& o, const std::string& file, const tasks::Lin
       for (size_t i = 0; i < l.words.size(); ++i) {
         const auto& w = l.words[i];
         s += (i ? ", " : "");
-        s += "{\"token\": " + jstr(w.token) + ", \"id\": " + std::to_string(w.id) + ", \"oov\": " +
-             (w.oov ? "true" : "false") + ", \"logprob\": " + (w.scored ? jnum(w.logprob) : "null") +
+        s += "{\"token\": " + jstr(w.token) + ", \"id\": " + std::to_string(w.id) +
+             ", \"oov\": " + (w.oov ? "true" : "false") +
+             ", \"logprob\": " + (w.scored ? jnum(w.logprob) : "null") +
              ", \"log10prob\": " + (w.scored ? jnum(w.logprob / kLn10) : "null") + "}";
       }
       s += "]";
@@ -84,12 +86,13 @@ std::string line_record(const Opts& o, const std::string& file, const tasks::Lin
   if (o.format == "tsv") {
     std::string pre = file + "\t" + std::to_string(l.line) + "\t";
     if (!words)
-      return pre + (l.skipped ? "1" : "0") + "\t" + std::to_string(l.tokens) + "\t" + std::to_string(l.oovs) + "\t" +
-             jnum(l.logprob) + "\t" + jnum(l.logprob / kLn10) + "\n";
+      return pre + (l.skipped ? "1" : "0") + "\t" + std::to_string(l.tokens) + "\t" + std::to_string(l.oovs) +
+             "\t" + jnum(l.logprob) + "\t" + jnum(l.logprob / kLn10) + "\n";
     for (size_t i = 0; i < l.words.size(); ++i) {
       const auto& w = l.words[i];
-      s += pre + std::to_string(i + 1) + "\t" + w.token + "\t" + std::to_string(w.id) + "\t" + (w.oov ? "1" : "0") +
-           "\t" + (w.scored ? jnum(w.logprob) : "") + "\t" + (w.scored ? jnum(w.logprob / kLn10) : "") + "\n";
+      s += pre + std::to_string(i + 1) + "\t" + w.token + "\t" + std::to_string(w.id) + "\t" +
+           (w.oov ? "1" : "0") + "\t" + (w.scored ? jnum(w.logprob) : "") + "\t" +
+           (w.scored ? jnum(w.logprob / kLn10) : "") + "\n";
     }
     return s;
   }
@@ -104,17 +107,17 @@ std::string line_record(const Opts& o, const std::string& file, const tasks::Lin
 
 std::string summary_record(const Opts& o, const tasks::ScoreSummary& s) {
   if (o.format == "jsonl")
-    return "{\"type\": \"summary\", \"sentences\": " + std::to_string(s.sentences) + ", \"skipped\": " +
-           std::to_string(s.skipped) + ", \"tokens\": " + std::to_string(s.tokens) + ", \"oovs\": " +
-           std::to_string(s.oovs) + ", \"logprob\": " + jnum(s.logprob) + ", \"log10prob\": " +
-           jnum(s.logprob / kLn10) + ", \"perplexity\": " + jnum(s.perplexity()) + ", \"perplexity_excl_oov\": " +
-           jnum(s.perplexity_excl_oov()) + "}\n";
+    return "{\"type\": \"summary\", \"sentences\": " + std::to_string(s.sentences) +
+           ", \"skipped\": " + std::to_string(s.skipped) + ", \"tokens\": " + std::to_string(s.tokens) +
+           ", \"oovs\": " + std::to_string(s.oovs) + ", \"logprob\": " + jnum(s.logprob) +
+           ", \"log10prob\": " + jnum(s.logprob / kLn10) + ", \"perplexity\": " + jnum(s.perplexity()) +
+           ", \"perplexity_excl_oov\": " + jnum(s.perplexity_excl_oov()) + "}\n";
   if (o.format == "tsv")
-    return std::to_string(s.sentences) + "\t" + std::to_string(s.skipped) + "\t" + std::to_string(s.tokens) + "\t" +
-           std::to_string(s.oovs) + "\t" + jnum(s.logprob) + "\t" + jnum(s.logprob / kLn10) + "\t" +
+    return std::to_string(s.sentences) + "\t" + std::to_string(s.skipped) + "\t" + std::to_string(s.tokens) +
+           "\t" + std::to_string(s.oovs) + "\t" + jnum(s.logprob) + "\t" + jnum(s.logprob / kLn10) + "\t" +
            jnum(s.perplexity()) + "\t" + jnum(s.perplexity_excl_oov()) + "\n";
-  return "Sentences:\t" + std::to_string(s.sentences) + "\nTokens:\t" + std::to_string(s.tokens) + "\nOOVs:\t" +
-         std::to_string(s.oovs) + "\nPerplexity including OOVs:\t" + fixed(s.perplexity(), 4) +
+  return "Sentences:\t" + std::to_string(s.sentences) + "\nTokens:\t" + std::to_string(s.tokens) +
+         "\nOOVs:\t" + std::to_string(s.oovs) + "\nPerplexity including OOVs:\t" + fixed(s.perplexity(), 4) +
          "\nPerplexity excluding OOVs:\t" + fixed(s.perplexity_excl_oov(), 4) + "\n";
 }
 
@@ -165,8 +168,9 @@ int run(const Opts& o) {
   if (progress) std::fputc('\n', stderr);
   if (o.format != "tsv" || o.verbosity == "summary") out.write(summary_record(o, summary));
   out.flush();
-  std::fprintf(stderr, "lstmlm score: %lld tokens in %.3f s (%.0f tokens/s)\n", static_cast<long long>(summary.tokens),
-               seconds(), static_cast<double>(summary.tokens) / seconds());
+  std::fprintf(stderr, "lstmlm score: %lld tokens in %.3f s (%.0f tokens/s)\n",
+               static_cast<long long>(summary.tokens), seconds(),
+               static_cast<double>(summary.tokens) / seconds());
   return 0;
 }
 
@@ -198,7 +202,9 @@ Subcommand setup_score(CLI::App& parent) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   s.app->add_option("--threads", o->threads, "Threads (0 = one per core)")->check(CLI::NonNegativeNumber);
-  s.app->add_option("--progress", o->progress, "Progress line on stderr: auto (when a terminal), always, never")
+  s.app
+      ->add_option("--progress", o->progress,
+                   "Progress line on stderr: auto (when a terminal), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
   s.run = [o]() -> int { return run(*o); };

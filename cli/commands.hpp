@@ -1,8 +1,7 @@
 // Each subcommand lives in its own cli/cmd_*.cpp and registers itself on the app.
 #pragma once
-#include <functional>
-
 #include <CLI/CLI.hpp>
+#include <functional>
 
 namespace lstmlm::cli {
 

@@ -3,10 +3,9 @@
 #pragma once
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace lstmlm::cli {
 

@@ -9,7 +9,7 @@
 namespace lstmlm::cli {
 
 class LineReader {
-public:
+ public:
   // paths empty: stdin only.
   explicit LineReader(std::vector<std::string> paths);
   ~LineReader();
@@ -26,7 +26,7 @@ public:
   const std::string& source() const { return source_; }
   uint64_t line_number() const { return line_; }  // of the last line returned
 
-private:
+ private:
   std::vector<std::string> paths_;
   size_t index_ = 0;
   std::FILE* f_ = nullptr;

@@ -1,8 +1,9 @@
 #include "output.hpp"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
-#include <unistd.h>
 
 #include "lstmlm/error.hpp"
 

@@ -11,13 +11,16 @@ namespace lstmlm::cli {
 struct ClosedPipe {};
 
 class Output {
-public:
+ public:
   explicit Output(std::FILE* f = stdout) : f_(f) {}
   void write(std::string_view s);
-  void line(std::string_view s) { write(s); write("\n"); }
+  void line(std::string_view s) {
+    write(s);
+    write("\n");
+  }
   void flush();
 
-private:
+ private:
   std::FILE* f_;
 };
 

@@ -62,8 +62,10 @@ inline void check_score_line(const uint8_t* data, size_t size) {
   static tasks::Scorer document(engine, {.context = tasks::ContextMode::Document});
   std::vector<std::string> lines(1);
   for (size_t i = 0; i < size; ++i) {
-    if (data[i] == '\n') lines.emplace_back();
-    else lines.back().push_back(static_cast<char>(data[i]));
+    if (data[i] == '\n')
+      lines.emplace_back();
+    else
+      lines.back().push_back(static_cast<char>(data[i]));
   }
   check_lines(sentences, lines);
   check_lines(document, lines);

@@ -1,13 +1,14 @@
 // The library's readers take paths: hand them the fuzz input as an in-memory file.
 #pragma once
-#include <string>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include <string>
 
 namespace lstmlm::fuzz {
 
 class MemFile {
-public:
+ public:
   MemFile(const uint8_t* data, size_t size) : fd_(::memfd_create("fuzz", 0)) {
     size_t done = 0;
     while (fd_ >= 0 && done < size) {
@@ -21,7 +22,7 @@ public:
   }
   std::string path() const { return "/proc/self/fd/" + std::to_string(fd_); }
 
-private:
+ private:
   int fd_;
 };
 

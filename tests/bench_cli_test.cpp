@@ -2,9 +2,9 @@
 // the usage errors. Nothing here asserts a speed.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -37,7 +37,8 @@ TEST(BenchCli, OneRowPerCellOfTheGrid) {
     EXPECT_EQ(row["threads"], 1);
     EXPECT_EQ(row["repetitions"], 2);
     EXPECT_GE(row["calls"].get<int>(), 2);  // at least one call per repetition
-    EXPECT_DOUBLE_EQ(row["tokens_per_call"].get<double>(), row["batch"].get<double>() * row["length"].get<double>());
+    EXPECT_DOUBLE_EQ(row["tokens_per_call"].get<double>(),
+                     row["batch"].get<double>() * row["length"].get<double>());
     EXPECT_GT(row["tokens_per_s"].get<double>(), 0);
     EXPECT_LE(row["latency_p50_us"].get<double>(), row["latency_p99_us"].get<double>());
     EXPECT_GT(row["gflops"].get<double>(), 0);

@@ -1,5 +1,7 @@
 // The bench task's row math and output formats (no timing is asserted anywhere: speed is measured by
 // bench/compare, not tested).
+#include "lstmlm/tasks/bench.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,7 +9,6 @@
 #include <sstream>
 
 #include "lstmlm/error.hpp"
-#include "lstmlm/tasks/bench.hpp"
 
 namespace lstmlm::bench {
 namespace {

@@ -17,7 +17,7 @@ namespace {
 
 struct Case {
   std::string name;
-  std::string file;  // config.json | vocab.json | weights.safetensors | "" (the directory itself)
+  std::string file;    // config.json | vocab.json | weights.safetensors | "" (the directory itself)
   std::string expect;  // substring of the message
   std::function<void(ModelFiles&)> breakit;
 };
@@ -62,7 +62,8 @@ std::vector<Case> catalogue() {
        [](ModelFiles& f) { f.weights = "abc"; }},
       {"header_length_past_end", W, "runs past the end of the file",
        [](ModelFiles& f) { set_header_len(f, f.weights.size()); }},
-      {"header_length_huge", W, "exceeds the limit", [](ModelFiles& f) { set_header_len(f, uint64_t{1} << 62); }},
+      {"header_length_huge", W, "exceeds the limit",
+       [](ModelFiles& f) { set_header_len(f, uint64_t{1} << 62); }},
       {"header_bad_json", W, "header: not valid JSON",
        [](ModelFiles& f) { f.weights = lstmlm::test::safetensors_bytes("{\"a\": [1, 2", ""); }},
       {"header_not_object", W, "header: expected a JSON object",
@@ -86,7 +87,9 @@ std::vector<Case> catalogue() {
          });
        }},
       {"offsets_reversed", W, "end before they begin",
-       [](ModelFiles& f) { edit_header(f, [](json& h) { h["decoder.bias"]["data_offsets"] = {24, 0}; }); }},
+       [](ModelFiles& f) { edit_header(f, [](json& h) {
+                             h["decoder.bias"]["data_offsets"] = {24, 0};
+                           }); }},
       {"shape_product_mismatch", W, "tensor 'decoder.bias': shape [7] x F32 needs 28 bytes",
        [](ModelFiles& f) { edit_header(f, [](json& h) { h["decoder.bias"]["shape"] = {7}; }); }},
       {"shape_product_overflow", W, "is too large",
@@ -99,7 +102,8 @@ std::vector<Case> catalogue() {
        [](ModelFiles& f) {
          // json objects cannot hold a key twice: splice the duplicate into the header text.
          uint64_t n = 0;
-         for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(f.weights[static_cast<size_t>(i)]);
+         for (int i = 7; i >= 0; --i)
+           n = (n << 8) | static_cast<unsigned char>(f.weights[static_cast<size_t>(i)]);
          json h = json::parse(f.weights.substr(8, n));
          std::string text = h.dump();
          text.insert(1, "\"decoder.bias\":" + h["decoder.bias"].dump() + ",");
@@ -142,7 +146,8 @@ std::vector<Case> catalogue() {
       {"missing_weights_file", W, "cannot open", [](ModelFiles& f) { f.write_weights = false; }},
       // --- config.json
       {"missing_config", C, "cannot open", [](ModelFiles& f) { f.write_config = false; }},
-      {"config_bad_json", C, "not valid JSON", [](ModelFiles& f) { f.config_text = "{\"format\": \"lstmlm\",}"; }},
+      {"config_bad_json", C, "not valid JSON",
+       [](ModelFiles& f) { f.config_text = "{\"format\": \"lstmlm\",}"; }},
       {"config_not_object", C, "expected a JSON object", [](ModelFiles& f) { f.config_text = "[]"; }},
       {"config_duplicate_key", C, "key 'vocab_size' appears twice",
        [](ModelFiles& f) {
@@ -194,8 +199,9 @@ TEST(CatalogueBase, TheUnbrokenBaseLoads) {
 TEST(CatalogueBase, MissingDirectoryIsNamed) {
   auto r = lstmlm::test::run_cli("info -m /nonexistent/lstmlm-model");
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.err, "lstmlm: error: /nonexistent/lstmlm-model: not a model directory (expected config.json, "
-                   "vocab.json and weights.safetensors in it)\n");
+  EXPECT_EQ(r.err,
+            "lstmlm: error: /nonexistent/lstmlm-model: not a model directory (expected config.json, "
+            "vocab.json and weights.safetensors in it)\n");
 }
 
 TEST(CatalogueBase, WeightsThatAreADirectoryAreRefused) {

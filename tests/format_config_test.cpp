@@ -63,13 +63,15 @@ TEST(Config, ToJsonRoundTrips) {
 TEST(Config, ErrorsNameFileAndField) {
   json j = good();
   j["layers"][1]["hidden_size"] = -3;
-  EXPECT_EQ(error_of(j), "model/config.json: field 'layers[1].hidden_size': expected a positive integer, found -3");
+  EXPECT_EQ(error_of(j),
+            "model/config.json: field 'layers[1].hidden_size': expected a positive integer, found -3");
   j = good();
   j.erase("tokenizer");
   EXPECT_EQ(error_of(j), "model/config.json: field 'tokenizer': required field is missing");
   j = good();
   j["layers"][0]["recurrent_activation"] = "relu";
-  EXPECT_NE(error_of(j).find("field 'layers[0].recurrent_activation': expected \"sigmoid\""), std::string::npos);
+  EXPECT_NE(error_of(j).find("field 'layers[0].recurrent_activation': expected \"sigmoid\""),
+            std::string::npos);
   j = good();
   j["layers"][0]["activation"] = "relu";
   EXPECT_NE(error_of(j).find("field 'layers[0].activation'"), std::string::npos);
@@ -78,7 +80,8 @@ TEST(Config, ErrorsNameFileAndField) {
   EXPECT_NE(error_of(j).find("field 'tokenizer.type'"), std::string::npos);
   j = good();
   j["vocab_size"] = 100.5;
-  EXPECT_NE(error_of(j).find("field 'vocab_size': expected a positive integer, found 100.5"), std::string::npos);
+  EXPECT_NE(error_of(j).find("field 'vocab_size': expected a positive integer, found 100.5"),
+            std::string::npos);
   j = good();
   j["layers"][1]["proj_size"] = 64;  // must be below hidden_size (PyTorch's rule)
   EXPECT_NE(error_of(j).find("field 'layers[1].proj_size'"), std::string::npos);
@@ -107,7 +110,8 @@ TEST(Config, NewerVersionIsRefusedNamingTheVersionRead) {
   json j = good();
   j["format_version"] = 2;
   j["layers"] = "whatever v2 holds";  // the version is judged before anything else
-  EXPECT_EQ(error_of(j), "model/config.json: format_version 2 is newer than this build reads (1); upgrade lstmlm");
+  EXPECT_EQ(error_of(j),
+            "model/config.json: format_version 2 is newer than this build reads (1); upgrade lstmlm");
   j["format_version"] = 0;
   EXPECT_NE(error_of(j).find("field 'format_version'"), std::string::npos);
 }
@@ -125,5 +129,6 @@ TEST(Config, TrainableConventionIsChecked) {
   j["source"]["trainable"] = {{"lstm_l2", false}};
   EXPECT_NE(error_of(j).find("field 'source.trainable.lstm_l2': unknown layer name"), std::string::npos);
   j["source"]["trainable"] = {{"embedding", "no"}};
-  EXPECT_NE(error_of(j).find("field 'source.trainable.embedding': expected true or false"), std::string::npos);
+  EXPECT_NE(error_of(j).find("field 'source.trainable.embedding': expected true or false"),
+            std::string::npos);
 }

@@ -34,7 +34,8 @@ TEST(Load, RoundTripOfARandomModelIsExact) {
   EXPECT_EQ(a.decoder_bias, b.decoder_bias);
   EXPECT_EQ(l->parameter_count(), m->parameter_count());
   // Eigen's dynamic storage is aligned for its widest vector loads; the kernels rely on it.
-  for (const float* p : {b.embedding.data(), b.layers[0].w_ih.data(), b.layers[1].w_hh.data(), b.decoder.data()})
+  for (const float* p :
+       {b.embedding.data(), b.layers[0].w_ih.data(), b.layers[1].w_hh.data(), b.decoder.data()})
     EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % EIGEN_DEFAULT_ALIGN_BYTES, 0u);
 }
 
@@ -46,7 +47,7 @@ TEST(Load, BiasIhAndBiasHhAreSummed) {
     if (t.name == "lstm.bias_ih_l0") {
       std::vector<float> hh(t.values.size());
       for (size_t i = 0; i < hh.size(); ++i) {
-        hh[i] = static_cast<float>(i) * 0.5f;  // 0, 0.5, 1, ...
+        hh[i] = static_cast<float>(i) * 0.5f;         // 0, 0.5, 1, ...
         t.values[i] = static_cast<float>(i) * 0.25f;  // bias_ih = 0, 0.25, 0.5, ...
       }
       files.tensors.push_back({"lstm.bias_hh_l0", t.shape, hh});

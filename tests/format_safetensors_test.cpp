@@ -72,8 +72,9 @@ TEST(Safetensors, F16WidenedExactly) {
 
 TEST(Safetensors, F16SubnormalsWidenedExactly) {
   // 0x03FF = 1023 * 2^-24 (largest subnormal); 0x8200 = -(512 * 2^-24) = -2^-15.
-  auto p = put("f16s.safetensors", safetensors_bytes(R"({"h":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})",
-                                                      u16_bytes({0x03FF, 0x8200})));
+  auto p =
+      put("f16s.safetensors", safetensors_bytes(R"({"h":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})",
+                                                u16_bytes({0x03FF, 0x8200})));
   auto st = SafetensorsFile::open(p.string());
   auto v = st.read_f32(st.tensors()[0]);
   EXPECT_EQ(v[0], 1023.0f * std::ldexp(1.0f, -24));
@@ -83,8 +84,9 @@ TEST(Safetensors, F16SubnormalsWidenedExactly) {
 TEST(Safetensors, BF16WidenedExactly) {
   // bf16 is the top 16 bits of a float: 0x3F80 -> 0x3F800000 = 1; 0xC0A0 -> -(2^2 * 1.25) = -5;
   // 0x3EAB -> 2^-2 * (1 + 43/128) = 0.333984375; 0x7F80 -> +inf.
-  auto p = put("bf16.safetensors", safetensors_bytes(R"({"b":{"dtype":"BF16","shape":[4],"data_offsets":[0,8]}})",
-                                                      u16_bytes({0x3F80, 0xC0A0, 0x3EAB, 0x7F80})));
+  auto p =
+      put("bf16.safetensors", safetensors_bytes(R"({"b":{"dtype":"BF16","shape":[4],"data_offsets":[0,8]}})",
+                                                u16_bytes({0x3F80, 0xC0A0, 0x3EAB, 0x7F80})));
   auto st = SafetensorsFile::open(p.string());
   auto v = st.read_f32(st.tensors()[0]);
   ASSERT_EQ(v.size(), 4u);
@@ -109,7 +111,8 @@ TEST(Safetensors, F32AtUnalignedOffsetReadsCorrectly) {
 
 TEST(Safetensors, WriterRoundTripKeepsNamesShapesValuesAndMetadataIsAccepted) {
   auto p = put("rt.safetensors", "");
-  lstmlm::write_safetensors(p.string(), {{"x", {2, 3}, {1, 2, 3, 4, 5, 6}}, {"empty", {0, 4}, {}}, {"s", {}, {7}}});
+  lstmlm::write_safetensors(p.string(),
+                            {{"x", {2, 3}, {1, 2, 3, 4, 5, 6}}, {"empty", {0, 4}, {}}, {"s", {}, {7}}});
   auto st = SafetensorsFile::open(p.string());
   ASSERT_EQ(st.tensors().size(), 3u);
   EXPECT_EQ(st.find("x")->shape, (std::vector<int64_t>{2, 3}));
@@ -121,8 +124,9 @@ TEST(Safetensors, WriterRoundTripKeepsNamesShapesValuesAndMetadataIsAccepted) {
   EXPECT_EQ(fs::file_size(p) % 4, 0u);
 
   auto q = put("meta.safetensors",
-               safetensors_bytes(R"({"__metadata__":{"format":"pt"},"t":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
-                                 lstmlm::test::f32_bytes({3})));
+               safetensors_bytes(
+                   R"({"__metadata__":{"format":"pt"},"t":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
+                   lstmlm::test::f32_bytes({3})));
   auto st2 = SafetensorsFile::open(q.string());
   EXPECT_EQ(st2.tensors().size(), 1u);
 }
@@ -134,17 +138,18 @@ TEST(Safetensors, WriterRefusesValueCountMismatch) {
 
 TEST(Safetensors, ShapeProductOverflowIsRefused) {
   // 2^32 * 2^32 = 2^64 wraps to 0 in uint64; it must not be mistaken for an empty tensor.
-  EXPECT_NE(open_error(safetensors_bytes(
-                R"({"t":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]}})", ""))
-                .find("too large"),
-            std::string::npos);
+  EXPECT_NE(
+      open_error(safetensors_bytes(
+                     R"({"t":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]}})", ""))
+          .find("too large"),
+      std::string::npos);
 }
 
 TEST(Safetensors, EmptyTensorsDoNotCountAsOverlap) {
-  auto p = put("empty2.safetensors",
-               safetensors_bytes(R"({"a":{"dtype":"F32","shape":[0],"data_offsets":[4,4]},)"
-                                 R"("b":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
-                                 lstmlm::test::f32_bytes({1, 2})));
+  auto p =
+      put("empty2.safetensors", safetensors_bytes(R"({"a":{"dtype":"F32","shape":[0],"data_offsets":[4,4]},)"
+                                                  R"("b":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+                                                  lstmlm::test::f32_bytes({1, 2})));
   EXPECT_NO_THROW(SafetensorsFile::open(p.string()));
 }
 

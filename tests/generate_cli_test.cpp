@@ -1,14 +1,13 @@
-// generate against PyTorch (tests/golden/generate_*, tools/make_golden_generate.py) through Model::load, and the
-// `lstmlm generate` CLI: text and jsonl output, seeds, exit codes.
+// generate against PyTorch (tests/golden/generate_*, tools/make_golden_generate.py) through Model::load, and
+// the `lstmlm generate` CLI: text and jsonl output, seeds, exit codes.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "lstmlm/engine.hpp"
 #include "lstmlm/error.hpp"
@@ -99,7 +98,8 @@ TEST(GenerateCli, JsonlHasTokensProbabilitiesAndTotal) {
 }
 
 TEST(GenerateCli, SeededSamplesRepeatAcrossThreadsAndSampleCounts) {
-  std::string base = "generate " + model_arg("generate_word") + " -p the -n 15 --seed 42 --output-format jsonl";
+  std::string base =
+      "generate " + model_arg("generate_word") + " -p the -n 15 --seed 42 --output-format jsonl";
   auto three = run_cli(base + " --num-samples 3 --threads 1");
   ASSERT_EQ(three.status, 0) << three.err;
   EXPECT_EQ(run_cli(base + " --num-samples 3 --threads 2").out, three.out);

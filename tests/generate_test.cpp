@@ -1,5 +1,7 @@
 // generate on random models: reproducibility across runs, thread counts and batch positions, eos handling,
 // prompts, reported log-probabilities. Golden PyTorch and CLI tests: generate_cli_test.cpp.
+#include "lstmlm/tasks/generate.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,10 +9,8 @@
 #include <string>
 #include <vector>
 
-
 #include "lstmlm/engine.hpp"
 #include "lstmlm/error.hpp"
-#include "lstmlm/tasks/generate.hpp"
 
 namespace {
 
@@ -90,7 +90,8 @@ TEST(Generate, FinishedSamplesLeaveTheBatchWithoutDisturbingOthers) {
   for (int i = 0; i < 6; ++i) {
     auto oi = o;
     oi.num_samples = i + 1;
-    EXPECT_EQ(all_ids(generate(engine, oi)).back(), r.samples[static_cast<size_t>(i)].ids()) << "sample " << i;
+    EXPECT_EQ(all_ids(generate(engine, oi)).back(), r.samples[static_cast<size_t>(i)].ids())
+        << "sample " << i;
   }
   o.stop_at_eos = false;
   for (const auto& s : generate(engine, o).samples) EXPECT_EQ(s.tokens.size(), 30u);
@@ -122,7 +123,7 @@ TEST(Generate, PromptContextStartsFromBosElseEos) {
   EXPECT_EQ(p.context, (std::vector<int32_t>{0}));  // eos, no prompt tokens
   p = prompt_context(*with_eos, "t4 t5\nt6");
   EXPECT_EQ(p.context, (std::vector<int32_t>{0, 4, 5, 0, 6}));  // a line break is eos in a word model
-  auto plain = Model::random(10, 4, 8, 1, 1);  // no bos, eos or unk
+  auto plain = Model::random(10, 4, 8, 1, 1);                   // no bos, eos or unk
   EXPECT_EQ(prompt_context(*plain, "t1 t2").context, (std::vector<int32_t>{1, 2}));
   EXPECT_THROW(prompt_context(*plain, ""), InputError);
   try {

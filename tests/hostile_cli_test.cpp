@@ -18,7 +18,9 @@ using lstmlm::test::Stdout;
 
 namespace {
 
-std::string model() { return "-m '" + (lstmlm::test::source_dir() / "models" / "fairytales-word").string() + "'"; }
+std::string model() {
+  return "-m '" + (lstmlm::test::source_dir() / "models" / "fairytales-word").string() + "'";
+}
 
 std::vector<nlohmann::json> jsonl(const std::string& out) {
   std::vector<nlohmann::json> v;
@@ -46,10 +48,11 @@ std::vector<nlohmann::json> line_records(const std::string& out) {
 
 // BOM, CRLF, a NUL byte, an empty line, a 1-token line, no final newline: 6 lines, 6 records.
 TEST(HostileCli, ScoreCatalogueGivesOneRecordPerLineInOrder) {
-  std::string in = std::string("\xef\xbb\xbfonce upon a time\r\n") + "\n" + "king\n" + std::string("nul\0byte\n", 9) +
-                   "the princess\tand  the   dragon\r\n" + "a";
+  std::string in = std::string("\xef\xbb\xbfonce upon a time\r\n") + "\n" + "king\n" +
+                   std::string("nul\0byte\n", 9) + "the princess\tand  the   dragon\r\n" + "a";
   for (const char* ctx : {"sentence", "document"}) {
-    auto r = run_cli_to("score " + model() + " --context " + ctx + " -v word --output-format jsonl", Stdout::File, in);
+    auto r = run_cli_to("score " + model() + " --context " + ctx + " -v word --output-format jsonl",
+                        Stdout::File, in);
     ASSERT_EQ(r.status, 0) << r.err;
     auto lines = line_records(r.out);
     ASSERT_EQ(lines.size(), 6u) << r.out;
@@ -59,8 +62,8 @@ TEST(HostileCli, ScoreCatalogueGivesOneRecordPerLineInOrder) {
     EXPECT_EQ(lines[1]["tokens"], 1);  // empty line: just eos
     EXPECT_EQ(lines[2]["tokens"], 2);
     EXPECT_EQ(lines[4]["words"][4]["token"], "dragon");  // the princess and the dragon
-    EXPECT_EQ(lines[4]["tokens"], 6);  // 5 words + eos
-    EXPECT_EQ(lines[5]["tokens"], 2);  // "a" + eos, though the file has no final newline
+    EXPECT_EQ(lines[4]["tokens"], 6);                    // 5 words + eos
+    EXPECT_EQ(lines[5]["tokens"], 2);                    // "a" + eos, though the file has no final newline
     auto summary = jsonl(r.out).back();
     EXPECT_EQ(summary["type"], "summary");
     EXPECT_EQ(summary["sentences"], 6);
@@ -92,8 +95,10 @@ TEST(HostileCli, ScoreInvalidUtf8IsAnErrorNamingTheLine) {
 // A long document in document mode: 5,000 lines, 50,000 words, one stream; one record per line.
 TEST(HostileCli, ScoreLongDocumentInDocumentMode) {
   std::string in;
-  for (int i = 0; i < 5000; ++i) in += i % 7 == 0 ? "\n" : "once upon a time the king had a very old dragon\n";
-  auto r = run_cli_to("score " + model() + " --context document -v sentence --output-format jsonl", Stdout::File, in);
+  for (int i = 0; i < 5000; ++i)
+    in += i % 7 == 0 ? "\n" : "once upon a time the king had a very old dragon\n";
+  auto r = run_cli_to("score " + model() + " --context document -v sentence --output-format jsonl",
+                      Stdout::File, in);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(line_records(r.out).size(), 5000u);
 }
@@ -113,7 +118,8 @@ TEST(HostileCli, ScoreFileOfExactlyOneBlockThenAnother) {
   std::vector<std::pair<std::string, int>> got, want;
   for (auto& rec : jsonl(r.out))
     if (rec["type"] == "line")
-      got.emplace_back(std::filesystem::path(rec["file"].get<std::string>()).filename().string(), rec["line"].get<int>());
+      got.emplace_back(std::filesystem::path(rec["file"].get<std::string>()).filename().string(),
+                       rec["line"].get<int>());
   for (int i = 1; i <= 4096; ++i) want.emplace_back("a.txt", i);
   for (int i = 1; i <= 3; ++i) want.emplace_back("b.txt", i);
   EXPECT_EQ(got, want);
@@ -125,7 +131,8 @@ TEST(HostileCli, ScoreHundredMegabyteLine) {
   in.reserve(100'000'001);
   for (int i = 0; i < 100000; ++i) in += chunk;
   in += "\n";
-  auto r = run_cli_to("score " + model() + " -v sentence --output-format jsonl", Stdout::File, in, lstmlm::test::memory_cap(1536));
+  auto r = run_cli_to("score " + model() + " -v sentence --output-format jsonl", Stdout::File, in,
+                      lstmlm::test::memory_cap(1536));
   ASSERT_EQ(r.status, 0) << r.err;
   auto lines = line_records(r.out);
   ASSERT_EQ(lines.size(), 1u);
@@ -133,7 +140,8 @@ TEST(HostileCli, ScoreHundredMegabyteLine) {
 }
 
 TEST(HostileCli, PredictCatalogueGivesOneRecordPerLineInOrder) {
-  std::string in = std::string("\xef\xbb\xbfonce upon\r\n") + "\n" + "king\n" + std::string("nul\0byte\n", 9) + "the";
+  std::string in =
+      std::string("\xef\xbb\xbfonce upon\r\n") + "\n" + "king\n" + std::string("nul\0byte\n", 9) + "the";
   auto r = run_cli_to("predict " + model() + " --top 1 --output-format jsonl", Stdout::File, in);
   ASSERT_EQ(r.status, 0) << r.err;
   auto recs = jsonl(r.out);

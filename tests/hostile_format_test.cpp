@@ -44,7 +44,8 @@ TEST(HostileFormat, HeaderLengthOf2To60IsRefusedBeforeReading) {
 TEST(HostileFormat, TensorClaiming2To60BytesIsRefused) {
   TempDir dir("hostile_big");
   // 2^58 floats = 2^60 bytes, offsets consistent with the shape, data section of 16 bytes.
-  std::string h = R"({"w":{"dtype":"F32","shape":[288230376151711744],"data_offsets":[0,1152921504606846976]}})";
+  std::string h =
+      R"({"w":{"dtype":"F32","shape":[288230376151711744],"data_offsets":[0,1152921504606846976]}})";
   std::string e = open_error(dir, safetensors_bytes(h, std::string(16, '\0')));
   EXPECT_NE(e.find("tensor 'w'"), std::string::npos) << e;
   EXPECT_NE(e.find("run past the end of the data section"), std::string::npos) << e;
@@ -53,8 +54,9 @@ TEST(HostileFormat, TensorClaiming2To60BytesIsRefused) {
 TEST(HostileFormat, ShapeProductsThatOverflowInt64AreRefused) {
   TempDir dir("hostile_shape");
   // 2^32 * 2^32 = 2^64 wraps to 0 in uint64: a reader that multiplies unchecked would accept [0, 0).
-  for (std::string shape : {"[4294967296,4294967296]", "[4294967296,4294967296,0,4]",
-                            "[9223372036854775807,3]", "[3037000500,3037000500,2]", "[4611686018427387904]"}) {
+  for (std::string shape :
+       {"[4294967296,4294967296]", "[4294967296,4294967296,0,4]", "[9223372036854775807,3]",
+        "[3037000500,3037000500,2]", "[4611686018427387904]"}) {
     std::string h = R"({"w":{"dtype":"F32","shape":)" + shape + R"(,"data_offsets":[0,0]}})";
     std::string e = open_error(dir, safetensors_bytes(h, ""));
     // [.., 0, ..] holds 0 elements: the product is 0 whatever the other dims, and 0 bytes match [0, 0).
@@ -94,8 +96,9 @@ TEST(HostileFormat, WeightsClaimingAVocabOf1e9AreRefusedUnderAMemoryCap) {
   auto m = lstmlm::Model::random(20, 4, 8, 1, 5);
   auto files = lstmlm::test::files_of(*m);
   files.config["vocab_size"] = 1000000000;
-  nlohmann::json h = {{"embedding.weight", {{"dtype", "F32"}, {"shape", {1000000000, 4}},
-                                            {"data_offsets", {0, 16000000000ull}}}}};
+  nlohmann::json h = {
+      {"embedding.weight",
+       {{"dtype", "F32"}, {"shape", {1000000000, 4}}, {"data_offsets", {0, 16000000000ull}}}}};
   files.weights = safetensors_bytes(h.dump(), std::string(64, '\0'));
   files.write(dir.path());
   auto r = lstmlm::test::run_cli_to("info -m '" + dir.path().string() + "'", lstmlm::test::Stdout::File, "",

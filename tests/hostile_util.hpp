@@ -33,7 +33,8 @@ inline constexpr bool kAsan = false;
 // (bad_alloc), so a test sees a refusal or "out of memory" instead of the machine's OOM killer.
 inline std::string memory_cap(int mb) {
   if (kAsan)
-    return "ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1:max_allocation_size_mb=" +
+    return "ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1:max_allocation_size_"
+           "mb=" +
            std::to_string(mb) + "\" ";
   return "ulimit -v " + std::to_string(mb * 1024 + 200 * 1024) + "; ";  // + the binary and its libraries
 }
@@ -75,8 +76,10 @@ inline CliResult run_cli_to(const std::string& args, Stdout where, const std::st
   int raw = 0;
   ::waitpid(pid, &raw, 0);
   CliResult r;
-  if (WIFEXITED(raw)) r.status = WEXITSTATUS(raw);
-  else if (WIFSIGNALED(raw)) r.status = 128 + WTERMSIG(raw);
+  if (WIFEXITED(raw))
+    r.status = WEXITSTATUS(raw);
+  else if (WIFSIGNALED(raw))
+    r.status = 128 + WTERMSIG(raw);
   auto slurp = [](const std::string& p) {
     std::ifstream f(p, std::ios::binary);
     return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());

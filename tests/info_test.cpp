@@ -28,7 +28,8 @@ TEST(Info, KerasShapeTotalsInText) {
   auto r = lstmlm::test::run_cli("info -m '" + dir.path().string() + "'");
   ASSERT_EQ(r.status, 0) << r.err;
   // 554*100 = 55,400; 4*100*(100+100) + 4*100 = 80,400; 554*100 + 554 = 55,954; sum 191,754.
-  EXPECT_NE(r.out.find("embedding (Embedding)       (None, T, 100)      55,400        frozen"), std::string::npos)
+  EXPECT_NE(r.out.find("embedding (Embedding)       (None, T, 100)      55,400        frozen"),
+            std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("lstm_l0 (LSTM)              (None, T, 100)      80,400"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("decoder (Dense)             (None, T, 554)      55,954"), std::string::npos) << r.out;

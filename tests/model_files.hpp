@@ -2,15 +2,15 @@
 // them and write the result out. Raw safetensors bytes are built here, not by the library's writer,
 // so broken headers can be expressed.
 #pragma once
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "lstmlm/config.hpp"
 #include "lstmlm/model.hpp"
@@ -58,8 +58,8 @@ inline std::vector<float> ramp(size_t n, float scale = 1.0f / 64) {
 
 struct ModelFiles {
   nlohmann::json config;
-  std::string vocab;    // raw text of vocab.json
-  std::string weights;  // raw bytes of weights.safetensors
+  std::string vocab;            // raw text of vocab.json
+  std::string weights;          // raw bytes of weights.safetensors
   std::vector<Tensor> tensors;  // what `weights` was built from (tests may edit and rebuild)
   bool write_config = true, write_vocab = true, write_weights = true;
   std::string config_text;  // when set, written instead of `config`
@@ -105,7 +105,7 @@ inline ModelFiles files_of(const Model& model) {
 
 // A fresh, empty directory under the system temp dir (unique per process and tag), removed on destruction.
 class TempDir {
-public:
+ public:
   explicit TempDir(const std::string& tag)
       : path_(std::filesystem::temp_directory_path() / ("lstmlm_" + tag + "_" + std::to_string(::getpid()))) {
     std::filesystem::remove_all(path_);
@@ -120,7 +120,7 @@ public:
   const std::filesystem::path& path() const { return path_; }
   std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
 
-private:
+ private:
   std::filesystem::path path_;
 };
 

@@ -1,5 +1,7 @@
 // The sampling chain on hand-made distributions (expected sets and renormalised probabilities derived in
 // the comments), the random streams, and a chi-square test of the draws.
+#include "lstmlm/sampler.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,7 +9,6 @@
 #include <vector>
 
 #include "lstmlm/error.hpp"
-#include "lstmlm/sampler.hpp"
 
 namespace {
 
@@ -85,7 +86,8 @@ TEST(Sampler, TopPKeepsTheSmallestSetReachingPTiesByLowerId) {
 }
 
 TEST(Sampler, TopPSortsBeyondItsFirstPrefix) {
-  // 300 equal tokens: top-p 0.5 needs 150 of them, more than the first sorted prefix of 64; ties -> ids 0..149.
+  // 300 equal tokens: top-p 0.5 needs 150 of them, more than the first sorted prefix of 64; ties -> ids
+  // 0..149.
   SamplerParams p = params();
   p.top_p = 0.5f;
   std::vector<double> probs(300, 1.0 / 300);
@@ -120,7 +122,8 @@ TEST(Sampler, TemperatureRaisesProbabilitiesToOneOverT) {
   expect_dist(Sampler(params(0.5f)), {0.5, 0.25, 0.25}, {}, {0, 1, 2}, {2.0 / 3, 1.0 / 6, 1.0 / 6});
   // T = 2: sqrt(p) = 0.70711, 0.5, 0.5 -> / 1.70711.
   const double z = std::sqrt(0.5) + 1.0;
-  expect_dist(Sampler(params(2.0f)), {0.5, 0.25, 0.25}, {}, {0, 1, 2}, {std::sqrt(0.5) / z, 0.5 / z, 0.5 / z});
+  expect_dist(Sampler(params(2.0f)), {0.5, 0.25, 0.25}, {}, {0, 1, 2},
+              {std::sqrt(0.5) / z, 0.5 / z, 0.5 / z});
 }
 
 TEST(Sampler, RepeatPenaltyRaisesRecentTokensToThePowerR) {
@@ -131,7 +134,8 @@ TEST(Sampler, RepeatPenaltyRaisesRecentTokensToThePowerR) {
   expect_dist(Sampler(p), {0.5, 0.25, 0.25}, {0, 0, 0}, {0, 1, 2}, {1.0 / 3, 1.0 / 3, 1.0 / 3});
   // repeat_last_n = 1: only id 1 (the last) is penalised: 0.0625 -> 0.5, 0.0625, 0.25 over 0.8125.
   p.repeat_last_n = 1;
-  expect_dist(Sampler(p), {0.5, 0.25, 0.25}, {0, 1}, {0, 1, 2}, {0.5 / 0.8125, 0.0625 / 0.8125, 0.25 / 0.8125});
+  expect_dist(Sampler(p), {0.5, 0.25, 0.25}, {0, 1}, {0, 1, 2},
+              {0.5 / 0.8125, 0.0625 / 0.8125, 0.25 / 0.8125});
   p.repeat_last_n = 0;  // no history penalised
   expect_dist(Sampler(p), {0.5, 0.25, 0.25}, {0, 1}, {0, 1, 2}, {0.5, 0.25, 0.25});
   // R < 1 favours recent tokens: 0.25^0.5 = 0.5 -> 0.5, 0.5, 0.25 over 1.25.

@@ -2,9 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "test_util.hpp"
 
@@ -12,7 +11,9 @@ namespace {
 
 using lstmlm::test::run_cli;
 
-std::string model() { return "-m '" + (lstmlm::test::source_dir() / "models" / "fairytales-word").string() + "'"; }
+std::string model() {
+  return "-m '" + (lstmlm::test::source_dir() / "models" / "fairytales-word").string() + "'";
+}
 
 const std::string kText = "once upon a time there was a king\n\nthe queen zzqx said\nand the king\n";
 
@@ -61,7 +62,8 @@ TEST(ScoreCli, SameOutputWhateverBatchAndThreads) {
   for (int i = 0; i < 40; ++i) text += kText;
   auto ref = run_cli("score " + model() + " --output-format jsonl --batch-size 1 --threads 1", text);
   ASSERT_EQ(ref.status, 0) << ref.err;
-  for (const char* opt : {"--batch-size 7 --threads 2", "--batch-size 64 --threads 2", "--batch-size 64 --threads 1"}) {
+  for (const char* opt :
+       {"--batch-size 7 --threads 2", "--batch-size 64 --threads 2", "--batch-size 64 --threads 1"}) {
     auto r = run_cli("score " + model() + " --output-format jsonl " + opt, text);
     EXPECT_EQ(r.out, ref.out) << opt;
   }
@@ -86,7 +88,8 @@ TEST(ScoreCli, InvalidUtf8AndMissingFileAreExit1) {
 }
 
 TEST(ScoreCli, SkipEmptyKeepsOneRecordPerLine) {
-  auto r = run_cli("score " + model() + " -v sentence --output-format jsonl --skip-empty", "the king\n\nthe\n");
+  auto r =
+      run_cli("score " + model() + " -v sentence --output-format jsonl --skip-empty", "the king\n\nthe\n");
   auto recs = jsonl(r.out);
   ASSERT_EQ(recs.size(), 4u);
   EXPECT_EQ(recs[1]["skipped"], true);
@@ -96,7 +99,8 @@ TEST(ScoreCli, SkipEmptyKeepsOneRecordPerLine) {
 TEST(ScoreCli, DocumentModeEqualsOneLongLine) {
   // The model's stream for document mode is "the king <eos> the queen <eos>", which is what sentence mode
   // scores for the single line "the king <eos> the queen" (the eos token is in the vocabulary).
-  auto d = run_cli("score " + model() + " -v summary --output-format jsonl --context document", "the king\nthe queen\n");
+  auto d = run_cli("score " + model() + " -v summary --output-format jsonl --context document",
+                   "the king\nthe queen\n");
   auto s = run_cli("score " + model() + " -v summary --output-format jsonl", "the king <eos> the queen\n");
   ASSERT_EQ(d.status, 0) << d.err;
   EXPECT_NEAR(jsonl(d.out)[0]["logprob"].get<double>(), jsonl(s.out)[0]["logprob"].get<double>(), 1e-4);
@@ -139,7 +143,8 @@ TEST(PredictCli, PadToNeedsPadIdAndStdinBatches) {
   auto r = run_cli("predict " + model() + " --pad-to 4 the");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("pad_id"), std::string::npos) << r.err;
-  auto a = run_cli("predict " + model() + " --output-format jsonl --top 3 --batch-size 1", "the\nonce upon\n\n");
+  auto a =
+      run_cli("predict " + model() + " --output-format jsonl --top 3 --batch-size 1", "the\nonce upon\n\n");
   auto b = run_cli("predict " + model() + " --output-format jsonl --top 3 'the' 'once upon' ''");
   ASSERT_EQ(a.status, 0) << a.err;
   EXPECT_EQ(a.out, b.out);

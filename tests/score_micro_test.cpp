@@ -14,7 +14,8 @@ using namespace lstmlm::tasks;
 using test::micro_logprob;
 constexpr int A = 0, B = 1, E = 2;  // token ids: a, b, </s>
 
-std::vector<LineScore> run(std::shared_ptr<const Model> m, std::vector<std::string> lines, ScoreOptions o = {}) {
+std::vector<LineScore> run(std::shared_ptr<const Model> m, std::vector<std::string> lines,
+                           ScoreOptions o = {}) {
   Engine engine(m, 1);
   Scorer s(engine, o);
   return s.score(lines, "test", 1);
@@ -24,7 +25,7 @@ TEST(ScoreMicro, SentenceStartsFromEosAndAppendsEos) {
   auto r = run(test::micro_model(), {"a b"});
   ASSERT_EQ(r.size(), 1u);
   const auto& w = r[0].words;
-  ASSERT_EQ(w.size(), 3u);  // a, b, </s>
+  ASSERT_EQ(w.size(), 3u);                               // a, b, </s>
   EXPECT_NEAR(w[0].logprob, micro_logprob(E, A), 1e-5);  // p(a | </s>) = e^-t / (e^-t + 2)
   EXPECT_NEAR(w[1].logprob, micro_logprob(A, B), 1e-5);  // p(b | a) = 1/3
   EXPECT_NEAR(w[2].logprob, micro_logprob(B, E), 1e-5);  // p(</s> | b) = 1 / (e^t + 2)

@@ -1,10 +1,11 @@
 // Helpers shared by the tests: paths of the repo, the shared data and the CLI; running the CLI.
 #pragma once
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace lstmlm::test {
 
@@ -35,8 +36,10 @@ inline CliResult run_cli(const std::string& args, const std::string& stdin_text 
   cmd += cli() + "' " + args + " <'" + base + ".in' >'" + base + ".out' 2>'" + base + ".err'";
   int raw = std::system(cmd.c_str());
   CliResult r;
-  if (WIFEXITED(raw)) r.status = WEXITSTATUS(raw);
-  else if (WIFSIGNALED(raw)) r.status = 128 + WTERMSIG(raw);
+  if (WIFEXITED(raw))
+    r.status = WEXITSTATUS(raw);
+  else if (WIFSIGNALED(raw))
+    r.status = 128 + WTERMSIG(raw);
   auto slurp = [](const std::string& p) {
     std::string s;
     if (std::FILE* f = std::fopen(p.c_str(), "rb")) {

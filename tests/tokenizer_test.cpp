@@ -1,9 +1,10 @@
 // Tokenizer: Keras-style filters and lowercasing, Python str.split() whitespace, char models, OOV, UTF-8.
 // Expected lowercase strings were produced by Python 3.11's str.lower() (what Keras' Tokenizer calls).
+#include "lstmlm/tokenizer.hpp"
+
 #include <gtest/gtest.h>
 
 #include "lstmlm/error.hpp"
-#include "lstmlm/tokenizer.hpp"
 #include "model/unicode.hpp"
 
 namespace {
@@ -70,7 +71,10 @@ TEST(Tokenizer, SplitsOnPythonWhitespace) {
   // NBSP (U+00A0), ideographic space (U+3000), vertical tab and CR all split, as in Python's str.split().
   Vocab v({"a", "b", "c", "d", "e"});
   Tokenizer tok(TokenizerConfig{}, v);
-  EXPECT_EQ(ids(tok.tokenize("  a\xC2\xA0" "b\xE3\x80\x80" "c\vd\re  ")), (std::vector<int32_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(ids(tok.tokenize("  a\xC2\xA0"
+                             "b\xE3\x80\x80"
+                             "c\vd\re  ")),
+            (std::vector<int32_t>{0, 1, 2, 3, 4}));
   EXPECT_TRUE(tok.tokenize("   \t ").empty());
   EXPECT_TRUE(tok.tokenize("").empty());
 }
@@ -129,7 +133,7 @@ TEST(Lowercase, MatchesPythonStrLower) {
   // Final sigma: word-final capital sigma after a cased letter becomes U+03C2; the apostrophe is
   // case-ignorable, so in "ΑΣ'Β" the sigma is followed by a cased letter and stays U+03C3.
   EXPECT_EQ(lower("ΟΔΟΣ ΣΑΣ Σ AΣ. ΑΣ'Β"), "οδος σας σ aς. ασ'β");
-  EXPECT_EQ(lower("Σʰ AΣʰ"), "σʰ aςʰ");  // modifier letter ʰ is skipped (case-ignorable)
+  EXPECT_EQ(lower("Σʰ AΣʰ"), "σʰ aςʰ");              // modifier letter ʰ is skipped (case-ignorable)
   EXPECT_EQ(lower("İSTANBUL"), "i\xCC\x87stanbul");  // İ -> i + U+0307, as Python does
   EXPECT_EQ(lower("ÀÉÎÕÜ ÇA Ÿ ŁÓDŹ"), "àéîõü ça ÿ łódź");
   EXPECT_EQ(lower("ПРИВЕТ Мир ЁЖ"), "привет мир ёж");

@@ -1,11 +1,10 @@
 // Model configuration: the parsed and validated contents of config.json (format v1, docs/model-format.md).
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace lstmlm {
 

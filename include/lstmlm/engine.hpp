@@ -22,7 +22,7 @@ struct State {
 using Sequences = std::vector<std::vector<int32_t>>;
 
 class Engine {
-public:
+ public:
   // threads <= 0: one per core.
   explicit Engine(std::shared_ptr<const Model> model, int threads = 0);
   ~Engine();
@@ -50,7 +50,7 @@ public:
   // KenLM-style single step: out = state after `token` from `in`; returns ln p(next | ...) over V.
   void step(const State& in, int32_t token, State& out, std::vector<float>& logprobs);
 
-private:
+ private:
   struct Impl;
   std::shared_ptr<const Model> model_;
   std::unique_ptr<Impl> impl_;

@@ -1,12 +1,11 @@
 // The immutable model: weights in the canonical (PyTorch) layout plus tables precomputed for the kernels.
 // One Model is shared by every thread; all per-sequence state lives in the caller's State.
 #pragma once
+#include <Eigen/Core>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <Eigen/Core>
 
 #include "lstmlm/config.hpp"
 #include "lstmlm/tokenizer.hpp"
@@ -25,7 +24,7 @@ struct LayerWeights {
 };
 
 struct Weights {
-  MatrixRM embedding;            // [V, E], empty when embedding_dim == 0
+  MatrixRM embedding;  // [V, E], empty when embedding_dim == 0
   std::vector<LayerWeights> layers;
   MatrixRM decoder;              // [V, H_last]; a copy of `embedding` when the output is tied
   Eigen::VectorXf decoder_bias;  // [V]
@@ -40,7 +39,7 @@ using PackedPtr = std::unique_ptr<const PackedWeights, PackedDeleter>;
 }  // namespace detail
 
 class Model {
-public:
+ public:
   // Loads and validates a model directory; throws ModelError naming the file and the field.
   static std::shared_ptr<const Model> load(const std::string& dir);
   // Builds a model from weights in memory (shapes are checked against `config`).
@@ -69,7 +68,7 @@ public:
   // Bytes held by the canonical weights and the kernel tables.
   size_t memory_bytes() const;
 
-private:
+ private:
   Model(ModelConfig config, Vocab vocab, Weights weights, std::string dir);
   // create() plus what only load() knows: the directory and the loader's warnings.
   static std::shared_ptr<const Model> build(ModelConfig config, Vocab vocab, Weights weights, std::string dir,

@@ -18,7 +18,7 @@ struct TensorInfo {
 };
 
 class SafetensorsFile {
-public:
+ public:
   // Reads and validates the header; throws ModelError naming `path` and the offending field.
   static SafetensorsFile open(const std::string& path);
 
@@ -31,7 +31,7 @@ public:
   void read_f32(const TensorInfo& t, float* out) const;
   static size_t element_count(const TensorInfo& t);
 
-private:
+ private:
   std::string path_;
   std::vector<TensorInfo> tensors_;
   std::shared_ptr<const void> mapping_;  // the whole file, mapped read-only (unmapped with the last copy)

@@ -11,7 +11,7 @@ namespace lstmlm {
 // SplitMix64 (Steele, Lea, Flood 2014): 64-bit state, passes BigCrush, and trivially splittable by
 // hashing (seed, stream index) into the starting state.
 class Rng {
-public:
+ public:
   explicit Rng(uint64_t state) : state_(state) {}
   // The stream of sample `index` of a run seeded with `seed`. It depends on nothing else, so sample i
   // draws the same numbers whatever the number of samples, their batch and the thread count.
@@ -20,7 +20,7 @@ public:
   // Uniform in [0, 1) with 53 random bits.
   double uniform();
 
-private:
+ private:
   uint64_t state_;
 };
 
@@ -49,7 +49,7 @@ struct SamplingDistribution {
 };
 
 class Sampler {
-public:
+ public:
   explicit Sampler(SamplerParams params);  // validates
 
   const SamplerParams& params() const { return params_; }
@@ -63,7 +63,7 @@ public:
   // sample's stream advances once per generated token.
   int32_t sample(std::span<const float> logprobs, std::span<const int32_t> history, Rng& rng) const;
 
-private:
+ private:
   SamplerParams params_;
 };
 

@@ -15,7 +15,7 @@ struct LayerSummary {
   int64_t width = 0;  // last dimension of the output, whose shape is (batch, time, width)
   int64_t params = 0;
   std::optional<bool> trainable;  // empty when the source does not say (config.source.trainable)
-  std::string note;   // e.g. "tied to embedding", "proj 256, hard_sigmoid"
+  std::string note;               // e.g. "tied to embedding", "proj 256, hard_sigmoid"
 };
 
 struct ModelSummary {

@@ -13,13 +13,13 @@
 namespace lstmlm {
 
 struct Token {
-  int32_t id = -1;  // -1: out of vocabulary and the model has no unk token
+  int32_t id = -1;   // -1: out of vocabulary and the model has no unk token
   std::string text;  // the surface form after lowercasing/filtering
   bool oov = false;  // true when the word is not in the vocabulary (id is unk or -1)
 };
 
 class Tokenizer {
-public:
+ public:
   Tokenizer(const TokenizerConfig& config, const Vocab& vocab);
 
   // Splits one line (without its line end). Throws InputError on invalid UTF-8 ("invalid UTF-8 at byte N",
@@ -36,7 +36,7 @@ public:
   std::optional<int32_t> bos_id() const { return bos_id_; }
   std::optional<int32_t> pad_id() const { return config_.pad_id; }
 
-private:
+ private:
   TokenizerConfig config_;
   const Vocab* vocab_;
   std::optional<int32_t> unk_id_, eos_id_, bos_id_;

@@ -10,7 +10,7 @@
 namespace lstmlm {
 
 class Vocab {
-public:
+ public:
   Vocab() = default;
   explicit Vocab(std::vector<std::string> tokens);  // id = index; on duplicates the first id wins
 
@@ -22,7 +22,7 @@ public:
   std::optional<int32_t> find(std::string_view token) const;
   const std::vector<std::string>& tokens() const { return tokens_; }
 
-private:
+ private:
   std::vector<std::string> tokens_;
   std::unordered_map<std::string, int32_t> ids_;
 };

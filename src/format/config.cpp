@@ -21,7 +21,7 @@ constexpr int64_t kMaxWidth = int64_t{1} << 16;
 constexpr int64_t kMaxLayers = 256;
 
 class Reader {
-public:
+ public:
   explicit Reader(const std::string& file) : file_(file) {}
 
   [[noreturn]] void fail(const std::string& field, const std::string& what) const {
@@ -35,7 +35,8 @@ public:
   }
 
   // Unknown keys are refused: a misspelt optional field would otherwise be silently defaulted.
-  void only_keys(const json& obj, const std::string& prefix, std::initializer_list<std::string_view> known) const {
+  void only_keys(const json& obj, const std::string& prefix,
+                 std::initializer_list<std::string_view> known) const {
     for (auto it = obj.begin(); it != obj.end(); ++it) {
       bool ok = false;
       for (auto k : known) ok = ok || it.key() == k;
@@ -46,13 +47,16 @@ public:
   }
 
   int64_t integer(const json& v, const std::string& field, int64_t lo, int64_t hi, const char* expect) const {
-    if (!v.is_number_integer()) fail(field, std::string("expected ") + expect + ", found " + format::brief(v));
+    if (!v.is_number_integer())
+      fail(field, std::string("expected ") + expect + ", found " + format::brief(v));
     if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi))
-      fail(field, std::string("expected ") + expect + " of at most " + std::to_string(hi) + ", found " + format::brief(v));
+      fail(field, std::string("expected ") + expect + " of at most " + std::to_string(hi) + ", found " +
+                      format::brief(v));
     int64_t n = v.get<int64_t>();
     if (n < lo) fail(field, std::string("expected ") + expect + ", found " + format::brief(v));
     if (n > hi)
-      fail(field, std::string("expected ") + expect + " of at most " + std::to_string(hi) + ", found " + format::brief(v));
+      fail(field, std::string("expected ") + expect + " of at most " + std::to_string(hi) + ", found " +
+                      format::brief(v));
     return n;
   }
 
@@ -79,7 +83,7 @@ public:
     return v;
   }
 
-private:
+ private:
   std::string file_;
 };
 
@@ -87,7 +91,8 @@ LayerConfig parse_layer(const Reader& r, const json& j, const std::string& p) {
   r.object(j, p.substr(0, p.size() - 1));
   r.only_keys(j, p, {"hidden_size", "proj_size", "activation", "recurrent_activation", "cell_clip"});
   LayerConfig l;
-  l.hidden_size = static_cast<int>(r.integer(r.require(j, p, "hidden_size"), p + "hidden_size", 1, kMaxWidth, "a positive integer"));
+  l.hidden_size = static_cast<int>(
+      r.integer(r.require(j, p, "hidden_size"), p + "hidden_size", 1, kMaxWidth, "a positive integer"));
   if (auto it = j.find("proj_size"); it != j.end()) {
     // PyTorch requires 0 < proj_size < hidden_size for LSTMP.
     l.proj_size = static_cast<int>(r.integer(*it, p + "proj_size", 0, l.hidden_size - 1,
@@ -95,12 +100,17 @@ LayerConfig parse_layer(const Reader& r, const json& j, const std::string& p) {
   }
   if (auto it = j.find("activation"); it != j.end()) {
     std::string a = r.string(*it, p + "activation");
-    if (a != "tanh") r.fail(p + "activation", "expected \"tanh\" (the only cell activation supported), found " + format::brief(*it));
+    if (a != "tanh")
+      r.fail(p + "activation",
+             "expected \"tanh\" (the only cell activation supported), found " + format::brief(*it));
   }
   std::string ra = r.string(r.require(j, p, "recurrent_activation"), p + "recurrent_activation");
-  if (ra == "sigmoid") l.recurrent_activation = RecurrentActivation::Sigmoid;
-  else if (ra == "hard_sigmoid") l.recurrent_activation = RecurrentActivation::HardSigmoid;
-  else if (ra == "hard_sigmoid_keras3") l.recurrent_activation = RecurrentActivation::HardSigmoidKeras3;
+  if (ra == "sigmoid")
+    l.recurrent_activation = RecurrentActivation::Sigmoid;
+  else if (ra == "hard_sigmoid")
+    l.recurrent_activation = RecurrentActivation::HardSigmoid;
+  else if (ra == "hard_sigmoid_keras3")
+    l.recurrent_activation = RecurrentActivation::HardSigmoidKeras3;
   else
     r.fail(p + "recurrent_activation",
            "expected \"sigmoid\", \"hard_sigmoid\" or \"hard_sigmoid_keras3\", found " + format::brief(ra));
@@ -118,16 +128,20 @@ TokenizerConfig parse_tokenizer(const Reader& r, const json& j, int vocab_size) 
   r.only_keys(j, p, {"type", "lowercase", "filters", "unk_token", "eos_token", "bos_token", "pad_id"});
   TokenizerConfig t;
   std::string type = r.string(r.require(j, p, "type"), p + "type");
-  if (type == "word") t.type = TokenizerType::Word;
-  else if (type == "char") t.type = TokenizerType::Char;
-  else r.fail(p + "type", "expected \"word\" or \"char\", found " + format::brief(type));
+  if (type == "word")
+    t.type = TokenizerType::Word;
+  else if (type == "char")
+    t.type = TokenizerType::Char;
+  else
+    r.fail(p + "type", "expected \"word\" or \"char\", found " + format::brief(type));
   if (auto it = j.find("lowercase"); it != j.end()) t.lowercase = r.boolean(*it, p + "lowercase");
   if (auto it = j.find("filters"); it != j.end() && !it->is_null()) t.filters = r.string(*it, p + "filters");
   t.unk_token = r.opt_string(j, p, "unk_token");
   t.eos_token = r.opt_string(j, p, "eos_token");
   t.bos_token = r.opt_string(j, p, "bos_token");
   if (auto it = j.find("pad_id"); it != j.end() && !it->is_null())
-    t.pad_id = static_cast<int32_t>(r.integer(*it, p + "pad_id", 0, vocab_size - 1, "a token id in [0, vocab_size)"));
+    t.pad_id = static_cast<int32_t>(
+        r.integer(*it, p + "pad_id", 0, vocab_size - 1, "a token id in [0, vocab_size)"));
   return t;
 }
 
@@ -142,7 +156,7 @@ void check_trainable(const Reader& r, const json& source, size_t layers) {
     for (size_t i = 0; i < layers && !known; ++i) known = k == "lstm_l" + std::to_string(i);
     if (!known)
       r.fail("source.trainable." + k, "unknown layer name (expected embedding, lstm_l0..lstm_l" +
-                                           std::to_string(layers - 1) + " or decoder)");
+                                          std::to_string(layers - 1) + " or decoder)");
     r.boolean(e.value(), "source.trainable." + k);
   }
 }
@@ -164,28 +178,34 @@ ModelConfig parse_config(const json& j, const std::string& file) {
   if (ver.get<uint64_t>() > static_cast<uint64_t>(kFormatVersion))
     throw ModelError(file + ": format_version " + ver.dump() + " is newer than this build reads (" +
                      std::to_string(kFormatVersion) + "); upgrade lstmlm");
-  r.only_keys(j, "", {"format", "format_version", "vocab_size", "embedding_dim", "layers", "output", "tokenizer", "source"});
+  r.only_keys(
+      j, "",
+      {"format", "format_version", "vocab_size", "embedding_dim", "layers", "output", "tokenizer", "source"});
 
   ModelConfig c;
   c.format_version = static_cast<int>(ver.get<int64_t>());
-  c.vocab_size = static_cast<int>(r.integer(r.require(j, "", "vocab_size"), "vocab_size", 1, kMaxVocab, "a positive integer"));
-  c.embedding_dim = static_cast<int>(r.integer(r.require(j, "", "embedding_dim"), "embedding_dim", 0, kMaxWidth,
-                                               "0 (one-hot input) or a positive integer"));
+  c.vocab_size = static_cast<int>(
+      r.integer(r.require(j, "", "vocab_size"), "vocab_size", 1, kMaxVocab, "a positive integer"));
+  c.embedding_dim = static_cast<int>(r.integer(r.require(j, "", "embedding_dim"), "embedding_dim", 0,
+                                               kMaxWidth, "0 (one-hot input) or a positive integer"));
   const json& layers = r.require(j, "", "layers");
   if (!layers.is_array() || layers.empty())
     r.fail("layers", "expected a non-empty array of layers, found " + format::brief(layers));
   if (layers.size() > static_cast<size_t>(kMaxLayers))
-    r.fail("layers", "expected at most " + std::to_string(kMaxLayers) + " layers, found " + std::to_string(layers.size()));
+    r.fail("layers", "expected at most " + std::to_string(kMaxLayers) + " layers, found " +
+                         std::to_string(layers.size()));
   for (size_t k = 0; k < layers.size(); ++k)
     c.layers.push_back(parse_layer(r, layers[k], "layers[" + std::to_string(k) + "]."));
 
   const json& out = r.object(r.require(j, "", "output"), "output");
   r.only_keys(out, "output.", {"tied"});
   c.tied = r.boolean(r.require(out, "output.", "tied"), "output.tied");
-  if (c.tied && c.embedding_dim == 0) r.fail("output.tied", "a tied output needs an embedding (embedding_dim > 0)");
+  if (c.tied && c.embedding_dim == 0)
+    r.fail("output.tied", "a tied output needs an embedding (embedding_dim > 0)");
   if (c.tied && c.embedding_dim != c.last_output_size())
     r.fail("output.tied", "a tied output needs embedding_dim (" + std::to_string(c.embedding_dim) +
-                              ") equal to the last layer's output size (" + std::to_string(c.last_output_size()) + ")");
+                              ") equal to the last layer's output size (" +
+                              std::to_string(c.last_output_size()) + ")");
 
   c.tokenizer = parse_tokenizer(r, r.require(j, "", "tokenizer"), c.vocab_size);
   if (auto it = j.find("source"); it != j.end()) {
@@ -209,10 +229,14 @@ json config_to_json(const ModelConfig& c) {
                       {"cell_clip", l.cell_clip ? json(*l.cell_clip) : json(nullptr)}});
   auto opt = [](const std::optional<std::string>& s) { return s ? json(*s) : json(nullptr); };
   const auto& t = c.tokenizer;
-  json tok = {{"type", to_string(t.type)},   {"lowercase", t.lowercase},     {"filters", t.filters},
-              {"unk_token", opt(t.unk_token)}, {"eos_token", opt(t.eos_token)}, {"bos_token", opt(t.bos_token)},
+  json tok = {{"type", to_string(t.type)},
+              {"lowercase", t.lowercase},
+              {"filters", t.filters},
+              {"unk_token", opt(t.unk_token)},
+              {"eos_token", opt(t.eos_token)},
+              {"bos_token", opt(t.bos_token)},
               {"pad_id", t.pad_id ? json(*t.pad_id) : json(nullptr)}};
-  return {{"format", "lstmlm"},       {"format_version", c.format_version},
+  return {{"format", "lstmlm"},         {"format_version", c.format_version},
           {"vocab_size", c.vocab_size}, {"embedding_dim", c.embedding_dim},
           {"layers", layers},           {"output", {{"tied", c.tied}}},
           {"tokenizer", tok},           {"source", c.source}};
@@ -220,9 +244,12 @@ json config_to_json(const ModelConfig& c) {
 
 const char* to_string(RecurrentActivation a) {
   switch (a) {
-    case RecurrentActivation::Sigmoid: return "sigmoid";
-    case RecurrentActivation::HardSigmoid: return "hard_sigmoid";
-    case RecurrentActivation::HardSigmoidKeras3: return "hard_sigmoid_keras3";
+    case RecurrentActivation::Sigmoid:
+      return "sigmoid";
+    case RecurrentActivation::HardSigmoid:
+      return "hard_sigmoid";
+    case RecurrentActivation::HardSigmoidKeras3:
+      return "hard_sigmoid_keras3";
   }
   return "?";
 }

@@ -45,13 +45,18 @@ nlohmann::json parse_json(std::string_view text, const std::string& file) {
   std::string duplicate;
   auto cb = [&](int, json::parse_event_t ev, json& parsed) {
     switch (ev) {
-      case json::parse_event_t::object_start: keys.emplace_back(); break;
-      case json::parse_event_t::object_end: keys.pop_back(); break;
+      case json::parse_event_t::object_start:
+        keys.emplace_back();
+        break;
+      case json::parse_event_t::object_end:
+        keys.pop_back();
+        break;
       case json::parse_event_t::key:
         if (!keys.back().insert(parsed.get<std::string>()).second && duplicate.empty())
           duplicate = parsed.get<std::string>();
         break;
-      default: break;
+      default:
+        break;
     }
     return true;
   };
@@ -62,14 +67,16 @@ nlohmann::json parse_json(std::string_view text, const std::string& file) {
     // parse_error and also out_of_range (a number literal that overflows a double, e.g. 1E400).
     throw ModelError(file + ": not valid JSON: " + strip_tag(e.what()));
   }
-  if (!duplicate.empty()) throw ModelError(file + ": key " + format::quoted(duplicate) + " appears twice in one object");
+  if (!duplicate.empty())
+    throw ModelError(file + ": key " + format::quoted(duplicate) + " appears twice in one object");
   return j;
 }
 
 std::string quoted(std::string_view s, size_t max) {
   bool cut = s.size() > max;
   if (cut) s = s.substr(0, max);
-  std::string body = nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string body =
+      nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   // dump() gives "..." with JSON escapes; swap the outer quotes for the single quotes used in messages.
   std::string r(1, '\'');
   r.append(body, 1, body.size() - 2);

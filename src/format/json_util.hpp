@@ -1,9 +1,8 @@
 // Strict JSON reading for the model files: duplicate keys refused, errors on one line naming the file.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace lstmlm::format {
 

@@ -2,6 +2,11 @@
 // nothing in the header is trusted before it is checked against the file size.
 #include "lstmlm/safetensors.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <bit>
 #include <cerrno>
@@ -12,17 +17,13 @@
 #include <set>
 #include <string_view>
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include "format/json_util.hpp"
 #include "lstmlm/error.hpp"
 
 namespace lstmlm {
 
-static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian; add byte swapping");
+static_assert(std::endian::native == std::endian::little,
+              "safetensors data is little-endian; add byte swapping");
 
 namespace {
 
@@ -33,9 +34,12 @@ size_t item_size(DType d) { return d == DType::F32 ? 4 : 2; }
 
 const char* dtype_name(DType d) {
   switch (d) {
-    case DType::F32: return "F32";
-    case DType::F16: return "F16";
-    case DType::BF16: return "BF16";
+    case DType::F32:
+      return "F32";
+    case DType::F16:
+      return "F16";
+    case DType::BF16:
+      return "BF16";
   }
   return "?";
 }
@@ -60,7 +64,9 @@ float half_to_float(uint16_t h) {
   return std::bit_cast<float>(bits);
 }
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) { throw ModelError(path + ": " + what); }
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw ModelError(path + ": " + what);
+}
 
 // A non-negative JSON integer that fits in uint64, or fail naming the field.
 uint64_t get_u64(const nlohmann::json& j, const std::string& path, const std::string& field) {
@@ -92,7 +98,8 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
   ::close(fd);  // the mapping keeps the file open
   if (base == MAP_FAILED) fail(path, std::string("cannot map: ") + std::strerror(map_errno));
   SafetensorsFile st;
-  st.mapping_ = std::shared_ptr<const void>(base, [file_size](const void* p) { ::munmap(const_cast<void*>(p), file_size); });
+  st.mapping_ = std::shared_ptr<const void>(
+      base, [file_size](const void* p) { ::munmap(const_cast<void*>(p), file_size); });
   const auto* bytes = static_cast<const unsigned char*>(base);
 
   uint64_t header_len = 0;
@@ -113,7 +120,8 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& name = it.key();
     if (name == "__metadata__") {
-      if (!it->is_object()) fail(path, "header: __metadata__: expected an object, found " + format::brief(*it));
+      if (!it->is_object())
+        fail(path, "header: __metadata__: expected an object, found " + format::brief(*it));
       continue;
     }
     std::string where = "tensor " + format::quoted(name);
@@ -129,10 +137,14 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
     const auto& dt = t["dtype"];
     if (!dt.is_string()) fail(path, where + ": dtype: expected a string, found " + format::brief(dt));
     std::string d = dt.get<std::string>();
-    if (d == "F32") info.dtype = DType::F32;
-    else if (d == "F16") info.dtype = DType::F16;
-    else if (d == "BF16") info.dtype = DType::BF16;
-    else fail(path, where + ": dtype " + format::quoted(d) + " is not supported (F32, F16 and BF16 are)");
+    if (d == "F32")
+      info.dtype = DType::F32;
+    else if (d == "F16")
+      info.dtype = DType::F16;
+    else if (d == "BF16")
+      info.dtype = DType::BF16;
+    else
+      fail(path, where + ": dtype " + format::quoted(d) + " is not supported (F32, F16 and BF16 are)");
 
     const auto& sh = t["shape"];
     if (!sh.is_array()) fail(path, where + ": shape: expected an array, found " + format::brief(sh));
@@ -140,9 +152,12 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
     bool overflow = false;
     for (const auto& dim : sh) {
       uint64_t n = get_u64(dim, path, where + ": shape");
-      if (n > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) overflow = true;
-      else if (n != 0 && count > std::numeric_limits<uint64_t>::max() / n) overflow = true;
-      else count *= n;
+      if (n > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+        overflow = true;
+      else if (n != 0 && count > std::numeric_limits<uint64_t>::max() / n)
+        overflow = true;
+      else
+        count *= n;
       info.shape.push_back(static_cast<int64_t>(std::min<uint64_t>(n, std::numeric_limits<int64_t>::max())));
     }
     // A product past 2^64 can never match a byte range inside a real file.
@@ -171,9 +186,8 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
   // a hole is where a polyglot payload would hide).
   std::vector<const TensorInfo*> by_begin;
   for (const auto& t : st.tensors_) by_begin.push_back(&t);
-  std::sort(by_begin.begin(), by_begin.end(), [](auto* a, auto* b) {
-    return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
-  });
+  std::sort(by_begin.begin(), by_begin.end(),
+            [](auto* a, auto* b) { return a->begin != b->begin ? a->begin < b->begin : a->end < b->end; });
   uint64_t covered = 0;
   const TensorInfo* prev = nullptr;
   for (const auto* t : by_begin) {
@@ -254,7 +268,8 @@ void write_safetensors(const std::string& path, const std::vector<NamedTensor>& 
     if (count != t.values.size())
       throw UsageError("write_safetensors: tensor '" + t.name + "' has " + std::to_string(t.values.size()) +
                        " values for a shape of " + std::to_string(count));
-    if (!names.insert(t.name).second) throw UsageError("write_safetensors: tensor '" + t.name + "' given twice");
+    if (!names.insert(t.name).second)
+      throw UsageError("write_safetensors: tensor '" + t.name + "' given twice");
     header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + 4 * count}}};
     offset += 4 * count;
   }

@@ -79,7 +79,8 @@ inline V16 recurrent(RecurrentActivation act, V16 x) {
 
 // The cell update shared by full blocks and the tail, lane-wise on gate pre-activations: c = f c + i g
 // (clipped), returns h = o tanh(c).
-[[gnu::always_inline]] inline V16 cell(const PackedLayer& L, V16 zi, V16 zf, V16 zg, V16 zo, V16 c_prev, V16& c_out) {
+[[gnu::always_inline]] inline V16 cell(const PackedLayer& L, V16 zi, V16 zf, V16 zg, V16 zo, V16 c_prev,
+                                       V16& c_out) {
   V16 i = recurrent(L.act, zi), f = recurrent(L.act, zf), g = simd::tanh(zg), o = recurrent(L.act, zo);
   c_out = fma(f, c_prev, i * g);
   if (L.clip) c_out = min(max(c_out, set1(-*L.clip)), set1(*L.clip));
@@ -98,7 +99,8 @@ void lstm_tile(const float* const* h, const float* const* init, float* const* c,
     for (int p = 0; p < NP; ++p) {
       const int unit = (u + p) * kUnitBlock;
       V16 cn;
-      V16 h = cell(L, acc[r][4 * p], acc[r][4 * p + 1], acc[r][4 * p + 2], acc[r][4 * p + 3], load(c[r] + unit), cn);
+      V16 h = cell(L, acc[r][4 * p], acc[r][4 * p + 1], acc[r][4 * p + 2], acc[r][4 * p + 3],
+                   load(c[r] + unit), cn);
       store(c[r] + unit, cn);
       store(m[r] + unit, h);
     }
@@ -131,12 +133,23 @@ template <class F>
 void for_remainder(int rem, F&& f) {
   if constexpr (kTileRows > 1) {
     switch (rem) {
-      case 1: f.template operator()<1>(); break;
-      case 2: f.template operator()<2>(); break;
-      case 3: f.template operator()<3>(); break;
-      case 4: f.template operator()<4>(); break;
-      case 5: f.template operator()<5>(); break;
-      default: break;
+      case 1:
+        f.template operator()<1>();
+        break;
+      case 2:
+        f.template operator()<2>();
+        break;
+      case 3:
+        f.template operator()<3>();
+        break;
+      case 4:
+        f.template operator()<4>();
+        break;
+      case 5:
+        f.template operator()<5>();
+        break;
+      default:
+        break;
     }
   }
 }
@@ -147,11 +160,20 @@ template <class Run>
 void tail_tiles(int rows, int q, Run&& run) {
   auto with_q = [&]<int R>(int r) {
     switch (q) {
-      case 1: run.template operator()<R, 1>(r); break;
-      case 2: run.template operator()<R, 2>(r); break;
-      case 3: run.template operator()<R, 3>(r); break;
-      case 4: run.template operator()<R, 4>(r); break;
-      default: break;
+      case 1:
+        run.template operator()<R, 1>(r);
+        break;
+      case 2:
+        run.template operator()<R, 2>(r);
+        break;
+      case 3:
+        run.template operator()<R, 3>(r);
+        break;
+      case 4:
+        run.template operator()<R, 4>(r);
+        break;
+      default:
+        break;
     }
   };
   const int full = rows / kTileRows * kTileRows;
@@ -202,9 +224,8 @@ void lstm_rows(int rows, const float* const* h_prev, const float* const* init, f
   tiles(rows, u0, u1,
         [&]<int R, int NP>(int r, int u) { lstm_tile<R, NP>(h_prev + r, init + r, c + r, m + r, layer, u); });
   if (layer.w_hh.tail > 0 && u1 == layer.w_hh.full)
-    tail_tiles(rows, layer.w_hh.tail, [&]<int R, int Q>(int r) {
-      lstm_tail<R, Q>(h_prev + r, init + r, c + r, m + r, layer);
-    });
+    tail_tiles(rows, layer.w_hh.tail,
+               [&]<int R, int Q>(int r) { lstm_tail<R, Q>(h_prev + r, init + r, c + r, m + r, layer); });
 }
 
 float log_sum_exp(const float* x, int n) {

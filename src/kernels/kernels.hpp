@@ -13,9 +13,10 @@ namespace lstmlm::detail {
 void gemm_rows(int rows, const float* const* a, const float* const* init, float* const* out,
                const PackedMat& w, int p0, int p1);
 
-// Fused LSTM step for full unit blocks [u0, u1) of `layer` and, when u1 == layer.w_hh.full, its tail units: gates = init[r] + h_prev[r] W_hh^T (gate-blocked),
-// then in registers: c = f c + i g (clipped), m = o tanh(c). c[r] is updated in place (width Hp);
-// m[r] receives o tanh(c) (width Hp; h itself when the layer has no projection).
+// Fused LSTM step for full unit blocks [u0, u1) of `layer` and, when u1 == layer.w_hh.full, its tail units:
+// gates = init[r] + h_prev[r] W_hh^T (gate-blocked), then in registers: c = f c + i g (clipped), m = o
+// tanh(c). c[r] is updated in place (width Hp); m[r] receives o tanh(c) (width Hp; h itself when the layer
+// has no projection).
 void lstm_rows(int rows, const float* const* h_prev, const float* const* init, float* const* c,
                float* const* m, const PackedLayer& layer, int u0, int u1);
 

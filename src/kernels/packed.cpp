@@ -71,7 +71,8 @@ PackedPtr pack_weights(const ModelConfig& config, const Weights& weights) {
     pl.w_hh = pack_gates(lw.w_hh, pl.H);
     pl.bias.assign(static_cast<size_t>(pl.G), 0.0f);
     for (int g = 0; g < 4; ++g)
-      for (int u = 0; u < pl.H; ++u) pl.bias[static_cast<size_t>(gate_col(g, u, pl.H))] = lw.bias(g * pl.H + u);
+      for (int u = 0; u < pl.H; ++u)
+        pl.bias[static_cast<size_t>(gate_col(g, u, pl.H))] = lw.bias(g * pl.H + u);
     if (pl.P > 0) pl.w_hr = pack_transposed(lw.w_hr);
     width = std::max({width, round_up(pl.Hp, kPanel), round_up(pl.out, kPanel)});
     pw->max_gates = std::max(pw->max_gates, pl.G);

@@ -3,6 +3,8 @@
 
 namespace lstmlm::detail {
 
+// One entry per line keeps the table diffable against the generator.
+// clang-format off
 // Code points whose lowercase is one other code point (capital sigma excluded: it is contextual).
 const CaseMapping kLowerSingle[] = {
     {0x41, 0x61},
@@ -2025,4 +2027,5 @@ const CodeRange kCaseIgnorableRanges[] = {
 };
 const size_t kCaseIgnorableRangesCount = sizeof(kCaseIgnorableRanges) / sizeof(kCaseIgnorableRanges[0]);
 
+// clang-format on
 }  // namespace lstmlm::detail

@@ -43,14 +43,18 @@ void validate(const ModelConfig& c, const Weights& w) {
     expect_len(lw.bias, g, "lstm.bias_ih" + sfx + " + lstm.bias_hh" + sfx);
     if (lc.proj_size > 0) expect_shape(lw.w_hr, lc.proj_size, lc.hidden_size, "lstm.weight_hr" + sfx);
   }
-  expect_shape(w.decoder, c.vocab_size, c.last_output_size(), c.tied ? "embedding.weight (tied decoder)" : "decoder.weight");
+  expect_shape(w.decoder, c.vocab_size, c.last_output_size(),
+               c.tied ? "embedding.weight (tied decoder)" : "decoder.weight");
   expect_len(w.decoder_bias, c.vocab_size, "decoder.bias");
 }
 
 }  // namespace
 
 Model::Model(ModelConfig config, Vocab vocab, Weights weights, std::string dir)
-    : config_(std::move(config)), vocab_(std::move(vocab)), weights_(std::move(weights)), dir_(std::move(dir)) {}
+    : config_(std::move(config)),
+      vocab_(std::move(vocab)),
+      weights_(std::move(weights)),
+      dir_(std::move(dir)) {}
 
 Model::~Model() = default;
 
@@ -61,17 +65,20 @@ std::shared_ptr<const Model> Model::create(ModelConfig config, Vocab vocab, Weig
 std::shared_ptr<const Model> Model::build(ModelConfig config, Vocab vocab, Weights weights, std::string dir,
                                           std::vector<std::string> warnings) {
   if (config.tied) {
-    if (config.embedding_dim == 0) throw ModelError("config: 'output.tied' needs an embedding (embedding_dim > 0)");
+    if (config.embedding_dim == 0)
+      throw ModelError("config: 'output.tied' needs an embedding (embedding_dim > 0)");
     if (config.embedding_dim != config.last_output_size())
       throw ModelError("config: 'output.tied' needs embedding_dim (" + std::to_string(config.embedding_dim) +
-                       ") equal to the last layer's output size (" + std::to_string(config.last_output_size()) + ")");
+                       ") equal to the last layer's output size (" +
+                       std::to_string(config.last_output_size()) + ")");
     weights.decoder = weights.embedding;
   }
   validate(config, weights);
   if (vocab.size() != config.vocab_size)
     throw ModelError("vocab.json: " + std::to_string(vocab.size()) + " tokens, config.json vocab_size is " +
                      std::to_string(config.vocab_size));
-  std::shared_ptr<Model> m(new Model(std::move(config), std::move(vocab), std::move(weights), std::move(dir)));
+  std::shared_ptr<Model> m(
+      new Model(std::move(config), std::move(vocab), std::move(weights), std::move(dir)));
   m->warnings_ = std::move(warnings);
   m->tokenizer_ = std::make_unique<const Tokenizer>(m->config_.tokenizer, m->vocab_);
   m->packed_ = detail::pack_weights(m->config_, m->weights_);
@@ -85,7 +92,8 @@ std::shared_ptr<const Model> Model::random(int vocab_size, int embedding_dim, in
   ModelConfig c;
   c.vocab_size = vocab_size;
   c.embedding_dim = embedding_dim;
-  for (int k = 0; k < num_layers; ++k) c.layers.push_back(LayerConfig{hidden_size, 0, RecurrentActivation::Sigmoid, {}});
+  for (int k = 0; k < num_layers; ++k)
+    c.layers.push_back(LayerConfig{hidden_size, 0, RecurrentActivation::Sigmoid, {}});
   c.source = {{"framework", "random"}, {"seed", seed}};
   std::mt19937_64 rng(seed);
   // PyTorch's nn.LSTM initialisation: U(-1/sqrt(H), 1/sqrt(H)).
@@ -115,7 +123,9 @@ std::shared_ptr<const Model> Model::random(int vocab_size, int embedding_dim, in
   fill(w.decoder, u);
   fill(w.decoder_bias, u);
   std::vector<std::string> toks;
-  for (int i = 0; i < vocab_size; ++i) toks.push_back(std::string(1, 't') += std::to_string(i));  // not "t" + ...: GCC 12 -Wrestrict false positive
+  for (int i = 0; i < vocab_size; ++i)
+    toks.push_back(std::string(1, 't') +=
+                   std::to_string(i));  // not "t" + ...: GCC 12 -Wrestrict false positive
   return create(std::move(c), Vocab(std::move(toks)), std::move(w));
 }
 

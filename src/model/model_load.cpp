@@ -24,8 +24,9 @@ std::string shape_str(const std::vector<int64_t>& s) {
 }
 
 class TensorReader {
-public:
-  TensorReader(const SafetensorsFile& st, std::vector<std::string>& warnings) : st_(st), warnings_(warnings) {}
+ public:
+  TensorReader(const SafetensorsFile& st, std::vector<std::string>& warnings)
+      : st_(st), warnings_(warnings) {}
 
   const TensorInfo* get(const std::string& name, size_t rank, bool required, const std::string& why) {
     const TensorInfo* t = st_.find(name);
@@ -53,11 +54,13 @@ public:
     if (!t) return false;
     Eigen::VectorXf v(t->shape[0]);
     copy(*t, v.data());
-    if (acc.size() == 0) acc = v;
-    else if (acc.size() == v.size()) acc += v;
+    if (acc.size() == 0)
+      acc = v;
+    else if (acc.size() == v.size())
+      acc += v;
     else
-      fail("tensor " + format::quoted(name) + " has shape " + shape_str(t->shape) + ", its partner bias has [" +
-           std::to_string(acc.size()) + "]");
+      fail("tensor " + format::quoted(name) + " has shape " + shape_str(t->shape) +
+           ", its partner bias has [" + std::to_string(acc.size()) + "]");
     return true;
   }
 
@@ -68,12 +71,13 @@ public:
   void reject_unknown() {
     for (const auto& t : st_.tensors())
       if (!used_.count(t.name))
-        fail("unknown tensor " + format::quoted(t.name) + " (not a format v1 tensor name for this config.json)");
+        fail("unknown tensor " + format::quoted(t.name) +
+             " (not a format v1 tensor name for this config.json)");
   }
 
   [[noreturn]] void fail(const std::string& what) const { throw ModelError(st_.path() + ": " + what); }
 
-private:
+ private:
   // Straight into the Eigen storage (no intermediate buffer: fresh pages are the main cost of a load).
   void copy(const TensorInfo& t, float* dst) {
     st_.read_f32(t, dst);
@@ -82,9 +86,10 @@ private:
     for (size_t i = 0; i < n; ++i)
       if (!std::isfinite(v[i]) && bad++ == 0) first = i;
     if (bad)
-      warnings_.push_back(st_.path() + ": tensor " + format::quoted(t.name) + " holds " + std::to_string(bad) +
-                          " non-finite value" + (bad == 1 ? "" : "s") + " (first at flat index " +
-                          std::to_string(first) + ": " + (std::isnan(v[first]) ? "nan" : "inf") + ")");
+      warnings_.push_back(st_.path() + ": tensor " + format::quoted(t.name) + " holds " +
+                          std::to_string(bad) + " non-finite value" + (bad == 1 ? "" : "s") +
+                          " (first at flat index " + std::to_string(first) + ": " +
+                          (std::isnan(v[first]) ? "nan" : "inf") + ")");
   }
 
   const SafetensorsFile& st_;
@@ -100,7 +105,8 @@ private:
                                                           {"config.json: ", "config.json"},
                                                           {"vocab.json: ", "vocab.json"}};
   for (auto [prefix, file] : prefixes)
-    if (m.rfind(prefix, 0) == 0) throw ModelError((dir / file).string() + ": " + m.substr(std::strlen(prefix)));
+    if (m.rfind(prefix, 0) == 0)
+      throw ModelError((dir / file).string() + ": " + m.substr(std::strlen(prefix)));
   throw ModelError(dir.string() + ": " + m);
 }
 
@@ -110,14 +116,15 @@ std::shared_ptr<const Model> Model::load(const std::string& dir) {
   fs::path d(dir);
   std::error_code ec;
   if (!fs::is_directory(d, ec))
-    throw ModelError(dir + ": not a model directory (expected config.json, vocab.json and weights.safetensors in it)");
+    throw ModelError(
+        dir + ": not a model directory (expected config.json, vocab.json and weights.safetensors in it)");
   std::string vocab_path = (d / "vocab.json").string();
 
   ModelConfig config = load_config((d / "config.json").string());
   Vocab vocab = Vocab::load(vocab_path);
   if (vocab.size() != config.vocab_size)
-    throw ModelError(vocab_path + ": " + std::to_string(vocab.size()) + " tokens, but config.json vocab_size is " +
-                     std::to_string(config.vocab_size));
+    throw ModelError(vocab_path + ": " + std::to_string(vocab.size()) +
+                     " tokens, but config.json vocab_size is " + std::to_string(config.vocab_size));
   std::vector<std::string> warnings;
   {
     // A duplicate token cannot be looked up by its second id; worth knowing, not fatal.
@@ -127,15 +134,18 @@ std::shared_ptr<const Model> Model::load(const std::string& dir) {
     for (const auto& t : vocab.tokens())
       if (!seen.insert(t).second && dups++ == 0) first = t;
     if (dups)
-      warnings.push_back(vocab_path + ": " + std::to_string(dups) + " duplicate token" + (dups == 1 ? "" : "s") +
-                         " (first " + format::quoted(first) + "); text maps to the lowest id");
+      warnings.push_back(vocab_path + ": " + std::to_string(dups) + " duplicate token" +
+                         (dups == 1 ? "" : "s") + " (first " + format::quoted(first) +
+                         "); text maps to the lowest id");
   }
 
   SafetensorsFile st = SafetensorsFile::open((d / "weights.safetensors").string());
   TensorReader r(st, warnings);
   Weights w;
-  if (config.embedding_dim > 0) w.embedding = r.matrix("embedding.weight", "config.json embedding_dim > 0");
-  else r.reject_present("embedding.weight", "config.json embedding_dim is 0 (one-hot input)");
+  if (config.embedding_dim > 0)
+    w.embedding = r.matrix("embedding.weight", "config.json embedding_dim > 0");
+  else
+    r.reject_present("embedding.weight", "config.json embedding_dim is 0 (one-hot input)");
   for (size_t k = 0; k < config.layers.size(); ++k) {
     std::string sfx = "_l" + std::to_string(k);
     std::string why = "config.json layers[" + std::to_string(k) + "]";
@@ -146,13 +156,18 @@ std::shared_ptr<const Model> Model::load(const std::string& dir) {
     bool has_hh = r.add_vector("lstm.bias_hh" + sfx, lw.bias);
     // A model without any bias is almost surely a mis-export; refuse rather than run with zeros.
     if (!has_ih && !has_hh)
-      r.fail("missing tensor 'lstm.bias_ih" + sfx + "' or 'lstm.bias_hh" + sfx + "' (" + why + " needs at least one)");
-    if (config.layers[k].proj_size > 0) lw.w_hr = r.matrix("lstm.weight_hr" + sfx, why + " proj_size > 0");
-    else r.reject_present("lstm.weight_hr" + sfx, why + " has proj_size 0");
+      r.fail("missing tensor 'lstm.bias_ih" + sfx + "' or 'lstm.bias_hh" + sfx + "' (" + why +
+             " needs at least one)");
+    if (config.layers[k].proj_size > 0)
+      lw.w_hr = r.matrix("lstm.weight_hr" + sfx, why + " proj_size > 0");
+    else
+      r.reject_present("lstm.weight_hr" + sfx, why + " has proj_size 0");
     w.layers.push_back(std::move(lw));
   }
-  if (config.tied) r.reject_present("decoder.weight", "config.json output.tied is true (the decoder is embedding.weight)");
-  else w.decoder = r.matrix("decoder.weight", "config.json output.tied is false");
+  if (config.tied)
+    r.reject_present("decoder.weight", "config.json output.tied is true (the decoder is embedding.weight)");
+  else
+    w.decoder = r.matrix("decoder.weight", "config.json output.tied is false");
   r.get("decoder.bias", 1, true, "the output layer's bias");
   r.add_vector("decoder.bias", w.decoder_bias);
   r.reject_unknown();

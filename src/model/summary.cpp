@@ -15,7 +15,8 @@ ModelSummary summarize(const Model& model) {
 
   ModelSummary s;
   if (c.embedding_dim > 0)
-    s.layers.push_back({"embedding", "Embedding", c.embedding_dim, w.embedding.size(), trainable("embedding"), ""});
+    s.layers.push_back(
+        {"embedding", "Embedding", c.embedding_dim, w.embedding.size(), trainable("embedding"), ""});
   for (size_t k = 0; k < c.layers.size(); ++k) {
     const auto& l = c.layers[k];
     const auto& lw = w.layers[k];

@@ -21,10 +21,14 @@ std::optional<std::u32string> decode_utf8(std::string_view s, size_t* bad_offset
     }
     size_t n;
     char32_t cp, min;
-    if ((b0 & 0xE0) == 0xC0) n = 2, cp = b0 & 0x1F, min = 0x80;
-    else if ((b0 & 0xF0) == 0xE0) n = 3, cp = b0 & 0x0F, min = 0x800;
-    else if ((b0 & 0xF8) == 0xF0) n = 4, cp = b0 & 0x07, min = 0x10000;
-    else return fail(i);
+    if ((b0 & 0xE0) == 0xC0)
+      n = 2, cp = b0 & 0x1F, min = 0x80;
+    else if ((b0 & 0xF0) == 0xE0)
+      n = 3, cp = b0 & 0x0F, min = 0x800;
+    else if ((b0 & 0xF8) == 0xF0)
+      n = 4, cp = b0 & 0x07, min = 0x10000;
+    else
+      return fail(i);
     if (i + n > s.size()) return fail(i);
     for (size_t k = 1; k < n; ++k) {
       auto b = static_cast<unsigned char>(s[i + k]);
@@ -111,8 +115,23 @@ std::u32string lowercase(std::u32string_view s) {
 
 bool is_python_space(char32_t cp) {
   switch (cp) {
-    case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D: case 0x1C: case 0x1D: case 0x1E: case 0x1F:
-    case 0x20: case 0x85: case 0xA0: case 0x1680: case 0x2028: case 0x2029: case 0x202F: case 0x205F:
+    case 0x09:
+    case 0x0A:
+    case 0x0B:
+    case 0x0C:
+    case 0x0D:
+    case 0x1C:
+    case 0x1D:
+    case 0x1E:
+    case 0x1F:
+    case 0x20:
+    case 0x85:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
     case 0x3000:
       return true;
     default:

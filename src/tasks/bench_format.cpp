@@ -47,15 +47,16 @@ std::string csv_field(const std::string& s) {
 
 std::string md(const std::vector<Row>& rows) {
   std::string s =
-      "| model | shape | workload | batch | length | threads | tokens/s | calls/s | p50 µs | p99 µs | GFLOP/s "
+      "| model | shape | workload | batch | length | threads | tokens/s | calls/s | p50 µs | p99 µs | "
+      "GFLOP/s "
       "| isa | build | note |\n"
       "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|---|---|\n";
   for (const Row& r : rows) {
     s += "| " + r.model + " | " + r.shape + " | " + to_string(r.workload) + " | " + std::to_string(r.batch) +
-         " | " + std::to_string(r.length) + " | " + std::to_string(r.threads) + " | " + fixed(r.tokens_per_s, 0) +
-         " ± " + fixed(r.tokens_per_s_sd, 0) + " | " + fixed(r.calls_per_s, 1) + " | " + fixed(r.latency_p50_us, 2) +
-         " | " + fixed(r.latency_p99_us, 2) + " | " + fixed(r.gflops, 2) + " | " + r.isa + " | " + r.build + " | " +
-         r.note + " |\n";
+         " | " + std::to_string(r.length) + " | " + std::to_string(r.threads) + " | " +
+         fixed(r.tokens_per_s, 0) + " ± " + fixed(r.tokens_per_s_sd, 0) + " | " + fixed(r.calls_per_s, 1) +
+         " | " + fixed(r.latency_p50_us, 2) + " | " + fixed(r.latency_p99_us, 2) + " | " +
+         fixed(r.gflops, 2) + " | " + r.isa + " | " + r.build + " | " + r.note + " |\n";
   }
   return s;
 }

@@ -2,8 +2,8 @@
 // calls, then repetitions of timed calls. Inputs and states are prepared outside the timed region.
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <numeric>
 #include <random>
@@ -83,8 +83,8 @@ void generate(Engine& engine, Generation& g, Sequences& cur, std::vector<State>&
   }
 }
 
-Row run_cell(const std::shared_ptr<const Model>& model, const std::string& name, const Options& opt, Workload w,
-             int batch, int length, int threads) {
+Row run_cell(const std::shared_ptr<const Model>& model, const std::string& name, const Options& opt,
+             Workload w, int batch, int length, int threads) {
   Engine engine(model, threads);
   Row row;
   row.model = name;
@@ -124,10 +124,17 @@ Row run_cell(const std::shared_ptr<const Model>& model, const std::string& name,
   };
   auto call = [&] {
     switch (w) {
-      case Workload::Score: engine.score(in.inputs[set], in.targets[set], states, score_out); break;
-      case Workload::Predict: engine.predict(in.inputs[set], states, logp); break;
-      case Workload::Generate: generate(engine, gen, gen_cur, states, logp, length); break;
-      case Workload::Startup: break;
+      case Workload::Score:
+        engine.score(in.inputs[set], in.targets[set], states, score_out);
+        break;
+      case Workload::Predict:
+        engine.predict(in.inputs[set], states, logp);
+        break;
+      case Workload::Generate:
+        generate(engine, gen, gen_cur, states, logp, length);
+        break;
+      case Workload::Startup:
+        break;
     }
   };
 
@@ -170,14 +177,15 @@ Row run_cell(const std::shared_ptr<const Model>& model, const std::string& name,
 
 }  // namespace
 
-std::vector<Row> run(const std::shared_ptr<const Model>& model, const std::string& model_name, const Options& opt,
-                     const Progress& progress) {
+std::vector<Row> run(const std::shared_ptr<const Model>& model, const std::string& model_name,
+                     const Options& opt, const Progress& progress) {
   for (int b : opt.batches)
     if (b < 1) throw UsageError("bench: batch sizes must be >= 1, got " + std::to_string(b));
   for (int l : opt.lengths)
     if (l < 1) throw UsageError("bench: sequence lengths must be >= 1, got " + std::to_string(l));
   for (int t : opt.threads)
-    if (t < 0) throw UsageError("bench: thread counts must be >= 0 (0 = one per core), got " + std::to_string(t));
+    if (t < 0)
+      throw UsageError("bench: thread counts must be >= 0 (0 = one per core), got " + std::to_string(t));
   if (opt.repetitions < 1) throw UsageError("bench: repetitions must be >= 1");
   if (opt.warmup < 0) throw UsageError("bench: warm-up runs must be >= 0");
   for (int32_t t : opt.tokens)
@@ -191,8 +199,8 @@ std::vector<Row> run(const std::shared_ptr<const Model>& model, const std::strin
       for (int b : opt.batches)
         for (int l : opt.lengths) {
           if (progress)
-            progress(std::string(to_string(w)) + " batch " + std::to_string(b) + " length " + std::to_string(l) +
-                     " threads " + std::to_string(t));
+            progress(std::string(to_string(w)) + " batch " + std::to_string(b) + " length " +
+                     std::to_string(l) + " threads " + std::to_string(t));
           rows.push_back(run_cell(model, model_name, opt, w, b, l, t));
         }
   }
@@ -238,8 +246,8 @@ Row startup(const std::string& dir, const std::string& text, int threads) {
   row.isa = cpu_isa();
   row.build = build_kind();
   char buf[160];
-  std::snprintf(buf, sizeof buf, "load %.2f ms + tokenize %.3f ms + engine and first predict %.3f ms", t_load * 1e3,
-                t_tok * 1e3, t_pred * 1e3);
+  std::snprintf(buf, sizeof buf, "load %.2f ms + tokenize %.3f ms + engine and first predict %.3f ms",
+                t_load * 1e3, t_tok * 1e3, t_pred * 1e3);
   row.note = buf;
   return row;
 }

@@ -9,10 +9,14 @@ namespace lstmlm::bench {
 
 const char* to_string(Workload w) {
   switch (w) {
-    case Workload::Score: return "score";
-    case Workload::Predict: return "predict";
-    case Workload::Generate: return "generate";
-    case Workload::Startup: return "startup";
+    case Workload::Score:
+      return "score";
+    case Workload::Predict:
+      return "predict";
+    case Workload::Generate:
+      return "generate";
+    case Workload::Startup:
+      return "startup";
   }
   return "?";
 }
@@ -38,9 +42,11 @@ double flops_per_call(const ModelConfig& c, Workload w, int batch, int length) {
   double tokens = static_cast<double>(batch) * length;
   switch (w) {
     case Workload::Score:
-    case Workload::Generate: return tokens * (lstm + proj);
+    case Workload::Generate:
+      return tokens * (lstm + proj);
     case Workload::Predict:
-    case Workload::Startup: return tokens * lstm + batch * proj;
+    case Workload::Startup:
+      return tokens * lstm + batch * proj;
   }
   return 0;
 }

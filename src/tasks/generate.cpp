@@ -23,16 +23,20 @@ Prompt prompt_context(const Model& model, std::string_view prompt) {
   // What a line break becomes between two lines of the prompt.
   std::optional<Token> line_break;
   if (chars) {
-    if (auto id = model.vocab().find("\n")) line_break = Token{*id, "\n", false};
-    else if (tok.unk_id()) line_break = Token{*tok.unk_id(), "\n", true};
-    else line_break = Token{-1, "\n", true};
+    if (auto id = model.vocab().find("\n"))
+      line_break = Token{*id, "\n", false};
+    else if (tok.unk_id())
+      line_break = Token{*tok.unk_id(), "\n", true};
+    else
+      line_break = Token{-1, "\n", true};
   } else if (tok.eos_id()) {
     line_break = Token{*tok.eos_id(), model.vocab().token(*tok.eos_id()), false};
   }
   size_t start = 0;
   for (bool first = true;; first = false) {
     size_t end = prompt.find('\n', start);
-    std::string_view line = prompt.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    std::string_view line =
+        prompt.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (!first && line_break) p.tokens.push_back(*line_break);
     std::vector<Token> toks;

@@ -47,8 +47,9 @@ std::vector<Token> read_tokens(const Model& model, std::string_view text, bool i
   if (policy == OovPolicy::Error)
     for (const auto& t : toks)
       if (t.id < 0)
-        throw InputError(where.prefix() + "'" + t.text +
-                         "' is not in the vocabulary and the model has no unk_token (--oov skip skips such words)");
+        throw InputError(
+            where.prefix() + "'" + t.text +
+            "' is not in the vocabulary and the model has no unk_token (--oov skip skips such words)");
   return toks;
 }
 

@@ -22,7 +22,8 @@ std::vector<int32_t> context_ids(const Model& model, const std::string& text, co
     ids.insert(ids.begin(), n - ids.size(), *model.tokenizer().pad_id());
   }
   if (ids.empty())
-    throw InputError(where.prefix() + "empty context: nothing to predict from (the model has no bos_token or " +
+    throw InputError(where.prefix() +
+                     "empty context: nothing to predict from (the model has no bos_token or " +
                      "eos_token to start from; give at least one token, or use --pad-to)");
   return ids;
 }
@@ -32,9 +33,9 @@ std::vector<Candidate> top_candidates(const Model& model, const float* logprobs,
   size_t n = (top <= 0 || top >= v) ? static_cast<size_t>(v) : static_cast<size_t>(top);
   std::vector<int32_t> order(static_cast<size_t>(v));
   std::iota(order.begin(), order.end(), 0);
-  std::partial_sort(order.begin(), order.begin() + static_cast<ptrdiff_t>(n), order.end(), [&](int32_t a, int32_t b) {
-    return logprobs[a] != logprobs[b] ? logprobs[a] > logprobs[b] : a < b;
-  });
+  std::partial_sort(
+      order.begin(), order.begin() + static_cast<ptrdiff_t>(n), order.end(),
+      [&](int32_t a, int32_t b) { return logprobs[a] != logprobs[b] ? logprobs[a] > logprobs[b] : a < b; });
   std::vector<Candidate> out;
   out.reserve(n);
   for (size_t i = 0; i < n; ++i) {
@@ -44,8 +45,8 @@ std::vector<Candidate> top_candidates(const Model& model, const float* logprobs,
   return out;
 }
 
-std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& contexts, const PredictOptions& opt,
-                                const std::string& source, uint64_t first_line) {
+std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& contexts,
+                                const PredictOptions& opt, const std::string& source, uint64_t first_line) {
   const Model& model = engine.model();
   if (opt.pad_to && !model.tokenizer().pad_id())
     throw UsageError("--pad-to needs tokenizer.pad_id in " + model.directory() +
@@ -59,7 +60,8 @@ std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& 
   // grouping changes speed only, never a number).
   std::vector<size_t> order(contexts.size());
   std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return out[a].ids.size() > out[b].ids.size(); });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return out[a].ids.size() > out[b].ids.size(); });
   size_t bs = static_cast<size_t>(std::max(1, opt.batch_size));
   MatrixRM logprobs;
   for (size_t b = 0; b < order.size(); b += bs) {
@@ -68,7 +70,9 @@ std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& 
     std::vector<State> states(n, State::zeros(model));
     for (size_t r = 0; r < n; ++r) inputs[r] = out[order[b + r]].ids;
     engine.predict(inputs, states, logprobs);
-    for (size_t r = 0; r < n; ++r) out[order[b + r]].top = top_candidates(model, logprobs.row(static_cast<Eigen::Index>(r)).data(), opt.top);
+    for (size_t r = 0; r < n; ++r)
+      out[order[b + r]].top =
+          top_candidates(model, logprobs.row(static_cast<Eigen::Index>(r)).data(), opt.top);
   }
   return out;
 }

@@ -65,8 +65,8 @@ std::vector<double> penalised(std::span<const float> logprobs, std::span<const i
                               const SamplerParams& p) {
   std::vector<double> w(logprobs.begin(), logprobs.end());
   if (p.repeat_penalty == 1.0f || p.repeat_last_n == 0 || history.empty()) return w;
-  size_t n = p.repeat_last_n < 0 ? history.size()
-                                 : std::min(history.size(), static_cast<size_t>(p.repeat_last_n));
+  size_t n =
+      p.repeat_last_n < 0 ? history.size() : std::min(history.size(), static_cast<size_t>(p.repeat_last_n));
   std::unordered_set<int32_t> seen(history.end() - static_cast<std::ptrdiff_t>(n), history.end());
   const double r = p.repeat_penalty;
   for (int32_t t : seen) {
@@ -81,7 +81,8 @@ std::vector<double> penalised(std::span<const float> logprobs, std::span<const i
 int32_t argmax(const std::vector<double>& w) {
   int32_t best = -1;
   for (size_t i = 0; i < w.size(); ++i)
-    if (std::isfinite(w[i]) && (best < 0 || w[i] > w[static_cast<size_t>(best)])) best = static_cast<int32_t>(i);
+    if (std::isfinite(w[i]) && (best < 0 || w[i] > w[static_cast<size_t>(best)]))
+      best = static_cast<int32_t>(i);
   return best;
 }
 

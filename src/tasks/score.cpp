@@ -89,7 +89,8 @@ std::vector<LineScore> Scorer::score(const std::vector<std::string>& lines, cons
       l.words.push_back(WordScore{std::move(t.text), t.id, t.oov, false, false, 0.0f});
       if (t.oov) ++l.oovs;
     }
-    if (eos && opt_.append_eos) l.words.push_back(WordScore{model.vocab().token(*eos), *eos, false, true, false, 0.0f});
+    if (eos && opt_.append_eos)
+      l.words.push_back(WordScore{model.vocab().token(*eos), *eos, false, true, false, 0.0f});
     streams[i] = fed_ids(l);
   }
   if (opt_.context == ContextMode::Sentence)
@@ -108,7 +109,8 @@ void Scorer::run_sentences(std::vector<LineScore>& out, const std::vector<std::v
     if (!out[i].skipped && !streams[i].empty()) order.push_back(i);
   // Longest first so a batch holds similar lengths; the engine is batch-invariant, so this changes
   // speed only, never a number.
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return streams[a].size() > streams[b].size(); });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return streams[a].size() > streams[b].size(); });
   size_t bs = static_cast<size_t>(std::max(1, opt_.batch_size));
   Sequences inputs, targets;
   std::vector<std::vector<float>> lp;
@@ -160,7 +162,8 @@ void Scorer::run_document(std::vector<LineScore>& out, const std::vector<std::ve
     inputs[0].assign(1, doc_pending_);
     inputs[0].insert(inputs[0].end(), all.begin() + static_cast<ptrdiff_t>(pos),
                      all.begin() + static_cast<ptrdiff_t>(pos + n - 1));
-    targets[0].assign(all.begin() + static_cast<ptrdiff_t>(pos), all.begin() + static_cast<ptrdiff_t>(pos + n));
+    targets[0].assign(all.begin() + static_cast<ptrdiff_t>(pos),
+                      all.begin() + static_cast<ptrdiff_t>(pos + n));
     engine_->score(inputs, targets, states, lp);
     lp_all.insert(lp_all.end(), lp[0].begin(), lp[0].end());
     doc_pending_ = all[pos + n - 1];

@@ -1,7 +1,6 @@
 // Loads a random model through the installed library and checks that a step gives a distribution.
 #include <cmath>
 #include <cstdio>
-
 #include <lstmlm/engine.hpp>
 
 int main() {

@@ -26,31 +26,31 @@ struct Options {
   std::vector<int> lengths{32};
   std::vector<int> threads{0};  // 0 = one per core
   int repetitions = 5;
-  int warmup = 1;             // untimed calls before the repetitions of each cell
+  int warmup = 1;                // untimed calls before the repetitions of each cell
   double min_rep_seconds = 0.1;  // each repetition repeats the call until this much time has passed
-  uint64_t seed = 1;          // synthetic token ids
+  uint64_t seed = 1;             // synthetic token ids
   // Token stream to cut inputs from instead of synthetic ids (e.g. a tokenized --input file).
   std::vector<int32_t> tokens;
 };
 
 struct Row {
-  std::string model;     // directory name, or "random" for --shape
-  std::string shape;     // "V=554 E=100 H=100x1"
+  std::string model;  // directory name, or "random" for --shape
+  std::string shape;  // "V=554 E=100 H=100x1"
   Workload workload = Workload::Score;
   int batch = 0, length = 0, threads = 0;
   int repetitions = 0;
-  int64_t calls = 0;             // timed calls over all repetitions
-  double tokens_per_call = 0;    // batch * length
-  double tokens_per_s = 0;       // mean over repetitions
-  double tokens_per_s_sd = 0;    // sample standard deviation over repetitions (0 for one repetition)
+  int64_t calls = 0;           // timed calls over all repetitions
+  double tokens_per_call = 0;  // batch * length
+  double tokens_per_s = 0;     // mean over repetitions
+  double tokens_per_s_sd = 0;  // sample standard deviation over repetitions (0 for one repetition)
   double tokens_per_s_median = 0;
-  double calls_per_s = 0;        // tokens_per_s / tokens_per_call
-  double latency_p50_us = 0;     // per-call latency percentiles over every timed call
+  double calls_per_s = 0;     // tokens_per_s / tokens_per_call
+  double latency_p50_us = 0;  // per-call latency percentiles over every timed call
   double latency_p99_us = 0;
-  double gflops = 0;             // nominal FLOPs (flops_per_call) / mean call time
-  std::string isa;               // cpu_isa()
-  std::string build;             // build_kind()
-  std::string note;              // e.g. which sampler generate used
+  double gflops = 0;  // nominal FLOPs (flops_per_call) / mean call time
+  std::string isa;    // cpu_isa()
+  std::string build;  // build_kind()
+  std::string note;   // e.g. which sampler generate used
 };
 
 // Nominal FLOPs of one call (see docs/performance.md): per token and layer 2*4H*(in+H_out)

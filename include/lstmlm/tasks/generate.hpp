@@ -38,7 +38,7 @@ struct GeneratedSample {
 
 // The prompt as the model sees it.
 struct Prompt {
-  std::vector<Token> tokens;    // the prompt's tokens (line breaks included as tokens, see prompt_context)
+  std::vector<Token> tokens;     // the prompt's tokens (line breaks included as tokens, see prompt_context)
   std::vector<int32_t> context;  // ids fed to the model: the start token (bos, else eos, if any) + tokens
 };
 

@@ -11,10 +11,10 @@
 namespace lstmlm::tasks {
 
 struct PredictOptions {
-  int top = 10;                // candidates per context; <= 0 or >= V: the whole vocabulary
-  std::optional<int> pad_to;   // Keras pad_sequences(maxlen=N, padding='pre', truncating='pre') with pad_id
-  bool ids_input = false;      // contexts are whitespace-separated ids, fed exactly as given
-  bool add_start = true;       // text contexts start with bos_token (else eos_token) when the model has one
+  int top = 10;               // candidates per context; <= 0 or >= V: the whole vocabulary
+  std::optional<int> pad_to;  // Keras pad_sequences(maxlen=N, padding='pre', truncating='pre') with pad_id
+  bool ids_input = false;     // contexts are whitespace-separated ids, fed exactly as given
+  bool add_start = true;      // text contexts start with bos_token (else eos_token) when the model has one
   OovPolicy oov = OovPolicy::Skip;
   int batch_size = 64;
 };
@@ -22,8 +22,8 @@ struct PredictOptions {
 struct Candidate {
   int32_t id = 0;
   std::string token;
-  double prob = 0;     // exp(logprob)
-  float logprob = 0;   // ln p, as the engine computed it
+  double prob = 0;    // exp(logprob)
+  float logprob = 0;  // ln p, as the engine computed it
 };
 
 struct Prediction {
@@ -41,7 +41,7 @@ std::vector<Candidate> top_candidates(const Model& model, const float* logprobs,
 
 // Predicts every context; rows are batched by length, results come back in input order.
 // Throws UsageError when --pad-to is asked of a model without pad_id.
-std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& contexts, const PredictOptions& opt,
-                                const std::string& source, uint64_t first_line);
+std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& contexts,
+                                const PredictOptions& opt, const std::string& source, uint64_t first_line);
 
 }  // namespace lstmlm::tasks

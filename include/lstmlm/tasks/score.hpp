@@ -32,8 +32,8 @@ struct ScoreOptions {
 };
 
 struct WordScore {
-  std::string token;     // surface form after lowercasing/filtering (ids input: the vocabulary string)
-  int32_t id = -1;       // -1: OOV without unk_token (skipped)
+  std::string token;  // surface form after lowercasing/filtering (ids input: the vocabulary string)
+  int32_t id = -1;    // -1: OOV without unk_token (skipped)
   bool oov = false;
   bool eos = false;      // the appended end-of-sentence token
   bool scored = false;   // false: context only (no start token) or skipped OOV
@@ -41,8 +41,8 @@ struct WordScore {
 };
 
 struct LineScore {
-  uint64_t line = 0;      // 1-based, within its source
-  bool skipped = false;   // empty line under skip_empty
+  uint64_t line = 0;     // 1-based, within its source
+  bool skipped = false;  // empty line under skip_empty
   std::vector<WordScore> words;
   double logprob = 0;      // sum of ln p of the scored words
   double oov_logprob = 0;  // the part of logprob from OOVs scored as unk
@@ -62,13 +62,14 @@ struct ScoreSummary {
 };
 
 class Scorer {
-public:
+ public:
   Scorer(Engine& engine, ScoreOptions opt);
   // Scores a block of lines (without line ends); the first is line `first_line` of `source`.
   // Document mode carries the state to the next call. Results are in input order.
-  std::vector<LineScore> score(const std::vector<std::string>& lines, const std::string& source, uint64_t first_line);
+  std::vector<LineScore> score(const std::vector<std::string>& lines, const std::string& source,
+                               uint64_t first_line);
 
-private:
+ private:
   void run_sentences(std::vector<LineScore>& out, const std::vector<std::vector<int32_t>>& streams);
   void run_document(std::vector<LineScore>& out, const std::vector<std::vector<int32_t>>& streams);
   Engine* engine_;
