@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "lstmlm/engine.hpp"
 #include "lstmlm/model.hpp"
 #include "lstmlm/summary.hpp"
 #include "output.hpp"
@@ -70,8 +71,9 @@ void print_text(const Model& m, const ModelSummary& s, Output& out) {
   } else {
     out.line("Trainable params: not recorded by the source");
   }
-  out.line("Memory: " + grouped(static_cast<int64_t>(m.memory_bytes())) + " bytes (" +
-           human_bytes(m.memory_bytes()) + ", weights and kernel tables)");
+  const size_t bytes = m.memory_bytes() + packed_bytes(m);
+  out.line("Memory: " + grouped(static_cast<int64_t>(bytes)) + " bytes (" + human_bytes(bytes) +
+           ", weights and kernel tables)");
   const auto& t = c.tokenizer;
   std::string tok = std::string(to_string(t.type)) + ", vocab " + grouped(c.vocab_size) +
                     (t.lowercase ? ", lowercase" : "") + ", filters " +
@@ -106,7 +108,7 @@ void print_json(const Model& m, const ModelSummary& s, Output& out) {
             {"total_params", s.total_params},
             {"trainable_params", opt(s.trainable_params)},
             {"non_trainable_params", opt(s.non_trainable_params)},
-            {"memory_bytes", m.memory_bytes()},
+            {"memory_bytes", m.memory_bytes() + packed_bytes(m)},
             {"tokenizer", cfg["tokenizer"]},
             {"source", c.source},
             {"warnings", m.warnings()}};

@@ -1,11 +1,11 @@
-// The fused engine against the naive float64 reference (src/kernels/reference.cpp) on random models of
+// The fused engine against the naive float64 reference (tests/reference_lstm.cpp) on random models of
 // every supported shape, random lengths and random starting states.
 #include <gtest/gtest.h>
 
+#include "engine/packed_model.hpp"
 #include "engine_models.hpp"
-#include "kernels/packed.hpp"
-#include "kernels/reference.hpp"
 #include "lstmlm/error.hpp"
+#include "reference_lstm.hpp"
 
 using namespace lstmlm;
 using namespace lstmlm::test;
@@ -14,7 +14,7 @@ namespace {
 
 constexpr double kTol = 2e-5;
 
-void expect_state_near(const State& got, const detail::RefState& want, const std::string& what) {
+void expect_state_near(const State& got, const RefState& want, const std::string& what) {
   for (size_t k = 0; k < got.h.size(); ++k) {
     for (size_t j = 0; j < got.h[k].size(); ++j)
       ASSERT_NEAR(got.h[k][j], want.h[k][j], kTol) << what << " h l" << k;
@@ -27,7 +27,7 @@ void expect_state_near(const State& got, const detail::RefState& want, const std
 
 TEST(EngineReference, TableFallbackIsExercised) {
   for (const auto& nm : test_models())
-    EXPECT_EQ(nm.model->packed().use_table, nm.name != "no_table") << nm.name;
+    EXPECT_EQ(detail::packed_model(*nm.model)->folded(), nm.name != "no_table") << nm.name;
 }
 
 TEST(EngineReference, LogprobsAndStatesMatchFloat64Reference) {
@@ -46,8 +46,8 @@ TEST(EngineReference, LogprobsAndStatesMatchFloat64Reference) {
     std::vector<MatrixRM> out;
     eng.logprobs(in, states, out);
     for (size_t r = 0; r < in.size(); ++r) {
-      detail::RefState ref = detail::to_ref(start[r]);
-      auto want = detail::reference_forward(m, in[r], ref);
+      RefState ref = to_ref(start[r]);
+      auto want = reference_forward(m, in[r], ref);
       ASSERT_EQ(out[r].rows(), Eigen::Index(in[r].size()));
       for (size_t t = 0; t < want.size(); ++t)
         for (int v = 0; v < m.vocab_size(); ++v)
@@ -87,8 +87,8 @@ TEST(EngineReference, ScoreAndPredictAgreeWithLogprobs) {
       if (!in[r].empty()) {
         EXPECT_TRUE(pred.row(Eigen::Index(r)) == full[r].row(full[r].rows() - 1)) << "row " << r;
       } else {
-        detail::RefState ref = detail::to_ref(s0[r]);
-        auto want = detail::reference_logprobs(m, ref.h.back());
+        RefState ref = to_ref(s0[r]);
+        auto want = reference_logprobs(m, ref.h.back());
         for (int v = 0; v < m.vocab_size(); ++v) EXPECT_NEAR(pred(Eigen::Index(r), v), want[size_t(v)], kTol);
       }
     }

@@ -4,10 +4,10 @@
 
 #include <cmath>
 
-#include "kernels/packed.hpp"
-#include "kernels/reference.hpp"
+#include "engine/packed_model.hpp"
 #include "lstmlm/engine.hpp"
 #include "lstmlm/model.hpp"
+#include "reference_lstm.hpp"
 
 namespace {
 
@@ -26,10 +26,10 @@ size_t canonical_bytes(const lstmlm::Model& m) {
 // reference numbers through the untabled path (layer 0 as a GEMM over the embedding rows).
 TEST(HostileEngine, LargeFoldedTableFallsBackToGemm) {
   auto m = lstmlm::Model::random(100000, 2, 16, 1, 11);
-  EXPECT_FALSE(m->packed().use_table);
-  EXPECT_TRUE(m->packed().table.empty());
+  EXPECT_FALSE(lstmlm::detail::packed_model(*m)->folded());
+  EXPECT_TRUE(lstmlm::detail::packed_model(*m)->table.empty());
   // Packed copies at most double the canonical weights (padding included); no V x 4H table.
-  EXPECT_LT(m->memory_bytes(), 3 * canonical_bytes(*m));
+  EXPECT_LT(m->memory_bytes() + lstmlm::packed_bytes(*m), 3 * canonical_bytes(*m));
 
   std::vector<int32_t> toks{0, 99999, 5, 4242, 77777, 1};
   lstmlm::Engine e(m, 1);
@@ -37,8 +37,8 @@ TEST(HostileEngine, LargeFoldedTableFallsBackToGemm) {
   std::vector<std::vector<float>> out;
   lstmlm::Sequences in{{toks.begin(), toks.end() - 1}}, tgt{{toks.begin() + 1, toks.end()}};
   e.score(in, tgt, st, out);
-  auto rs = lstmlm::detail::to_ref(lstmlm::State::zeros(*m));
-  auto ref = lstmlm::detail::reference_forward(*m, in[0], rs);
+  auto rs = lstmlm::test::to_ref(lstmlm::State::zeros(*m));
+  auto ref = lstmlm::test::reference_forward(*m, in[0], rs);
   ASSERT_EQ(out[0].size(), ref.size());
   for (size_t t = 0; t < ref.size(); ++t)
     EXPECT_NEAR(out[0][t], ref[t][static_cast<size_t>(tgt[0][t])], 1e-4) << "step " << t;
@@ -47,7 +47,7 @@ TEST(HostileEngine, LargeFoldedTableFallsBackToGemm) {
 // A small table is still folded (the fallback is a memory decision only).
 TEST(HostileEngine, SmallTableIsFolded) {
   auto m = lstmlm::Model::random(1000, 8, 16, 1, 11);
-  EXPECT_TRUE(m->packed().use_table);
+  EXPECT_TRUE(lstmlm::detail::packed_model(*m)->folded());
 }
 
 // One 200,000-token row: memory is per-step outputs only (the engine streams the steps), and every

@@ -39,17 +39,17 @@ inline std::string memory_cap(int mb) {
   return "ulimit -v " + std::to_string(mb * 1024 + 200 * 1024) + "; ";  // + the binary and its libraries
 }
 
-// Runs `lstmlm <args>` (through /bin/sh, after `prefix`) with the given stdout; stdout is captured only
-// for Stdout::File.
+// Runs `lstmlm <args>` (through /bin/sh, after `prefix`, as the argument of `wrapper`, e.g. "timeout 60 ")
+// with the given stdout; stdout is captured only for Stdout::File.
 inline CliResult run_cli_to(const std::string& args, Stdout where, const std::string& stdin_text = "",
-                            const std::string& prefix = "") {
+                            const std::string& prefix = "", const std::string& wrapper = "") {
   namespace fs = std::filesystem;
   static int counter = 0;
   fs::path dir = fs::temp_directory_path() / ("lstmlm_hostile_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::string base = (dir / std::to_string(counter++)).string();
   std::ofstream(base + ".in", std::ios::binary) << stdin_text;
-  std::string cmd = prefix + "exec '" + cli() + "' " + args;
+  std::string cmd = prefix + "exec " + wrapper + "'" + cli() + "' " + args;
   int out_fd = -1, pipe_fd[2] = {-1, -1};
   if (where == Stdout::ClosedPipe) {
     if (::pipe(pipe_fd) != 0) return {};

@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "lstmlm/engine.hpp"
 #include "lstmlm/model.hpp"
 #include "lstmlm/summary.hpp"
 #include "model_files.hpp"
@@ -62,7 +63,7 @@ TEST(Info, KerasShapeInJson) {
   EXPECT_EQ(j["source"]["framework"], "random");
   EXPECT_EQ(j["warnings"], json::array());
   auto m = Model::load(dir.path().string());
-  EXPECT_EQ(j["memory_bytes"], m->memory_bytes());
+  EXPECT_EQ(j["memory_bytes"], m->memory_bytes() + lstmlm::packed_bytes(*m));
   EXPECT_EQ(j["total_params"], m->parameter_count());
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "lstmlm/model.hpp"
@@ -21,9 +22,16 @@ struct State {
 // Per-row token sequences of a batch; rows may have different lengths (0 allowed: state unchanged).
 using Sequences = std::vector<std::vector<int32_t>>;
 
+// Threads an Engine accepts; more is refused (UsageError) rather than exhausting the process table.
+inline constexpr int kMaxThreads = 256;
+
+// Bytes of the kernel-ready copy of the model's weights (packed once per model, shared by its Engines).
+size_t packed_bytes(const Model& model);
+
 class Engine {
  public:
-  // threads <= 0: one per core.
+  // threads <= 0: one per core; more than kMaxThreads is refused. A thread that cannot be started is a
+  // UsageError naming the count, never a hang.
   explicit Engine(std::shared_ptr<const Model> model, int threads = 0);
   ~Engine();
   Engine(const Engine&) = delete;
@@ -31,6 +39,8 @@ class Engine {
 
   const Model& model() const { return *model_; }
   int threads() const;
+  // The kernels that run: "<precision>/<isa>", e.g. "fp32/avx2".
+  std::string_view kernels() const;
 
   // Scoring: for each row r and step t, out[r][t] = ln p(targets[r][t] | inputs[r][0..t], states[r]).
   // targets[r].size() must equal inputs[r].size(). states are advanced past inputs.

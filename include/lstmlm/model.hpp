@@ -1,9 +1,12 @@
-// The immutable model: weights in the canonical (PyTorch) layout plus tables precomputed for the kernels.
-// One Model is shared by every thread; all per-sequence state lives in the caller's State.
+// The immutable model: configuration, vocabulary, tokenizer and the weights in the canonical (PyTorch)
+// layout. One Model is shared by every thread; all per-sequence state lives in the caller's State.
 #pragma once
 #include <Eigen/Core>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -30,14 +33,6 @@ struct Weights {
   Eigen::VectorXf decoder_bias;  // [V]
 };
 
-namespace detail {
-struct PackedWeights;  // kernel layout, built once at load (src/kernels)
-struct PackedDeleter {
-  void operator()(const PackedWeights* p) const;
-};
-using PackedPtr = std::unique_ptr<const PackedWeights, PackedDeleter>;
-}  // namespace detail
-
 class Model {
  public:
   // Loads and validates a model directory; throws ModelError naming the file and the field.
@@ -56,7 +51,6 @@ class Model {
   const Vocab& vocab() const { return vocab_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   const Weights& weights() const { return weights_; }
-  const detail::PackedWeights& packed() const { return *packed_; }
   const std::string& directory() const { return dir_; }
   // Non-fatal findings of the loader (e.g. non-finite values in a tensor), one line each.
   const std::vector<std::string>& warnings() const { return warnings_; }
@@ -65,8 +59,14 @@ class Model {
   int num_layers() const { return static_cast<int>(config_.layers.size()); }
   // Parameters as the source framework counts them (tied output counted once).
   int64_t parameter_count() const;
-  // Bytes held by the canonical weights and the kernel tables.
+  // Bytes held by the canonical weights (the engine's packed copy: lstmlm::packed_bytes in engine.hpp).
   size_t memory_bytes() const;
+
+  // Data that a higher layer derives from the weights once and shares for the model's lifetime (the
+  // engine's packed weights, one per backend). The model never reads it. The first call for a key runs
+  // `make` (under a lock: concurrent callers wait for it and get the same object).
+  std::shared_ptr<const void> derived(const std::string& key,
+                                      const std::function<std::shared_ptr<const void>()>& make) const;
 
  private:
   Model(ModelConfig config, Vocab vocab, Weights weights, std::string dir);
@@ -79,7 +79,8 @@ class Model {
   std::string dir_;
   std::vector<std::string> warnings_;
   std::unique_ptr<const Tokenizer> tokenizer_;
-  detail::PackedPtr packed_;
+  mutable std::mutex derived_mu_;
+  mutable std::map<std::string, std::shared_ptr<const void>, std::less<>> derived_;
 };
 
 }  // namespace lstmlm

@@ -1,18 +1,39 @@
 #include "engine/thread_pool.hpp"
 
+#include <string>
+#include <system_error>
+
+#include "lstmlm/error.hpp"
+
 namespace lstmlm::detail {
 
 ThreadPool::ThreadPool(int threads) {
-  for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { loop(i); });
+  // The workers started before a failure wait on this pool's condition variable: stop and join them
+  // before the members are destroyed, or they would wait forever on a destroyed object.
+  try {
+    workers_.reserve(static_cast<size_t>(threads > 1 ? threads - 1 : 0));
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { loop(i); });
+  } catch (const std::system_error& e) {
+    const size_t started = workers_.size() + 1;
+    shutdown();
+    throw UsageError("engine: could not start thread " + std::to_string(started + 1) + " of " +
+                     std::to_string(threads) + " (" + e.what() + "); use fewer threads");
+  } catch (...) {
+    shutdown();
+    throw;
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { shutdown(); }
+
+void ThreadPool::shutdown() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
   start_cv_.notify_all();
   for (auto& t : workers_) t.join();
+  workers_.clear();
 }
 
 void ThreadPool::run(const std::function<void(int)>& fn) {

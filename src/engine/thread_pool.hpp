@@ -1,5 +1,6 @@
 // A small persistent pool: run(fn) calls fn(i) for every i in [0, size()), i = 0 on the calling thread,
-// and returns when all are done. Owned by one Engine; not reentrant.
+// and returns when all are done. Owned by one Engine; not reentrant. A thread that cannot be started is a
+// UsageError after the started ones are joined.
 #pragma once
 #include <condition_variable>
 #include <exception>
@@ -23,6 +24,7 @@ class ThreadPool {
 
  private:
   void loop(int index);
+  void shutdown();
   std::vector<std::thread> workers_;
   std::mutex mu_;
   std::condition_variable start_cv_, done_cv_;

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <random>
 
-#include "kernels/packed.hpp"
 #include "lstmlm/error.hpp"
 
 namespace lstmlm {
@@ -81,7 +80,6 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, Vocab vocab, Weigh
       new Model(std::move(config), std::move(vocab), std::move(weights), std::move(dir)));
   m->warnings_ = std::move(warnings);
   m->tokenizer_ = std::make_unique<const Tokenizer>(m->config_.tokenizer, m->vocab_);
-  m->packed_ = detail::pack_weights(m->config_, m->weights_);
   return m;
 }
 
@@ -141,7 +139,15 @@ size_t Model::memory_bytes() const {
                                                  weights_.decoder_bias.size());
   for (const auto& l : weights_.layers)
     n += sizeof(float) * static_cast<size_t>(l.w_ih.size() + l.w_hh.size() + l.bias.size() + l.w_hr.size());
-  return n + detail::packed_bytes(*packed_);
+  return n;
+}
+
+std::shared_ptr<const void> Model::derived(const std::string& key,
+                                           const std::function<std::shared_ptr<const void>()>& make) const {
+  std::lock_guard<std::mutex> lock(derived_mu_);
+  auto it = derived_.find(key);
+  if (it == derived_.end()) it = derived_.emplace(key, make()).first;
+  return it->second;
 }
 
 }  // namespace lstmlm

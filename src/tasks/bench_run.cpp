@@ -93,7 +93,7 @@ Row run_cell(const std::shared_ptr<const Model>& model, const std::string& name,
   row.batch = batch;
   row.length = length;
   row.threads = engine.threads();
-  row.isa = cpu_isa();
+  row.isa = engine.kernels();
   row.build = build_kind();
   if (w == Workload::Generate) row.note = "sampler: temperature 1, full vocabulary";
   row.tokens_per_call = static_cast<double>(batch) * length;
@@ -243,7 +243,7 @@ Row startup(const std::string& dir, const std::string& text, int threads) {
   row.calls_per_s = 1.0 / total;
   row.latency_p50_us = row.latency_p99_us = total * 1e6;
   row.gflops = flops_per_call(model->config(), Workload::Startup, 1, row.length) / total * 1e-9;
-  row.isa = cpu_isa();
+  row.isa = engine.kernels();
   row.build = build_kind();
   char buf[160];
   std::snprintf(buf, sizeof buf, "load %.2f ms + tokenize %.3f ms + engine and first predict %.3f ms",

@@ -61,22 +61,6 @@ double percentile(std::vector<double> sample, double p) {
   return sample[lo] + (sample[hi] - sample[lo]) * frac;
 }
 
-std::string cpu_isa() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return "avx512f";
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "avx2+fma";
-  if (__builtin_cpu_supports("avx2")) return "avx2";
-  if (__builtin_cpu_supports("avx")) return "avx";
-  if (__builtin_cpu_supports("sse4.2")) return "sse4.2";
-  return "x86-64";
-#elif defined(__aarch64__)
-  return "aarch64";
-#else
-  return "unknown";
-#endif
-}
-
 std::string build_kind() {
 #ifdef LSTMLM_BUILD_KIND
   return LSTMLM_BUILD_KIND;

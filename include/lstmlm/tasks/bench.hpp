@@ -48,7 +48,7 @@ struct Row {
   double latency_p50_us = 0;  // per-call latency percentiles over every timed call
   double latency_p99_us = 0;
   double gflops = 0;  // nominal FLOPs (flops_per_call) / mean call time
-  std::string isa;    // cpu_isa()
+  std::string isa;    // the kernels that ran, Engine::kernels() (e.g. "fp32/avx2")
   std::string build;  // build_kind()
   std::string note;   // e.g. which sampler generate used
 };
@@ -62,8 +62,6 @@ double flops_per_call(const ModelConfig& c, Workload w, int batch, int length);
 // Throws UsageError on an empty sample.
 double percentile(std::vector<double> sample, double p);
 
-// Best vector ISA of the running CPU, e.g. "avx512f", "avx2+fma", "sse4.2".
-std::string cpu_isa();
 // How the library was compiled, e.g. "native" or "portable x86-64-v3+asan+ubsan".
 std::string build_kind();
 // "V=554 E=100 H=100x1" (layers of equal width) or "V=.. E=.. H=650,650" otherwise.

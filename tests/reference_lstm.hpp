@@ -1,12 +1,12 @@
 // Naive reference LSTM LM (plain loops over the canonical PyTorch-layout weights, float64 throughout).
-// Used by tests only, as the independent implementation the fused kernels are checked against.
+// Test code, never in the library: the independent implementation the fused kernels are checked against.
 #pragma once
 #include <cstdint>
 #include <vector>
 
 #include "lstmlm/engine.hpp"
 
-namespace lstmlm::detail {
+namespace lstmlm::test {
 
 struct RefState {
   std::vector<std::vector<double>> h, c;  // per layer
@@ -24,4 +24,4 @@ std::vector<double> reference_logprobs(const Model& model, const std::vector<dou
 std::vector<std::vector<double>> reference_forward(const Model& model, const std::vector<int32_t>& tokens,
                                                    RefState& s);
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::test

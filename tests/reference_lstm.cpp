@@ -1,9 +1,9 @@
-#include "kernels/reference.hpp"
+#include "reference_lstm.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace lstmlm::detail {
+namespace lstmlm::test {
 
 RefState to_ref(const State& s) {
   RefState r;
@@ -101,4 +101,4 @@ std::vector<std::vector<double>> reference_forward(const Model& model, const std
   return out;
 }
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::test

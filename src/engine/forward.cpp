@@ -1,0 +1,234 @@
+// The forward pass of one thread's rows. Activations are chunked in time so that scratch stays bounded
+// whatever the sequence length; within a chunk each layer runs over every step before the next layer
+// starts, so a layer's input terms are one GEMM over the whole chunk.
+#include "engine/forward.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace lstmlm::detail {
+
+namespace {
+
+constexpr size_t kTermBudget = size_t{1} << 20;   // floats of precomputed input terms per chunk
+constexpr size_t kLogitBudget = size_t{1} << 20;  // floats of logits per decoder group
+constexpr int kAlign = 16;                        // floats: activation rows start on a 64-byte boundary
+
+template <class V>
+void grow(V& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+}
+
+int round_up(int n, int m) { return (n + m - 1) / m * m; }
+
+class Forward {
+ public:
+  Forward(const PackedModel& pm, Work& w, const Job& job)
+      : pm_(pm), w_(w), job_(job), in_(*job.inputs), n_(static_cast<int>(w.rows.size())) {
+    L_ = static_cast<int>(pm.layers.size());
+    for (const auto& l : pm.layers) {
+      out_stride_ = std::max(out_stride_, round_up(l->output_stride(), kAlign));
+      mem_stride_ = std::max(mem_stride_, round_up(std::max(l->memory_stride(), 1), kAlign));
+      term_stride_ = std::max(term_stride_, l->term_width());
+    }
+    T_ = len(0);
+    chunk_ = std::max(1, std::min(T_, static_cast<int>(kTermBudget / (size_t(n_) * size_t(term_stride_)))));
+  }
+
+  void run() {
+    allocate();
+    load_states();
+    const bool per_step = job_.mode == Mode::Score || job_.mode == Mode::Logprobs;
+    for (int t0 = 0; t0 < T_; t0 += chunk_) {
+      const int t1 = std::min(T_, t0 + chunk_);
+      float* layer_in = w_.out_a.data();
+      float* layer_out = w_.out_b.data();
+      for (int l = 0; l < L_; ++l) {
+        if (l > 0 || !pm_.folded()) input_terms(l, t0, t1, layer_in);
+        recurrent_steps(l, t0, t1, layer_out);
+        carry_last_outputs(l, t0, t1, layer_out);
+        std::swap(layer_in, layer_out);
+      }
+      if (per_step) decode_chunk(t0, t1, layer_in);
+    }
+    store_states();
+    if (job_.mode == Mode::Predict) decode_last();
+  }
+
+ private:
+  int len(int r) const { return static_cast<int>(in_[size_t(w_.rows[size_t(r)])].size()); }
+  int32_t token(int r, int t) const { return in_[size_t(w_.rows[size_t(r)])][size_t(t)]; }
+  // Rows still running at step t: a prefix, since rows are sorted by length.
+  int active(int t) const {
+    int a = n_;
+    while (a > 0 && len(a - 1) <= t) --a;
+    return a;
+  }
+  float* memory(int l, int r) {
+    return w_.memory.data() + (size_t(l) * size_t(n_) + size_t(r)) * size_t(mem_stride_);
+  }
+  float* last_h(int l, int r) {
+    return w_.last_h.data() + (size_t(l) * size_t(n_) + size_t(r)) * size_t(out_stride_);
+  }
+  float* at(float* y, int t0, int t, int r) const {
+    return y + (size_t(t - t0) * size_t(n_) + size_t(r)) * size_t(out_stride_);
+  }
+  float* term(int t0, int t, int r) {
+    return w_.terms.data() + (size_t(t - t0) * size_t(n_) + size_t(r)) * size_t(term_stride_);
+  }
+
+  void allocate() {
+    const size_t n = size_t(n_), L = size_t(L_), steps = size_t(chunk_) * n;
+    grow(w_.memory, L * n * size_t(mem_stride_));
+    grow(w_.last_h, L * n * size_t(out_stride_));
+    grow(w_.out_a, steps * size_t(out_stride_));
+    grow(w_.out_b, steps * size_t(out_stride_));
+    grow(w_.terms, steps * size_t(term_stride_));
+    const size_t ptrs = std::max(steps, n);
+    grow(w_.x_rows, ptrs);
+    grow(w_.h_rows, ptrs);
+    grow(w_.term_rows, ptrs);
+    grow(w_.out_rows, ptrs);
+    grow(w_.mem_rows, ptrs);
+    grow(w_.dec_row, ptrs);
+    grow(w_.dec_step, ptrs);
+  }
+
+  // The callers' states into the buffers, zero-padded (padding is never read, but stays defined).
+  void load_states() {
+    for (int r = 0; r < n_; ++r) {
+      const State& s = (*job_.states)[size_t(w_.rows[size_t(r)])];
+      for (int l = 0; l < L_; ++l) {
+        float* c = memory(l, r);
+        float* h = last_h(l, r);
+        std::fill(c, c + mem_stride_, 0.0f);
+        std::fill(h, h + out_stride_, 0.0f);
+        std::copy(s.c[size_t(l)].begin(), s.c[size_t(l)].end(), c);
+        std::copy(s.h[size_t(l)].begin(), s.h[size_t(l)].end(), h);
+      }
+    }
+  }
+
+  // One GEMM over every running (step, row) of the chunk: the layer's input term from its input rows
+  // (layer 0: the embedding rows of the tokens; deeper layers: the layer below's outputs).
+  void input_terms(int l, int t0, int t1, float* layer_in) {
+    size_t cnt = 0;
+    const size_t E = size_t(pm_.embedding_dim);
+    for (int t = t0; t < t1; ++t)
+      for (int r = 0, a = active(t); r < a; ++r, ++cnt) {
+        w_.x_rows[cnt] = l == 0 ? pm_.embedding + size_t(token(r, t)) * E : at(layer_in, t0, t, r);
+        w_.out_rows[cnt] = term(t0, t, r);
+      }
+    pm_.layers[size_t(l)]->input_term(int(cnt), w_.x_rows.data(), w_.out_rows.data(), w_.scratch);
+  }
+
+  void recurrent_steps(int l, int t0, int t1, float* layer_out) {
+    const auto& layer = *pm_.layers[size_t(l)];
+    const bool folded = l == 0 && pm_.folded();
+    for (int t = t0; t < t1; ++t) {
+      const int a = active(t);
+      for (int r = 0; r < a; ++r) {
+        w_.h_rows[size_t(r)] = t == t0 ? last_h(l, r) : at(layer_out, t0, t - 1, r);
+        w_.term_rows[size_t(r)] = folded ? pm_.table_row(token(r, t)) : term(t0, t, r);
+        w_.mem_rows[size_t(r)] = memory(l, r);
+        w_.out_rows[size_t(r)] = at(layer_out, t0, t, r);
+      }
+      layer.step(a, w_.h_rows.data(), w_.term_rows.data(), w_.mem_rows.data(), w_.out_rows.data(),
+                 w_.scratch);
+    }
+  }
+
+  // Each row's last output of this chunk becomes its h for the next chunk (and the final state).
+  void carry_last_outputs(int l, int t0, int t1, float* layer_out) {
+    for (int r = 0; r < n_; ++r) {
+      const int last = std::min(len(r), t1) - 1;
+      if (last >= t0)
+        std::memcpy(last_h(l, r), at(layer_out, t0, last, r), size_t(out_stride_) * sizeof(float));
+    }
+  }
+
+  void decode_chunk(int t0, int t1, float* top) {
+    size_t cnt = 0;
+    for (int t = t0; t < t1; ++t)
+      for (int r = 0, a = active(t); r < a; ++r, ++cnt) {
+        w_.x_rows[cnt] = at(top, t0, t, r);
+        w_.dec_row[cnt] = w_.rows[size_t(r)];
+        w_.dec_step[cnt] = t;
+      }
+    decode(int(cnt));
+  }
+
+  void store_states() {
+    for (int r = 0; r < n_; ++r) {
+      State& s = (*job_.states)[size_t(w_.rows[size_t(r)])];
+      for (int l = 0; l < L_; ++l) {
+        std::copy_n(memory(l, r), s.c[size_t(l)].size(), s.c[size_t(l)].begin());
+        std::copy_n(last_h(l, r), s.h[size_t(l)].size(), s.h[size_t(l)].begin());
+      }
+    }
+  }
+
+  void decode_last() {
+    for (int r = 0; r < n_; ++r) {
+      w_.x_rows[size_t(r)] = last_h(L_ - 1, r);
+      w_.dec_row[size_t(r)] = w_.rows[size_t(r)];
+      w_.dec_step[size_t(r)] = 0;
+    }
+    decode(n_);
+  }
+
+  // The decoder over w_.x_rows[0..count), in groups of bounded logits; each log-softmax row goes to the
+  // job's sink.
+  void decode(int count) {
+    const auto& dec = *pm_.decoder;
+    const int V = dec.width(), stride = dec.stride();
+    const int group = static_cast<int>(std::clamp<size_t>(kLogitBudget / size_t(stride), 4, 256));
+    grow(w_.logits, size_t(group) * size_t(stride));
+    std::vector<float*>& out = w_.out_rows;  // free during decoding
+    for (int g0 = 0; g0 < count; g0 += group) {
+      const int n = std::min(group, count - g0);
+      for (int i = 0; i < n; ++i) out[size_t(i)] = w_.logits.data() + size_t(i) * size_t(stride);
+      dec.logits(n, w_.x_rows.data() + g0, out.data(), w_.scratch);
+      for (int i = 0; i < n; ++i) {
+        const float* z = out[size_t(i)];
+        const float lse = dec.log_sum_exp(z);
+        const size_t r = size_t(w_.dec_row[size_t(g0 + i)]);
+        const int t = w_.dec_step[size_t(g0 + i)];
+        switch (job_.mode) {
+          case Mode::Score:
+            (*job_.scores)[r][size_t(t)] = z[(*job_.targets)[r][size_t(t)]] - lse;
+            break;
+          case Mode::Logprobs:
+            log_softmax(z, lse, (*job_.logprobs)[r].row(t).data(), V);
+            break;
+          case Mode::Predict:
+            log_softmax(z, lse, job_.predict->row(Eigen::Index(r)).data(), V);
+            break;
+          case Mode::Advance:
+            break;
+        }
+      }
+    }
+  }
+
+  static void log_softmax(const float* z, float lse, float* out, int n) {
+    for (int j = 0; j < n; ++j) out[j] = z[j] - lse;
+  }
+
+  const PackedModel& pm_;
+  Work& w_;
+  const Job& job_;
+  const Sequences& in_;
+  const int n_;
+  int L_ = 0, T_ = 0, chunk_ = 1;
+  int out_stride_ = kAlign, mem_stride_ = kAlign, term_stride_ = 1;
+};
+
+}  // namespace
+
+void forward(const PackedModel& pm, Work& w, const Job& job) {
+  if (w.rows.empty()) return;
+  Forward(pm, w, job).run();
+}
+
+}  // namespace lstmlm::detail

@@ -1,0 +1,42 @@
+// One thread's share of a batch through every layer and step: the engine's forward pass, in named stages.
+#pragma once
+#include <vector>
+
+#include "engine/packed_model.hpp"
+#include "lstmlm/engine.hpp"
+
+namespace lstmlm::detail {
+
+enum class Mode { Advance, Score, Logprobs, Predict };
+
+// What one engine call asks for, and where the results go.
+struct Job {
+  Mode mode = Mode::Advance;
+  const Sequences* inputs = nullptr;
+  const Sequences* targets = nullptr;
+  std::vector<State>* states = nullptr;
+  std::vector<std::vector<float>>* scores = nullptr;
+  std::vector<MatrixRM>* logprobs = nullptr;
+  MatrixRM* predict = nullptr;
+};
+
+// Per-thread scratch, grow-only: sized once per batch shape, reused by every later call.
+struct Work {
+  std::vector<int> rows;             // this thread's rows of the batch, longest first
+  kernels::FloatBuf memory;          // [layer][row] memory vectors (an LSTM's c)
+  kernels::FloatBuf last_h;          // [layer][row] latest output: the state in, carried across chunks, out
+  kernels::FloatBuf out_a, out_b;    // [step][row] one layer's outputs over a chunk (the next layer's input)
+  kernels::FloatBuf terms;           // [step][row] input terms of a chunk
+  kernels::FloatBuf logits;          // [row] of one decoder group
+  std::vector<const float*> x_rows;  // inputs of an input-term GEMM / hidden rows to decode
+  std::vector<const float*> h_rows;  // previous outputs of a step
+  std::vector<const float*> term_rows;
+  std::vector<float*> out_rows, mem_rows;
+  std::vector<int> dec_row, dec_step;  // the (row, step) each decoded hidden row belongs to
+  kernels::Scratch scratch;            // the kernels' own
+};
+
+// Runs w.rows of `job` (rows sorted longest first) through the model.
+void forward(const PackedModel& pm, Work& w, const Job& job);
+
+}  // namespace lstmlm::detail

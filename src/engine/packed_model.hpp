@@ -1,0 +1,34 @@
+// A Model's weights as one backend packed them, with layer 0's input term folded per token. Built once per
+// model and backend, kept with the model (Model::derived) and shared by every Engine on it.
+#pragma once
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "kernels/backend.hpp"
+#include "lstmlm/model.hpp"
+
+namespace lstmlm::detail {
+
+struct PackedModel {
+  const kernels::Backend* backend = nullptr;
+  int vocab_size = 0, embedding_dim = 0;
+  std::vector<std::unique_ptr<kernels::RecurrentLayer>> layers;
+  // table[v] = layer 0's input term for token v ([V][term_width]), computed in double and rounded once,
+  // so the float kernels' own rounding never enters it. Empty when it would be much larger than the
+  // embedding: then layer 0 computes its term from the embedding rows like any other layer.
+  kernels::FloatBuf table;
+  const float* embedding = nullptr;  // [V, E] canonical (owned by the Model), for the unfolded path
+  std::unique_ptr<kernels::OutputLayer> decoder;
+
+  bool folded() const { return !table.empty(); }
+  const float* table_row(int32_t token) const {
+    return table.data() + static_cast<size_t>(token) * static_cast<size_t>(layers[0]->term_width());
+  }
+  size_t bytes() const;
+};
+
+// The packed form of `model` for `precision`, made on first use.
+std::shared_ptr<const PackedModel> packed_model(const Model& model, std::string_view precision = "fp32");
+
+}  // namespace lstmlm::detail

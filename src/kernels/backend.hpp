@@ -1,0 +1,96 @@
+// The seam between the engine and the kernels. A Backend is one precision on one ISA: it packs the
+// canonical (PyTorch-layout) weights into a layout of its own, which nobody else reads, and runs the
+// fused step of a recurrent layer and the output projection on it. The engine sees only row pointers
+// and widths. A new precision or ISA is a new backend file plus a line in registry.cpp; a new cell type
+// is a new RecurrentLayer implementation and its factory method.
+//
+// Contract of every backend (the engine's batch invariance rests on it): each output element of a row is
+// computed by the same instructions in the same order whatever the number of rows, their order and which
+// thread runs them, so a row's result is bit-identical alone or in any batch.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "kernels/aligned.hpp"
+#include "lstmlm/config.hpp"
+
+namespace lstmlm::kernels {
+
+// Grow-only scratch a layer may use during one call (pointer arrays, intermediate rows). One per
+// calling thread; the layer owns its meaning.
+struct Scratch {
+  FloatBuf floats;
+  std::vector<const float*> in, init;
+  std::vector<float*> out;
+};
+
+// Canonical weights of one LSTM layer: PyTorch's nn.LSTM tensors, gate order i, f, g, o.
+struct LstmWeights {
+  int input = 0, hidden = 0, proj = 0;  // proj = 0: no projection
+  const float* w_ih = nullptr;          // [4 hidden, input]; null when the layer's input term is folded
+  const float* w_hh = nullptr;          // [4 hidden, proj or hidden]
+  const float* bias = nullptr;          // [4 hidden] (bias_ih + bias_hh)
+  const float* w_hr = nullptr;          // [proj, hidden] when proj > 0
+  RecurrentActivation activation = RecurrentActivation::Sigmoid;
+  std::optional<float> cell_clip;
+};
+
+// A recurrent layer packed for one backend. Per row it keeps a memory vector (an LSTM's c; empty for a
+// cell without one) and produces an output vector h, which is also the recurrent input of its next step.
+class RecurrentLayer {
+ public:
+  virtual ~RecurrentLayer() = default;
+  virtual int input_width() const = 0;   // floats of x read per row
+  virtual int output_width() const = 0;  // meaningful floats of h
+  virtual int memory_width() const = 0;  // meaningful floats of the memory vector
+  // Floats a caller allocates per row for h and for the memory (>= the widths; the extra is padding the
+  // layer may write but never reads back).
+  virtual int output_stride() const = 0;
+  virtual int memory_stride() const = 0;
+  // Floats per row of the input term, the part of the step that depends on x only.
+  virtual int term_width() const = 0;
+
+  // term[r] = the input term of x[r] (for an LSTM: bias + W_ih x), in the layer's private order.
+  virtual void input_term(int rows, const float* const* x, float* const* term, Scratch& s) const = 0;
+  // Lays out one input term given in canonical order (for an LSTM: 4 hidden gates, i f g o, double) the
+  // way input_term writes it: how a caller folds an input table once (layer 0's term per token).
+  virtual void term_from_canonical(const double* canonical, float* term) const = 0;
+  // One step of `rows` rows: memory[r] updated in place, h_out[r] written from h_prev[r] and term[r].
+  // h_out[r] must not alias h_prev[r].
+  virtual void step(int rows, const float* const* h_prev, const float* const* term, float* const* memory,
+                    float* const* h_out, Scratch& s) const = 0;
+  virtual size_t bytes() const = 0;
+};
+
+// The output layer: logits = bias + W h, then the pieces of a log-softmax.
+class OutputLayer {
+ public:
+  virtual ~OutputLayer() = default;
+  virtual int width() const = 0;   // V, meaningful logits per row
+  virtual int stride() const = 0;  // floats a caller allocates per logits row
+  virtual void logits(int rows, const float* const* h, float* const* out, Scratch& s) const = 0;
+  // Log-sum-exp of x[0..n), max-subtracted, the sum of exps accumulated in a fixed order.
+  virtual float log_sum_exp(const float* x) const = 0;
+  virtual size_t bytes() const = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // "<precision>/<isa>", e.g. "fp32/avx512": what bench and info report as having run.
+  virtual std::string_view name() const = 0;
+  virtual std::unique_ptr<RecurrentLayer> lstm(const LstmWeights& w) const = 0;
+  // w: [rows, cols] row-major (PyTorch's nn.Linear weight), bias [rows].
+  virtual std::unique_ptr<OutputLayer> linear(const float* w, int rows, int cols,
+                                              const float* bias) const = 0;
+};
+
+// The backend for a precision on the best ISA this build supports; throws UsageError for a precision
+// that no backend of this build implements.
+const Backend& backend(std::string_view precision = "fp32");
+
+}  // namespace lstmlm::kernels

@@ -1,0 +1,168 @@
+// The fp32 LSTM layer: W_ih and W_hh packed gate-blocked (panels.hpp), one fused kernel per step (the
+// recurrent GEMM with the cell update in its epilogue, in registers), then the projection when the layer
+// has one. c = f c + i g (clipped), m = o tanh(c), h = W_hr m or m.
+#include <algorithm>
+#include <stdexcept>
+
+#include "kernels/fp32/layers.hpp"
+#include "kernels/fp32/tiles.hpp"
+
+namespace lstmlm::kernels::fp32 {
+
+namespace {
+
+struct CellParams {
+  int H = 0;
+  RecurrentActivation act = RecurrentActivation::Sigmoid;
+  std::optional<float> clip;
+};
+
+inline V16 recurrent(RecurrentActivation act, V16 x) {
+  switch (act) {
+    case RecurrentActivation::HardSigmoid:
+      return hard_sigmoid(x);
+    case RecurrentActivation::HardSigmoidKeras3:
+      return hard_sigmoid_keras3(x);
+    default:
+      return sigmoid(x);
+  }
+}
+
+// The cell update shared by full blocks and the tail, lane-wise on gate pre-activations: c = f c + i g
+// (clipped), returns h = o tanh(c).
+[[gnu::always_inline]] inline V16 cell(const CellParams& L, V16 zi, V16 zf, V16 zg, V16 zo, V16 c_prev,
+                                       V16& c_out) {
+  V16 i = recurrent(L.act, zi), f = recurrent(L.act, zf), g = simd::tanh(zg), o = recurrent(L.act, zo);
+  c_out = fma(f, c_prev, i * g);
+  if (L.clip) c_out = min(max(c_out, set1(-*L.clip)), set1(*L.clip));
+  return o * simd::tanh(c_out);
+}
+
+// A full block tile: panel u holds the [i f g o] x 16 gates of units 16u..16u+15, one vector per gate.
+template <int R, int NP>
+void lstm_tile(const float* const* h, const float* const* init, float* const* c, float* const* m,
+               const PackedMat& w_hh, const CellParams& L, int u) {
+  static_assert(kPanelVectors == kGates);
+  V16 acc[R][NP * kGates];
+  const int col = u * kPanel;
+  for (int r = 0; r < R; ++r)
+    for (int q = 0; q < NP * kGates; ++q) acc[r][q] = load(init[r] + col + kLanes * q);
+  accumulate<R, NP>(acc, h, w_hh.panel(u), static_cast<size_t>(w_hh.K) * kPanel, w_hh.K);
+  for (int r = 0; r < R; ++r)
+    for (int p = 0; p < NP; ++p) {
+      const int unit = (u + p) * kUnitBlock;
+      const V16* z = acc[r] + kGates * p;
+      V16 cn;
+      V16 hn = cell(L, z[0], z[1], z[2], z[3], load(c[r] + unit), cn);
+      store(c[r] + unit, cn);
+      store(m[r] + unit, hn);
+    }
+}
+
+// The tail panel's t units (t < 16): the gates lie at [i f g o] x t, so they go through memory to line
+// each gate up with the units' lanes; lanes past t are neither read from c nor written.
+template <int R, int Q>
+void lstm_tail(const float* const* h, const float* const* init, float* const* c, float* const* m,
+               const PackedMat& w_hh, const CellParams& L) {
+  V16 acc[R][Q];
+  const int blocks = w_hh.full, col = blocks * kPanel, unit = blocks * kUnitBlock, t = L.H - unit;
+  for (int r = 0; r < R; ++r)
+    for (int q = 0; q < Q; ++q) acc[r][q] = load(init[r] + col + kLanes * q);
+  accumulate<R, 1, Q>(acc, h, w_hh.panel(blocks), 0, w_hh.K);
+  alignas(64) float buf[kLanes * Q];
+  for (int r = 0; r < R; ++r) {
+    for (int q = 0; q < Q; ++q) store(buf + kLanes * q, acc[r][q]);
+    V16 cn;
+    V16 hn = cell(L, load_n(buf, t, 0.0f), load_n(buf + t, t, 0.0f), load_n(buf + 2 * t, t, 0.0f),
+                  load_n(buf + 3 * t, t, 0.0f), load_n(c[r] + unit, t, 0.0f), cn);
+    store_n(c[r] + unit, cn, t);
+    store_n(m[r] + unit, hn, t);
+  }
+}
+
+// gates = init[r] + h_prev[r] W_hh^T (gate-blocked), then the cell update: c[r] in place, m[r] = o tanh(c).
+void lstm_rows(int rows, const float* const* h_prev, const float* const* init, float* const* c,
+               float* const* m, const PackedMat& w_hh, const CellParams& L) {
+  tiles(rows, w_hh.full, [&]<int R, int NP>(int r, int u) {
+    lstm_tile<R, NP>(h_prev + r, init + r, c + r, m + r, w_hh, L, u);
+  });
+  if (w_hh.tail > 0)
+    tail_tiles(rows, w_hh.tail,
+               [&]<int R, int Q>(int r) { lstm_tail<R, Q>(h_prev + r, init + r, c + r, m + r, w_hh, L); });
+}
+
+class Lstm final : public RecurrentLayer {
+ public:
+  explicit Lstm(const LstmWeights& w)
+      : in_(w.input),
+        out_(w.proj > 0 ? w.proj : w.hidden),
+        Hp_(round_up(w.hidden, kUnitBlock)),
+        G_(gate_columns(w.hidden)),
+        cell_{w.hidden, w.activation, w.cell_clip} {
+    const int H = w.hidden;
+    w_hh_ = pack_gates(w.w_hh, H, out_);
+    if (w.w_ih) w_ih_ = pack_gates(w.w_ih, H, in_);
+    bias_.assign(static_cast<size_t>(G_), 0.0f);
+    for (int g = 0; g < kGates; ++g)
+      for (int u = 0; u < H; ++u) bias_[static_cast<size_t>(gate_col(g, u, H))] = w.bias[g * H + u];
+    if (w.proj > 0) w_hr_ = pack_transposed(w.w_hr, w.proj, H);
+  }
+
+  int input_width() const override { return in_; }
+  int output_width() const override { return out_; }
+  int memory_width() const override { return cell_.H; }
+  int output_stride() const override { return projected() ? w_hr_.Np : Hp_; }
+  int memory_stride() const override { return Hp_; }
+  int term_width() const override { return G_; }
+
+  void input_term(int rows, const float* const* x, float* const* term, Scratch& s) const override {
+    if (w_ih_.data.empty()) throw std::logic_error("lstm: input weights were folded into a table");
+    s.init.assign(static_cast<size_t>(rows), bias_.data());
+    gemm_rows(rows, x, s.init.data(), term, w_ih_);
+  }
+
+  void term_from_canonical(const double* z, float* term) const override {
+    const int H = cell_.H;
+    std::fill(term, term + G_, 0.0f);
+    for (int g = 0; g < kGates; ++g)
+      for (int u = 0; u < H; ++u) term[gate_col(g, u, H)] = static_cast<float>(z[g * H + u]);
+  }
+
+  void step(int rows, const float* const* h_prev, const float* const* term, float* const* memory,
+            float* const* h_out, Scratch& s) const override {
+    if (!projected()) {
+      lstm_rows(rows, h_prev, term, memory, h_out, w_hh_, cell_);
+      return;
+    }
+    // m = o tanh(c) goes to scratch, then h = W_hr m (a GEMM from a zero init).
+    const size_t n = static_cast<size_t>(rows);
+    s.floats.resize(std::max(s.floats.size(), n * size_t(Hp_) + size_t(w_hr_.Np)));
+    float* zeros = s.floats.data() + n * size_t(Hp_);
+    std::fill(zeros, zeros + w_hr_.Np, 0.0f);
+    s.out.resize(n);
+    s.in.resize(n);
+    s.init.assign(n, zeros);
+    for (size_t r = 0; r < n; ++r) s.in[r] = s.out[r] = s.floats.data() + r * size_t(Hp_);
+    lstm_rows(rows, h_prev, term, memory, s.out.data(), w_hh_, cell_);
+    gemm_rows(rows, s.in.data(), s.init.data(), h_out, w_hr_);
+  }
+
+  size_t bytes() const override {
+    return w_ih_.bytes() + w_hh_.bytes() + bias_.size() * sizeof(float) + w_hr_.bytes();
+  }
+
+ private:
+  bool projected() const { return !w_hr_.data.empty(); }
+  int in_, out_, Hp_, G_;
+  CellParams cell_;
+  PackedMat w_ih_;  // [in, G]; empty when the caller folds the input term into a table
+  PackedMat w_hh_;  // [out, G]
+  FloatBuf bias_;   // [G]
+  PackedMat w_hr_;  // [H, P] when projected
+};
+
+}  // namespace
+
+std::unique_ptr<RecurrentLayer> make_lstm(const LstmWeights& w) { return std::make_unique<Lstm>(w); }
+
+}  // namespace lstmlm::kernels::fp32

@@ -1,0 +1,46 @@
+#include "kernels/fp32/panels.hpp"
+
+namespace lstmlm::kernels::fp32 {
+
+int gate_col(int g, int unit, int H) {
+  const int full = H / kUnitBlock * kUnitBlock;
+  if (unit < full) return (unit / kUnitBlock) * kPanel + g * kUnitBlock + unit % kUnitBlock;
+  const int t = H - full;
+  return full / kUnitBlock * kPanel + g * t + (unit - full);
+}
+
+int gate_columns(int H) {
+  const int t = H % kUnitBlock;
+  return H / kUnitBlock * kPanel + round_up(kGates * t, kLanes);
+}
+
+PackedMat pack_gates(const float* w, int H, int K) {
+  PackedMat p;
+  p.K = K;
+  p.N = p.Np = gate_columns(H);
+  p.full = H / kUnitBlock;
+  p.tail = (p.Np - p.full * kPanel) / kLanes;
+  p.data.assign(static_cast<size_t>(p.Np) * p.K, 0.0f);
+  for (int g = 0; g < kGates; ++g)
+    for (int unit = 0; unit < H; ++unit) {
+      const int col = gate_col(g, unit, H);
+      const float* row = w + static_cast<size_t>(g * H + unit) * K;
+      for (int k = 0; k < K; ++k) p.data[p.index(col, k)] = row[k];
+    }
+  return p;
+}
+
+PackedMat pack_transposed(const float* m, int N, int K) {
+  PackedMat p;
+  p.K = K;
+  p.N = N;
+  p.full = N / kPanel;
+  p.tail = round_up(N - p.full * kPanel, kLanes) / kLanes;
+  p.Np = p.full * kPanel + p.tail * kLanes;
+  p.data.assign(static_cast<size_t>(p.Np) * p.K, 0.0f);
+  for (int j = 0; j < N; ++j)
+    for (int k = 0; k < K; ++k) p.data[p.index(j, k)] = m[static_cast<size_t>(j) * K + k];
+  return p;
+}
+
+}  // namespace lstmlm::kernels::fp32

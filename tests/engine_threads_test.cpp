@@ -1,0 +1,44 @@
+// Thread counts: bounded in the library, and a thread that cannot be started is an error, not a hang
+// (the pool used to throw from its constructor while its started workers waited on its condition
+// variable, which was then destroyed under them).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "hostile_util.hpp"
+#include "lstmlm/engine.hpp"
+#include "lstmlm/error.hpp"
+#include "lstmlm/model.hpp"
+
+using namespace lstmlm;
+
+TEST(EngineThreads, MoreThanTheMaximumIsRefused) {
+  auto m = Model::random(20, 4, 8, 1, 1);
+  try {
+    Engine e(m, kMaxThreads + 1);
+    FAIL() << "accepted " << kMaxThreads + 1 << " threads";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find(std::to_string(kMaxThreads)), std::string::npos) << e.what();
+  }
+  Engine ok(m, 3);
+  EXPECT_EQ(ok.threads(), 3);
+  Engine one_per_core(m, 0);
+  EXPECT_GE(one_per_core.threads(), 1);
+  EXPECT_LE(one_per_core.threads(), kMaxThreads);
+}
+
+// Under a 300 MB address-space cap, 256 threads of 8 MB stacks cannot all start. The command is killed
+// after 60 s if the pool hangs while unwinding (exit 128 + 9).
+TEST(EngineThreads, ThreadStartFailureIsAnErrorNotAHang) {
+  if (test::kAsan) GTEST_SKIP() << "ASan reserves terabytes of address space; ulimit -v cannot apply";
+  const auto model = test::source_dir() / "models" / "fairytales-word";
+  auto r = test::run_cli_to(
+      "score -m '" + model.string() + "' --threads " + std::to_string(kMaxThreads) + " --batch-size 512",
+      test::Stdout::File, std::string(600, '.') + "\nthe old man\n", "ulimit -v 512000; ",
+      "timeout -s KILL 60 ");
+  ASSERT_NE(r.status, 128 + 9) << "hung: killed by the timeout";
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("could not start thread"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
