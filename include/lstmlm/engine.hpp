@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -28,8 +29,15 @@ inline constexpr int kMaxThreads = 256;
 // Bytes of the kernel-ready copy of the model's weights (packed once per model, shared by its Engines).
 size_t packed_bytes(const Model& model);
 
+struct EngineOptions {
+  int threads = 0;  // <= 0: one per core; at most kMaxThreads
+  // The kernels' precision; "fp32" (the default and the numerics contract) is what this build has.
+  std::string precision = "fp32";
+};
+
 class Engine {
  public:
+  explicit Engine(std::shared_ptr<const Model> model, const EngineOptions& options);
   // threads <= 0: one per core; more than kMaxThreads is refused. A thread that cannot be started is a
   // UsageError naming the count, never a hang.
   explicit Engine(std::shared_ptr<const Model> model, int threads = 0);

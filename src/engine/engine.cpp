@@ -29,8 +29,8 @@ struct Engine::Impl {
   std::vector<State> one_state;
   MatrixRM one_out;
 
-  Impl(const Model& m, int threads)
-      : packed(detail::packed_model(m)), pool(threads), work(static_cast<size_t>(threads)) {}
+  Impl(const Model& m, int threads, const std::string& precision)
+      : packed(detail::packed_model(m, precision)), pool(threads), work(static_cast<size_t>(threads)) {}
 
   void run(const Job& job);
 };
@@ -92,14 +92,18 @@ void Engine::Impl::run(const Job& job) {
   pool.run([&](int t) { detail::forward(*packed, work[size_t(t)], job); });
 }
 
-Engine::Engine(std::shared_ptr<const Model> model, int threads) : model_(std::move(model)) {
+Engine::Engine(std::shared_ptr<const Model> model, int threads)
+    : Engine(std::move(model), EngineOptions{threads, "fp32"}) {}
+
+Engine::Engine(std::shared_ptr<const Model> model, const EngineOptions& options) : model_(std::move(model)) {
   if (!model_) throw UsageError("engine: no model");
+  int threads = options.threads;
   if (threads > kMaxThreads)
     throw UsageError("engine: " + std::to_string(threads) + " threads requested, at most " +
                      std::to_string(kMaxThreads) + " are supported");
   if (threads <= 0)
     threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxThreads);
-  impl_ = std::make_unique<Impl>(*model_, threads);
+  impl_ = std::make_unique<Impl>(*model_, threads, options.precision);
 }
 
 Engine::~Engine() = default;

@@ -1,5 +1,5 @@
-// Thread counts: bounded in the library, and a thread that cannot be started is an error, not a hang
-// (the pool used to throw from its constructor while its started workers waited on its condition
+// Engine options: thread counts bounded in the library, a thread that cannot be started is an error, not a
+// hang (the pool used to throw from its constructor while its started workers waited on its condition
 // variable, which was then destroyed under them).
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 
 using namespace lstmlm;
 
-TEST(EngineThreads, MoreThanTheMaximumIsRefused) {
+TEST(EngineOptions, MoreThanTheMaximumIsRefused) {
   auto m = Model::random(20, 4, 8, 1, 1);
   try {
     Engine e(m, kMaxThreads + 1);
@@ -29,7 +29,7 @@ TEST(EngineThreads, MoreThanTheMaximumIsRefused) {
 
 // Under a 300 MB address-space cap, 256 threads of 8 MB stacks cannot all start. The command is killed
 // after 60 s if the pool hangs while unwinding (exit 128 + 9).
-TEST(EngineThreads, ThreadStartFailureIsAnErrorNotAHang) {
+TEST(EngineOptions, ThreadStartFailureIsAnErrorNotAHang) {
   if (test::kAsan) GTEST_SKIP() << "ASan reserves terabytes of address space; ulimit -v cannot apply";
   const auto model = test::source_dir() / "models" / "fairytales-word";
   auto r = test::run_cli_to(
@@ -41,4 +41,18 @@ TEST(EngineThreads, ThreadStartFailureIsAnErrorNotAHang) {
   EXPECT_NE(r.err.find("could not start thread"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+// The precision seam: fp32 is what this build has; another precision is refused by name, not ignored.
+TEST(EngineOptions, PrecisionIsChosenByNameAndUnknownOnesAreRefused) {
+  auto m = Model::random(20, 4, 8, 1, 1);
+  Engine fp32(m, EngineOptions{1, "fp32"});
+  EXPECT_EQ(fp32.kernels().substr(0, 5), "fp32/");
+  try {
+    Engine e(m, EngineOptions{1, "int3"});
+    FAIL() << "accepted precision int3";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("'int3'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("fp32"), std::string::npos) << e.what();
+  }
 }
