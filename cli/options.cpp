@@ -88,7 +88,7 @@ CLI::Validator int_range(int64_t lo, int64_t hi) {
         if (v < lo || v > hi) return s + " is not in " + range;
         return {};
       },
-      "INT in " + range);
+      range);
 }
 
 CLI::Validator real_range(double lo, double hi, bool lo_open) {
@@ -100,7 +100,7 @@ CLI::Validator real_range(double lo, double hi, bool lo_open) {
         if (v < lo || v > hi || (lo_open && v == lo)) return s + " is not in " + range;
         return {};
       },
-      "NUMBER in " + range);
+      range);
 }
 
 CLI::Option* add_model_option(CLI::App& app, std::string& dir, bool required) {
