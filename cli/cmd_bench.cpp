@@ -9,10 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "bench_rows.hpp"
 #include "commands.hpp"
+#include "emit.hpp"
+#include "limits.hpp"
 #include "lstmlm/error.hpp"
 #include "lstmlm/model.hpp"
 #include "lstmlm/tasks/bench.hpp"
+#include "options.hpp"
 #include "output.hpp"
 
 namespace lstmlm::cli {
@@ -20,11 +24,16 @@ namespace lstmlm::cli {
 namespace {
 
 struct BenchArgs {
-  std::string model_dir, shape, input, output = "md";
+  std::string model_dir, shape, input;
+  Format output = Format::Md;
   std::string workloads = "score,predict,generate", batches = "1", lengths = "32", threads = "0";
   int repetitions = 5, warmup = 1;
   double min_time = 0.1;
   uint64_t seed = 1;
+  // Filled by check(), before any work is done.
+  bench::Options opt;
+  bool want_startup = false;
+  std::vector<int> shape_values;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -32,25 +41,6 @@ std::vector<std::string> split(const std::string& s) {
   std::stringstream ss(s);
   for (std::string part; std::getline(ss, part, ',');)
     if (!part.empty()) out.push_back(part);
-  return out;
-}
-
-std::vector<int> int_list(const std::string& s, const char* option) {
-  std::vector<int> out;
-  for (const auto& p : split(s)) {
-    size_t used = 0;
-    int v = 0;
-    try {
-      v = std::stoi(p, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != p.size() || p.empty())
-      throw UsageError(std::string("bench: ") + option + " expects a comma list of integers, got '" + s +
-                       "'");
-    out.push_back(v);
-  }
-  if (out.empty()) throw UsageError(std::string("bench: ") + option + " needs at least one value");
   return out;
 }
 
@@ -71,38 +61,46 @@ std::string model_name(const std::string& dir) {
   return name.empty() ? p.parent_path().filename().string() : name;
 }
 
-int run(const BenchArgs& a) {
+// Every option refused before a model is loaded or a weight allocated.
+void check(BenchArgs& a) {
   if (a.model_dir.empty() == a.shape.empty())
     throw UsageError("bench: give exactly one of -m/--model DIR and --shape V,E,H,L");
-  bench::Options opt;
+  bench::Options& opt = a.opt;
   opt.workloads.clear();
-  bool want_startup = false;
   for (const auto& w : split(a.workloads)) {
     auto wl = bench::parse_workload(w);
     if (wl == bench::Workload::Startup)
-      want_startup = true;
+      a.want_startup = true;
     else
       opt.workloads.push_back(wl);
   }
-  opt.batches = int_list(a.batches, "-b/--batch-size");
-  opt.lengths = int_list(a.lengths, "-s/--seq-len");
-  opt.threads = int_list(a.threads, "-t/--threads");
+  opt.batches = int_list(a.batches, "-b/--batch-size", 1, kMaxBatch);
+  opt.lengths = int_list(a.lengths, "-s/--seq-len", 1, kMaxBatch);
+  opt.threads = int_list(a.threads, "-t/--threads", 0, kMaxThreads);
   opt.repetitions = a.repetitions;
   opt.warmup = a.warmup;
   opt.min_rep_seconds = a.min_time;
   opt.seed = a.seed;
-  bench::format_rows({}, a.output);  // rejects an unknown format before any work is done
+  if (!a.shape.empty()) {
+    auto s = split(a.shape);
+    if (s.size() != 4) throw UsageError("bench: --shape expects V,E,H,L, got '" + a.shape + "'");
+    a.shape_values = {
+        int_list(s[0], "--shape V", 1, kMaxVocab)[0], int_list(s[1], "--shape E", 0, kMaxEmbedding)[0],
+        int_list(s[2], "--shape H", 1, kMaxHidden)[0], int_list(s[3], "--shape L", 1, kMaxLayers)[0]};
+    if (a.want_startup) throw UsageError("bench: the startup workload needs -m/--model DIR");
+  }
+}
 
+int run(const BenchArgs& a) {
+  bench::Options opt = a.opt;
   std::shared_ptr<const Model> model;
   std::string name;
   if (!a.shape.empty()) {
-    auto s = int_list(a.shape, "--shape");
-    if (s.size() != 4) throw UsageError("bench: --shape expects V,E,H,L, got '" + a.shape + "'");
+    const auto& s = a.shape_values;
     model = Model::random(s[0], s[1], s[2], s[3], a.seed);
     name = "random";
-    if (want_startup) throw UsageError("bench: the startup workload needs -m/--model DIR");
   } else {
-    model = Model::load(a.model_dir);
+    model = load_model(a.model_dir);
     name = model_name(a.model_dir);
   }
   std::string first_line = "the";
@@ -125,12 +123,13 @@ int run(const BenchArgs& a) {
   if (stderr_is_terminal())
     progress = [](const std::string& what) { std::fprintf(stderr, "bench: %s\n", what.c_str()); };
   std::vector<bench::Row> rows;
-  if (want_startup) rows.push_back(bench::startup(a.model_dir, first_line, opt.threads.front()));
+  if (a.want_startup) rows.push_back(bench::startup(a.model_dir, first_line, opt.threads.front()));
   auto timed = bench::run(model, name, opt, progress);
   rows.insert(rows.end(), timed.begin(), timed.end());
-  Output out;
-  out.write(bench::format_rows(rows, a.output));
-  out.flush();
+  Emitter out(a.output);
+  out.begin(bench_table());
+  for (const auto& r : rows) out.emit(bench_record(r));
+  out.end();
   return 0;
 }
 
@@ -141,27 +140,39 @@ Subcommand setup_bench(CLI::App& parent) {
   Subcommand s;
   s.app = parent.add_subcommand("bench", "Measure throughput and latency (llama-bench style)");
   auto* app = s.app;
-  app->add_option("-m,--model", args->model_dir, "Model directory");
-  app->add_option("--shape", args->shape, "Random weights of this shape instead of a model: V,E,H,L");
+  add_model_option(*app, args->model_dir, false);
+  app->add_option("--shape", args->shape,
+                  "Random weights of this shape instead of a model: V,E,H,L (V in [1, 268435456], E in [0, "
+                  "65536], H in [1, 65536], L in [1, 256])");
   app->add_option("-w,--workload", args->workloads,
                   "Comma list of score, predict, generate, startup (startup: load + tokenize + first "
                   "predict, needs -m)")
       ->capture_default_str();
-  app->add_option("-b,--batch-size", args->batches, "Comma list of batch sizes")->capture_default_str();
-  app->add_option("-s,--seq-len", args->lengths, "Comma list of sequence lengths (tokens per row)")
+  app->add_option("-b,--batch-size", args->batches, "Comma list of batch sizes, each in [1, 1000000]")
       ->capture_default_str();
-  app->add_option("-t,--threads", args->threads, "Comma list of thread counts (0 = one per core)")
+  app->add_option("-s,--seq-len", args->lengths,
+                  "Comma list of sequence lengths (tokens per row), each in [1, 1000000]")
       ->capture_default_str();
-  app->add_option("-r,--repetitions", args->repetitions, "Timed repetitions per cell")->capture_default_str();
-  app->add_option("--warmup", args->warmup, "Untimed calls before the repetitions")->capture_default_str();
+  app->add_option(
+         "-t,--threads", args->threads,
+         "Comma list of thread counts, each in [0, " + std::to_string(kMaxThreads) + "] (0 = one per core)")
+      ->capture_default_str();
+  app->add_option("-r,--repetitions", args->repetitions, "Timed repetitions per cell")
+      ->check(int_range(1, kMaxRepetitions))
+      ->capture_default_str();
+  app->add_option("--warmup", args->warmup, "Untimed calls before the repetitions")
+      ->check(int_range(0, kMaxRepetitions))
+      ->capture_default_str();
   app->add_option("--min-time", args->min_time,
                   "Seconds each repetition repeats the call for (at least once)")
+      ->check(real_range(0, kMaxMinTime))
       ->capture_default_str();
   app->add_option("--seed", args->seed, "Seed of the synthetic token ids and of --shape's weights")
       ->capture_default_str();
   app->add_option("--input", args->input, "Cut the inputs from this text file, tokenized with the model");
-  app->add_option("-o,--output", args->output, "Output format: md, csv, json or jsonl")
-      ->capture_default_str();
+  add_format_option(*app, args->output, {Format::Md, Format::Csv, Format::Json, Format::Jsonl},
+                    "-o,--output");
+  s.check = [args] { check(*args); };
   s.run = [args] { return run(*args); };
   return s;
 }

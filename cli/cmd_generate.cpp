@@ -5,13 +5,15 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
 #include "commands.hpp"
+#include "emit.hpp"
+#include "limits.hpp"
 #include "lstmlm/error.hpp"
 #include "lstmlm/tasks/generate.hpp"
+#include "options.hpp"
 #include "output.hpp"
 
 namespace lstmlm::cli {
@@ -22,10 +24,11 @@ struct Args {
   std::string model;
   std::string prompt, prompt_file;
   GenerateOptions gen;
-  std::string seed;  // empty: a random seed, printed to stderr
+  std::string seed;
+  bool seeded = false;  // --seed given; else a random seed, printed to stderr
   bool stop = true;
   int threads = 0;
-  std::string format = "text";
+  Format format = Format::Text;
 };
 
 std::string read_prompt_file(const std::string& path) {
@@ -75,76 +78,74 @@ class TextJoin {
   bool words_, any_;
 };
 
-// ordered_json: keys in the documented order (sample, seed, prompt, text, tokens, total_logprob, ...).
-nlohmann::ordered_json sample_json(const Model& model, const Args& a, const GeneratedSample& s) {
-  nlohmann::ordered_json toks = nlohmann::ordered_json::array();
+// Keys in the documented order (sample, seed, prompt, text, tokens, total_logprob, stopped_at_eos); the
+// display field (prompt joined with the text) is for the text format.
+Record sample_record(const Model& model, const Args& a, const GeneratedSample& s) {
+  std::vector<Value> toks;
+  toks.reserve(s.tokens.size());
   for (const auto& t : s.tokens)
-    toks.push_back(nlohmann::ordered_json{{"token", model.vocab().token(t.id)},
-                                          {"id", t.id},
-                                          {"prob", std::exp(static_cast<double>(t.logprob))},
-                                          {"logprob", static_cast<double>(t.logprob)}});
+    toks.push_back(Value::of_record({{"token", Value::str(model.vocab().token(t.id))},
+                                     {"id", Value::integer(t.id)},
+                                     {"prob", Value::real(std::exp(static_cast<double>(t.logprob)))},
+                                     {"logprob", Value::real(static_cast<double>(t.logprob))}}));
+  TextJoin join(model.tokenizer(), a.gen.prompt);
+  std::string display = a.gen.prompt;
+  for (const auto& t : s.tokens) display += join.piece(t.id);
   auto ids = s.ids();
-  return nlohmann::ordered_json{{"sample", s.index},
-                                {"seed", a.gen.seed},
-                                {"prompt", a.gen.prompt},
-                                {"text", model.tokenizer().detokenize(ids)},
-                                {"tokens", std::move(toks)},
-                                {"total_logprob", s.total_logprob},
-                                {"stopped_at_eos", s.stopped_at_eos}};
+  Record r{"generate.sample",
+           {{"sample", Value::integer(s.index)},
+            {"seed", Value::uinteger(a.gen.seed)},
+            {"prompt", Value::str(a.gen.prompt)},
+            {"text", Value::str(model.tokenizer().detokenize(ids))},
+            {"tokens", Value::of_list(std::move(toks))},
+            {"total_logprob", Value::real(s.total_logprob)},
+            {"stopped_at_eos", Value::boolean(s.stopped_at_eos)},
+            {"display", Value::str(std::move(display)), true}},
+           true};
+  return r;
+}
+
+// Everything that can be refused without the model, before any output.
+void check(Args& a) {
+  if (a.seeded) a.gen.seed = parse_seed(a.seed);
+  a.gen.sampler.validate();
 }
 
 int run(Args& a) {
-  if (a.format != "text" && a.format != "jsonl")
-    throw UsageError("--output-format must be text or jsonl, got '" + a.format + "'");
   if (!a.prompt_file.empty())
     a.gen.prompt = read_prompt_file(a.prompt_file);
   else
     a.gen.prompt = a.prompt;
-  if (a.seed.empty()) {
+  if (!a.seeded) {
     a.gen.seed = random_seed();
     std::fprintf(stderr, "seed: %llu\n", static_cast<unsigned long long>(a.gen.seed));
-  } else {
-    a.gen.seed = parse_seed(a.seed);
   }
-  a.gen.sampler.validate();
-  auto model = Model::load(a.model);
-  for (const auto& w : model->warnings()) std::fprintf(stderr, "lstmlm: warning: %s\n", w.c_str());
+  auto model = load_model(a.model);
   // Validate the prompt before any output, and warn about words the model does not know.
   for (const auto& t : prompt_context(*model, a.gen.prompt).tokens)
     if (t.oov)
       std::fprintf(stderr, "lstmlm: warning: prompt: '%s' is not in the vocabulary, read as unk\n",
                    t.text.c_str());
   Engine engine(model, a.threads);
-  Output out;
+  Emitter out(a.format);
 
-  if (a.format == "jsonl") {
-    auto r = generate(engine, a.gen);
-    for (const auto& s : r.samples)
-      out.line(
-          sample_json(*model, a, s).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
-    return 0;
-  }
-  if (a.gen.num_samples == 1) {
+  if (a.format == Format::Text && a.gen.num_samples == 1) {
     // Streamed: the prompt at once, then each token as it is chosen.
     TextJoin join(model->tokenizer(), a.gen.prompt);
-    out.write(a.gen.prompt);
+    out.raw(a.gen.prompt);
     out.flush();
     generate(engine, a.gen, [&](int, const GeneratedToken& t) {
-      out.write(join.piece(t.id));
+      out.raw(join.piece(t.id));
       out.flush();
     });
-    out.write("\n");
+    out.raw("\n");
+    out.end();
     return 0;
   }
-  // Several samples: each after a header line of its own, in index order.
+  // Several samples (or jsonl): one record each, in index order.
   auto r = generate(engine, a.gen);
-  for (const auto& s : r.samples) {
-    out.line("=== sample " + std::to_string(s.index) + " ===");
-    TextJoin join(model->tokenizer(), a.gen.prompt);
-    std::string text = a.gen.prompt;
-    for (const auto& t : s.tokens) text += join.piece(t.id);
-    out.line(text);
-  }
+  for (const auto& s : r.samples) out.emit(sample_record(*model, a, s));
+  out.end();
   return 0;
 }
 
@@ -155,33 +156,47 @@ Subcommand setup_generate(CLI::App& parent) {
   Subcommand s;
   CLI::App* app = parent.add_subcommand("generate", "Generate text from a prompt (docs/generation.md)");
   s.app = app;
-  app->add_option("-m,--model", a->model, "Model directory")->required();
+  add_model_option(*app, a->model);
   auto* p = app->add_option("-p,--prompt", a->prompt, "Prompt text (default: empty, start from bos/eos)");
   app->add_option("--prompt-file", a->prompt_file, "Read the prompt from a file (final line end dropped)")
       ->excludes(p);
   app->add_option("-n,--max-tokens", a->gen.max_tokens, "Tokens to generate per sample, eos included")
+      ->check(int_range(0, kMaxGenerateTokens))
       ->capture_default_str();
   auto& sp = a->gen.sampler;
   app->add_option("--temperature", sp.temperature, "Sampling temperature; 0 = greedy (argmax)")
+      ->check(real_range(0, kMaxTemperature))
       ->capture_default_str();
-  app->add_option("--top-k", sp.top_k, "Keep the K most likely tokens; 0 = off")->capture_default_str();
+  app->add_option("--top-k", sp.top_k, "Keep the K most likely tokens; 0 = off")
+      ->check(int_range(0, kMaxVocab))
+      ->capture_default_str();
   app->add_option("--top-p", sp.top_p, "Keep the smallest set with mass >= P; 1 = off")
+      ->check(real_range(0, 1, true))
       ->capture_default_str();
-  app->add_option("--min-p", sp.min_p, "Keep tokens with p >= P * p_max; 0 = off")->capture_default_str();
+  app->add_option("--min-p", sp.min_p, "Keep tokens with p >= P * p_max; 0 = off")
+      ->check(real_range(0, 1))
+      ->capture_default_str();
   app->add_option("--repeat-penalty", sp.repeat_penalty, "Recent tokens' probability p becomes p^R; 1 = off")
+      ->check(real_range(0, kMaxRepeatPenalty, true))
       ->capture_default_str();
   app->add_option("--repeat-last-n", sp.repeat_last_n, "Recent tokens penalised; 0 = none, -1 = all")
+      ->check(int_range(-1, kMaxGenerateTokens))
       ->capture_default_str();
-  app->add_option("--seed", a->seed, "Random seed (default: random, printed to stderr)");
-  app->add_option("--num-samples", a->gen.num_samples, "Samples, run as one batch")->capture_default_str();
+  auto* seed =
+      app->add_option("--seed", a->seed, "Random seed in [0, 2^64) (default: random, printed to stderr)");
+  app->add_option("--num-samples", a->gen.num_samples, "Samples, run as one batch")
+      ->check(int_range(1, kMaxSamples))
+      ->capture_default_str();
   auto* stop = app->add_flag("--stop-at-eos,!--no-stop-at-eos", a->stop,
                              "End a sample at the eos token (default: on when the model has one)");
-  app->add_option("--threads", a->threads, "Engine threads; 0 = one per core")->capture_default_str();
-  app->add_option("--output-format", a->format, "text | jsonl")->capture_default_str();
-  s.run = [a, stop]() -> int {
+  add_threads_option(*app, a->threads);
+  add_format_option(*app, a->format, {Format::Text, Format::Jsonl});
+  s.check = [a, stop, seed] {
+    a->seeded = seed->count() > 0;
     if (stop->count() > 0) a->gen.stop_at_eos = a->stop;
-    return run(*a);
+    check(*a);
   };
+  s.run = [a]() -> int { return run(*a); };
   return s;
 }
 

@@ -6,6 +6,7 @@
 #include "lstmlm/engine.hpp"
 #include "lstmlm/model.hpp"
 #include "lstmlm/summary.hpp"
+#include "options.hpp"
 #include "output.hpp"
 
 namespace lstmlm::cli {
@@ -122,13 +123,10 @@ Subcommand setup_info(CLI::App& parent) {
   Subcommand s;
   s.app =
       parent.add_subcommand("info", "Describe a model: layers, parameters, memory, tokenizer, provenance");
-  s.app
-      ->add_option("-m,--model", opts->model,
-                   "Model directory (config.json, vocab.json, weights.safetensors)")
-      ->required();
+  add_model_option(*s.app, opts->model);
   s.app->add_flag("--json", opts->json, "Print one JSON object instead of the table");
   s.run = [opts]() -> int {
-    auto model = Model::load(opts->model);
+    auto model = load_model(opts->model);
     ModelSummary sum = summarize(*model);
     Output out;
     if (opts->json)

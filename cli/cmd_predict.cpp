@@ -2,11 +2,13 @@
 #include <thread>
 
 #include "commands.hpp"
-#include "json_text.hpp"
+#include "emit.hpp"
+#include "limits.hpp"
 #include "line_reader.hpp"
 #include "lstmlm/engine.hpp"
 #include "lstmlm/error.hpp"
 #include "lstmlm/tasks/predict.hpp"
+#include "options.hpp"
 #include "output.hpp"
 
 namespace lstmlm::cli {
@@ -36,49 +38,38 @@ Output (--top N candidates, by descending probability, ties by ascending id; --t
 struct Opts {
   std::string model_dir;
   std::vector<std::string> contexts;
-  std::string format = "text";
+  Format format = Format::Text;
   tasks::PredictOptions task;
   bool no_bos = false;
-  std::string oov = "skip";
   int threads = 0;
 };
 
-void write_one(Output& out, const std::string& format, const std::string& context,
-               const tasks::Prediction& p) {
-  std::string s;
-  if (format == "jsonl") {
-    s = "{\"context\": " + jstr(context) + ", \"ids\": [";
-    for (size_t i = 0; i < p.ids.size(); ++i) s += (i ? ", " : "") + std::to_string(p.ids[i]);
-    s += "], \"top\": [";
-    for (size_t i = 0; i < p.top.size(); ++i) {
-      const auto& c = p.top[i];
-      s += (i ? ", " : "");
-      s += "{\"token\": " + jstr(c.token) + ", \"id\": " + std::to_string(c.id) +
-           ", \"prob\": " + jnum(c.prob) + ", \"logprob\": " + jnum(c.logprob) + "}";
-    }
-    s += "]}\n";
-  } else {
-    s = "> " + context + "\n";
-    char buf[64];
-    for (size_t i = 0; i < p.top.size(); ++i) {
-      const auto& c = p.top[i];
-      std::snprintf(buf, sizeof buf, "\tprob=%.6f\tlogprob=%.4f\n", c.prob, static_cast<double>(c.logprob));
-      s += std::to_string(i + 1) + "\t" + c.token + "\tid=" + std::to_string(c.id) + buf;
-    }
-  }
-  out.write(s);
+Record prediction_record(const std::string& context, const tasks::Prediction& p) {
+  std::vector<Value> ids, top;
+  ids.reserve(p.ids.size());
+  for (int32_t id : p.ids) ids.push_back(Value::integer(id));
+  top.reserve(p.top.size());
+  for (const auto& c : p.top)
+    top.push_back(Value::of_record({{"token", Value::str(c.token)},
+                                    {"id", Value::integer(c.id)},
+                                    {"prob", Value::num9(c.prob)},
+                                    {"logprob", Value::num9(c.logprob)}}));
+  return {"predict",
+          {{"context", Value::str(context)},
+           {"ids", Value::of_list(std::move(ids))},
+           {"top", Value::of_list(std::move(top))}}};
 }
 
 int run(const Opts& o) {
   tasks::PredictOptions task = o.task;
   task.add_start = !o.no_bos;
-  task.oov = o.oov == "error" ? tasks::OovPolicy::Error : tasks::OovPolicy::Skip;
-  auto model = Model::load(o.model_dir);
+  auto model = load_model(o.model_dir);
   Engine engine(model, o.threads);
-  Output out;
+  Emitter out(o.format);
   if (!o.contexts.empty()) {
     auto preds = tasks::predict(engine, o.contexts, task, "argument", 1);
-    for (size_t i = 0; i < preds.size(); ++i) write_one(out, o.format, o.contexts[i], preds[i]);
+    for (size_t i = 0; i < preds.size(); ++i) out.emit(prediction_record(o.contexts[i], preds[i]));
+    out.end();
     return 0;
   }
   LineReader in({});
@@ -88,9 +79,10 @@ int run(const Opts& o) {
   uint64_t first = 0;
   while (in.next_block(lines, block, first)) {
     auto preds = tasks::predict(engine, lines, task, "stdin", first);
-    for (size_t i = 0; i < preds.size(); ++i) write_one(out, o.format, lines[i], preds[i]);
+    for (size_t i = 0; i < preds.size(); ++i) out.emit(prediction_record(lines[i], preds[i]));
     out.flush();
   }
+  out.end();
   return 0;
 }
 
@@ -101,25 +93,22 @@ Subcommand setup_predict(CLI::App& parent) {
   Subcommand s;
   s.app = parent.add_subcommand("predict", "Top-N next tokens after each context");
   s.app->footer(kHelp);
-  s.app->add_option("-m,--model", o->model_dir, "Model directory")->required();
+  add_model_option(*s.app, o->model_dir);
   s.app->add_option("context", o->contexts, "Contexts (default: one per line on stdin)");
   s.app->add_option("--top", o->task.top, "Candidates per context; 0 = whole vocabulary")
+      ->check(int_range(0, kMaxVocab))
       ->capture_default_str();
-  s.app->add_option("--output-format", o->format, "text or jsonl")
-      ->check(CLI::IsMember({"text", "jsonl"}))
-      ->capture_default_str();
+  add_format_option(*s.app, o->format, {Format::Text, Format::Jsonl});
   s.app->add_flag("--ids", o->task.ids_input, "Contexts are whitespace-separated token ids");
   s.app
       ->add_option("--pad-to", o->task.pad_to, "Left-pad/truncate ids to N with pad_id (Keras pad_sequences)")
-      ->check(CLI::PositiveNumber);
+      ->check(int_range(1, kMaxPadTo));
   s.app->add_flag("--no-bos", o->no_bos, "Do not feed bos_token/eos_token before a text context");
-  s.app->add_option("--oov", o->oov, "OOV words when the model has no unk_token: skip or error")
-      ->check(CLI::IsMember({"skip", "error"}))
-      ->capture_default_str();
+  add_oov_option(*s.app, o->task.oov);
   s.app->add_option("--batch-size", o->task.batch_size, "Contexts per engine batch")
-      ->check(CLI::PositiveNumber)
+      ->check(int_range(1, kMaxBatch))
       ->capture_default_str();
-  s.app->add_option("--threads", o->threads, "Threads (0 = one per core)")->check(CLI::NonNegativeNumber);
+  add_threads_option(*s.app, o->threads);
   s.run = [o]() -> int { return run(*o); };
   return s;
 }

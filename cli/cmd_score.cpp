@@ -1,13 +1,16 @@
 // `lstmlm score`: per-word log-probabilities, per-line totals and perplexity of text files or stdin.
 #include <chrono>
 #include <cmath>
+#include <map>
 
 #include "commands.hpp"
-#include "json_text.hpp"
+#include "emit.hpp"
+#include "limits.hpp"
 #include "line_reader.hpp"
 #include "lstmlm/engine.hpp"
 #include "lstmlm/error.hpp"
 #include "lstmlm/tasks/score.hpp"
+#include "options.hpp"
 #include "output.hpp"
 
 namespace lstmlm::cli {
@@ -44,81 +47,72 @@ Output: logprob = natural log, log10prob = log10; one record per input line, in 
       tokens oovs logprob log10prob perplexity perplexity_excl_oov.
 Numbers in jsonl/tsv have 9 significant digits. Speed (tokens/s) goes to stderr, never to stdout.)";
 
+enum class Verbosity { Word, Sentence, Summary };
+
 struct Opts {
   std::string model_dir;
   std::vector<std::string> files;
-  std::string verbosity = "word", format = "text", context = "sentence", oov = "skip", progress = "auto";
+  Verbosity verbosity = Verbosity::Word;
+  Format format = Format::Text;
+  std::string context = "sentence", progress = "auto";
+  tasks::OovPolicy oov = tasks::OovPolicy::Skip;
   bool no_eos = false, skip_empty = false, ids = false;
   int batch_size = 64, threads = 0;
 };
 
 constexpr double kLn10 = 2.302585092994045684;
 
-std::string fixed(double v, int decimals) {
-  if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v < 0 ? "-inf" : "inf");
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
-std::string line_record(const Opts& o, const std::string& file, const tasks::LineScore& l) {
-  bool words = o.verbosity == "word";
-  std::string s;
-  if (o.format == "jsonl") {
-    s = "{\"type\": \"line\", \"file\": " + jstr(file) + ", \"line\": " + std::to_string(l.line) +
-        ", \"skipped\": " + (l.skipped ? "true" : "false") + ", \"logprob\": " + jnum(l.logprob) +
-        ", \"log10prob\": " + jnum(l.logprob / kLn10) + ", \"tokens\": " + std::to_string(l.tokens) +
-        ", \"oovs\": " + std::to_string(l.oovs);
-    if (words) {
-      s += ", \"words\": [";
-      for (size_t i = 0; i < l.words.size(); ++i) {
-        const auto& w = l.words[i];
-        s += (i ? ", " : "");
-        s += "{\"token\": " + jstr(w.token) + ", \"id\": " + std::to_string(w.id) +
-             ", \"oov\": " + (w.oov ? "true" : "false") +
-             ", \"logprob\": " + (w.scored ? jnum(w.logprob) : "null") +
-             ", \"log10prob\": " + (w.scored ? jnum(w.logprob / kLn10) : "null") + "}";
-      }
-      s += "]";
-    }
-    return s + "}\n";
-  }
-  if (o.format == "tsv") {
-    std::string pre = file + "\t" + std::to_string(l.line) + "\t";
-    if (!words)
-      return pre + (l.skipped ? "1" : "0") + "\t" + std::to_string(l.tokens) + "\t" + std::to_string(l.oovs) +
-             "\t" + jnum(l.logprob) + "\t" + jnum(l.logprob / kLn10) + "\n";
-    for (size_t i = 0; i < l.words.size(); ++i) {
-      const auto& w = l.words[i];
-      s += pre + std::to_string(i + 1) + "\t" + w.token + "\t" + std::to_string(w.id) + "\t" +
-           (w.oov ? "1" : "0") + "\t" + (w.scored ? jnum(w.logprob) : "") + "\t" +
-           (w.scored ? jnum(w.logprob / kLn10) : "") + "\n";
-    }
-    return s;
-  }
-  if (l.skipped) return "Skipped\n";
-  if (words)
+Record line_record(const Opts& o, const std::string& file, const tasks::LineScore& l) {
+  Record r{"score.line",
+           {{"type", Value::str("line")},
+            {"file", Value::str(file)},
+            {"line", Value::uinteger(l.line)},
+            {"skipped", Value::boolean(l.skipped)},
+            {"logprob", Value::num9(l.logprob)},
+            {"log10prob", Value::num9(l.logprob / kLn10)},
+            {"tokens", Value::integer(l.tokens)},
+            {"oovs", Value::integer(l.oovs)}}};
+  if (o.verbosity == Verbosity::Word) {
+    std::vector<Value> words;
+    words.reserve(l.words.size());
     for (const auto& w : l.words)
-      s += w.token + "=" + std::to_string(w.id) + (w.oov ? "*" : "") + " " +
-           (w.scored ? fixed(w.logprob, 6) : std::string("-")) + "\t";
-  return s + "Total: logprob=" + fixed(l.logprob, 6) + " log10prob=" + fixed(l.logprob / kLn10, 6) +
-         " tokens=" + std::to_string(l.tokens) + " oovs=" + std::to_string(l.oovs) + "\n";
+      words.push_back(
+          Value::of_record({{"token", Value::str(w.token)},
+                            {"id", Value::integer(w.id)},
+                            {"oov", Value::boolean(w.oov)},
+                            {"logprob", w.scored ? Value::num9(w.logprob) : Value::null()},
+                            {"log10prob", w.scored ? Value::num9(w.logprob / kLn10) : Value::null()}}));
+    r.fields.push_back({"words", Value::of_list(std::move(words))});
+  }
+  return r;
 }
 
-std::string summary_record(const Opts& o, const tasks::ScoreSummary& s) {
-  if (o.format == "jsonl")
-    return "{\"type\": \"summary\", \"sentences\": " + std::to_string(s.sentences) +
-           ", \"skipped\": " + std::to_string(s.skipped) + ", \"tokens\": " + std::to_string(s.tokens) +
-           ", \"oovs\": " + std::to_string(s.oovs) + ", \"logprob\": " + jnum(s.logprob) +
-           ", \"log10prob\": " + jnum(s.logprob / kLn10) + ", \"perplexity\": " + jnum(s.perplexity()) +
-           ", \"perplexity_excl_oov\": " + jnum(s.perplexity_excl_oov()) + "}\n";
-  if (o.format == "tsv")
-    return std::to_string(s.sentences) + "\t" + std::to_string(s.skipped) + "\t" + std::to_string(s.tokens) +
-           "\t" + std::to_string(s.oovs) + "\t" + jnum(s.logprob) + "\t" + jnum(s.logprob / kLn10) + "\t" +
-           jnum(s.perplexity()) + "\t" + jnum(s.perplexity_excl_oov()) + "\n";
-  return "Sentences:\t" + std::to_string(s.sentences) + "\nTokens:\t" + std::to_string(s.tokens) +
-         "\nOOVs:\t" + std::to_string(s.oovs) + "\nPerplexity including OOVs:\t" + fixed(s.perplexity(), 4) +
-         "\nPerplexity excluding OOVs:\t" + fixed(s.perplexity_excl_oov(), 4) + "\n";
+Record summary_record(const tasks::ScoreSummary& s) {
+  return {"score.summary",
+          {{"type", Value::str("summary")},
+           {"sentences", Value::integer(s.sentences)},
+           {"skipped", Value::integer(s.skipped)},
+           {"tokens", Value::integer(s.tokens)},
+           {"oovs", Value::integer(s.oovs)},
+           {"logprob", Value::num9(s.logprob)},
+           {"log10prob", Value::num9(s.logprob / kLn10)},
+           {"perplexity", Value::num9(s.perplexity())},
+           {"perplexity_excl_oov", Value::num9(s.perplexity_excl_oov())}}};
+}
+
+// The table view (tsv): one row per word, per line, or the summary alone.
+Table table(Verbosity v) {
+  switch (v) {
+    case Verbosity::Word:
+      return {"score.line", {"file", "line", "position", "token", "id", "oov", "logprob", "log10prob"}};
+    case Verbosity::Sentence:
+      return {"score.line", {"file", "line", "skipped", "tokens", "oovs", "logprob", "log10prob"}};
+    case Verbosity::Summary:
+      break;
+  }
+  return {"score.summary",
+          {"sentences", "skipped", "tokens", "oovs", "logprob", "log10prob", "perplexity",
+           "perplexity_excl_oov"}};
 }
 
 int run(const Opts& o) {
@@ -126,39 +120,32 @@ int run(const Opts& o) {
   tasks::ScoreOptions task;
   task.context = o.context == "document" ? tasks::ContextMode::Document : tasks::ContextMode::Sentence;
   task.append_eos = !o.no_eos;
-  task.oov = o.oov == "error" ? tasks::OovPolicy::Error : tasks::OovPolicy::Skip;
+  task.oov = o.oov;
   task.skip_empty = o.skip_empty;
   task.ids_input = o.ids;
   task.batch_size = o.batch_size;
-  auto model = Model::load(o.model_dir);
+  auto model = load_model(o.model_dir);
   Engine engine(model, o.threads);
   tasks::Scorer scorer(engine, task);
   tasks::ScoreSummary summary;
-  Output out;
+  Emitter out(o.format);
   bool progress = o.progress == "always" || (o.progress == "auto" && stderr_is_terminal());
-  if (o.format == "tsv") {
-    if (o.verbosity == "word") out.write("file\tline\tposition\ttoken\tid\toov\tlogprob\tlog10prob\n");
-    if (o.verbosity == "sentence") out.write("file\tline\tskipped\ttokens\toovs\tlogprob\tlog10prob\n");
-    if (o.verbosity == "summary")
-      out.write("sentences\tskipped\ttokens\toovs\tlogprob\tlog10prob\tperplexity\tperplexity_excl_oov\n");
-  }
+  out.begin(table(o.verbosity));
   auto t0 = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   // Blocks bound memory: a file of any size streams through 4096 lines at a time.
   const size_t block = 4096;
   LineReader in(o.files);
   std::vector<std::string> lines;
-  std::string text;
   uint64_t first = 0;
   while (in.next_file()) {
     while (in.next_block(lines, block, first)) {
       auto scores = scorer.score(lines, in.source(), first);
-      text.clear();
       for (const auto& l : scores) {
         summary.add(l);
-        if (o.verbosity != "summary") text += line_record(o, in.source(), l);
+        if (o.verbosity != Verbosity::Summary) out.emit(line_record(o, in.source(), l));
       }
-      out.write(text);
+      out.write_pending();
       if (progress)
         std::fprintf(stderr, "\rscore: %lld lines, %lld tokens, %.0f tokens/s ",
                      static_cast<long long>(summary.sentences + summary.skipped),
@@ -166,8 +153,8 @@ int run(const Opts& o) {
     }
   }
   if (progress) std::fputc('\n', stderr);
-  if (o.format != "tsv" || o.verbosity == "summary") out.write(summary_record(o, summary));
-  out.flush();
+  out.emit(summary_record(summary));
+  out.end();
   std::fprintf(stderr, "lstmlm score: %lld tokens in %.3f s (%.0f tokens/s)\n",
                static_cast<long long>(summary.tokens), seconds(),
                static_cast<double>(summary.tokens) / seconds());
@@ -181,27 +168,24 @@ Subcommand setup_score(CLI::App& parent) {
   Subcommand s;
   s.app = parent.add_subcommand("score", "Per-word log-probabilities and perplexity of text");
   s.app->footer(kHelp);
-  s.app->add_option("-m,--model", o->model_dir, "Model directory")->required();
+  add_model_option(*s.app, o->model_dir);
   s.app->add_option("files", o->files, "Input files ('-' or none: stdin)");
   s.app->add_option("-v,--verbosity", o->verbosity, "word, sentence or summary")
-      ->check(CLI::IsMember({"word", "sentence", "summary"}))
-      ->capture_default_str();
-  s.app->add_option("--output-format", o->format, "text, jsonl or tsv")
-      ->check(CLI::IsMember({"text", "jsonl", "tsv"}))
-      ->capture_default_str();
+      ->transform(CLI::CheckedTransformer(std::map<std::string, Verbosity>{
+          {"word", Verbosity::Word}, {"sentence", Verbosity::Sentence}, {"summary", Verbosity::Summary}}))
+      ->default_str("word");
+  add_format_option(*s.app, o->format, {Format::Text, Format::Jsonl, Format::Tsv});
   s.app->add_option("--context", o->context, "sentence (state reset per line) or document")
       ->check(CLI::IsMember({"sentence", "document"}))
       ->capture_default_str();
   s.app->add_flag("--no-eos", o->no_eos, "Do not append eos_token to each line");
-  s.app->add_option("--oov", o->oov, "OOV words when the model has no unk_token: skip or error")
-      ->check(CLI::IsMember({"skip", "error"}))
-      ->capture_default_str();
+  add_oov_option(*s.app, o->oov);
   s.app->add_flag("--skip-empty", o->skip_empty, "Do not score empty lines (their record says skipped)");
   s.app->add_flag("--ids", o->ids, "Lines are whitespace-separated token ids");
   s.app->add_option("--batch-size", o->batch_size, "Lines per engine batch")
-      ->check(CLI::PositiveNumber)
+      ->check(int_range(1, kMaxBatch))
       ->capture_default_str();
-  s.app->add_option("--threads", o->threads, "Threads (0 = one per core)")->check(CLI::NonNegativeNumber);
+  add_threads_option(*s.app, o->threads);
   s.app
       ->add_option("--progress", o->progress,
                    "Progress line on stderr: auto (when a terminal), always, never")

@@ -7,6 +7,9 @@ namespace lstmlm::cli {
 
 struct Subcommand {
   CLI::App* app = nullptr;
+  // Called after parsing, before run and before any output: the option checks CLI11's validators cannot
+  // make (combinations, lists, seeds). Throws UsageError. May be empty.
+  std::function<void()> check;
   std::function<int()> run;  // called after parsing when this subcommand was chosen; returns the exit code
 };
 

@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "lstmlm/error.hpp"
+#include "options.hpp"
 #include "output.hpp"
 
 namespace {
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
   subs.push_back(lstmlm::cli::setup_generate(app));
   subs.push_back(lstmlm::cli::setup_bench(app));
   try {
+    lstmlm::cli::check_command_line(app, argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
@@ -38,12 +40,17 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    print_error(lstmlm::cli::usage_message(app, e).c_str());
+    return kExitUsage;
+  } catch (const lstmlm::UsageError& e) {
     print_error(e.what());
     return kExitUsage;
   }
   try {
     for (auto& s : subs)
       if (s.app->parsed()) {
+        // Every option is checked before anything is written to stdout.
+        if (s.check) s.check();
         int rc = s.run();
         // Through Output: the last buffered bytes can meet a closed pipe (exit 0) or a full disk (exit 1).
         lstmlm::cli::Output().flush();

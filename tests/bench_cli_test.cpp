@@ -56,12 +56,20 @@ TEST(BenchCli, MarkdownIsTheDefault) {
 }
 
 TEST(BenchCli, UsageErrorsExitTwo) {
-  for (const char* args : {"bench", "bench --shape 10,4,4", "bench --shape 10,4,4,1 -o xml",
-                           "bench --shape 10,4,4,1 -w train", "bench --shape 10,4,4,1 -b 0",
-                           "bench --shape 10,4,4,1 -b two", "bench --shape 10,4,4,1 -w startup"}) {
+  // Each message names what is wrong: bench's own rule, or the option.
+  const std::pair<const char*, const char*> cases[] = {
+      {"bench", "lstmlm: error: bench: give exactly one of"},
+      {"bench --shape 10,4,4", "lstmlm: error: bench: --shape expects V,E,H,L"},
+      {"bench --shape 10,4,4,1 -o xml", "lstmlm: error: --output: xml"},
+      {"bench --shape 10,4,4,1 -w train", "lstmlm: error: bench"},
+      {"bench --shape 10,4,4,1 -b 0", "lstmlm: error: -b/--batch-size: 0 is not in [1, 1000000]"},
+      {"bench --shape 10,4,4,1 -b two", "lstmlm: error: -b/--batch-size: expects a comma list of integers"},
+      {"bench --shape 10,4,4,1 -w startup", "lstmlm: error: bench: the startup workload needs -m"}};
+  for (const auto& [args, message] : cases) {
     auto r = run_cli(args);
     EXPECT_EQ(r.status, 2) << args << ": " << r.err;
-    EXPECT_NE(r.err.find("lstmlm: error: bench"), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(r.out, "") << args;
+    EXPECT_EQ(r.err.rfind(message, 0), 0u) << args << ": " << r.err;
   }
 }
 

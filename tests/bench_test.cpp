@@ -1,5 +1,5 @@
-// The bench task's row math and output formats (no timing is asserted anywhere: speed is measured by
-// bench/compare, not tested).
+// The bench task's row math (its output formats: tests/output_cli_test.cpp; no timing is asserted anywhere:
+// speed is measured by bench/compare, not tested).
 #include "lstmlm/tasks/bench.hpp"
 
 #include <gtest/gtest.h>
@@ -84,88 +84,6 @@ TEST(BenchStats, IsaAndShape) {
 #endif
   EXPECT_FALSE(build_kind().empty());
   EXPECT_EQ(shape_string(shape(554, 100, 100, 1)), "V=554 E=100 H=100x1");
-}
-
-std::vector<Row> sample_rows() {
-  Row a;
-  a.model = "random";
-  a.shape = "V=554 E=100 H=100x1";
-  a.workload = Workload::Score;
-  a.batch = 2;
-  a.length = 4;
-  a.threads = 1;
-  a.tokens_per_s = 1234.25;
-  a.latency_p50_us = 12.25;
-  a.note = "has, a comma and \"quotes\"";
-  Row b = a;
-  b.workload = Workload::Generate;
-  b.note = "greedy argmax";
-  return {a, b};
-}
-
-// Splits one CSV line (RFC 4180 quoting, no embedded line breaks).
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out{""};
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    char c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-      out.back() += '"';
-      ++i;
-    } else if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
-
-std::vector<std::string> lines(const std::string& s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
-
-TEST(BenchFormat, CsvHasAHeaderAndQuotedFields) {
-  auto rows = sample_rows();
-  auto ls = lines(format_rows(rows, "csv"));
-  ASSERT_EQ(ls.size(), 3u);
-  auto header = split_csv(ls[0]);
-  auto first = split_csv(ls[1]);
-  ASSERT_EQ(first.size(), header.size());
-  auto col = [&](const std::string& name) {
-    return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
-  };
-  EXPECT_EQ(first[col("note")], rows[0].note);
-  EXPECT_EQ(first[col("workload")], "score");
-  EXPECT_DOUBLE_EQ(std::stod(first[col("tokens_per_s")]), 1234.25);
-  EXPECT_EQ(split_csv(ls[2])[col("workload")], "generate");
-}
-
-TEST(BenchFormat, JsonAndJsonlParse) {
-  auto rows = sample_rows();
-  auto arr = nlohmann::json::parse(format_rows(rows, "json"));
-  ASSERT_TRUE(arr.is_array());
-  ASSERT_EQ(arr.size(), 2u);
-  EXPECT_EQ(arr[0]["note"], rows[0].note);
-  EXPECT_EQ(arr[1]["workload"], "generate");
-  EXPECT_DOUBLE_EQ(arr[0]["latency_p50_us"].get<double>(), 12.25);
-  auto ls = lines(format_rows(rows, "jsonl"));
-  ASSERT_EQ(ls.size(), 2u);
-  for (size_t i = 0; i < ls.size(); ++i) EXPECT_EQ(nlohmann::json::parse(ls[i]), arr[i]);
-}
-
-TEST(BenchFormat, MarkdownTableIsRectangular) {
-  auto ls = lines(format_rows(sample_rows(), "md"));
-  ASSERT_EQ(ls.size(), 4u);  // header, separator, two rows
-  auto cells = [](const std::string& l) { return std::count(l.begin(), l.end(), '|'); };
-  for (const auto& l : ls) EXPECT_EQ(cells(l), cells(ls[0])) << l;
-  EXPECT_NE(ls[2].find("1234 ± 0"), std::string::npos) << ls[2];
-  EXPECT_THROW(format_rows({}, "xml"), UsageError);
 }
 
 }  // namespace

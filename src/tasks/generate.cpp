@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "lstmlm/error.hpp"
+#include "lstmlm/tasks/input.hpp"
 
 namespace lstmlm {
 
@@ -52,7 +53,7 @@ Prompt prompt_context(const Model& model, std::string_view prompt) {
   for (const auto& t : p.tokens)
     if (t.id < 0)
       throw InputError("prompt: '" + t.text + "' is not in the vocabulary and the model has no unk_token");
-  if (auto s = tok.bos_id() ? tok.bos_id() : tok.eos_id()) p.context.push_back(*s);
+  if (int32_t s = tasks::start_token(tok); s >= 0) p.context.push_back(s);
   for (const auto& t : p.tokens) p.context.push_back(t.id);
   if (p.context.empty())
     throw InputError("prompt: empty, and the model has neither a bos_token nor an eos_token to start from");

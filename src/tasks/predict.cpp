@@ -56,12 +56,9 @@ std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& 
   for (size_t i = 0; i < contexts.size(); ++i)
     out[i].ids = context_ids(model, contexts[i], opt, LineRef{source, first_line + i});
 
-  // Longest first, so each batch holds rows of similar length (the engine is batch-invariant, so the
-  // grouping changes speed only, never a number).
   std::vector<size_t> order(contexts.size());
   std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return out[a].ids.size() > out[b].ids.size(); });
+  longest_first(order, [&](size_t i) { return out[i].ids.size(); });
   size_t bs = static_cast<size_t>(std::max(1, opt.batch_size));
   MatrixRM logprobs;
   for (size_t b = 0; b < order.size(); b += bs) {

@@ -107,10 +107,7 @@ void Scorer::run_sentences(std::vector<LineScore>& out, const std::vector<std::v
   std::vector<size_t> order;
   for (size_t i = 0; i < out.size(); ++i)
     if (!out[i].skipped && !streams[i].empty()) order.push_back(i);
-  // Longest first so a batch holds similar lengths; the engine is batch-invariant, so this changes
-  // speed only, never a number.
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return streams[a].size() > streams[b].size(); });
+  longest_first(order, [&](size_t i) { return streams[i].size(); });
   size_t bs = static_cast<size_t>(std::max(1, opt_.batch_size));
   Sequences inputs, targets;
   std::vector<std::vector<float>> lp;

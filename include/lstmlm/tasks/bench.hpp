@@ -1,4 +1,5 @@
-// Benchmark task (llama-bench style): runs timed workloads on a Model and returns typed rows.
+// Benchmark task (llama-bench style): runs timed workloads on a Model and returns typed rows (the CLI
+// prints them).
 // Load and tokenization are never inside the timed region; startup() measures them on purpose.
 #pragma once
 #include <cstdint>
@@ -78,8 +79,6 @@ std::vector<Row> run(const std::shared_ptr<const Model>& model, const std::strin
 // A text that tokenizes to nothing is predicted from the model's bos/eos token (or token 0).
 Row startup(const std::string& dir, const std::string& text, int threads);
 
-// Output formats. md: a table with a header; csv: header + one line per row; json: one array;
-// jsonl: one object per line. Every format ends with a newline.
-std::string format_rows(const std::vector<Row>& rows, const std::string& format);
+// Rows are printed by the CLI's writers (cli/bench_rows.hpp: md, csv, json, jsonl).
 
 }  // namespace lstmlm::bench

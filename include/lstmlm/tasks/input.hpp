@@ -1,5 +1,6 @@
 // Turning one input line into the token ids fed to the model, shared by score and predict.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -26,7 +27,15 @@ struct LineRef {
 std::vector<Token> read_tokens(const Model& model, std::string_view text, bool ids_input, OovPolicy policy,
                                const LineRef& where);
 
-// The sentence-start token: bos_token, else eos_token, else none (-1).
+// The sentence-start token: bos_token, else eos_token, else none (-1). The one rule for score's first
+// token, predict's text contexts and generate's prompt.
 int32_t start_token(const Tokenizer& tok);
+
+// Orders row indices longest first (stable: equal lengths keep input order), so each batch holds rows of
+// similar length. The engine is batch-invariant, so the grouping changes speed only, never a number.
+template <class Length>
+void longest_first(std::vector<size_t>& order, Length length) {
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return length(a) > length(b); });
+}
 
 }  // namespace lstmlm::tasks

@@ -1,0 +1,269 @@
+#include "emit.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "lstmlm/error.hpp"
+
+namespace lstmlm::cli {
+
+std::unique_ptr<Writer> make_text_writer();
+std::unique_ptr<Writer> make_jsonl_writer();
+std::unique_ptr<Writer> make_tsv_writer();
+std::unique_ptr<Writer> make_md_writer();
+std::unique_ptr<Writer> make_csv_writer();
+std::unique_ptr<Writer> make_json_writer();
+
+namespace {
+
+struct Registered {
+  Format format;
+  const char* name;
+  std::unique_ptr<Writer> (*make)();
+};
+
+// The registry: one line per output format.
+constexpr Registered kFormats[] = {
+    {Format::Text, "text", make_text_writer}, {Format::Jsonl, "jsonl", make_jsonl_writer},
+    {Format::Tsv, "tsv", make_tsv_writer},    {Format::Md, "md", make_md_writer},
+    {Format::Csv, "csv", make_csv_writer},    {Format::Json, "json", make_json_writer},
+};
+
+const Registered& entry(Format f) {
+  for (const auto& r : kFormats)
+    if (r.format == f) return r;
+  throw std::logic_error("output format without a writer");
+}
+
+}  // namespace
+
+Value Value::boolean(bool v) {
+  Value x;
+  x.kind = Kind::Bool;
+  x.b = v;
+  return x;
+}
+Value Value::integer(int64_t v) {
+  Value x;
+  x.kind = Kind::Int;
+  x.i = v;
+  return x;
+}
+Value Value::uinteger(uint64_t v) {
+  Value x;
+  x.kind = Kind::UInt;
+  x.u = v;
+  return x;
+}
+Value Value::num9(double v) {
+  Value x;
+  x.kind = Kind::Num9;
+  x.d = v;
+  return x;
+}
+Value Value::real(double v) {
+  Value x;
+  x.kind = Kind::Real;
+  x.d = v;
+  return x;
+}
+Value Value::str(std::string v) {
+  Value x;
+  x.kind = Kind::Str;
+  x.s = std::move(v);
+  return x;
+}
+Value Value::of_list(std::vector<Value> v) {
+  Value x;
+  x.kind = Kind::List;
+  x.list = std::move(v);
+  return x;
+}
+Value Value::of_record(Fields v) {
+  Value x;
+  x.kind = Kind::Record;
+  x.fields = std::move(v);
+  return x;
+}
+
+const Value* Record::find(std::string_view name) const {
+  for (const auto& f : fields)
+    if (f.name == name) return &f.value;
+  return nullptr;
+}
+
+const Value& Record::at(std::string_view name) const {
+  if (const Value* v = find(name)) return *v;
+  throw std::logic_error(kind + " record without field " + std::string(name));
+}
+
+const char* format_name(Format f) { return entry(f).name; }
+
+Format parse_format(std::string_view name) {
+  for (const auto& r : kFormats)
+    if (name == r.name) return r.format;
+  throw UsageError("unknown output format '" + std::string(name) + "'");
+}
+
+std::unique_ptr<Writer> make_writer(Format f) { return entry(f).make(); }
+
+Emitter::Emitter(Format f) : format_(f), writer_(make_writer(f)) {}
+
+void Emitter::begin(const Table& t) { writer_->begin(t, buf_); }
+void Emitter::emit(const Record& r) { writer_->record(r, buf_); }
+void Emitter::raw(std::string_view s) { buf_ += s; }
+
+void Emitter::write_pending() {
+  out_.write(buf_);
+  buf_.clear();
+}
+
+void Emitter::flush() {
+  write_pending();
+  out_.flush();
+}
+
+void Emitter::end() {
+  writer_->end(buf_);
+  flush();
+}
+
+std::string render(Format f, const Table* table, const std::vector<Record>& records) {
+  auto w = make_writer(f);
+  std::string out;
+  if (table) w->begin(*table, out);
+  for (const auto& r : records) w->record(r, out);
+  w->end(out);
+  return out;
+}
+
+std::string fixed(double v, int decimals) {
+  if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v < 0 ? "-inf" : "inf");
+  char buf[400];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string json_string(std::string_view s) {
+  return nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+namespace {
+
+std::string num9(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+// Scalars: the same text in every format that writes numbers as JSON does.
+bool append_scalar(std::string& out, const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::Null:
+      out += "null";
+      return true;
+    case Value::Kind::Bool:
+      out += v.b ? "true" : "false";
+      return true;
+    case Value::Kind::Int:
+      out += std::to_string(v.i);
+      return true;
+    case Value::Kind::UInt:
+      out += std::to_string(v.u);
+      return true;
+    case Value::Kind::Num9:
+      out += num9(v.d);
+      return true;
+    case Value::Kind::Real:
+      out += nlohmann::json(v.d).dump();
+      return true;
+    case Value::Kind::Str:
+      out += json_string(v.s);
+      return true;
+    case Value::Kind::List:
+    case Value::Kind::Record:
+      return false;
+  }
+  return false;
+}
+
+void indent(std::string& out, int depth) { out.append(static_cast<size_t>(depth) * 2, ' '); }
+
+}  // namespace
+
+void append_json(std::string& out, const Fields& fields, bool compact) {
+  out += '{';
+  bool first = true;
+  for (const auto& f : fields) {
+    if (f.display) continue;
+    if (!first) out += compact ? "," : ", ";
+    first = false;
+    out += json_string(f.name);
+    out += compact ? ":" : ": ";
+    append_json(out, f.value, compact);
+  }
+  out += '}';
+}
+
+void append_json(std::string& out, const Value& v, bool compact) {
+  if (append_scalar(out, v)) return;
+  if (v.kind == Value::Kind::Record) return append_json(out, v.fields, compact);
+  out += '[';
+  for (size_t i = 0; i < v.list.size(); ++i) {
+    if (i) out += compact ? "," : ", ";
+    append_json(out, v.list[i], compact);
+  }
+  out += ']';
+}
+
+void append_json_pretty(std::string& out, const Value& v, int depth) {
+  if (append_scalar(out, v)) return;
+  bool rec = v.kind == Value::Kind::Record;
+  size_t n = 0;
+  if (rec) {
+    for (const auto& f : v.fields) n += f.display ? 0 : 1;
+  } else {
+    n = v.list.size();
+  }
+  if (n == 0) {
+    out += rec ? "{}" : "[]";
+    return;
+  }
+  out += rec ? "{\n" : "[\n";
+  size_t k = 0;
+  auto item = [&](const Value& x, const std::string* name) {
+    indent(out, depth + 1);
+    if (name) out += json_string(*name) + ": ";
+    append_json_pretty(out, x, depth + 1);
+    out += ++k < n ? ",\n" : "\n";
+  };
+  if (rec) {
+    for (const auto& f : v.fields)
+      if (!f.display) item(f.value, &f.name);
+  } else {
+    for (const auto& x : v.list) item(x, nullptr);
+  }
+  indent(out, depth);
+  out += rec ? '}' : ']';
+}
+
+std::string cell(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::Null:
+      return "";
+    case Value::Kind::Bool:
+      return v.b ? "1" : "0";
+    case Value::Kind::Str:
+      return v.s;
+    default:
+      break;
+  }
+  std::string s;
+  append_json(s, v, true);
+  return s;
+}
+
+}  // namespace lstmlm::cli

@@ -1,0 +1,225 @@
+#include "options.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include "limits.hpp"
+#include "lstmlm/error.hpp"
+
+namespace lstmlm::cli {
+
+namespace {
+
+std::string real_text(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+bool parse_int(const std::string& s, int64_t& v) {
+  const char* b = s.data();
+  if (!s.empty() && s[0] == '+') ++b;
+  auto [p, ec] = std::from_chars(b, s.data() + s.size(), v);
+  return !s.empty() && ec == std::errc() && p == s.data() + s.size();
+}
+
+bool parse_real(const std::string& s, double& v) {
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return false;
+  char* end = nullptr;
+  v = std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size() && std::isfinite(v);
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::vector<std::string> subcommand_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; }))
+    names.push_back(s->get_name());
+  return names;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
+  return s;
+}
+
+std::vector<std::string> option_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app.get_options()) {
+    for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+    for (const auto& s : o->get_snames()) names.push_back("-" + s);
+  }
+  return names;
+}
+
+bool is_number(const std::string& s) {
+  double v = 0;
+  return parse_real(s, v);
+}
+
+}  // namespace
+
+std::string range_text(double lo, double hi, bool lo_open) {
+  return std::string(lo_open ? "(" : "[") + real_text(lo) + ", " + real_text(hi) + "]";
+}
+
+CLI::Validator int_range(int64_t lo, int64_t hi) {
+  std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  return CLI::Validator(
+      [lo, hi, range](std::string& s) -> std::string {
+        int64_t v = 0;
+        if (!parse_int(s, v)) return "'" + s + "' is not an integer in " + range;
+        if (v < lo || v > hi) return s + " is not in " + range;
+        return {};
+      },
+      range);
+}
+
+CLI::Validator real_range(double lo, double hi, bool lo_open) {
+  std::string range = range_text(lo, hi, lo_open);
+  return CLI::Validator(
+      [lo, hi, lo_open, range](std::string& s) -> std::string {
+        double v = 0;
+        if (!parse_real(s, v)) return "'" + s + "' is not a number in " + range;
+        if (v < lo || v > hi || (lo_open && v == lo)) return s + " is not in " + range;
+        return {};
+      },
+      range);
+}
+
+CLI::Option* add_model_option(CLI::App& app, std::string& dir, bool required) {
+  auto* o =
+      app.add_option("-m,--model", dir, "Model directory (config.json, vocab.json, weights.safetensors)");
+  if (required) o->required();
+  return o;
+}
+
+CLI::Option* add_threads_option(CLI::App& app, int& threads) {
+  return app.add_option("--threads", threads, "Engine threads; 0 = one per core")
+      ->check(int_range(0, kMaxThreads))
+      ->capture_default_str();
+}
+
+CLI::Option* add_oov_option(CLI::App& app, tasks::OovPolicy& oov) {
+  return app
+      .add_option_function<std::string>(
+          "--oov",
+          [&oov](const std::string& s) {
+            oov = s == "error" ? tasks::OovPolicy::Error : tasks::OovPolicy::Skip;
+          },
+          "OOV words when the model has no unk_token: skip or error")
+      ->check(CLI::IsMember({"skip", "error"}))
+      ->default_str("skip");
+}
+
+CLI::Option* add_format_option(CLI::App& app, Format& format, const std::vector<Format>& accepted,
+                               const std::string& flags) {
+  std::vector<std::string> names;
+  for (Format f : accepted) names.push_back(format_name(f));
+  std::string help = "Output format: ";
+  for (size_t i = 0; i < names.size(); ++i)
+    help += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return app
+      .add_option_function<std::string>(
+          flags, [&format](const std::string& s) { format = parse_format(s); }, help)
+      ->check(CLI::IsMember(names))
+      ->default_str(format_name(format));
+}
+
+std::shared_ptr<const Model> load_model(const std::string& dir) {
+  auto model = Model::load(dir);
+  for (const auto& w : model->warnings()) std::fprintf(stderr, "lstmlm: warning: %s\n", w.c_str());
+  return model;
+}
+
+std::vector<int> int_list(const std::string& s, const std::string& option, int64_t lo, int64_t hi) {
+  std::vector<int> out;
+  std::stringstream ss(s);
+  std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  for (std::string p; std::getline(ss, p, ',');) {
+    if (p.empty()) continue;
+    int64_t v = 0;
+    if (!parse_int(p, v))
+      throw UsageError(option + ": expects a comma list of integers in " + range + ", got '" + s + "'");
+    if (v < lo || v > hi) throw UsageError(option + ": " + p + " is not in " + range);
+    out.push_back(static_cast<int>(v));
+  }
+  if (out.empty()) throw UsageError(option + ": needs at least one value");
+  return out;
+}
+
+std::string closest(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_d = std::string::npos;
+  for (const auto& c : candidates) {
+    size_t d = edit_distance(word, c);
+    if (d < best_d) best_d = d, best = c;
+  }
+  // A typo: one edit in a short word, two or three in a longer one (a swap of two letters is two).
+  size_t dashes = std::min(word.find_first_not_of('-'), word.size());
+  size_t len = word.size() - dashes;
+  size_t limit = len <= 3 ? 1 : std::min<size_t>(3, std::max<size_t>(2, len / 4));
+  return best_d <= limit ? best : "";
+}
+
+void check_command_line(const CLI::App& app, int argc, char** argv) {
+  const auto subs = subcommand_names(app);
+  const std::string list = "the subcommands are " + joined(subs);
+  if (argc < 2) throw UsageError("a subcommand is required; " + list);
+  const std::string first = argv[1];
+  if (first == "-h" || first == "--help" || first == "--help-all" || first == "--version") return;
+  if (std::find(subs.begin(), subs.end(), first) != subs.end()) return;
+  if (first.empty() || first[0] != '-') {
+    std::string guess = closest(first, subs);
+    throw UsageError("unknown subcommand '" + first + "'" +
+                     (guess.empty() ? "" : "; did you mean " + guess + "?") + " (" + list + ")");
+  }
+  // An option before the subcommand: show where it goes.
+  for (int i = 2; i < argc; ++i)
+    if (std::find(subs.begin(), subs.end(), std::string(argv[i])) != subs.end()) {
+      std::string fixed_cmd = "lstmlm " + std::string(argv[i]);
+      for (int j = 1; j < i; ++j) fixed_cmd += " " + std::string(argv[j]);
+      throw UsageError("options go after the subcommand: " + first + " belongs to it, as in `" + fixed_cmd +
+                       (i + 1 < argc ? " ...`" : "`"));
+    }
+  throw UsageError("a subcommand is required before " + first + "; " + list);
+}
+
+std::string usage_message(const CLI::App& app, const CLI::ParseError& e) {
+  if (!dynamic_cast<const CLI::ExtrasError*>(&e)) return e.what();
+  // The chosen subcommand's options are the candidates for an unknown option.
+  const CLI::App* sub = &app;
+  for (const CLI::App* s : app.get_subcommands())
+    if (s->parsed()) sub = s;
+  std::vector<std::string> extras = app.remaining(true);
+  for (const auto& a : extras) {
+    if (a.size() < 2 || a[0] != '-' || is_number(a)) continue;
+    std::string name = a.substr(0, a.find('='));
+    std::string guess = closest(name, option_names(*sub));
+    std::string where = sub == &app ? "lstmlm --help" : "lstmlm " + sub->get_name() + " --help";
+    return "unknown option " + name +
+           (guess.empty() ? " (" + where + " lists the options)" : "; did you mean " + guess + "?");
+  }
+  if (!extras.empty())
+    return "unexpected argument '" + extras.front() + "'" +
+           (sub == &app ? "" : " (lstmlm " + sub->get_name() + " --help shows the usage)");
+  return e.what();
+}
+
+}  // namespace lstmlm::cli

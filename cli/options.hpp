@@ -1,0 +1,48 @@
+// CLI plumbing shared by every subcommand: the common options (-m/--model, --threads, --oov,
+// --output-format), numeric ranges with readable messages, loading a model (its warnings printed), and
+// the checks main runs on the command line before any subcommand starts.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "emit.hpp"
+#include "lstmlm/model.hpp"
+#include "lstmlm/tasks/input.hpp"
+
+namespace lstmlm::cli {
+
+// "[lo, hi]" for messages and help.
+std::string range_text(double lo, double hi, bool lo_open = false);
+
+// Validators: an integer (a real) in [lo, hi] (lo_open: (lo, hi]). The message names the value and the
+// range: "--pad-to: 0 is not in [1, 1000000]".
+CLI::Validator int_range(int64_t lo, int64_t hi);
+CLI::Validator real_range(double lo, double hi, bool lo_open = false);
+
+CLI::Option* add_model_option(CLI::App& app, std::string& dir, bool required = true);
+CLI::Option* add_threads_option(CLI::App& app, int& threads);
+CLI::Option* add_oov_option(CLI::App& app, tasks::OovPolicy& oov);
+// --output-format NAME (or another flag name) from the registered formats the subcommand accepts.
+CLI::Option* add_format_option(CLI::App& app, Format& format, const std::vector<Format>& accepted,
+                               const std::string& flags = "--output-format");
+
+// Model::load, then one "lstmlm: warning: ..." line on stderr per loader warning.
+std::shared_ptr<const Model> load_model(const std::string& dir);
+
+// Integers of a comma list ("1,2,8"), each checked against [lo, hi]; `option` names it in messages.
+std::vector<int> int_list(const std::string& s, const std::string& option, int64_t lo, int64_t hi);
+
+// The candidate closest to `word` by edit distance, when close enough to be a likely typo; else "".
+std::string closest(const std::string& word, const std::vector<std::string>& candidates);
+
+// Checks main runs before CLI11 parses: an unknown subcommand, options before the subcommand. Throws
+// UsageError with a readable message.
+void check_command_line(const CLI::App& app, int argc, char** argv);
+// After a CLI11 parse error: a clearer message when one can be given (did-you-mean for an unknown option),
+// else the CLI11 message.
+std::string usage_message(const CLI::App& app, const CLI::ParseError& e);
+
+}  // namespace lstmlm::cli

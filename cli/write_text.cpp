@@ -1,0 +1,66 @@
+// text: the human layout of each record kind (docs/scoring.md, docs/generation.md).
+#include <cstdio>
+#include <stdexcept>
+
+#include "emit.hpp"
+
+namespace lstmlm::cli {
+
+namespace {
+
+class TextWriter final : public Writer {
+ public:
+  void record(const Record& r, std::string& out) override {
+    if (r.kind == "score.line") return score_line(r, out);
+    if (r.kind == "score.summary") return score_summary(r, out);
+    if (r.kind == "predict") return predict(r, out);
+    if (r.kind == "generate.sample") return generate_sample(r, out);
+    throw std::logic_error("the text format has no layout for " + r.kind + " records");
+  }
+
+ private:
+  static void score_line(const Record& r, std::string& out) {
+    if (r.at("skipped").b) {
+      out += "Skipped\n";
+      return;
+    }
+    if (const Value* words = r.find("words"))
+      for (const auto& w : words->list) {
+        const Record word{"", w.fields};
+        const Value& lp = word.at("logprob");
+        out += word.at("token").s + "=" + std::to_string(word.at("id").i) + (word.at("oov").b ? "*" : "") +
+               " " + (lp.kind == Value::Kind::Null ? std::string("-") : fixed(lp.d, 6)) + "\t";
+      }
+    out += "Total: logprob=" + fixed(r.at("logprob").d, 6) + " log10prob=" + fixed(r.at("log10prob").d, 6) +
+           " tokens=" + std::to_string(r.at("tokens").i) + " oovs=" + std::to_string(r.at("oovs").i) + "\n";
+  }
+
+  static void score_summary(const Record& r, std::string& out) {
+    out += "Sentences:\t" + std::to_string(r.at("sentences").i) + "\nTokens:\t" +
+           std::to_string(r.at("tokens").i) + "\nOOVs:\t" + std::to_string(r.at("oovs").i) +
+           "\nPerplexity including OOVs:\t" + fixed(r.at("perplexity").d, 4) +
+           "\nPerplexity excluding OOVs:\t" + fixed(r.at("perplexity_excl_oov").d, 4) + "\n";
+  }
+
+  static void predict(const Record& r, std::string& out) {
+    out += "> " + r.at("context").s + "\n";
+    char buf[700];
+    const auto& top = r.at("top").list;
+    for (size_t i = 0; i < top.size(); ++i) {
+      const Record c{"", top[i].fields};
+      std::snprintf(buf, sizeof buf, "\tprob=%.6f\tlogprob=%.4f\n", c.at("prob").d, c.at("logprob").d);
+      out += std::to_string(i + 1) + "\t" + c.at("token").s + "\tid=" + std::to_string(c.at("id").i) + buf;
+    }
+  }
+
+  // Several samples: each after a header line; `display` is the prompt joined with the generated text.
+  static void generate_sample(const Record& r, std::string& out) {
+    out += "=== sample " + std::to_string(r.at("sample").i) + " ===\n" + r.at("display").s + "\n";
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Writer> make_text_writer() { return std::make_unique<TextWriter>(); }
+
+}  // namespace lstmlm::cli

@@ -1,0 +1,34 @@
+// tsv: one table with a header line; cells tab-separated (strings raw, booleans 1/0, null empty).
+#include "emit.hpp"
+#include "table_rows.hpp"
+
+namespace lstmlm::cli {
+
+namespace {
+
+class TsvWriter final : public Writer {
+ public:
+  void begin(const Table& t, std::string& out) override {
+    table_ = t;
+    for (size_t c = 0; c < t.columns.size(); ++c) out += (c ? "\t" : "") + t.columns[c];
+    out += '\n';
+  }
+  void record(const Record& r, std::string& out) override {
+    table_rows(table_, r, [&](const std::vector<const Value*>& cells) {
+      for (size_t c = 0; c < cells.size(); ++c) {
+        if (c) out += '\t';
+        if (cells[c]) out += cell(*cells[c]);
+      }
+      out += '\n';
+    });
+  }
+
+ private:
+  Table table_;
+};
+
+}  // namespace
+
+std::unique_ptr<Writer> make_tsv_writer() { return std::make_unique<TsvWriter>(); }
+
+}  // namespace lstmlm::cli
