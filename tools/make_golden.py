@@ -46,27 +46,28 @@ def f32(t):
 def make_params(V, E, layers, tied, scale, gen):
     p = {}
     if E > 0:
-        p["embedding.weight"] = f32(torch.randn(V, E, generator=gen, dtype=torch.float64))
+        p[fmt.names.embedding] = f32(torch.randn(V, E, generator=gen, dtype=torch.float64))
     inp = E if E > 0 else V
     for k, (H, P, _, _) in enumerate(layers):
         a = scale / np.sqrt(H)
         u = lambda *shape: f32((torch.rand(*shape, generator=gen, dtype=torch.float64) * 2 - 1) * a)  # noqa: E731
         out = P if P > 0 else H
-        p[f"lstm.weight_ih_l{k}"] = u(4 * H, inp)
-        p[f"lstm.weight_hh_l{k}"] = u(4 * H, out)
-        p[f"lstm.bias_ih_l{k}"] = u(4 * H)
-        p[f"lstm.bias_hh_l{k}"] = u(4 * H)
+        p[fmt.names.weight_ih(k)] = u(4 * H, inp)
+        p[fmt.names.weight_hh(k)] = u(4 * H, out)
+        p[fmt.names.bias_ih(k)] = u(4 * H)
+        p[fmt.names.bias_hh(k)] = u(4 * H)
         if P > 0:
-            p[f"lstm.weight_hr_l{k}"] = u(P, H)
+            p[fmt.names.weight_hr(k)] = u(P, H)
         inp = out
     if not tied:
-        p["decoder.weight"] = f32((torch.rand(V, inp, generator=gen, dtype=torch.float64) * 2 - 1) / np.sqrt(inp))
-    p["decoder.bias"] = f32((torch.rand(V, generator=gen, dtype=torch.float64) * 2 - 1) / np.sqrt(inp))
+        dec = (torch.rand(V, inp, generator=gen, dtype=torch.float64) * 2 - 1) / np.sqrt(inp)
+        p[fmt.names.decoder_weight] = f32(dec)
+    p[fmt.names.decoder_bias] = f32((torch.rand(V, generator=gen, dtype=torch.float64) * 2 - 1) / np.sqrt(inp))
     return p
 
 
 def decoder_weight(p, tied):
-    return p["embedding.weight"] if tied else p["decoder.weight"]
+    return p[fmt.names.embedding] if tied else p[fmt.names.decoder_weight]
 
 
 def torch_forward(p, V, E, layers, tied, seq):
@@ -74,7 +75,7 @@ def torch_forward(p, V, E, layers, tied, seq):
     with torch.no_grad():
         ids = torch.tensor(seq, dtype=torch.long)
         x = torch.nn.functional.one_hot(ids, V).double() if E == 0 else \
-            torch.nn.functional.embedding(ids, p["embedding.weight"])
+            torch.nn.functional.embedding(ids, p[fmt.names.embedding])
         x = x.unsqueeze(1)  # [T, 1, in]
         hs, cs = [], []
         for k, (H, P, _, _) in enumerate(layers):
@@ -85,7 +86,7 @@ def torch_forward(p, V, E, layers, tied, seq):
             x, (h, c) = lstm(x)
             hs.append(h[0, 0].tolist())
             cs.append(c[0, 0].tolist())
-        logits = torch.nn.functional.linear(x[:, 0], decoder_weight(p, tied), p["decoder.bias"])
+        logits = torch.nn.functional.linear(x[:, 0], decoder_weight(p, tied), p[fmt.names.decoder_bias])
         return torch.log_softmax(logits, dim=-1).tolist(), hs, cs
 
 
@@ -99,10 +100,10 @@ def numpy_forward(p, V, E, layers, tied, seq):
     cs = [np.zeros(H) for H, _, _, _ in layers]
     out = []
     for tok in seq:
-        x = np.eye(V)[tok] if E == 0 else n["embedding.weight"][tok]
+        x = np.eye(V)[tok] if E == 0 else n[fmt.names.embedding][tok]
         for k, (H, P, act, clip) in enumerate(layers):
-            z = n[f"lstm.weight_ih_l{k}"] @ x + n[f"lstm.weight_hh_l{k}"] @ hs[k] + n[f"lstm.bias_ih_l{k}"] + \
-                n[f"lstm.bias_hh_l{k}"]
+            z = n[fmt.names.weight_ih(k)] @ x + n[fmt.names.weight_hh(k)] @ hs[k] + n[fmt.names.bias_ih(k)] + \
+                n[fmt.names.bias_hh(k)]
             i, f, g, o = z[:H], z[H:2 * H], z[2 * H:3 * H], z[3 * H:]
             sig = acts[act]
             c = sig(f) * cs[k] + sig(i) * np.tanh(g)
@@ -110,9 +111,9 @@ def numpy_forward(p, V, E, layers, tied, seq):
                 c = np.clip(c, -clip, clip)
             m = sig(o) * np.tanh(c)
             cs[k] = c
-            hs[k] = n[f"lstm.weight_hr_l{k}"] @ m if P > 0 else m
+            hs[k] = n[fmt.names.weight_hr(k)] @ m if P > 0 else m
             x = hs[k]
-        logits = decoder_weight(p, tied).numpy() @ x + n["decoder.bias"]
+        logits = decoder_weight(p, tied).numpy() @ x + n[fmt.names.decoder_bias]
         mx = logits.max()
         out.append((logits - mx - np.log(np.exp(logits - mx).sum())).tolist())
     return out, [h.tolist() for h in hs], [c.tolist() for c in cs]

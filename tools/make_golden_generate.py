@@ -62,13 +62,12 @@ def make(name, *, vocab, tokenizer, prompt, context, seed, scale, max_tokens, eo
             p.mul_(scale)
     model = model.double()
     ids, logprobs = greedy(model, context, max_tokens, eos_id)
-    tensors = {"embedding.weight": model.embedding.weight.detach().numpy()}
+    tensors = {fmt.names.embedding: model.embedding.weight.detach().numpy()}
     for k in range(2):
         for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
-            n = "%s_l%d" % (kind, k)
-            tensors["lstm." + n] = getattr(model.lstm, n).detach().numpy()
-    tensors["decoder.weight"] = model.decoder.weight.detach().numpy()
-    tensors["decoder.bias"] = model.decoder.bias.detach().numpy()
+            tensors[getattr(fmt.names, kind)(k)] = getattr(model.lstm, "%s_l%d" % (kind, k)).detach().numpy()
+    tensors[fmt.names.decoder_weight] = model.decoder.weight.detach().numpy()
+    tensors[fmt.names.decoder_bias] = model.decoder.bias.detach().numpy()
     out = os.path.join(ROOT, name)
     fmt.write_model(out, vocab=vocab, embedding_dim=16, layers=[fmt.layer(32), fmt.layer(32)], tied=False,
                     tokenizer=tokenizer, tensors=tensors,

@@ -26,6 +26,7 @@ import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lstmlm_format import layer, tokenizer, write_model  # noqa: E402
+from lstmlm_format import names as tensor_names  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 UNK, EOS = "<unk>", "<eos>"
@@ -183,13 +184,13 @@ def main():
 
     sd = {k: v.detach().numpy().astype(np.float32) for k, v in model.state_dict().items()}
     tensors = {
-        "embedding.weight": sd["embedding.weight"],
-        "lstm.weight_ih_l0": sd["lstm.weight_ih_l0"],
-        "lstm.weight_hh_l0": sd["lstm.weight_hh_l0"],
+        tensor_names.embedding: sd["embedding.weight"],
+        tensor_names.weight_ih(0): sd["lstm.weight_ih_l0"],
+        tensor_names.weight_hh(0): sd["lstm.weight_hh_l0"],
         # bias_hh is frozen at zero; the sum keeps the export exact even if that ever changes.
-        "lstm.bias_ih_l0": sd["lstm.bias_ih_l0"] + sd["lstm.bias_hh_l0"],
-        "decoder.weight": sd["decoder.weight"],
-        "decoder.bias": sd["decoder.bias"],
+        tensor_names.bias_ih(0): sd["lstm.bias_ih_l0"] + sd["lstm.bias_hh_l0"],
+        tensor_names.decoder_weight: sd["decoder.weight"],
+        tensor_names.decoder_bias: sd["decoder.bias"],
     }
     nparams = sum(t.size for t in tensors.values())
     log(f"exported parameters {nparams}")

@@ -51,6 +51,10 @@ struct ModelConfig {
 // Throws ModelError naming the file and the field.
 ModelConfig parse_config(const nlohmann::json& j, const std::string& file);
 ModelConfig load_config(const std::string& path);
+// The rules between the fields of a config (at least one layer; a tied output's widths), written once:
+// parse_config applies them, and so does Model::create for a config built in code. Throws ModelError
+// naming `file` and the field.
+void check_config(const ModelConfig& c, const std::string& file);
 nlohmann::json config_to_json(const ModelConfig& c);
 
 const char* to_string(RecurrentActivation a);

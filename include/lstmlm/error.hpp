@@ -6,10 +6,42 @@
 namespace lstmlm {
 
 // A model directory (config.json, vocab.json, weights.safetensors) that cannot be used.
-// The message names the file and the field and says what was expected.
+// Carries the file at fault, the field or tensor (when there is one) and the message as data;
+// what() is the one-line text composed from them:
+//   ModelError(file, message)                    "<file>: <message>"
+//   ModelError::in_field(file, field, message)   "<file>: field '<field>': <message>"  (a config.json field)
+//   ModelError::about(file, item, message)       "<file>: <message>", the message names `item` itself
+//                                                ("tensor 'decoder.bias' has shape ...", "unknown field ...")
 class ModelError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  // A problem not tied to a file (e.g. a model's output at run time): what() is `message`.
+  explicit ModelError(const std::string& message) : ModelError({}, {}, message, false) {}
+  ModelError(std::string file, std::string message)
+      : ModelError(std::move(file), {}, std::move(message), false) {}
+  static ModelError in_field(std::string file, std::string field, std::string message) {
+    return ModelError(std::move(file), std::move(field), std::move(message), true);
+  }
+  static ModelError about(std::string file, std::string item, std::string message) {
+    return ModelError(std::move(file), std::move(item), std::move(message), false);
+  }
+
+  const std::string& file() const noexcept { return file_; }    // "" when no file is at fault
+  const std::string& field() const noexcept { return field_; }  // field or tensor name, "" for the whole file
+  const std::string& message() const noexcept { return message_; }  // the text after "<file>: [field 'x': ]"
+
+ private:
+  ModelError(std::string file, std::string field, std::string message, bool field_prefix)
+      : std::runtime_error(compose(file, field, message, field_prefix)),
+        file_(std::move(file)),
+        field_(std::move(field)),
+        message_(std::move(message)) {}
+  static std::string compose(const std::string& file, const std::string& field, const std::string& message,
+                             bool field_prefix) {
+    std::string s = file.empty() ? std::string() : file + ": ";
+    if (field_prefix) s += "field '" + field + "': ";
+    return s + message;
+  }
+  std::string file_, field_, message_;
 };
 
 // Bad user input: text that cannot be tokenized, an OOV word under --oov error, invalid UTF-8, ...

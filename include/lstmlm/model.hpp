@@ -33,6 +33,14 @@ struct Weights {
   Eigen::VectorXf decoder_bias;  // [V]
 };
 
+// The three files of a model as error messages name them: Model::load gives their paths in the
+// directory, Model::create (a model built in memory) their bare names.
+struct ModelPaths {
+  std::string dir;  // "" when there is no directory
+  std::string config = "config.json", vocab = "vocab.json", weights = "weights.safetensors";
+  static ModelPaths in(const std::string& dir);
+};
+
 class Model {
  public:
   // Loads and validates a model directory; throws ModelError naming the file and the field.
@@ -70,9 +78,10 @@ class Model {
 
  private:
   Model(ModelConfig config, Vocab vocab, Weights weights, std::string dir);
-  // create() plus what only load() knows: the directory and the loader's warnings.
-  static std::shared_ptr<const Model> build(ModelConfig config, Vocab vocab, Weights weights, std::string dir,
-                                            std::vector<std::string> warnings);
+  // What create() and load() share once config and vocab are checked: the tensors against the config,
+  // the tokenizer against the vocabulary, then the model; `paths` name the files in errors.
+  static std::shared_ptr<const Model> build(ModelConfig config, Vocab vocab, Weights weights,
+                                            const ModelPaths& paths, std::vector<std::string> warnings);
   ModelConfig config_;
   Vocab vocab_;
   Weights weights_;

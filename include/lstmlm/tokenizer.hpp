@@ -20,7 +20,9 @@ struct Token {
 
 class Tokenizer {
  public:
-  Tokenizer(const TokenizerConfig& config, const Vocab& vocab);
+  // Checks the config against the vocabulary; a ModelError names `config_file` and the field.
+  Tokenizer(const TokenizerConfig& config, const Vocab& vocab,
+            const std::string& config_file = "config.json");
 
   // Splits one line (without its line end). Throws InputError on invalid UTF-8 ("invalid UTF-8 at byte N",
   // N counted from 1; the caller names the file and line). Rules: src/model/tokenizer.cpp, docs/scoring.md.

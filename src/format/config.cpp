@@ -25,7 +25,7 @@ class Reader {
   explicit Reader(const std::string& file) : file_(file) {}
 
   [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    throw ModelError(file_ + ": field '" + field + "': " + what);
+    throw ModelError::in_field(file_, field, what);
   }
 
   const json& require(const json& obj, const std::string& prefix, const char* key) const {
@@ -41,8 +41,9 @@ class Reader {
       bool ok = false;
       for (auto k : known) ok = ok || it.key() == k;
       if (!ok)
-        throw ModelError(file_ + ": unknown field " + format::quoted(prefix + it.key()) +
-                         " (not part of format v1)");
+        throw ModelError::about(
+            file_, prefix + it.key(),
+            "unknown field " + format::quoted(prefix + it.key()) + " (not part of format v1)");
     }
   }
 
@@ -165,7 +166,7 @@ void check_trainable(const Reader& r, const json& source, size_t layers) {
 
 ModelConfig parse_config(const json& j, const std::string& file) {
   Reader r(file);
-  if (!j.is_object()) throw ModelError(file + ": expected a JSON object, found " + format::brief(j));
+  if (!j.is_object()) throw ModelError(file, "expected a JSON object, found " + format::brief(j));
   // The version is read first: a newer file may differ in every other field.
   const json& fmt = r.require(j, "", "format");
   if (!fmt.is_string() || fmt.get<std::string>() != "lstmlm")
@@ -176,8 +177,9 @@ ModelConfig parse_config(const json& j, const std::string& file) {
       (ver.is_number_unsigned() && ver.get<uint64_t>() == 0))
     r.fail("format_version", "expected a positive integer, found " + format::brief(ver));
   if (ver.get<uint64_t>() > static_cast<uint64_t>(kFormatVersion))
-    throw ModelError(file + ": format_version " + ver.dump() + " is newer than this build reads (" +
-                     std::to_string(kFormatVersion) + "); upgrade lstmlm");
+    throw ModelError::about(file, "format_version",
+                            "format_version " + ver.dump() + " is newer than this build reads (" +
+                                std::to_string(kFormatVersion) + "); upgrade lstmlm");
   r.only_keys(
       j, "",
       {"format", "format_version", "vocab_size", "embedding_dim", "layers", "output", "tokenizer", "source"});
@@ -189,7 +191,7 @@ ModelConfig parse_config(const json& j, const std::string& file) {
   c.embedding_dim = static_cast<int>(r.integer(r.require(j, "", "embedding_dim"), "embedding_dim", 0,
                                                kMaxWidth, "0 (one-hot input) or a positive integer"));
   const json& layers = r.require(j, "", "layers");
-  if (!layers.is_array() || layers.empty())
+  if (!layers.is_array())
     r.fail("layers", "expected a non-empty array of layers, found " + format::brief(layers));
   if (layers.size() > static_cast<size_t>(kMaxLayers))
     r.fail("layers", "expected at most " + std::to_string(kMaxLayers) + " layers, found " +
@@ -200,12 +202,7 @@ ModelConfig parse_config(const json& j, const std::string& file) {
   const json& out = r.object(r.require(j, "", "output"), "output");
   r.only_keys(out, "output.", {"tied"});
   c.tied = r.boolean(r.require(out, "output.", "tied"), "output.tied");
-  if (c.tied && c.embedding_dim == 0)
-    r.fail("output.tied", "a tied output needs an embedding (embedding_dim > 0)");
-  if (c.tied && c.embedding_dim != c.last_output_size())
-    r.fail("output.tied", "a tied output needs embedding_dim (" + std::to_string(c.embedding_dim) +
-                              ") equal to the last layer's output size (" +
-                              std::to_string(c.last_output_size()) + ")");
+  check_config(c, file);  // the rules between fields, shared with Model::create
 
   c.tokenizer = parse_tokenizer(r, r.require(j, "", "tokenizer"), c.vocab_size);
   if (auto it = j.find("source"); it != j.end()) {
@@ -213,6 +210,17 @@ ModelConfig parse_config(const json& j, const std::string& file) {
     check_trainable(r, c.source, c.layers.size());
   }
   return c;
+}
+
+void check_config(const ModelConfig& c, const std::string& file) {
+  if (c.layers.empty()) throw ModelError::in_field(file, "layers", "expected at least one layer, found none");
+  if (c.tied && c.embedding_dim == 0)
+    throw ModelError::in_field(file, "output.tied", "a tied output needs an embedding (embedding_dim > 0)");
+  if (c.tied && c.embedding_dim != c.last_output_size())
+    throw ModelError::in_field(file, "output.tied",
+                               "a tied output needs embedding_dim (" + std::to_string(c.embedding_dim) +
+                                   ") equal to the last layer's output size (" +
+                                   std::to_string(c.last_output_size()) + ")");
 }
 
 ModelConfig load_config(const std::string& path) {

@@ -1,7 +1,10 @@
 #include "format/json_util.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <set>
 #include <vector>
@@ -10,16 +13,31 @@
 
 namespace lstmlm::format {
 
+int open_regular(const std::string& path) {
+  // stat first: opening a FIFO for reading blocks until a writer appears.
+  struct stat sb;
+  if (::stat(path.c_str(), &sb) != 0)
+    throw ModelError(path, std::string("cannot open: ") + std::strerror(errno));
+  if (!S_ISREG(sb.st_mode)) throw ModelError(path, "not a regular file");
+  // O_NONBLOCK and fstat again: the path may have been replaced between the two calls.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw ModelError(path, std::string("cannot open: ") + std::strerror(errno));
+  if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    ::close(fd);
+    throw ModelError(path, "not a regular file");
+  }
+  return fd;
+}
+
 std::string read_file(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw ModelError(path + ": cannot open: " + std::strerror(errno));
+  int fd = open_regular(path);
   std::string s;
   char buf[65536];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
-  bool failed = std::ferror(f) != 0;
-  std::fclose(f);
-  if (failed) throw ModelError(path + ": read error");
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0) s.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  if (n < 0) throw ModelError(path, "read error");
   return s;
 }
 
@@ -39,7 +57,7 @@ std::string strip_tag(std::string m) {
 }
 }  // namespace
 
-nlohmann::json parse_json(std::string_view text, const std::string& file) {
+nlohmann::json parse_json(std::string_view text, const std::string& file, const std::string& place) {
   using nlohmann::json;
   std::vector<std::set<std::string>> keys;  // one set per open object
   std::string duplicate;
@@ -60,15 +78,17 @@ nlohmann::json parse_json(std::string_view text, const std::string& file) {
     }
     return true;
   };
+  const std::string at = place.empty() ? std::string() : place + ": ";
   json j;
   try {
     j = json::parse(text.begin(), text.end(), cb);
   } catch (const json::exception& e) {
     // parse_error and also out_of_range (a number literal that overflows a double, e.g. 1E400).
-    throw ModelError(file + ": not valid JSON: " + strip_tag(e.what()));
+    throw ModelError::about(file, place, at + "not valid JSON: " + strip_tag(e.what()));
   }
   if (!duplicate.empty())
-    throw ModelError(file + ": key " + format::quoted(duplicate) + " appears twice in one object");
+    throw ModelError::about(file, duplicate,
+                            at + "key " + format::quoted(duplicate) + " appears twice in one object");
   return j;
 }
 

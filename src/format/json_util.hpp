@@ -6,12 +6,18 @@
 
 namespace lstmlm::format {
 
-// Reads a whole file; throws ModelError "<path>: cannot open: <reason>".
+// Opens `path` read-only for a reader of the model files: anything but a regular file (a directory, a
+// FIFO, a device) is refused before it is read, so a FIFO cannot block the loader. Returns the
+// descriptor; throws ModelError "<path>: cannot open: <reason>" or "<path>: not a regular file".
+int open_regular(const std::string& path);
+
+// Reads a whole regular file (open_regular's checks); throws ModelError naming `path`.
 std::string read_file(const std::string& path);
 
 // Parses `text`; a syntax error, invalid UTF-8 or a key repeated inside one object throws
-// ModelError "<file>: ...". nlohmann keeps the last of duplicate keys silently, so they are checked here.
-nlohmann::json parse_json(std::string_view text, const std::string& file);
+// ModelError naming `file` (and `place` inside it, e.g. "header", as "<file>: <place>: ...").
+// nlohmann keeps the last of duplicate keys silently, so they are checked here.
+nlohmann::json parse_json(std::string_view text, const std::string& file, const std::string& place = {});
 
 // A string from a file made safe for a one-line message: control characters and invalid UTF-8
 // escaped, cut after `max` bytes, wrapped in single quotes.

@@ -64,8 +64,10 @@ float half_to_float(uint16_t h) {
   return std::bit_cast<float>(bits);
 }
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw ModelError(path + ": " + what);
+[[noreturn]] void fail(const std::string& path, const std::string& what) { throw ModelError(path, what); }
+// A problem of one tensor's header entry: the tensor's name is the error's field.
+[[noreturn]] void fail(const std::string& path, const std::string& tensor, const std::string& what) {
+  throw ModelError::about(path, tensor, what);
 }
 
 // A non-negative JSON integer that fits in uint64, or fail naming the field.
@@ -80,13 +82,11 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
   // mmap rather than read: measured 2.5x faster on a 43 MB file (docs/model-format.md), since a
   // read pays page faults for a second full-size buffer. The mapping lives only while the loader
   // copies the tensors out.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
+  int fd = format::open_regular(path);  // refuses a FIFO or directory before it is opened
   struct stat sb;
-  int rc = ::fstat(fd, &sb);
-  if (rc != 0 || !S_ISREG(sb.st_mode)) {
+  if (::fstat(fd, &sb) != 0) {
     ::close(fd);
-    fail(path, "not a regular file");
+    fail(path, std::string("cannot stat: ") + std::strerror(errno));
   }
   uint64_t file_size = static_cast<uint64_t>(sb.st_size);
   if (file_size < 8) {
@@ -112,7 +112,7 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
                    std::to_string(file_size) + " bytes)");
   std::string_view header(reinterpret_cast<const char*>(bytes + 8), header_len);
 
-  nlohmann::json j = format::parse_json(header, path + ": header");
+  nlohmann::json j = format::parse_json(header, path, "header");
   if (!j.is_object()) fail(path, "header: expected a JSON object, found " + format::brief(j));
 
   st.path_ = path;
@@ -126,16 +126,16 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
     }
     std::string where = "tensor " + format::quoted(name);
     const nlohmann::json& t = *it;
-    if (!t.is_object()) fail(path, where + ": expected an object, found " + format::brief(t));
+    if (!t.is_object()) fail(path, name, where + ": expected an object, found " + format::brief(t));
     for (auto f2 = t.begin(); f2 != t.end(); ++f2)
       if (f2.key() != "dtype" && f2.key() != "shape" && f2.key() != "data_offsets")
-        fail(path, where + ": unknown field " + format::quoted(f2.key()));
+        fail(path, name, where + ": unknown field " + format::quoted(f2.key()));
     if (!t.contains("dtype") || !t.contains("shape") || !t.contains("data_offsets"))
-      fail(path, where + ": needs the fields dtype, shape and data_offsets");
+      fail(path, name, where + ": needs the fields dtype, shape and data_offsets");
     TensorInfo info;
     info.name = name;
     const auto& dt = t["dtype"];
-    if (!dt.is_string()) fail(path, where + ": dtype: expected a string, found " + format::brief(dt));
+    if (!dt.is_string()) fail(path, name, where + ": dtype: expected a string, found " + format::brief(dt));
     std::string d = dt.get<std::string>();
     if (d == "F32")
       info.dtype = DType::F32;
@@ -144,10 +144,10 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
     else if (d == "BF16")
       info.dtype = DType::BF16;
     else
-      fail(path, where + ": dtype " + format::quoted(d) + " is not supported (F32, F16 and BF16 are)");
+      fail(path, name, where + ": dtype " + format::quoted(d) + " is not supported (F32, F16 and BF16 are)");
 
     const auto& sh = t["shape"];
-    if (!sh.is_array()) fail(path, where + ": shape: expected an array, found " + format::brief(sh));
+    if (!sh.is_array()) fail(path, name, where + ": shape: expected an array, found " + format::brief(sh));
     uint64_t count = 1;
     bool overflow = false;
     for (const auto& dim : sh) {
@@ -162,23 +162,25 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
     }
     // A product past 2^64 can never match a byte range inside a real file.
     if (overflow || count > std::numeric_limits<uint64_t>::max() / item_size(info.dtype))
-      fail(path, where + ": shape " + format::brief(sh) + " is too large");
+      fail(path, name, where + ": shape " + format::brief(sh) + " is too large");
 
     const auto& off = t["data_offsets"];
     if (!off.is_array() || off.size() != 2)
-      fail(path, where + ": data_offsets: expected [begin, end], found " + format::brief(off));
+      fail(path, name, where + ": data_offsets: expected [begin, end], found " + format::brief(off));
     info.begin = get_u64(off[0], path, where + ": data_offsets");
     info.end = get_u64(off[1], path, where + ": data_offsets");
     if (info.begin > info.end)
-      fail(path, where + ": data_offsets " + format::brief(off) + " end before they begin");
+      fail(path, name, where + ": data_offsets " + format::brief(off) + " end before they begin");
     if (info.end > data_size)
-      fail(path, where + ": data_offsets " + format::brief(off) + " run past the end of the data section (" +
-                     std::to_string(data_size) + " bytes; the file is truncated or the offsets are wrong)");
+      fail(path, name,
+           where + ": data_offsets " + format::brief(off) + " run past the end of the data section (" +
+               std::to_string(data_size) + " bytes; the file is truncated or the offsets are wrong)");
     uint64_t expected = count * item_size(info.dtype);
     if (info.end - info.begin != expected)
-      fail(path, where + ": shape " + format::brief(sh) + " x " + dtype_name(info.dtype) + " needs " +
-                     std::to_string(expected) + " bytes, data_offsets " + format::brief(off) + " hold " +
-                     std::to_string(info.end - info.begin));
+      fail(path, name,
+           where + ": shape " + format::brief(sh) + " x " + dtype_name(info.dtype) + " needs " +
+               std::to_string(expected) + " bytes, data_offsets " + format::brief(off) + " hold " +
+               std::to_string(info.end - info.begin));
     st.tensors_.push_back(std::move(info));
   }
 
@@ -193,9 +195,10 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
   for (const auto* t : by_begin) {
     if (t->begin == t->end) continue;  // empty tensors occupy no bytes
     if (t->begin < covered)
-      fail(path, "tensor " + format::quoted(t->name) + " [" + std::to_string(t->begin) + ", " +
-                     std::to_string(t->end) + ") overlaps tensor " + format::quoted(prev->name) + " [" +
-                     std::to_string(prev->begin) + ", " + std::to_string(prev->end) + ")");
+      fail(path, t->name,
+           "tensor " + format::quoted(t->name) + " [" + std::to_string(t->begin) + ", " +
+               std::to_string(t->end) + ") overlaps tensor " + format::quoted(prev->name) + " [" +
+               std::to_string(prev->begin) + ", " + std::to_string(prev->end) + ")");
     if (t->begin > covered)
       fail(path, "data bytes [" + std::to_string(covered) + ", " + std::to_string(t->begin) +
                      ") belong to no tensor");
@@ -230,7 +233,7 @@ std::vector<float> SafetensorsFile::read_f32(const TensorInfo& t) const {
 void SafetensorsFile::read_f32(const TensorInfo& t, float* out) const {
   // Offsets were checked in open(); a TensorInfo from another file would fail here, not read wild memory.
   if (t.end > data_size_ || t.begin > t.end)
-    throw ModelError(path_ + ": tensor " + format::quoted(t.name) + " is not in this file");
+    throw ModelError::about(path_, t.name, "tensor " + format::quoted(t.name) + " is not in this file");
   const unsigned char* p = data_ + t.begin;
   size_t n = element_count(t);
   // memcpy, not a cast: the tensor's offset need not be aligned for float.

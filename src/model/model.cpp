@@ -3,51 +3,66 @@
 #include <cmath>
 #include <random>
 
+#include "format/tensor_names.hpp"
 #include "lstmlm/error.hpp"
+#include "model/checks.hpp"
 
 namespace lstmlm {
 
 namespace {
 
 std::string shape_str(Eigen::Index r, Eigen::Index c) {
-  return "[" + std::to_string(r) + ", " + std::to_string(c) + "]";
+  std::string s = "[";  // appended, not "[" + ...: GCC 12 -Wrestrict false positive
+  s += std::to_string(r);
+  s += ", ";
+  s += std::to_string(c);
+  return s += "]";
 }
 
-void expect_shape(const MatrixRM& m, Eigen::Index rows, Eigen::Index cols, const std::string& name) {
+namespace names = format::tensor_names;
+
+void expect_shape(const MatrixRM& m, Eigen::Index rows, Eigen::Index cols, const std::string& name,
+                  const std::string& file) {
   if (m.rows() != rows || m.cols() != cols)
-    throw ModelError("weights: tensor '" + name + "' has shape " + shape_str(m.rows(), m.cols()) +
-                     ", expected " + shape_str(rows, cols));
+    throw ModelError::about(file, name,
+                            "tensor '" + name + "' has shape " + shape_str(m.rows(), m.cols()) +
+                                ", expected " + shape_str(rows, cols));
 }
 
-void expect_len(const Eigen::VectorXf& v, Eigen::Index n, const std::string& name) {
+void expect_len(const Eigen::VectorXf& v, Eigen::Index n, const std::string& name, const std::string& file) {
   if (v.size() != n)
-    throw ModelError("weights: tensor '" + name + "' has shape [" + std::to_string(v.size()) +
-                     "], expected [" + std::to_string(n) + "]");
+    throw ModelError::about(file, name,
+                            "tensor '" + name + "' has shape [" + std::to_string(v.size()) + "], expected [" +
+                                std::to_string(n) + "]");
 }
 
-// Checks every tensor against the config; names follow weights.safetensors.
-void validate(const ModelConfig& c, const Weights& w) {
-  if (c.layers.empty()) throw ModelError("config: 'layers' must hold at least one layer");
-  if (c.embedding_dim > 0) expect_shape(w.embedding, c.vocab_size, c.embedding_dim, "embedding.weight");
+// Checks every tensor against the config (already check_config'ed); names follow weights.safetensors.
+void validate(const ModelConfig& c, const Weights& w, const std::string& file) {
+  if (c.embedding_dim > 0) expect_shape(w.embedding, c.vocab_size, c.embedding_dim, names::embedding(), file);
   if (w.layers.size() != c.layers.size())
-    throw ModelError("weights: " + std::to_string(w.layers.size()) + " LSTM layers, config has " +
-                     std::to_string(c.layers.size()));
+    throw ModelError(file, std::to_string(w.layers.size()) + " LSTM layers, config has " +
+                               std::to_string(c.layers.size()));
   for (size_t k = 0; k < c.layers.size(); ++k) {
     const auto& lc = c.layers[k];
     const auto& lw = w.layers[k];
-    std::string sfx = "_l" + std::to_string(k);
-    int g = 4 * lc.hidden_size;
-    expect_shape(lw.w_ih, g, c.layer_input_size(k), "lstm.weight_ih" + sfx);
-    expect_shape(lw.w_hh, g, lc.output_size(), "lstm.weight_hh" + sfx);
-    expect_len(lw.bias, g, "lstm.bias_ih" + sfx + " + lstm.bias_hh" + sfx);
-    if (lc.proj_size > 0) expect_shape(lw.w_hr, lc.proj_size, lc.hidden_size, "lstm.weight_hr" + sfx);
+    int g = format::kGateCount * lc.hidden_size;
+    expect_shape(lw.w_ih, g, c.layer_input_size(k), names::weight_ih(k), file);
+    expect_shape(lw.w_hh, g, lc.output_size(), names::weight_hh(k), file);
+    expect_len(lw.bias, g, names::bias_ih(k) + " + " + names::bias_hh(k), file);
+    if (lc.proj_size > 0) expect_shape(lw.w_hr, lc.proj_size, lc.hidden_size, names::weight_hr(k), file);
   }
   expect_shape(w.decoder, c.vocab_size, c.last_output_size(),
-               c.tied ? "embedding.weight (tied decoder)" : "decoder.weight");
-  expect_len(w.decoder_bias, c.vocab_size, "decoder.bias");
+               c.tied ? names::embedding() + " (tied decoder)" : names::decoder_weight(), file);
+  expect_len(w.decoder_bias, c.vocab_size, names::decoder_bias(), file);
 }
 
 }  // namespace
+
+void detail::check_vocab_size(const ModelConfig& config, const Vocab& vocab, const ModelPaths& paths) {
+  if (vocab.size() != config.vocab_size)
+    throw ModelError(paths.vocab, std::to_string(vocab.size()) + " tokens, but config.json vocab_size is " +
+                                      std::to_string(config.vocab_size));
+}
 
 Model::Model(ModelConfig config, Vocab vocab, Weights weights, std::string dir)
     : config_(std::move(config)),
@@ -58,28 +73,19 @@ Model::Model(ModelConfig config, Vocab vocab, Weights weights, std::string dir)
 Model::~Model() = default;
 
 std::shared_ptr<const Model> Model::create(ModelConfig config, Vocab vocab, Weights weights) {
-  return build(std::move(config), std::move(vocab), std::move(weights), "", {});
+  const ModelPaths paths;              // no directory: errors name the files by their bare names
+  check_config(config, paths.config);  // Model::load has it from parse_config
+  detail::check_vocab_size(config, vocab, paths);
+  return build(std::move(config), std::move(vocab), std::move(weights), paths, {});
 }
 
-std::shared_ptr<const Model> Model::build(ModelConfig config, Vocab vocab, Weights weights, std::string dir,
-                                          std::vector<std::string> warnings) {
-  if (config.tied) {
-    if (config.embedding_dim == 0)
-      throw ModelError("config: 'output.tied' needs an embedding (embedding_dim > 0)");
-    if (config.embedding_dim != config.last_output_size())
-      throw ModelError("config: 'output.tied' needs embedding_dim (" + std::to_string(config.embedding_dim) +
-                       ") equal to the last layer's output size (" +
-                       std::to_string(config.last_output_size()) + ")");
-    weights.decoder = weights.embedding;
-  }
-  validate(config, weights);
-  if (vocab.size() != config.vocab_size)
-    throw ModelError("vocab.json: " + std::to_string(vocab.size()) + " tokens, config.json vocab_size is " +
-                     std::to_string(config.vocab_size));
-  std::shared_ptr<Model> m(
-      new Model(std::move(config), std::move(vocab), std::move(weights), std::move(dir)));
+std::shared_ptr<const Model> Model::build(ModelConfig config, Vocab vocab, Weights weights,
+                                          const ModelPaths& paths, std::vector<std::string> warnings) {
+  if (config.tied) weights.decoder = weights.embedding;
+  validate(config, weights, paths.weights);
+  std::shared_ptr<Model> m(new Model(std::move(config), std::move(vocab), std::move(weights), paths.dir));
   m->warnings_ = std::move(warnings);
-  m->tokenizer_ = std::make_unique<const Tokenizer>(m->config_.tokenizer, m->vocab_);
+  m->tokenizer_ = std::make_unique<const Tokenizer>(m->config_.tokenizer, m->vocab_, paths.config);
   return m;
 }
 

@@ -1,21 +1,24 @@
 // Model::load: a model directory (config.json, vocab.json, weights.safetensors) -> Model.
-// Names and ranks of tensors are checked here; their dimensions by Model::create's validation,
-// whose messages are re-prefixed with the path of the file at fault.
+// Names and ranks of tensors are checked here; their dimensions by the validation Model::create
+// shares, which is given the paths of the files to name in its errors.
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <set>
 
+#include "format/foreign.hpp"
 #include "format/json_util.hpp"
+#include "format/tensor_names.hpp"
 #include "lstmlm/error.hpp"
 #include "lstmlm/model.hpp"
 #include "lstmlm/safetensors.hpp"
+#include "model/checks.hpp"
 
 namespace lstmlm {
 
 namespace {
 
 namespace fs = std::filesystem;
+namespace names = format::tensor_names;
 
 std::string shape_str(const std::vector<int64_t>& s) {
   std::string r = "[";
@@ -31,13 +34,13 @@ class TensorReader {
   const TensorInfo* get(const std::string& name, size_t rank, bool required, const std::string& why) {
     const TensorInfo* t = st_.find(name);
     if (!t) {
-      if (required) fail("missing tensor " + format::quoted(name) + " (" + why + ")");
+      if (required) fail(name, "missing tensor " + format::quoted(name) + " (" + why + ")");
       return nullptr;
     }
     used_.insert(name);
     if (t->shape.size() != rank)
-      fail("tensor " + format::quoted(name) + " has shape " + shape_str(t->shape) + ", expected " +
-           std::to_string(rank) + " dimension" + (rank == 1 ? "" : "s"));
+      fail(name, "tensor " + format::quoted(name) + " has shape " + shape_str(t->shape) + ", expected " +
+                     std::to_string(rank) + " dimension" + (rank == 1 ? "" : "s"));
     return t;
   }
 
@@ -59,23 +62,25 @@ class TensorReader {
     else if (acc.size() == v.size())
       acc += v;
     else
-      fail("tensor " + format::quoted(name) + " has shape " + shape_str(t->shape) +
-           ", its partner bias has [" + std::to_string(acc.size()) + "]");
+      fail(name, "tensor " + format::quoted(name) + " has shape " + shape_str(t->shape) +
+                     ", its partner bias has [" + std::to_string(acc.size()) + "]");
     return true;
   }
 
   void reject_present(const std::string& name, const std::string& why) {
-    if (st_.find(name)) fail("tensor " + format::quoted(name) + " must be absent: " + why);
+    if (st_.find(name)) fail(name, "tensor " + format::quoted(name) + " must be absent: " + why);
   }
 
   void reject_unknown() {
     for (const auto& t : st_.tensors())
       if (!used_.count(t.name))
-        fail("unknown tensor " + format::quoted(t.name) +
-             " (not a format v1 tensor name for this config.json)");
+        fail(t.name, "unknown tensor " + format::quoted(t.name) +
+                         " (not a format v1 tensor name for this config.json)");
   }
 
-  [[noreturn]] void fail(const std::string& what) const { throw ModelError(st_.path() + ": " + what); }
+  [[noreturn]] void fail(const std::string& tensor, const std::string& what) const {
+    throw ModelError::about(st_.path(), tensor, what);
+  }
 
  private:
   // Straight into the Eigen storage (no intermediate buffer: fresh pages are the main cost of a load).
@@ -97,34 +102,36 @@ class TensorReader {
   std::set<std::string> used_;
 };
 
-// Model::create and the Tokenizer name files by their bare names; give the full path instead.
-[[noreturn]] void rethrow_with_path(const ModelError& e, const fs::path& dir) {
-  std::string m = e.what();
-  const std::pair<const char*, const char*> prefixes[] = {{"weights: ", "weights.safetensors"},
-                                                          {"config: ", "config.json"},
-                                                          {"config.json: ", "config.json"},
-                                                          {"vocab.json: ", "vocab.json"}};
-  for (auto [prefix, file] : prefixes)
-    if (m.rfind(prefix, 0) == 0)
-      throw ModelError((dir / file).string() + ": " + m.substr(std::strlen(prefix)));
-  throw ModelError(dir.string() + ": " + m);
+// "<path>: this is a Keras HDF5 file, not an lstmlm model directory: convert it with ..."
+[[noreturn]] void refuse_foreign(const std::string& path, const format::ForeignModel& f) {
+  std::string what = "this is " + f.what + ", not an lstmlm model directory: ";
+  if (f.convertible)
+    throw ModelError(path, what + "convert it with `python3 tools/convert.py " + path + " OUTDIR`");
+  throw ModelError(path,
+                   what + f.format +
+                       " models are not supported yet (tools/convert.py reads Keras .h5/.keras, PyTorch "
+                       ".pt/.pth and TF1 checkpoints)");
 }
 
 }  // namespace
 
-std::shared_ptr<const Model> Model::load(const std::string& dir) {
+ModelPaths ModelPaths::in(const std::string& dir) {
   fs::path d(dir);
-  std::error_code ec;
-  if (!fs::is_directory(d, ec))
-    throw ModelError(
-        dir + ": not a model directory (expected config.json, vocab.json and weights.safetensors in it)");
-  std::string vocab_path = (d / "vocab.json").string();
+  return {dir, (d / "config.json").string(), (d / "vocab.json").string(),
+          (d / "weights.safetensors").string()};
+}
 
-  ModelConfig config = load_config((d / "config.json").string());
-  Vocab vocab = Vocab::load(vocab_path);
-  if (vocab.size() != config.vocab_size)
-    throw ModelError(vocab_path + ": " + std::to_string(vocab.size()) +
-                     " tokens, but config.json vocab_size is " + std::to_string(config.vocab_size));
+std::shared_ptr<const Model> Model::load(const std::string& dir) {
+  if (auto foreign = format::identify_foreign_model(dir)) refuse_foreign(dir, *foreign);
+  std::error_code ec;
+  if (!fs::is_directory(fs::path(dir), ec))
+    throw ModelError(
+        dir, "not a model directory (expected config.json, vocab.json and weights.safetensors in it)");
+  const ModelPaths paths = ModelPaths::in(dir);
+
+  ModelConfig config = load_config(paths.config);
+  Vocab vocab = Vocab::load(paths.vocab);
+  detail::check_vocab_size(config, vocab, paths);
   std::vector<std::string> warnings;
   {
     // A duplicate token cannot be looked up by its second id; worth knowing, not fatal.
@@ -134,49 +141,45 @@ std::shared_ptr<const Model> Model::load(const std::string& dir) {
     for (const auto& t : vocab.tokens())
       if (!seen.insert(t).second && dups++ == 0) first = t;
     if (dups)
-      warnings.push_back(vocab_path + ": " + std::to_string(dups) + " duplicate token" +
+      warnings.push_back(paths.vocab + ": " + std::to_string(dups) + " duplicate token" +
                          (dups == 1 ? "" : "s") + " (first " + format::quoted(first) +
                          "); text maps to the lowest id");
   }
 
-  SafetensorsFile st = SafetensorsFile::open((d / "weights.safetensors").string());
+  SafetensorsFile st = SafetensorsFile::open(paths.weights);
   TensorReader r(st, warnings);
   Weights w;
   if (config.embedding_dim > 0)
-    w.embedding = r.matrix("embedding.weight", "config.json embedding_dim > 0");
+    w.embedding = r.matrix(names::embedding(), "config.json embedding_dim > 0");
   else
-    r.reject_present("embedding.weight", "config.json embedding_dim is 0 (one-hot input)");
+    r.reject_present(names::embedding(), "config.json embedding_dim is 0 (one-hot input)");
   for (size_t k = 0; k < config.layers.size(); ++k) {
-    std::string sfx = "_l" + std::to_string(k);
     std::string why = "config.json layers[" + std::to_string(k) + "]";
     LayerWeights lw;
-    lw.w_ih = r.matrix("lstm.weight_ih" + sfx, why);
-    lw.w_hh = r.matrix("lstm.weight_hh" + sfx, why);
-    bool has_ih = r.add_vector("lstm.bias_ih" + sfx, lw.bias);
-    bool has_hh = r.add_vector("lstm.bias_hh" + sfx, lw.bias);
+    lw.w_ih = r.matrix(names::weight_ih(k), why);
+    lw.w_hh = r.matrix(names::weight_hh(k), why);
+    bool has_ih = r.add_vector(names::bias_ih(k), lw.bias);
+    bool has_hh = r.add_vector(names::bias_hh(k), lw.bias);
     // A model without any bias is almost surely a mis-export; refuse rather than run with zeros.
     if (!has_ih && !has_hh)
-      r.fail("missing tensor 'lstm.bias_ih" + sfx + "' or 'lstm.bias_hh" + sfx + "' (" + why +
-             " needs at least one)");
+      r.fail(names::bias_ih(k), "missing tensor " + format::quoted(names::bias_ih(k)) + " or " +
+                                    format::quoted(names::bias_hh(k)) + " (" + why + " needs at least one)");
     if (config.layers[k].proj_size > 0)
-      lw.w_hr = r.matrix("lstm.weight_hr" + sfx, why + " proj_size > 0");
+      lw.w_hr = r.matrix(names::weight_hr(k), why + " proj_size > 0");
     else
-      r.reject_present("lstm.weight_hr" + sfx, why + " has proj_size 0");
+      r.reject_present(names::weight_hr(k), why + " has proj_size 0");
     w.layers.push_back(std::move(lw));
   }
   if (config.tied)
-    r.reject_present("decoder.weight", "config.json output.tied is true (the decoder is embedding.weight)");
+    r.reject_present(names::decoder_weight(),
+                     "config.json output.tied is true (the decoder is embedding.weight)");
   else
-    w.decoder = r.matrix("decoder.weight", "config.json output.tied is false");
-  r.get("decoder.bias", 1, true, "the output layer's bias");
-  r.add_vector("decoder.bias", w.decoder_bias);
+    w.decoder = r.matrix(names::decoder_weight(), "config.json output.tied is false");
+  r.get(names::decoder_bias(), 1, true, "the output layer's bias");
+  r.add_vector(names::decoder_bias(), w.decoder_bias);
   r.reject_unknown();
 
-  try {
-    return build(std::move(config), std::move(vocab), std::move(w), dir, std::move(warnings));
-  } catch (const ModelError& e) {
-    rethrow_with_path(e, d);
-  }
+  return build(std::move(config), std::move(vocab), std::move(w), paths, std::move(warnings));
 }
 
 }  // namespace lstmlm

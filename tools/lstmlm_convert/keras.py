@@ -16,6 +16,7 @@ import zipfile
 import numpy as np
 
 from lstmlm_format import layer as fmt_layer
+from lstmlm_format import names as tensor_names
 
 from . import common
 from .common import ConvertError
@@ -262,7 +263,7 @@ def _build(plan, get_weights, where):
             e = w.get("embeddings")
             if e is None or e.ndim != 2:
                 raise ConvertError(f"{lw}: expected an embeddings matrix [V, E]")
-            tensors["embedding.weight"] = e
+            tensors[tensor_names.embedding] = e
             vocab_in, emb_dim, in_dim = e.shape[0], e.shape[1], e.shape[1]
             meta["mask_zero"] = info.get("mask_zero")
         elif kind == "lstm":
@@ -287,9 +288,9 @@ def _build(plan, get_weights, where):
                     raise ConvertError(f"{lw}: expected bias [4H] = [{4 * hidden}]")
             else:
                 bias = np.zeros(4 * hidden, dtype=np.float32)
-            tensors[f"lstm.weight_ih_l{k}"] = kern.T
-            tensors[f"lstm.weight_hh_l{k}"] = rec.T
-            tensors[f"lstm.bias_ih_l{k}"] = bias
+            tensors[tensor_names.weight_ih(k)] = kern.T
+            tensors[tensor_names.weight_hh(k)] = rec.T
+            tensors[tensor_names.bias_ih(k)] = bias
             layers.append(fmt_layer(hidden, recurrent_activation=info["recurrent_activation"]))
             in_dim, k = hidden, k + 1
         elif kind == "dense":
@@ -305,8 +306,8 @@ def _build(plan, get_weights, where):
             if vocab_in != size:
                 raise ConvertError(f"{lw}: {size} outputs but the input vocabulary has {vocab_in} ids; lstmlm "
                                    "needs one vocabulary for both")
-            tensors["decoder.weight"] = kern.T
-            tensors["decoder.bias"] = bias
+            tensors[tensor_names.decoder_weight] = kern.T
+            tensors[tensor_names.decoder_bias] = bias
     return tensors, layers, emb_dim, size, meta
 
 

@@ -15,6 +15,9 @@ import re
 
 import numpy as np
 
+from lstmlm_format import GATE_ORDER
+from lstmlm_format import names as tensor_names
+
 from . import common
 from .tf1_checkpoint import Checkpoint, ConvertError
 from .vocab import load_vocab
@@ -206,13 +209,18 @@ def _vocab(prefix, args, size, where):
 # --- conversion ---------------------------------------------------------------------------------------------
 
 
+# TF1 LSTM cells store the gates as i, j, f, o; j is the cell candidate, lstmlm's g.
+TF1_GATE_ORDER = ("i", "g", "f", "o")
+
+
 def tf_kernel_to_torch(kernel, bias, in_size, forget_bias):
     """[in + H_out, 4H] kernel and [4H] bias in TF order i, j, f, o -> W_ih, W_hh, b in PyTorch order i, f, g, o."""
     h = kernel.shape[1] // 4
-    order = np.concatenate([np.arange(h) + h * g for g in (0, 2, 1, 3)])  # i, f, j(=g), o
+    order = np.concatenate([np.arange(h) + h * TF1_GATE_ORDER.index(g) for g in GATE_ORDER])
     w = kernel.T[order]
     b = bias[order].astype(np.float64)
-    b[h:2 * h] += forget_bias
+    f = GATE_ORDER.index("f")
+    b[f * h:(f + 1) * h] += forget_bias
     return w[:, :in_size], w[:, in_size:], b.astype(np.float32)
 
 
@@ -245,7 +253,7 @@ def convert(source, args):
     if emb.ndim != 2:
         raise ConvertError(f"{ckpt.index_path}: embedding '{emb_name}' has shape {list(emb.shape)}, expected [V, E]")
     vocab_size, in_size = emb.shape
-    tensors = {"embedding.weight": emb}
+    tensors = {tensor_names.embedding: emb}
     layers = []
     for k, kind, vs in cells:
         kernel, bias = f32(vs["kernel"]), f32(vs["bias"])
@@ -262,11 +270,11 @@ def convert(source, args):
             raise ConvertError(f"{ckpt.index_path}: cell {k} kernel '{vs['kernel']}' has {kernel.shape[0]} rows, "
                                f"expected input {in_size} + state {out_size} = {in_size + out_size}")
         w_ih, w_hh, b = tf_kernel_to_torch(kernel, bias, in_size, forget_bias)
-        tensors[f"lstm.weight_ih_l{k}"] = w_ih
-        tensors[f"lstm.weight_hh_l{k}"] = w_hh
-        tensors[f"lstm.bias_ih_l{k}"] = b
+        tensors[tensor_names.weight_ih(k)] = w_ih
+        tensors[tensor_names.weight_hh(k)] = w_hh
+        tensors[tensor_names.bias_ih(k)] = b
         if proj is not None:
-            tensors[f"lstm.weight_hr_l{k}"] = proj.T
+            tensors[tensor_names.weight_hr(k)] = proj.T
         layers.append({"hidden_size": h, "proj_size": int(out_size) if proj is not None else 0,
                        "activation": "tanh", "recurrent_activation": "sigmoid",
                        "cell_clip": float(cell_clip) if cell_clip is not None and kind == "lstm" else None})
@@ -278,8 +286,8 @@ def convert(source, args):
     if sw.shape != (in_size, vocab_size) or sb.shape != (vocab_size,):
         raise ConvertError(f"{ckpt.index_path}: softmax '{sw_name}' {list(sw.shape)} / '{sb_name}' "
                            f"{list(sb.shape)}: expected [{in_size}, {vocab_size}] and [{vocab_size}]")
-    tensors["decoder.weight"] = np.ascontiguousarray(sw.T)
-    tensors["decoder.bias"] = sb
+    tensors[tensor_names.decoder_weight] = np.ascontiguousarray(sw.T)
+    tensors[tensor_names.decoder_bias] = sb
 
     source = {"framework": "tensorflow1", "format": "TF V2 checkpoint", "file": os.path.basename(prefix),
               "cells": [kind for _, kind, _ in cells],

@@ -12,6 +12,7 @@ import zipfile
 import numpy as np
 
 from lstmlm_format import layer as fmt_layer
+from lstmlm_format import names as tensor_names
 
 from . import common, torch_file, unpickle
 from . import vocab as vocab_mod
@@ -162,14 +163,14 @@ def convert(path, args):
         for name, b in (("bias_ih", b_ih), ("bias_hh", b_hh)):
             if b is not None and b.shape != (4 * hidden,):
                 raise ConvertError(f"{where}: {prefix}{name}_l{k} {b.shape} should be [{4 * hidden}]")
-        tensors[f"lstm.weight_ih_l{k}"] = w_ih
-        tensors[f"lstm.weight_hh_l{k}"] = w_hh
+        tensors[tensor_names.weight_ih(k)] = w_ih
+        tensors[tensor_names.weight_hh(k)] = w_hh
         if b_ih is not None:
-            tensors[f"lstm.bias_ih_l{k}"] = b_ih
+            tensors[tensor_names.bias_ih(k)] = b_ih
         if b_hh is not None:
-            tensors[f"lstm.bias_hh_l{k}"] = b_hh
+            tensors[tensor_names.bias_hh(k)] = b_hh
         if w_hr is not None:
-            tensors[f"lstm.weight_hr_l{k}"] = w_hr
+            tensors[tensor_names.weight_hr(k)] = w_hr
         layers.append(fmt_layer(hidden, proj_size=proj))
         in_dim = proj or hidden
     rest = {k: v for k, v in sd.items() if k not in used}
@@ -199,15 +200,15 @@ def convert(path, args):
         emb_obj = rest.pop(emb_key)
         emb = np.asarray(emb_obj, dtype=np.float32)
         tied = emb_obj is sd[dec_key] or np.array_equal(emb, dec_w)
-        out["embedding.weight"] = emb
+        out[tensor_names.embedding] = emb
         emb_dim = emb.shape[1]
     leftover = sorted(rest)
     if leftover:
         raise ConvertError(f"{where}: tensors {leftover} are not part of Embedding -> LSTM -> Linear")
     out.update(tensors)
     if not tied:
-        out["decoder.weight"] = dec_w
-    out["decoder.bias"] = dec_b
+        out[tensor_names.decoder_weight] = dec_w
+    out[tensor_names.decoder_bias] = dec_b
     source = {"framework": "pytorch", "file": os.path.basename(path), "exporter": "tools/convert.py",
               "format": "whole-module pickle" if classes else "state_dict",
               "tensors": {"embedding": emb_key, "lstm": prefix.rstrip("."), "decoder": dec_key}}

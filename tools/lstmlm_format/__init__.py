@@ -1,11 +1,50 @@
-"""Writer of the lstmlm model directory (format v1, docs/model-format.md), shared by every tool."""
+"""Writer of the lstmlm model directory (format v1, docs/model-format.md), shared by every tool.
+
+Tensor names and the gate order come from src/format/tensor_names.json, the spec the C++ loader is
+generated from: `names.weight_ih(k)`, `names.embedding`, ..., `GATE_ORDER`."""
 import json
 import os
+import re
 import struct
 
 import numpy as np
 
 FORMAT_VERSION = 1
+
+SPEC_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "src", "format",
+                         "tensor_names.json")
+with open(SPEC_PATH, encoding="utf-8") as _f:
+    _SPEC = json.load(_f)
+
+# Rows of the 4H-row LSTM tensors are four blocks of H rows in this order (PyTorch's).
+GATE_ORDER = tuple(_SPEC["gate_order"])
+GATE_COUNT = len(GATE_ORDER)
+
+
+class _Names:
+    """The tensor names of weights.safetensors: fixed ones as attributes (names.embedding), per-layer
+    ones as functions of the 0-based layer index (names.weight_ih(0) == "lstm.weight_ih_l0")."""
+
+    def __init__(self, templates):
+        self.templates = dict(templates)
+        for key, t in self.templates.items():
+            setattr(self, key, (lambda t: lambda k: t.replace("{k}", str(int(k))))(t) if "{k}" in t else t)
+
+    def is_known(self, name, num_layers):
+        """True when `name` is a format tensor name for a model of `num_layers` LSTM layers."""
+        for t in self.templates.values():
+            if "{k}" not in t:
+                if name == t:
+                    return True
+                continue
+            pre, post = t.split("{k}")
+            m = re.fullmatch(re.escape(pre) + r"(0|[1-9][0-9]*)" + re.escape(post), name)
+            if m and int(m.group(1)) < num_layers:
+                return True
+        return False
+
+
+names = _Names(_SPEC["tensors"])
 
 
 def write_safetensors(path, tensors):
@@ -38,7 +77,12 @@ def tokenizer(type="word", lowercase=False, filters="", unk_token=None, eos_toke
 
 
 def write_model(outdir, *, vocab, embedding_dim, layers, tied, tokenizer, tensors, source):
-    """Writes config.json, vocab.json and weights.safetensors into outdir (created if needed)."""
+    """Writes config.json, vocab.json and weights.safetensors into outdir (created if needed).
+    A tensor name outside the spec (src/format/tensor_names.json) is a converter bug: ValueError, nothing written."""
+    unknown = [n for n in tensors if not names.is_known(n, len(layers))]
+    if unknown:
+        raise ValueError(f"write_model: tensor name {unknown[0]!r} is not in the lstmlm format spec "
+                         f"({os.path.normpath(SPEC_PATH)}) for {len(layers)} LSTM layer(s)")
     os.makedirs(outdir, exist_ok=True)
     config = {"format": "lstmlm", "format_version": FORMAT_VERSION, "vocab_size": len(vocab),
               "embedding_dim": int(embedding_dim), "layers": layers, "output": {"tied": bool(tied)},
