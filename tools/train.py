@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Trains the bundled word-level model (models/fairytales-word) with PyTorch.
 
-Shape is exactly DESIGN.md section 1: vocabulary 554 (the 552 most frequent words of the train split,
-plus <unk> and <eos>), Embedding(554, 100) -> LSTM(100) -> Linear(100, 554); 191,754 parameters. PyTorch's
-LSTM has two bias vectors (bias_ih, bias_hh) where Keras and TF have one; bias_hh is held at zero and frozen
-so the trained model has exactly the single-bias parameter count.
+Shape is exactly the SEED shape lstmlm was built for (docs/performance.md): vocabulary 554 (the 552 most
+frequent words of the train split, plus <unk> and <eos>), Embedding(554, 100) -> LSTM(100) -> Linear(100, 554);
+191,754 parameters. PyTorch's LSTM has two bias vectors (bias_ih, bias_hh) where Keras and TF have one;
+bias_hh is held at zero and frozen so the trained model has exactly the single-bias parameter count.
 
 Data: Project Gutenberg #4018 (Japanese Fairy Tales, public domain), Moses-tokenised, as found in
 ../shared/data/torch-wlm-fairytales. Text is lowercased (552 words cover more of it that way) and every

@@ -1,5 +1,6 @@
-"""float64 evaluation of a converted lstmlm model directory with DESIGN.md section 3/4's math (PyTorch layout),
-used to check a converter's output against a framework reference without the C++ engine."""
+"""float64 evaluation of a converted lstmlm model directory (docs/model-format.md: tensors in PyTorch layout,
+the cell and projection math of the design's numerics contract, docs/architecture.md), used to check a
+converter's output against a framework reference without the C++ engine."""
 import json
 import os
 
