@@ -50,7 +50,7 @@ inline std::shared_ptr<const Model> make_model(int V, int E, const std::vector<L
   w.decoder_bias.resize(V);
   for (auto& b : w.decoder_bias) b = u(rng);
   std::vector<std::string> toks;
-  for (int i = 0; i < V; ++i) toks.push_back("t" + std::to_string(i));
+  for (int i = 0; i < V; ++i) toks.push_back(std::string(1, 't') += std::to_string(i));
   return Model::create(std::move(c), Vocab(std::move(toks)), std::move(w));
 }
 
