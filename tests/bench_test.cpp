@@ -28,7 +28,7 @@ TEST(BenchFlops, SeedShapeByHand) {
   ModelConfig c = shape(554, 100, 100, 1);
   EXPECT_DOUBLE_EQ(flops_per_call(c, Workload::Score, 1, 4), 4 * (160000.0 + 110800.0));
   // predict projects the last step only: 4*160,000 + 110,800 = 750,800, the "about 0.75 MFLOP"
-  // per 4-step call of the design brief.
+  // per 4-step call that the seed model (README) spends milliseconds of framework overhead on.
   EXPECT_DOUBLE_EQ(flops_per_call(c, Workload::Predict, 1, 4), 750800.0);
   EXPECT_DOUBLE_EQ(flops_per_call(c, Workload::Predict, 3, 4), 3 * 750800.0);
   EXPECT_DOUBLE_EQ(flops_per_call(c, Workload::Generate, 2, 5), 10 * 270800.0);

@@ -1,6 +1,6 @@
-// Batch invariance (DESIGN.md section 4) and streaming: a sequence's log-probabilities and final state are
-// bit-identical (==) alone, at every position of batches of 2..64 mixed-length rows, with 1 or 2 threads,
-// and when run in chunks with the state carried over.
+// Batch invariance (docs/architecture.md, numerics invariants) and streaming: a sequence's log-probabilities
+// and final state are bit-identical (==) alone, at every position of batches of 2..64 mixed-length rows, with
+// 1 or 2 threads, and when run in chunks with the state carried over.
 #include <gtest/gtest.h>
 
 #include <algorithm>

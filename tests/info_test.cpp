@@ -16,7 +16,7 @@ using nlohmann::json;
 
 namespace {
 
-// Embedding(554, 100) -> LSTM(100) -> Dense(554), the model of DESIGN.md section 1.
+// Embedding(554, 100) -> LSTM(100) -> Dense(554), the Keras model this project was born from (README).
 lstmlm::test::ModelFiles keras_shape() { return lstmlm::test::files_of(*Model::random(554, 100, 100, 1, 5)); }
 
 }  // namespace

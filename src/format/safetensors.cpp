@@ -76,6 +76,95 @@ uint64_t get_u64(const nlohmann::json& j, const std::string& path, const std::st
   fail(path, field + ": expected a non-negative integer, found " + format::brief(j));
 }
 
+// One tensor's header entry: dtype, shape and byte range checked against each other and the data section.
+TensorInfo parse_entry(const std::string& path, const std::string& name, const nlohmann::json& t,
+                       uint64_t data_size) {
+  std::string where = "tensor " + format::quoted(name);
+  if (!t.is_object()) fail(path, name, where + ": expected an object, found " + format::brief(t));
+  for (auto f2 = t.begin(); f2 != t.end(); ++f2)
+    if (f2.key() != "dtype" && f2.key() != "shape" && f2.key() != "data_offsets")
+      fail(path, name, where + ": unknown field " + format::quoted(f2.key()));
+  if (!t.contains("dtype") || !t.contains("shape") || !t.contains("data_offsets"))
+    fail(path, name, where + ": needs the fields dtype, shape and data_offsets");
+  TensorInfo info;
+  info.name = name;
+  const auto& dt = t["dtype"];
+  if (!dt.is_string()) fail(path, name, where + ": dtype: expected a string, found " + format::brief(dt));
+  std::string d = dt.get<std::string>();
+  if (d == "F32")
+    info.dtype = DType::F32;
+  else if (d == "F16")
+    info.dtype = DType::F16;
+  else if (d == "BF16")
+    info.dtype = DType::BF16;
+  else
+    fail(path, name, where + ": dtype " + format::quoted(d) + " is not supported (F32, F16 and BF16 are)");
+
+  const auto& sh = t["shape"];
+  if (!sh.is_array()) fail(path, name, where + ": shape: expected an array, found " + format::brief(sh));
+  uint64_t count = 1;
+  bool overflow = false;
+  for (const auto& dim : sh) {
+    uint64_t n = get_u64(dim, path, where + ": shape");
+    if (n > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      overflow = true;
+    else if (n != 0 && count > std::numeric_limits<uint64_t>::max() / n)
+      overflow = true;
+    else
+      count *= n;
+    info.shape.push_back(static_cast<int64_t>(std::min<uint64_t>(n, std::numeric_limits<int64_t>::max())));
+  }
+  // A product past 2^64 can never match a byte range inside a real file.
+  if (overflow || count > std::numeric_limits<uint64_t>::max() / item_size(info.dtype))
+    fail(path, name, where + ": shape " + format::brief(sh) + " is too large");
+
+  const auto& off = t["data_offsets"];
+  if (!off.is_array() || off.size() != 2)
+    fail(path, name, where + ": data_offsets: expected [begin, end], found " + format::brief(off));
+  info.begin = get_u64(off[0], path, where + ": data_offsets");
+  info.end = get_u64(off[1], path, where + ": data_offsets");
+  if (info.begin > info.end)
+    fail(path, name, where + ": data_offsets " + format::brief(off) + " end before they begin");
+  if (info.end > data_size)
+    fail(path, name,
+         where + ": data_offsets " + format::brief(off) + " run past the end of the data section (" +
+             std::to_string(data_size) + " bytes; the file is truncated or the offsets are wrong)");
+  uint64_t expected = count * item_size(info.dtype);
+  if (info.end - info.begin != expected)
+    fail(path, name,
+         where + ": shape " + format::brief(sh) + " x " + dtype_name(info.dtype) + " needs " +
+             std::to_string(expected) + " bytes, data_offsets " + format::brief(off) + " hold " +
+             std::to_string(info.end - info.begin));
+  return info;
+}
+
+// Ranges sorted by start must neither overlap nor leave holes (the safetensors spec forbids both;
+// a hole is where a polyglot payload would hide).
+void check_coverage(const std::string& path, const std::vector<TensorInfo>& tensors, uint64_t data_size) {
+  std::vector<const TensorInfo*> by_begin;
+  for (const auto& t : tensors) by_begin.push_back(&t);
+  std::sort(by_begin.begin(), by_begin.end(),
+            [](auto* a, auto* b) { return a->begin != b->begin ? a->begin < b->begin : a->end < b->end; });
+  uint64_t covered = 0;
+  const TensorInfo* prev = nullptr;
+  for (const auto* t : by_begin) {
+    if (t->begin == t->end) continue;  // empty tensors occupy no bytes
+    if (t->begin < covered)
+      fail(path, t->name,
+           "tensor " + format::quoted(t->name) + " [" + std::to_string(t->begin) + ", " +
+               std::to_string(t->end) + ") overlaps tensor " + format::quoted(prev->name) + " [" +
+               std::to_string(prev->begin) + ", " + std::to_string(prev->end) + ")");
+    if (t->begin > covered)
+      fail(path, "data bytes [" + std::to_string(covered) + ", " + std::to_string(t->begin) +
+                     ") belong to no tensor");
+    covered = t->end;
+    prev = t;
+  }
+  if (covered != data_size)
+    fail(path, "data bytes [" + std::to_string(covered) + ", " + std::to_string(data_size) +
+                   ") after the last tensor belong to no tensor");
+}
+
 }  // namespace
 
 SafetensorsFile SafetensorsFile::open(const std::string& path) {
@@ -124,91 +213,10 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
         fail(path, "header: __metadata__: expected an object, found " + format::brief(*it));
       continue;
     }
-    std::string where = "tensor " + format::quoted(name);
-    const nlohmann::json& t = *it;
-    if (!t.is_object()) fail(path, name, where + ": expected an object, found " + format::brief(t));
-    for (auto f2 = t.begin(); f2 != t.end(); ++f2)
-      if (f2.key() != "dtype" && f2.key() != "shape" && f2.key() != "data_offsets")
-        fail(path, name, where + ": unknown field " + format::quoted(f2.key()));
-    if (!t.contains("dtype") || !t.contains("shape") || !t.contains("data_offsets"))
-      fail(path, name, where + ": needs the fields dtype, shape and data_offsets");
-    TensorInfo info;
-    info.name = name;
-    const auto& dt = t["dtype"];
-    if (!dt.is_string()) fail(path, name, where + ": dtype: expected a string, found " + format::brief(dt));
-    std::string d = dt.get<std::string>();
-    if (d == "F32")
-      info.dtype = DType::F32;
-    else if (d == "F16")
-      info.dtype = DType::F16;
-    else if (d == "BF16")
-      info.dtype = DType::BF16;
-    else
-      fail(path, name, where + ": dtype " + format::quoted(d) + " is not supported (F32, F16 and BF16 are)");
-
-    const auto& sh = t["shape"];
-    if (!sh.is_array()) fail(path, name, where + ": shape: expected an array, found " + format::brief(sh));
-    uint64_t count = 1;
-    bool overflow = false;
-    for (const auto& dim : sh) {
-      uint64_t n = get_u64(dim, path, where + ": shape");
-      if (n > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-        overflow = true;
-      else if (n != 0 && count > std::numeric_limits<uint64_t>::max() / n)
-        overflow = true;
-      else
-        count *= n;
-      info.shape.push_back(static_cast<int64_t>(std::min<uint64_t>(n, std::numeric_limits<int64_t>::max())));
-    }
-    // A product past 2^64 can never match a byte range inside a real file.
-    if (overflow || count > std::numeric_limits<uint64_t>::max() / item_size(info.dtype))
-      fail(path, name, where + ": shape " + format::brief(sh) + " is too large");
-
-    const auto& off = t["data_offsets"];
-    if (!off.is_array() || off.size() != 2)
-      fail(path, name, where + ": data_offsets: expected [begin, end], found " + format::brief(off));
-    info.begin = get_u64(off[0], path, where + ": data_offsets");
-    info.end = get_u64(off[1], path, where + ": data_offsets");
-    if (info.begin > info.end)
-      fail(path, name, where + ": data_offsets " + format::brief(off) + " end before they begin");
-    if (info.end > data_size)
-      fail(path, name,
-           where + ": data_offsets " + format::brief(off) + " run past the end of the data section (" +
-               std::to_string(data_size) + " bytes; the file is truncated or the offsets are wrong)");
-    uint64_t expected = count * item_size(info.dtype);
-    if (info.end - info.begin != expected)
-      fail(path, name,
-           where + ": shape " + format::brief(sh) + " x " + dtype_name(info.dtype) + " needs " +
-               std::to_string(expected) + " bytes, data_offsets " + format::brief(off) + " hold " +
-               std::to_string(info.end - info.begin));
-    st.tensors_.push_back(std::move(info));
+    st.tensors_.push_back(parse_entry(path, name, *it, data_size));
   }
 
-  // Ranges sorted by start must neither overlap nor leave holes (the safetensors spec forbids both;
-  // a hole is where a polyglot payload would hide).
-  std::vector<const TensorInfo*> by_begin;
-  for (const auto& t : st.tensors_) by_begin.push_back(&t);
-  std::sort(by_begin.begin(), by_begin.end(),
-            [](auto* a, auto* b) { return a->begin != b->begin ? a->begin < b->begin : a->end < b->end; });
-  uint64_t covered = 0;
-  const TensorInfo* prev = nullptr;
-  for (const auto* t : by_begin) {
-    if (t->begin == t->end) continue;  // empty tensors occupy no bytes
-    if (t->begin < covered)
-      fail(path, t->name,
-           "tensor " + format::quoted(t->name) + " [" + std::to_string(t->begin) + ", " +
-               std::to_string(t->end) + ") overlaps tensor " + format::quoted(prev->name) + " [" +
-               std::to_string(prev->begin) + ", " + std::to_string(prev->end) + ")");
-    if (t->begin > covered)
-      fail(path, "data bytes [" + std::to_string(covered) + ", " + std::to_string(t->begin) +
-                     ") belong to no tensor");
-    covered = t->end;
-    prev = t;
-  }
-  if (covered != data_size)
-    fail(path, "data bytes [" + std::to_string(covered) + ", " + std::to_string(data_size) +
-                   ") after the last tensor belong to no tensor");
-
+  check_coverage(path, st.tensors_, data_size);
   st.data_ = bytes + 8 + header_len;
   st.data_size_ = data_size;
   return st;

@@ -114,9 +114,9 @@ std::shared_ptr<const Model> Model::random(int vocab_size, int embedding_dim, in
   }
   for (int k = 0; k < num_layers; ++k) {
     LayerWeights lw;
-    lw.w_ih.resize(4 * hidden_size, c.layer_input_size(static_cast<size_t>(k)));
-    lw.w_hh.resize(4 * hidden_size, hidden_size);
-    lw.bias.resize(4 * hidden_size);
+    lw.w_ih.resize(format::kGateCount * hidden_size, c.layer_input_size(static_cast<size_t>(k)));
+    lw.w_hh.resize(format::kGateCount * hidden_size, hidden_size);
+    lw.bias.resize(format::kGateCount * hidden_size);
     fill(lw.w_ih, u);
     fill(lw.w_hh, u);
     fill(lw.bias, u);

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "format/tensor_names.hpp"
 #include "lstmlm/error.hpp"
 #include "lstmlm/tasks/bench.hpp"
 
@@ -34,7 +35,7 @@ double flops_per_call(const ModelConfig& c, Workload w, int batch, int length) {
   double lstm = 0;
   for (size_t k = 0; k < c.layers.size(); ++k) {
     const auto& l = c.layers[k];
-    double h4 = 4.0 * l.hidden_size;
+    double h4 = double(format::kGateCount) * l.hidden_size;
     lstm += 2.0 * h4 * (c.layer_input_size(k) + l.output_size());
     if (l.proj_size > 0) lstm += 2.0 * l.proj_size * l.hidden_size;
   }

@@ -65,7 +65,7 @@ class FairytalesWordTest(unittest.TestCase):
     def setUp(self):
         self.dir, self.config, self.vocab, self.tensors = load("fairytales-word")
 
-    def test_shape_is_design_section_1(self):
+    def test_shape_is_the_seed_keras_model(self):
         self.assertEqual(self.config["vocab_size"], 554)
         self.assertEqual(self.config["embedding_dim"], 100)
         self.assertEqual([(l["hidden_size"], l["proj_size"]) for l in self.config["layers"]], [(100, 0)])

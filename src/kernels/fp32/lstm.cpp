@@ -53,7 +53,8 @@ void lstm_tile(const float* const* h, const float* const* init, float* const* c,
       const int unit = (u + p) * kUnitBlock;
       const V16* z = acc[r] + kGates * p;
       V16 cn;
-      V16 hn = cell(L, z[0], z[1], z[2], z[3], load(c[r] + unit), cn);
+      V16 hn = cell(L, z[format::kGateI], z[format::kGateF], z[format::kGateG], z[format::kGateO],
+                    load(c[r] + unit), cn);
       store(c[r] + unit, cn);
       store(m[r] + unit, hn);
     }
@@ -73,8 +74,9 @@ void lstm_tail(const float* const* h, const float* const* init, float* const* c,
   for (int r = 0; r < R; ++r) {
     for (int q = 0; q < Q; ++q) store(buf + kLanes * q, acc[r][q]);
     V16 cn;
-    V16 hn = cell(L, load_n(buf, t, 0.0f), load_n(buf + t, t, 0.0f), load_n(buf + 2 * t, t, 0.0f),
-                  load_n(buf + 3 * t, t, 0.0f), load_n(c[r] + unit, t, 0.0f), cn);
+    auto gate = [&](int g) { return load_n(buf + g * t, t, 0.0f); };
+    V16 hn = cell(L, gate(format::kGateI), gate(format::kGateF), gate(format::kGateG), gate(format::kGateO),
+                  load_n(c[r] + unit, t, 0.0f), cn);
     store_n(c[r] + unit, cn, t);
     store_n(m[r] + unit, hn, t);
   }

@@ -15,6 +15,7 @@
 #pragma once
 #include <cstddef>
 
+#include "format/tensor_names.hpp"
 #include "kernels/aligned.hpp"
 
 namespace lstmlm::kernels::fp32 {
@@ -22,7 +23,7 @@ namespace lstmlm::kernels::fp32 {
 inline constexpr int kLanes = 16;        // floats per V16 vector (simd.hpp)
 inline constexpr int kPanelVectors = 4;  // vectors per full panel row
 inline constexpr int kPanel = kPanelVectors * kLanes;
-inline constexpr int kGates = 4;  // an LSTM's gates, i f g o (PyTorch order)
+inline constexpr int kGates = format::kGateCount;  // an LSTM's gates, in the canonical order (i f g o)
 inline constexpr int kUnitBlock = kLanes;
 // One block of units is exactly one full panel: the epilogue finds a unit's four gates in one tile.
 static_assert(kGates * kUnitBlock == kPanel);
