@@ -241,6 +241,12 @@ TEST(ForeignModel, Tf1Checkpoint) {
     put(dir / f, "tf1 bytes");
     EXPECT_STREQ(load_error(dir / f).what(), convert_hint(dir / f, "a TensorFlow 1 checkpoint file").c_str());
   }
+  // Near misses of the shard name are not called checkpoints.
+  for (const char* f :
+       {"notes.data-1-of-", "notes.data--of-2", "notes.data-1-of-2.txt", "notes.data-x-of-2"}) {
+    put(dir / f, "text");
+    EXPECT_EQ(std::string(load_error(dir / f).what()).find("TensorFlow 1"), std::string::npos) << f;
+  }
   // The prefix, which is no file itself.
   EXPECT_STREQ(load_error(dir / "model.ckpt").what(),
                convert_hint(dir / "model.ckpt", "a TensorFlow 1 checkpoint prefix").c_str());

@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <regex>
 #include <vector>
 
 namespace lstmlm::format {
@@ -105,6 +104,23 @@ bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// NAME.data-DDDDD-of-DDDDD, a TF1 checkpoint's data shard (a hand matcher: std::regex trips GCC 12's
+// -Wmaybe-uninitialized in the sanitizer build).
+bool is_tf1_data_shard(const std::string& name) {
+  auto digits = [&](size_t& i) {
+    const size_t start = i;
+    while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;
+    return i > start;
+  };
+  for (size_t at = name.find(".data-"); at != std::string::npos; at = name.find(".data-", at + 1)) {
+    size_t i = at + 6;
+    if (!digits(i) || name.compare(i, 4, "-of-") != 0) continue;
+    i += 4;
+    if (digits(i) && i == name.size()) return true;
+  }
+  return false;
+}
+
 ForeignModel convertible(std::string what, std::string format) {
   return {std::move(what), std::move(format), true};
 }
@@ -130,8 +146,7 @@ std::optional<ForeignModel> identify_file(const std::string& path) {
   // A pickle (protocol 2 and later start with PROTO): torch.save's legacy format.
   if (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x80 && head[1] >= 2 && head[1] <= 5)
     return convertible("a PyTorch pickle file (.pt/.pth)", "PyTorch");
-  static const std::regex tf1_data(R"(.*\.data-[0-9]+-of-[0-9]+$)");
-  if (ends_with(name, ".index") || ends_with(name, ".meta") || std::regex_match(name, tf1_data))
+  if (ends_with(name, ".index") || ends_with(name, ".meta") || is_tf1_data_shard(name))
     return convertible("a TensorFlow 1 checkpoint file", "TF1 checkpoint");
   if (ends_with(name, ".onnx")) return unsupported("an ONNX file", "ONNX");
   if (name == "saved_model.pb") return unsupported("a TensorFlow SavedModel file", "TensorFlow SavedModel");
