@@ -39,54 +39,14 @@ const Registered& entry(Format f) {
 
 }  // namespace
 
-Value Value::boolean(bool v) {
-  Value x;
-  x.kind = Kind::Bool;
-  x.b = v;
-  return x;
-}
-Value Value::integer(int64_t v) {
-  Value x;
-  x.kind = Kind::Int;
-  x.i = v;
-  return x;
-}
-Value Value::uinteger(uint64_t v) {
-  Value x;
-  x.kind = Kind::UInt;
-  x.u = v;
-  return x;
-}
-Value Value::num9(double v) {
-  Value x;
-  x.kind = Kind::Num9;
-  x.d = v;
-  return x;
-}
-Value Value::real(double v) {
-  Value x;
-  x.kind = Kind::Real;
-  x.d = v;
-  return x;
-}
-Value Value::str(std::string v) {
-  Value x;
-  x.kind = Kind::Str;
-  x.s = std::move(v);
-  return x;
-}
-Value Value::of_list(std::vector<Value> v) {
-  Value x;
-  x.kind = Kind::List;
-  x.list = std::move(v);
-  return x;
-}
-Value Value::of_record(Fields v) {
-  Value x;
-  x.kind = Kind::Record;
-  x.fields = std::move(v);
-  return x;
-}
+Value Value::boolean(bool v) { return {.kind = Kind::Bool, .b = v}; }
+Value Value::integer(int64_t v) { return {.kind = Kind::Int, .i = v}; }
+Value Value::uinteger(uint64_t v) { return {.kind = Kind::UInt, .u = v}; }
+Value Value::num9(double v) { return {.kind = Kind::Num9, .d = v}; }
+Value Value::real(double v) { return {.kind = Kind::Real, .d = v}; }
+Value Value::str(std::string v) { return {.kind = Kind::Str, .s = std::move(v)}; }
+Value Value::of_list(std::vector<Value> v) { return {.kind = Kind::List, .list = std::move(v)}; }
+Value Value::of_record(Fields v) { return {.kind = Kind::Record, .fields = std::move(v)}; }
 
 const Value* Record::find(std::string_view name) const {
   for (const auto& f : fields)

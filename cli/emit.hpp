@@ -36,9 +36,9 @@ struct Value {
   int64_t i = 0;
   uint64_t u = 0;
   double d = 0;
-  std::string s;
-  std::vector<Value> list;
-  Fields fields;
+  std::string s{};
+  std::vector<Value> list{};
+  Fields fields{};
 
   static Value null() { return {}; }
   static Value boolean(bool v);
