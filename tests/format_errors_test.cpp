@@ -314,3 +314,18 @@ TEST(NonRegularFiles, AFifoIsRefusedWithoutBlocking) {
     EXPECT_STREQ(e.what(), ((dir / name).string() + ": not a regular file").c_str());
   }
 }
+
+// A directory without config.json that holds a framework's model file is named with that file.
+TEST(ForeignModel, DirectoryHoldingAFrameworkFile) {
+  TempDir dir("foreign_in_dir");
+  put(dir / "README.txt", "a downloaded project");
+  put(dir / "model.h5", std::string("\x89HDF\r\n\x1a\n", 8) + std::string(64, '\0'));
+  const std::string msg = load_error(dir.path()).what();
+  EXPECT_NE(msg.find("no config.json"), std::string::npos) << msg;
+  EXPECT_NE(msg.find((dir / "model.h5").string() + ", a Keras HDF5 file"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("tools/convert.py"), std::string::npos) << msg;
+  // With a config.json the directory is read as a model (and fails on what it lacks, not on the .h5).
+  put(dir / "config.json", "{}");
+  const std::string as_model = load_error(dir.path()).what();
+  EXPECT_EQ(as_model.find("Keras"), std::string::npos) << as_model;
+}

@@ -113,6 +113,23 @@ class TensorReader {
                        ".pt/.pth and TF1 checkpoints)");
 }
 
+// A directory without config.json that holds a framework's model file (a downloaded Keras project, say):
+// name the file and what to do with it. At most 256 entries are looked at.
+void refuse_dir_of_foreign(const std::string& dir) {
+  std::error_code ec;
+  if (fs::exists(fs::path(dir) / "config.json", ec)) return;
+  fs::directory_iterator it(dir, ec), end;
+  for (int n = 0; !ec && it != end && n < 256; it.increment(ec), ++n) {
+    const std::string p = it->path().string();
+    if (auto f = format::identify_foreign_model(p)) {
+      std::string hint = f->convertible ? "convert it with `python3 tools/convert.py " + p + " OUTDIR`"
+                                        : f->format + " models are not supported yet";
+      throw ModelError(dir, "not an lstmlm model directory (no config.json), but it holds " + p + ", " +
+                                f->what + ": " + hint);
+    }
+  }
+}
+
 }  // namespace
 
 ModelPaths ModelPaths::in(const std::string& dir) {
@@ -127,6 +144,7 @@ std::shared_ptr<const Model> Model::load(const std::string& dir) {
   if (!fs::is_directory(fs::path(dir), ec))
     throw ModelError(
         dir, "not a model directory (expected config.json, vocab.json and weights.safetensors in it)");
+  refuse_dir_of_foreign(dir);
   const ModelPaths paths = ModelPaths::in(dir);
 
   ModelConfig config = load_config(paths.config);
