@@ -2,11 +2,13 @@
 #pragma once
 #include <cstdint>
 
+#include "lstmlm/config.hpp"
+#include "lstmlm/engine.hpp"
+
 namespace lstmlm::cli {
 
-// Largest --threads / bench -t value. Mirrors the engine's limit (lstmlm::kMaxThreads, which the engine
-// refuses above as well); keep the two equal.
-constexpr int kMaxThreads = 256;
+// Largest --threads / bench -t value: the engine's own limit.
+constexpr int kMaxThreads = lstmlm::kMaxThreads;
 
 // Rows or contexts per engine batch, predict --pad-to, bench lengths.
 constexpr int kMaxBatch = 1000000;
@@ -23,9 +25,9 @@ constexpr int kMaxRepetitions = 1000000;
 constexpr double kMaxMinTime = 3600;
 
 // The model loader's limits, for bench --shape V,E,H,L (a random model is built from these).
-constexpr int64_t kMaxVocab = int64_t{1} << 28;
-constexpr int kMaxEmbedding = 65536;
-constexpr int kMaxHidden = 65536;
-constexpr int kMaxLayers = 256;
+constexpr int64_t kMaxVocab = lstmlm::kMaxVocabSize;
+constexpr int kMaxEmbedding = static_cast<int>(lstmlm::kMaxLayerWidth);
+constexpr int kMaxHidden = static_cast<int>(lstmlm::kMaxLayerWidth);
+constexpr int kMaxLayers = static_cast<int>(lstmlm::kMaxLayerCount);
 
 }  // namespace lstmlm::cli

@@ -56,3 +56,14 @@ TEST(EngineOptions, PrecisionIsChosenByNameAndUnknownOnesAreRefused) {
     EXPECT_NE(std::string(e.what()).find("fp32"), std::string::npos) << e.what();
   }
 }
+
+// A random model (bench --shape) is held to the loader's limits before anything is allocated: H = 2^30
+// used to overflow 4*H in int.
+TEST(EngineOptions, RandomModelShapeIsBoundedLikeTheLoader) {
+  EXPECT_THROW(Model::random(10, 4, 1 << 30, 1, 1), UsageError);
+  EXPECT_THROW(Model::random(10, 4, static_cast<int>(kMaxLayerWidth) + 1, 1, 1), UsageError);
+  EXPECT_THROW(Model::random(static_cast<int>(kMaxVocabSize) + 1, 4, 8, 1, 1), UsageError);
+  EXPECT_THROW(Model::random(10, -1, 8, 1, 1), UsageError);
+  EXPECT_THROW(Model::random(10, 4, 8, static_cast<int>(kMaxLayerCount) + 1, 1), UsageError);
+  EXPECT_NO_THROW(Model::random(10, 0, 8, 2, 1));
+}

@@ -10,6 +10,12 @@ namespace lstmlm {
 
 inline constexpr int kFormatVersion = 1;
 
+// The loader's limits on a model's shape (config.json and Model::random): far above any real LSTM LM but
+// low enough that V*H products stay far from overflow and a corrupt file cannot ask for terabytes.
+inline constexpr int64_t kMaxVocabSize = int64_t{1} << 28;
+inline constexpr int64_t kMaxLayerWidth = int64_t{1} << 16;  // embedding_dim, hidden_size
+inline constexpr int64_t kMaxLayerCount = 256;
+
 enum class RecurrentActivation { Sigmoid, HardSigmoid, HardSigmoidKeras3 };
 enum class TokenizerType { Word, Char };
 

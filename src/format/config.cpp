@@ -16,9 +16,9 @@ using nlohmann::json;
 
 // Bounds far above any real LSTM LM but low enough that V*H products stay far from overflow
 // and a corrupt file cannot ask for terabytes.
-constexpr int64_t kMaxVocab = int64_t{1} << 28;
-constexpr int64_t kMaxWidth = int64_t{1} << 16;
-constexpr int64_t kMaxLayers = 256;
+constexpr int64_t kMaxVocab = kMaxVocabSize;
+constexpr int64_t kMaxWidth = kMaxLayerWidth;
+constexpr int64_t kMaxLayers = kMaxLayerCount;
 
 class Reader {
  public:

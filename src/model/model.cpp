@@ -91,8 +91,11 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, Vocab vocab, Weigh
 
 std::shared_ptr<const Model> Model::random(int vocab_size, int embedding_dim, int hidden_size, int num_layers,
                                            uint64_t seed) {
-  if (vocab_size < 1 || embedding_dim < 0 || hidden_size < 1 || num_layers < 1)
-    throw UsageError("random model: shape V,E,H,L needs V >= 1, E >= 0, H >= 1, L >= 1");
+  if (vocab_size < 1 || vocab_size > kMaxVocabSize || embedding_dim < 0 || embedding_dim > kMaxLayerWidth ||
+      hidden_size < 1 || hidden_size > kMaxLayerWidth || num_layers < 1 || num_layers > kMaxLayerCount)
+    throw UsageError("random model: shape V,E,H,L needs V in [1, " + std::to_string(kMaxVocabSize) +
+                     "], E in [0, " + std::to_string(kMaxLayerWidth) + "], H in [1, " +
+                     std::to_string(kMaxLayerWidth) + "], L in [1, " + std::to_string(kMaxLayerCount) + "]");
   ModelConfig c;
   c.vocab_size = vocab_size;
   c.embedding_dim = embedding_dim;
