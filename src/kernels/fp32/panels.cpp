@@ -2,13 +2,6 @@
 
 namespace lstmlm::kernels::fp32 {
 
-int gate_col(int g, int unit, int H) {
-  const int full = H / kUnitBlock * kUnitBlock;
-  if (unit < full) return (unit / kUnitBlock) * kPanel + g * kUnitBlock + unit % kUnitBlock;
-  const int t = H - full;
-  return full / kUnitBlock * kPanel + g * t + (unit - full);
-}
-
 int gate_columns(int H) {
   const int t = H % kUnitBlock;
   return H / kUnitBlock * kPanel + round_up(kGates * t, kLanes);

@@ -47,8 +47,14 @@ struct PackedMat {
   size_t bytes() const { return data.size() * sizeof(float); }
 };
 
-// Gate-blocked column of gate g of unit `unit` in a layer of H units.
-int gate_col(int g, int unit, int H);
+// Gate-blocked column of gate g of unit `unit` in a layer of H units (inline: the packers and the
+// table fold call it once per weight).
+inline int gate_col(int g, int unit, int H) {
+  const int full = H / kUnitBlock * kUnitBlock;
+  if (unit < full) return (unit / kUnitBlock) * kPanel + g * kUnitBlock + unit % kUnitBlock;
+  const int t = H - full;
+  return full / kUnitBlock * kPanel + g * t + (unit - full);
+}
 // Gate columns in memory for H units: 64 per full block, the tail's 4t rounded up to 16.
 int gate_columns(int H);
 // W^T of a [kGates H, K] row-major gate matrix, gate-blocked.
