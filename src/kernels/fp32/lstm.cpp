@@ -108,7 +108,10 @@ class Lstm final : public RecurrentLayer {
     bias_.assign(static_cast<size_t>(G_), 0.0f);
     for (int g = 0; g < kGates; ++g)
       for (int u = 0; u < H; ++u) bias_[static_cast<size_t>(gate_col(g, u, H))] = w.bias[g * H + u];
-    if (w.proj > 0) w_hr_ = pack_transposed(w.w_hr, w.proj, H);
+    if (w.proj > 0) {
+      w_hr_ = pack_transposed(w.w_hr, w.proj, H);
+      zero_row_.assign(static_cast<size_t>(w_hr_.Np), 0.0f);
+    }
   }
 
   int input_width() const override { return in_; }
@@ -139,12 +142,10 @@ class Lstm final : public RecurrentLayer {
     }
     // m = o tanh(c) goes to scratch, then h = W_hr m (a GEMM from a zero init).
     const size_t n = static_cast<size_t>(rows);
-    s.floats.resize(std::max(s.floats.size(), n * size_t(Hp_) + size_t(w_hr_.Np)));
-    float* zeros = s.floats.data() + n * size_t(Hp_);
-    std::fill(zeros, zeros + w_hr_.Np, 0.0f);
+    s.floats.resize(std::max(s.floats.size(), n * size_t(Hp_)));
     s.out.resize(n);
     s.in.resize(n);
-    s.init.assign(n, zeros);
+    s.init.assign(n, zero_row_.data());
     for (size_t r = 0; r < n; ++r) s.in[r] = s.out[r] = s.floats.data() + r * size_t(Hp_);
     lstm_rows(rows, h_prev, term, memory, s.out.data(), w_hh_, cell_);
     gemm_rows(rows, s.in.data(), s.init.data(), h_out, w_hr_);
@@ -162,6 +163,9 @@ class Lstm final : public RecurrentLayer {
   PackedMat w_hh_;  // [out, G]
   FloatBuf bias_;   // [G]
   PackedMat w_hr_;  // [H, P] when projected
+  // The projection's init row (h = 0 + W_hr m), made once rather than zeroed every step. Not counted in
+  // bytes(): like the engine scratch row it replaces, it is no copy of the weights.
+  FloatBuf zero_row_;
 };
 
 }  // namespace
