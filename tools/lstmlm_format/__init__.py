@@ -3,13 +3,23 @@
 Tensor names and the gate order come from src/format/tensor_names.json, the spec the C++ loader is
 generated from: `names.weight_ih(k)`, `names.embedding`, ..., `GATE_ORDER`."""
 import json
+import math
 import os
 import re
+import shutil
 import struct
+import tempfile
 
 import numpy as np
 
 FORMAT_VERSION = 1
+
+# The loader's limits (include/lstmlm/config.hpp kMaxVocabSize, kMaxLayerWidth, kMaxLayerCount): a config
+# outside them is refused by lstmlm, so the writer refuses it first.
+MAX_VOCAB_SIZE = 1 << 28
+MAX_LAYER_WIDTH = 1 << 16
+MAX_LAYER_COUNT = 256
+RECURRENT_ACTIVATIONS = ("sigmoid", "hard_sigmoid", "hard_sigmoid_keras3")
 
 SPEC_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "src", "format",
                          "tensor_names.json")
@@ -76,21 +86,94 @@ def tokenizer(type="word", lowercase=False, filters="", unk_token=None, eos_toke
             "eos_token": eos_token, "bos_token": bos_token, "pad_id": pad_id}
 
 
-def write_model(outdir, *, vocab, embedding_dim, layers, tied, tokenizer, tensors, source):
-    """Writes config.json, vocab.json and weights.safetensors into outdir (created if needed).
-    A tensor name outside the spec (src/format/tensor_names.json) is a converter bug: ValueError, nothing written."""
-    unknown = [n for n in tensors if not names.is_known(n, len(layers))]
-    if unknown:
-        raise ValueError(f"write_model: tensor name {unknown[0]!r} is not in the lstmlm format spec "
-                         f"({os.path.normpath(SPEC_PATH)}) for {len(layers)} LSTM layer(s)")
-    os.makedirs(outdir, exist_ok=True)
-    config = {"format": "lstmlm", "format_version": FORMAT_VERSION, "vocab_size": len(vocab),
-              "embedding_dim": int(embedding_dim), "layers": layers, "output": {"tied": bool(tied)},
-              "tokenizer": tokenizer, "source": source}
+def _int_in(value, lo, hi, field):
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ValueError(f"write_model: {field} is {value!r}, expected an integer in {lo}..{hi}")
+
+
+def _opt_str(value, field):
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"write_model: {field} is {type(value).__name__}, expected a string or null")
+
+
+def check_config(config):
+    """The rules of src/format/config.cpp that a converter could break: a model lstmlm would refuse to load
+    is a conversion error (ValueError naming the field), not a directory written with exit 0."""
+    V = config["vocab_size"]
+    _int_in(V, 1, MAX_VOCAB_SIZE, "vocab_size")
+    _int_in(config["embedding_dim"], 0, MAX_LAYER_WIDTH, "embedding_dim (0 = one-hot input)")
+    layers = config["layers"]
+    if not 1 <= len(layers) <= MAX_LAYER_COUNT:
+        raise ValueError(f"write_model: {len(layers)} layers, expected 1..{MAX_LAYER_COUNT}")
+    for k, l in enumerate(layers):
+        p = f"layers[{k}]."
+        _int_in(l["hidden_size"], 1, MAX_LAYER_WIDTH, p + "hidden_size")
+        _int_in(l.get("proj_size", 0), 0, l["hidden_size"] - 1, p + "proj_size (0 or below hidden_size)")
+        if l.get("recurrent_activation") not in RECURRENT_ACTIVATIONS:
+            raise ValueError(f"write_model: {p}recurrent_activation {l.get('recurrent_activation')!r} is not one "
+                             f"of {', '.join(RECURRENT_ACTIVATIONS)}")
+        clip = l.get("cell_clip")
+        if clip is not None and (isinstance(clip, bool) or not isinstance(clip, (int, float)) or
+                                 not math.isfinite(clip) or clip <= 0):
+            raise ValueError(f"write_model: {p}cell_clip is {clip!r}, expected a positive finite number or null")
+    t = config["tokenizer"]
+    if t.get("type") not in ("word", "char"):
+        raise ValueError(f"write_model: tokenizer.type {t.get('type')!r} is not word or char")
+    if not isinstance(t.get("lowercase", False), bool):
+        raise ValueError(f"write_model: tokenizer.lowercase is {t.get('lowercase')!r}, expected a boolean")
+    for key in ("filters", "unk_token", "eos_token", "bos_token"):
+        _opt_str(t.get(key), "tokenizer." + key)
+    if t.get("pad_id") is not None:
+        _int_in(t["pad_id"], 0, V - 1, "tokenizer.pad_id")
+
+
+def _write_files(outdir, config, vocab, tensors):
     with open(os.path.join(outdir, "config.json"), "w", encoding="utf-8") as f:
-        json.dump(config, f, indent=2, ensure_ascii=False)
-        f.write("\n")
+        # allow_nan=False: NaN / Infinity are not JSON; a float that slipped past check_config fails here.
+        f.write(json.dumps(config, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     with open(os.path.join(outdir, "vocab.json"), "w", encoding="utf-8") as f:
         json.dump(list(vocab), f, ensure_ascii=False)
         f.write("\n")
     write_safetensors(os.path.join(outdir, "weights.safetensors"), tensors)
+
+
+def write_model(outdir, *, vocab, embedding_dim, layers, tied, tokenizer, tensors, source):
+    """Writes config.json, vocab.json and weights.safetensors into outdir (created if needed; in an existing
+    directory the three files are replaced, other files are left alone).
+    A tensor name outside the spec (src/format/tensor_names.json) is a converter bug, and a config lstmlm
+    would refuse is a bad source: ValueError, nothing written. The files are written into a temporary
+    sibling directory and moved into place only when all three are complete, so a failure at any point
+    leaves outdir as it was (absent, or with its previous files)."""
+    unknown = [n for n in tensors if not names.is_known(n, len(layers))]
+    if unknown:
+        raise ValueError(f"write_model: tensor name {unknown[0]!r} is not in the lstmlm format spec "
+                         f"({os.path.normpath(SPEC_PATH)}) for {len(layers)} LSTM layer(s)")
+    if isinstance(embedding_dim, np.integer):
+        embedding_dim = int(embedding_dim)
+    config = {"format": "lstmlm", "format_version": FORMAT_VERSION, "vocab_size": len(vocab),
+              "embedding_dim": embedding_dim, "layers": layers, "output": {"tied": bool(tied)},
+              "tokenizer": tokenizer, "source": source}
+    check_config(config)
+    if os.path.exists(outdir) and not os.path.isdir(outdir):
+        raise FileExistsError(f"{outdir}: exists and is not a directory")
+    parent = os.path.dirname(os.path.abspath(outdir))
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=os.path.basename(os.path.abspath(outdir)) + ".tmp-", dir=parent)
+    try:
+        _write_files(tmp, config, vocab, tensors)
+        if os.path.isdir(outdir):
+            for name in ("config.json", "vocab.json", "weights.safetensors"):
+                os.replace(os.path.join(tmp, name), os.path.join(outdir, name))
+            os.rmdir(tmp)
+        else:
+            os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it 0700; a model directory is an ordinary one
+            os.rename(tmp, outdir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
