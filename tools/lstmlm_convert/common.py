@@ -1,14 +1,77 @@
 """What every converter shares: the vocabulary/tokenizer options and assembling write_model's kwargs."""
+import argparse
+import math
 import os
+import zipfile
 
 from lstmlm_format import layer as fmt_layer  # noqa: F401  (re-exported for converters)
 from lstmlm_format import tokenizer as fmt_tokenizer
 
 from . import vocab as vocab_mod
+from .unpickle import brief  # noqa: F401  (re-exported for converters)
 
 
 class ConvertError(Exception):
     """A source that cannot be converted; the message names the file, the layer/tensor and the reason."""
+
+
+# Floor of the memory a source may make us allocate: real models are never compressed more than a few
+# times, so beyond max(4 x the file's bytes, this floor) a declared size is a zip bomb or a corrupt header.
+MIN_ALLOC_LIMIT = 1 << 26
+
+
+def alloc_limit(path_or_size):
+    """The most bytes of arrays a source of that path (or that many bytes) may declare."""
+    size = path_or_size if isinstance(path_or_size, int) else os.path.getsize(path_or_size)
+    return max(4 * size, MIN_ALLOC_LIMIT)
+
+
+def read_zip_entry(z, name, where, limit):
+    """The bytes of zip member `name`, refusing before any decompression what zipfile would fail on with a
+    traceback (encryption, compression methods torch and Keras never write) and declared sizes over `limit`
+    (zipfile.read allocates the declared uncompressed size)."""
+    info = z.getinfo(name)
+    if info.flag_bits & 1:
+        raise ConvertError(f"{where}: zip entry {name} is encrypted; model archives are never encrypted")
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        raise ConvertError(f"{where}: zip entry {name} uses compression method {info.compress_type}; only "
+                           "stored (0) and deflate (8), what torch.save and Keras write, are read")
+    if info.file_size > limit:
+        raise ConvertError(f"{where}: zip entry {name} declares {info.file_size} bytes uncompressed "
+                           f"({info.compress_size} compressed), more than {limit} for an archive of this "
+                           "size: a zip bomb or a corrupt entry")
+    return z.read(name)
+
+
+def checked_count(shape, itemsize, limit, what):
+    """Elements of an array of `shape` (non-negative Python ints), or ConvertError when its bytes exceed
+    `limit`: computed on Python ints, so a 2^63 dimension neither overflows nor makes numpy warn."""
+    if any(not isinstance(n, int) or isinstance(n, bool) or n < 0 for n in shape):
+        raise ConvertError(f"{what}: shape {brief(shape)} is not a list of non-negative integers")
+    count = math.prod(shape)
+    if count * itemsize > limit:
+        raise ConvertError(f"{what}: shape {list(shape)} needs {count * itemsize} bytes, more than the "
+                           f"{limit} this source can hold")
+    return count
+
+
+def finite_float(text):
+    """argparse type: a finite float (NaN and infinity would write a config.json that is not JSON)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return v
+
+
+def positive_float(text):
+    """argparse type: a finite float > 0."""
+    v = finite_float(text)
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number")
+    return v
 
 
 def add_common_arguments(p):

@@ -190,13 +190,39 @@ def _recurrent_activation(ract, keras_version, lw):
 
 
 # --------------------------------------------------------------------------------------------- weights
+class _DatasetReader:
+    """Reads HDF5 datasets as float32 arrays. h5py allocates a dataset's declared shape before reading,
+    and returns the fill value for one that was never written: a few KB of file can declare gigabytes.
+    So a dataset must have storage, and all of them together fit common.alloc_limit of the file."""
+
+    def __init__(self, where, nbytes):
+        self.where, self.limit = where, common.alloc_limit(nbytes)
+        self.left = self.limit
+
+    def __call__(self, ds, what):
+        import h5py
+        if not isinstance(ds, h5py.Dataset):
+            raise ConvertError(f"{self.where}: {what} ({_s(ds.name)}) is a group, expected a dataset")
+        if ds.shape is None or ds.dtype.kind not in "fiu":
+            raise ConvertError(f"{self.where}: {what} ({_s(ds.name)}) has dtype {ds.dtype} and shape "
+                               f"{ds.shape}, expected a numeric array")
+        if ds.size and ds.id.get_storage_size() == 0:
+            raise ConvertError(f"{self.where}: {what} ({_s(ds.name)}) of shape {list(ds.shape)} was declared "
+                               "but never written (no storage in the file)")
+        item = max(ds.dtype.itemsize, 4)  # read as float32
+        self.left -= item * common.checked_count(list(ds.shape), item, self.left,
+                                                 f"{self.where}: {what} ({_s(ds.name)})")
+        return np.asarray(ds, dtype=np.float32)
+
+
 def _strip(name):
     return re.sub(r":\d+$", "", _s(name)).split("/")[-1]
 
 
-def _legacy_layer_weights(group, layer_name, where):
+def _legacy_layer_weights(group, layer_name, read):
     """{kernel, recurrent_kernel, bias, embeddings: array} of one layer in the model.save/save_weights
     layout: group[layer]/<weight name> for each name in its weight_names attribute."""
+    where = read.where
     if layer_name not in group:
         raise ConvertError(f"{where}: no weights for layer {layer_name!r}")
     g = group[layer_name]
@@ -208,7 +234,7 @@ def _legacy_layer_weights(group, layer_name, where):
             raise ConvertError(f"{where}: layer {layer_name!r} has two weights named {key!r}")
         if wn not in g:
             raise ConvertError(f"{where}: layer {layer_name!r}: weight {wn!r} (listed in weight_names) is missing")
-        out[key] = np.asarray(g[wn], dtype=np.float32)
+        out[key] = read(g[wn], f"layer {layer_name!r}: weight {wn!r}")
     return out
 
 
@@ -235,12 +261,13 @@ def _k3_groups(root):
     return found
 
 
-def _k3_layer_weights(groups, kind, layer_name, where):
+def _k3_layer_weights(groups, kind, layer_name, read):
+    where = read.where
     entries = groups.get(layer_name)
     if not entries:
         raise ConvertError(f"{where}: no weights for layer {layer_name!r}")
     path, g = entries[0]
-    arrays = [np.asarray(g[str(i)], dtype=np.float32) for i in range(len(g))]
+    arrays = [read(g[str(i)], f"layer {layer_name!r} variable {i}") for i in range(len(g))]
     names = _K3_VAR_NAMES[kind]
     if kind == "lstm" and len(arrays) == 2:
         names = ["kernel", "recurrent_kernel"]
@@ -353,18 +380,19 @@ def _weights_only_plan(entries, args, keras_version, where):
     return emb + chain + dense
 
 
-def _read_legacy_weights_only(f):
+def _read_legacy_weights_only(f, read):
     names = [_s(n) for n in f.attrs["layer_names"]]
-    return [(n, _legacy_layer_weights(f, n, f.filename)) for n in names]
+    return [(n, _legacy_layer_weights(f, n, read)) for n in names]
 
 
-def _read_k3_weights_only(root, where):
+def _read_k3_weights_only(root, read):
+    where = read.where
     entries = []
     for name, lst in _k3_groups(root).items():
         path, g = lst[0]
         if path.startswith("optimizer"):
             continue
-        arrays = [np.asarray(g[str(i)], dtype=np.float32) for i in range(len(g))]
+        arrays = [read(g[str(i)], f"layer {name!r} variable {i}") for i in range(len(g))]
         if len(arrays) == 1 and arrays[0].ndim == 2:
             entries.append((name, {"embeddings": arrays[0]}))
         elif len(arrays) in (2, 3) and arrays[0].ndim == 2 and arrays[1].ndim == 2:
@@ -396,18 +424,22 @@ def convert(path, args):
     base = os.path.basename(path)
     source = {"framework": "keras", "file": base, "exporter": "tools/convert.py"}
     if zipfile.is_zipfile(path):
+        limit = common.alloc_limit(path)
         with zipfile.ZipFile(path) as z:
-            config = json.loads(z.read("config.json"))
-            meta = json.loads(z.read("metadata.json")) if "metadata.json" in z.namelist() else {}
-            weights_bytes = z.read("model.weights.h5")
+            config = json.loads(common.read_zip_entry(z, "config.json", where, limit))
+            meta = json.loads(common.read_zip_entry(z, "metadata.json", where, limit)) \
+                if "metadata.json" in z.namelist() else {}
+            weights_bytes = common.read_zip_entry(z, "model.weights.h5", where, limit)
         keras_version = meta.get("keras_version") or args.keras_version
         source.update(format="keras-v3-zip", keras_version=keras_version)
+        read = _DatasetReader(where, len(weights_bytes))
         with h5py.File(io.BytesIO(weights_bytes), "r") as f:
             plan = _parse_architecture(config, keras_version, where)
             groups = _k3_groups(f)
-            built = _build(plan, lambda kind, name: _k3_layer_weights(groups, kind, name, where), where)
+            built = _build(plan, lambda kind, name: _k3_layer_weights(groups, kind, name, read), where)
         source["trainable"] = _trainable(plan)
     else:
+        read = _DatasetReader(where, path)
         with h5py.File(path, "r") as f:
             keras_version = _s(f.attrs.get("keras_version", "")) or args.keras_version
             source.update(keras_version=keras_version, backend=_s(f.attrs.get("backend", "")) or None)
@@ -416,15 +448,15 @@ def convert(path, args):
                 plan = _parse_architecture(config, keras_version, where)
                 source["format"] = "h5-model"
                 mw = f["model_weights"]
-                built = _build(plan, lambda kind, name: _legacy_layer_weights(mw, name, where), where)
+                built = _build(plan, lambda kind, name: _legacy_layer_weights(mw, name, read), where)
                 source["trainable"] = _trainable(plan)
             elif "layer_names" in f.attrs or "layers" in f:
                 if "layer_names" in f.attrs:
-                    entries = _read_legacy_weights_only(f)
+                    entries = _read_legacy_weights_only(f, read)
                     source["format"] = "h5-weights (save_weights, Keras 1/2 layout)"
                 else:
                     keras_version = keras_version or "3"
-                    entries = _read_k3_weights_only(f, where)
+                    entries = _read_k3_weights_only(f, read)
                     source["format"] = "h5-weights (Keras 3 .weights.h5)"
                 source["keras_version"] = keras_version
                 plan = _weights_only_plan(entries, args, keras_version, where)

@@ -95,9 +95,9 @@ def detect(path):
 
 def add_arguments(parser):
     g = parser.add_argument_group("TF1 checkpoints")
-    g.add_argument("--forget-bias", type=float, default=1.0,
+    g.add_argument("--forget-bias", type=common.finite_float, default=1.0,
                    help="forget_bias the cells were built with (not stored in checkpoints; TF default 1.0)")
-    g.add_argument("--cell-clip", type=float, default=None,
+    g.add_argument("--cell-clip", type=common.positive_float, default=None,
                    help="LSTMCell cell_clip the model was built with (not stored in checkpoints)")
     g.add_argument("--embedding-var", help="name of the embedding variable [V, E] (default: detected)")
     g.add_argument("--softmax-w-var", help="name of the output weight variable [H, V] (default: detected)")

@@ -7,6 +7,7 @@ serialized tensorflow.BundleEntryProto (dtype, shape, shard_id, offset, size, cr
 empty key is the BundleHeaderProto (num_shards, endianness). Protobuf is decoded by hand (varints).
 Every block trailer and every tensor read is checked against its masked CRC-32C (Castagnoli).
 """
+import math
 import os
 import struct
 
@@ -105,6 +106,9 @@ class Entry:
                 for f2, _, dim in _fields(v):
                     if f2 == 2:
                         size = next((s for f3, _, s in _fields(dim) if f3 == 1), 0)
+                        # int64 on the wire: >= 2^63 is negative (-1 = unknown), never a stored tensor's.
+                        if size >= 1 << 63:
+                            raise ValueError(f"shape dimension {size - (1 << 64)} is negative")
                         self.shape.append(size)
             elif field == 3:
                 self.shard_id = v
@@ -257,7 +261,8 @@ class Checkpoint:
         if e.crc32c is not None and mask_crc(crc32c(raw)) != e.crc32c:
             raise ConvertError(f"{path}: variable '{name}' fails its crc32c check "
                                f"(bytes {e.offset}..{e.offset + e.size}); the data file is corrupt")
-        count = int(np.prod(e.shape, dtype=np.int64)) if e.shape else 1
+        # Python ints: numpy's int64 product of a 2^62 x 4 shape wraps around with a RuntimeWarning.
+        count = math.prod(e.shape)
         itemsize = np.dtype(np_dtype).itemsize
         if count * itemsize != len(raw):
             raise ConvertError(f"{self.index_path}: variable '{name}' has shape {e.shape} ({count} x {itemsize} "

@@ -148,6 +148,10 @@ def convert(path, args):
             return np.asarray(sd[key], dtype=np.float32)
         w_ih, w_hh = t("weight_ih"), t("weight_hh")
         b_ih, b_hh, w_hr = t("bias_ih", False), t("bias_hh", False), t("weight_hr", False)
+        for name, w in (("weight_ih", w_ih), ("weight_hh", w_hh), ("weight_hr", w_hr)):
+            if w is not None and (w.ndim != 2 or 0 in w.shape):
+                raise ConvertError(f"{where}: {prefix}{name}_l{k} has shape {list(w.shape)}, expected a "
+                                   "non-empty matrix")
         hidden = w_hr.shape[1] if w_hr is not None else w_hh.shape[1]
         proj = w_hr.shape[0] if w_hr is not None else 0
         if w_ih.shape[0] != 4 * hidden or w_hh.shape != (4 * hidden, proj or hidden):

@@ -12,9 +12,20 @@ the standard pickle (`else: pickle_module = pickle`), which would run the file's
 """
 import collections
 import io
+import math
 import pickle
+import reprlib
 
 UnpicklingError = pickle.UnpicklingError
+
+_BRIEF = reprlib.Repr()
+_BRIEF.maxlevel, _BRIEF.maxstring, _BRIEF.maxother = 3, 80, 80
+
+
+def brief(obj):
+    """repr() of an object from a file, bounded in depth and length: a plain repr of a list nested 10^5 deep
+    raises RecursionError, and a 1 GB string would make a 1 GB error line."""
+    return _BRIEF.repr(obj)
 
 
 class RefusedGlobal(pickle.UnpicklingError):
@@ -62,25 +73,62 @@ _TORCH_STORAGE_DTYPES = {
 }
 
 
+class Budget:
+    """Bytes of arrays a file may still make us allocate: a few KB of pickle can declare a tensor of 2^40
+    elements (a stride-0 view of one element), and copying it out would exhaust memory."""
+
+    def __init__(self, limit):
+        self.limit = self.left = limit
+
+    def take(self, nbytes, what):
+        if nbytes > self.left:
+            raise pickle.UnpicklingError(f"{what} needs {nbytes} bytes, more than the {self.limit} bytes of "
+                                         "arrays a file of this size can hold (with what was already read)")
+        self.left -= nbytes
+
+
+# Without a budget from the file's size (a pickle read on its own): no legitimate tensor is larger.
+DEFAULT_BUDGET_BYTES = 1 << 31
+
+
+def _ints(value, what):
+    if not isinstance(value, (tuple, list)) or \
+            any(not isinstance(n, int) or isinstance(n, bool) for n in value):
+        raise pickle.UnpicklingError(f"tensor rebuild: {what} is {type(value).__name__}, expected a tuple of "
+                                     "integers")
+    return tuple(value)
+
+
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None,
-                       metadata=None):
-    """torch._utils._rebuild_tensor_v2 re-implemented on numpy: a strided view of the storage, copied."""
+                       metadata=None, budget=None):
+    """torch._utils._rebuild_tensor_v2 re-implemented on numpy: a strided view of the storage, copied.
+    Every argument comes from the file: types, bounds and the copy's size are checked before numpy sees them."""
     import numpy as np
     if not isinstance(storage, np.ndarray):
         raise pickle.UnpicklingError("tensor rebuild without a storage from the checkpoint")
-    size, stride = tuple(int(x) for x in size), tuple(int(x) for x in stride)
-    need = storage_offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1 if all(size) else 0
+    size, stride = _ints(size, "size"), _ints(stride, "stride")
+    if not isinstance(storage_offset, int) or isinstance(storage_offset, bool):
+        raise pickle.UnpicklingError(f"tensor rebuild: storage offset is {type(storage_offset).__name__}, "
+                                     "expected an integer")
+    if len(size) != len(stride) or any(n < 0 for n in size):
+        raise pickle.UnpicklingError(f"tensor rebuild: size {size} and stride {stride} do not describe a tensor")
+    numel = math.prod(size)
+    need = storage_offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1 if numel else 0
     if storage_offset < 0 or need > storage.size or any(s < 0 for s in stride):
         raise pickle.UnpicklingError(f"tensor of size {size} stride {stride} offset {storage_offset} does "
                                      f"not fit its storage of {storage.size} elements")
     item = storage.itemsize
+    # Stride 0 (an expanded tensor) fits any storage but materialises every element: counted here.
+    (budget or Budget(DEFAULT_BUDGET_BYTES)).take(numel * item, f"tensor of size {list(size)}")
+    if numel == 0:
+        return np.zeros(size, dtype=storage.dtype)
     view = np.lib.stride_tricks.as_strided(storage[storage_offset:], shape=size,
                                            strides=tuple(s * item for s in stride))
     return np.array(view)
 
 
-def _rebuild_tensor(storage, storage_offset, size, stride):
-    return _rebuild_tensor_v2(storage, storage_offset, size, stride)
+def _rebuild_tensor(storage, storage_offset, size, stride, budget=None):
+    return _rebuild_tensor_v2(storage, storage_offset, size, stride, budget=budget)
 
 
 def _rebuild_parameter(data, requires_grad=False, backward_hooks=None, state=None):
@@ -188,9 +236,14 @@ def resolve_global(module, name, extra_user_modules=()):
 
 class Unpickler(pickle.Unpickler):
     extra_user_modules = ()
+    budget = None  # a Budget shared by every tensor of the file (torch_file sets it)
 
     def find_class(self, module, name):
-        return resolve_global(module, name, self.extra_user_modules)
+        obj = resolve_global(module, name, self.extra_user_modules)
+        if obj in (_rebuild_tensor_v2, _rebuild_tensor):
+            budget = self.budget
+            return lambda *a, **k: obj(*a, **dict(k, budget=budget))
+        return obj
 
 
 def load(file, **kwargs):
@@ -206,23 +259,35 @@ def load_path(path, **kwargs):
         return load(f, **kwargs)
 
 
+def _module_dict(obj, key):
+    """obj.<key> (_parameters, _buffers, _modules) of a module stub: a dict, or UnpicklingError naming it
+    (a stub's state is whatever the file says, e.g. a list where nn.Module keeps a dict)."""
+    d = getattr(obj, key, None)
+    if d is None:
+        return {}
+    if not isinstance(d, dict):
+        raise pickle.UnpicklingError(f"{getattr(obj, '_lstmlm_global', type(obj).__name__)}: {key} is a "
+                                     f"{type(d).__name__}, expected a dict as in nn.Module")
+    return d
+
+
 def module_state_dict(obj, prefix=""):
     """Flattens a ModuleStub tree into {name: tensor} like nn.Module.state_dict() (parameters, buffers)."""
     out = collections.OrderedDict()
     for key in ("_parameters", "_buffers"):
-        for name, t in (getattr(obj, key, None) or {}).items():
+        for name, t in _module_dict(obj, key).items():
             if t is not None:
-                out[prefix + name] = t
-    for name, child in (getattr(obj, "_modules", None) or {}).items():
+                out[f"{prefix}{name}"] = t
+    for name, child in _module_dict(obj, "_modules").items():
         if child is not None:
-            out.update(module_state_dict(child, prefix + name + "."))
+            out.update(module_state_dict(child, f"{prefix}{name}."))
     return out
 
 
 def module_classes(obj, prefix=""):
     """{submodule path: pickled class name} of a ModuleStub tree (root is '')."""
     out = {prefix.rstrip("."): getattr(obj, "_lstmlm_global", type(obj).__name__)}
-    for name, child in (getattr(obj, "_modules", None) or {}).items():
+    for name, child in _module_dict(obj, "_modules").items():
         if child is not None:
-            out.update(module_classes(child, prefix + name + "."))
+            out.update(module_classes(child, f"{prefix}{name}."))
     return out

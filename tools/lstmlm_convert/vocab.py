@@ -13,7 +13,10 @@ import dataclasses
 import json
 import os
 
+from lstmlm_format import MAX_VOCAB_SIZE
+
 from . import unpickle
+from .unpickle import brief
 
 # keras.preprocessing.text.Tokenizer's default `filters` (also text_to_word_sequence's).
 KERAS_DEFAULT_FILTERS = '!"#$%&()*+,-./:;<=>?@[\\]^_`{|}~\t\n'
@@ -43,16 +46,25 @@ class Vocab:
         return "char" if real and all(len(t) == 1 for t in real) else "word"
 
 
+# A {token: id} map becomes a list indexed by id, so an id decides an allocation: ids may leave a few
+# holes (unused ids get placeholders) but not more than this many beyond the number of tokens.
+ID_HOLES_ALLOWED = 1 << 16
+
+
 def _from_id_map(mapping, path, form):
     """{token: id} -> Vocab with holes where ids are unused; ids must be distinct non-negative ints."""
     by_id = {}
+    id_limit = min(len(mapping) + ID_HOLES_ALLOWED, MAX_VOCAB_SIZE)
     for tok, i in mapping.items():
         if isinstance(i, bool) or not isinstance(i, int) or i < 0:
-            raise VocabError(f"{path}: id of token {tok!r} is {i!r}, expected a non-negative integer")
+            raise VocabError(f"{path}: id of token {brief(tok)} is {brief(i)}, expected a non-negative integer")
         if not isinstance(tok, str):
-            raise VocabError(f"{path}: token {tok!r} with id {i} is not a string")
+            raise VocabError(f"{path}: token {brief(tok)} with id {i} is not a string")
+        if i >= id_limit:
+            raise VocabError(f"{path}: token {brief(tok)} has id {i}, but the file names {len(mapping)} "
+                             f"tokens: ids must stay below {id_limit} (lstmlm reads at most {MAX_VOCAB_SIZE})")
         if i in by_id:
-            raise VocabError(f"{path}: tokens {by_id[i]!r} and {tok!r} share id {i}")
+            raise VocabError(f"{path}: tokens {brief(by_id[i])} and {brief(tok)} share id {i}")
         by_id[i] = tok
     n = max(by_id) + 1 if by_id else 0
     return Vocab([by_id.get(i) for i in range(n)], form, path)
@@ -62,9 +74,9 @@ def _from_list(tokens, path, form):
     seen = {}
     for i, t in enumerate(tokens):
         if not isinstance(t, str):
-            raise VocabError(f"{path}: entry {i} is {t!r}, expected a string token")
+            raise VocabError(f"{path}: entry {i} is {brief(t)}, expected a string token")
         if t in seen:
-            raise VocabError(f"{path}: token {t!r} appears twice (ids {seen[t]} and {i})")
+            raise VocabError(f"{path}: token {brief(t)} appears twice (ids {seen[t]} and {i})")
         seen[t] = i
     return Vocab(list(tokens), form, path)
 
@@ -76,6 +88,7 @@ def _keras_tokenizer(state, path, form):
         word_index = json.loads(word_index)
     if not isinstance(word_index, dict):
         raise VocabError(f"{path}: Keras Tokenizer without a word_index dict")
+    _check_tokenizer_fields(state, path)
     v = _from_id_map(word_index, path, form)
     v.keras = True
     v.kind = "char" if state.get("char_level") else "word"
@@ -89,6 +102,22 @@ def _keras_tokenizer(state, path, form):
     if v.unk_token is not None and word_index.get(v.unk_token) is None:
         raise VocabError(f"{path}: oov_token {v.unk_token!r} is not in the word_index")
     return v
+
+
+# Keras Tokenizer fields that reach config.json or decide ids, and the types Keras gives them (None allowed).
+_TOKENIZER_FIELD_TYPES = {"filters": (str, "a string"), "lower": (int, "a boolean"),
+                          "char_level": (int, "a boolean"), "oov_token": (str, "a string"),
+                          "num_words": (int, "a non-negative integer"), "split": (str, "a string")}
+
+
+def _check_tokenizer_fields(state, path):
+    """A field of the wrong type (filters=5) would be copied into config.json, which lstmlm then refuses."""
+    for key, (want, what) in _TOKENIZER_FIELD_TYPES.items():
+        val = state.get(key)
+        if val is None:
+            continue
+        if not isinstance(val, want) or (key == "num_words" and (isinstance(val, bool) or val < 0)):
+            raise VocabError(f"{path}: Keras Tokenizer {key} is {brief(val)}, expected {what} or null")
 
 
 def _keras_word_index(mapping, path, form):
