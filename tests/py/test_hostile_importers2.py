@@ -1,0 +1,488 @@
+"""Hostile sources, second round (the red team's findings): malformed pickles and archives that used to end
+in a Python traceback, small files that declared gigabytes, options and vocabularies that produced a model
+lstmlm refuses while convert.py reported success, and partial output directories. Every refusal is exit 1
+and one stderr line `convert.py: error: ...` naming the file; every hostile conversion runs under a 2 GB
+address-space cap, so an allocation the converter should have refused fails the test instead of the machine."""
+import json
+import os
+import resource
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+import zipfile
+
+import numpy as np
+
+import pyutil
+import tf1_ckpt_writer
+
+MEMORY_CAP = 2 << 30
+
+
+def _cap_memory():
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+
+# --- pickle opcodes, for pickles no Python object would produce (protocol 2) ----------------------------------
+def p_global(module, name):
+    return b"c" + module.encode() + b"\n" + name.encode() + b"\n"
+
+
+def p_str(s):
+    b = s.encode()
+    return b"X" + struct.pack("<I", len(b)) + b
+
+
+def p_int(n):
+    return b"J" + struct.pack("<i", n)
+
+
+def p_tuple(*items):
+    return b"(" + b"".join(items) + b"t"
+
+
+def p_dict(pairs):
+    return b"}(" + b"".join(k + v for k, v in pairs) + b"u"
+
+
+P_NONE, P_FALSE = b"N", b"\x89"
+
+
+def p_tensor(key, numel, size, stride, offset=p_int(0), storage="FloatStorage"):
+    """torch._utils._rebuild_tensor_v2(<persistent storage `key`>, offset, size, stride, False, {}), the way
+    torch.save writes a tensor; size/stride/offset are opcode bytes, so they can be any pickled object."""
+    pid = p_tuple(p_str("storage"), p_global("torch", storage), p_str(key), p_str("cpu"), p_int(numel)) + b"Q"
+    return p_global("torch._utils", "_rebuild_tensor_v2") + p_tuple(pid, offset, size, stride, P_FALSE,
+                                                                    p_dict([])) + b"R"
+
+
+def p_program(body):
+    return b"\x80\x02" + body + b"."
+
+
+def write_torch_zip(path, pkl, storages=(), compression=zipfile.ZIP_STORED):
+    """A torch.save-style zip: archive/data.pkl, archive/data/<key> for each (key, bytes), archive/version."""
+    with zipfile.ZipFile(path, "w", compression) as z:
+        z.writestr("archive/data.pkl", pkl)
+        for key, raw in storages:
+            z.writestr(f"archive/data/{key}", raw)
+        z.writestr("archive/version", "3\n")
+    return path
+
+
+def patch_zip_headers(path, flag_bits=None, method=None):
+    """Sets the general-purpose flags and/or the compression method of every entry, in the local headers
+    and the central directory (zipfile cannot write encrypted entries or unknown methods)."""
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    for sig, flag_at, method_at in ((b"PK\x03\x04", 6, 8), (b"PK\x01\x02", 8, 10)):
+        pos = data.find(sig)
+        while pos >= 0:
+            if flag_bits is not None:
+                struct.pack_into("<H", data, pos + flag_at, struct.unpack_from("<H", data, pos + flag_at)[0] |
+                                 flag_bits)
+            if method is not None:
+                struct.pack_into("<H", data, pos + method_at, method)
+            pos = data.find(sig, pos + 4)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def tiny_state_dict(V=5, E=3, H=2, **override):
+    """A valid Embedding -> LSTM -> Linear state_dict (float32 numpy), with entries replaced by `override`."""
+    rng = np.random.default_rng(0)
+    sd = {"encoder.weight": rng.standard_normal((V, E)), "lstm.weight_ih_l0": rng.standard_normal((4 * H, E)),
+          "lstm.weight_hh_l0": rng.standard_normal((4 * H, H)), "lstm.bias_ih_l0": np.zeros(4 * H),
+          "lstm.bias_hh_l0": np.zeros(4 * H), "decoder.weight": rng.standard_normal((V, H)),
+          "decoder.bias": np.zeros(V)}
+    sd.update(override)
+    return {k: np.asarray(v, dtype=np.float32) for k, v in sd.items()}
+
+
+def save_state_dict(path, sd):
+    """torch.save of the state_dict as torch writes it (torch is a test dependency only)."""
+    import torch
+    torch.save({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in sd.items()}, path)
+    return path
+
+
+class Hostile2Base(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="lstmlm_hostile2_")
+        self.out = self.path("out")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def run_convert(self, *args):
+        return subprocess.run([sys.executable, os.path.join(pyutil.TOOLS, "convert.py"), *args, self.out],
+                              capture_output=True, text=True, preexec_fn=_cap_memory, timeout=300)
+
+    def refused(self, *args, names=(), status=1):
+        """Runs convert.py and checks the refusal: exit 1, no traceback, exactly one stderr line starting
+        `convert.py: error: ` holding each of `names`, and no output directory (nor a temporary one)."""
+        r = self.run_convert(*args)
+        self.assertEqual(r.returncode, status, f"stdout={r.stdout!r} stderr={r.stderr!r}")
+        self.assertNotIn("Traceback", r.stderr)
+        lines = r.stderr.strip().splitlines()
+        if status == 2:  # argparse: the usage lines, then the one error line
+            lines = lines[-1:]
+        else:
+            self.assertEqual(len(lines), 1, r.stderr)
+        self.assertTrue(lines[0].startswith("convert.py: error: "), lines[0])
+        for n in names:
+            self.assertIn(n, lines[0])
+        self.assertFalse(os.path.exists(self.out), "a refused conversion left an output directory")
+        self.assertEqual([n for n in os.listdir(self.tmp) if n.startswith("out.tmp-")], [])
+        return lines[0]
+
+    def vocab_file(self, n=5):
+        p = self.path("vocab.txt")
+        with open(p, "w", encoding="utf-8") as f:
+            f.write("".join(f"w{i}\n" for i in range(n)))
+        return p
+
+
+# ------------------------------------------------------------------------ 1. tracebacks of malformed files
+class TracebackFamiliesTest(Hostile2Base):
+    def test_type_error_shape_is_not_a_tuple(self):
+        # A number or a dict where _rebuild_tensor_v2 expects the size / stride tuple: a TypeError inside
+        # the unpickler before; now the rebuild checks its arguments.
+        raw = np.zeros(4, "<f4").tobytes()
+        for what, size, stride in (("int size", p_int(5), p_tuple(p_int(1))),
+                                   ("dict size", p_dict([]), p_tuple(p_int(1))),
+                                   ("None stride", p_tuple(p_int(4)), P_NONE)):
+            with self.subTest(what):
+                p = write_torch_zip(self.path("typeerr.pt"), p_program(
+                    p_dict([(p_str("lstm.weight_ih_l0"), p_tensor("0", 4, size, stride))])), [("0", raw)])
+                line = self.refused(p, "--from", "torch_pt", names=("typeerr.pt",))
+                self.assertIn("expected a tuple of integers", line)
+
+    def test_type_error_str_offset(self):
+        raw = np.zeros(4, "<f4").tobytes()
+        p = write_torch_zip(self.path("offset.pt"), p_program(p_dict([(p_str("w"), p_tensor(
+            "0", 4, p_tuple(p_int(4)), p_tuple(p_int(1)), offset=p_str("0")))])), [("0", raw)])
+        self.refused(p, "--from", "torch_pt", names=("offset.pt", "storage offset is str"))
+
+    def module_pickle(self, state_pairs):
+        """A pickled nn.Module (class __main__.Net, a stub) whose state dict is `state_pairs`."""
+        return p_program(p_global("__main__", "Net") + b")\x81" + p_dict(state_pairs) + b"b")
+
+    def test_attribute_error_module_dict_is_a_list(self):
+        # nn.Module keeps _modules / _parameters in dicts; a file can put a list or a string there.
+        for key, val in (("_modules", b"]"), ("_parameters", p_str("x"))):
+            with self.subTest(key=key):
+                pairs = [(p_str("_parameters"), p_dict([])), (p_str("_modules"), p_dict([]))]
+                pairs = [(k, val if k == p_str(key) else v) for k, v in pairs]
+                p = write_torch_zip(self.path("attr.pt"), self.module_pickle(pairs))
+                self.refused(p, "--from", "torch_pt", names=("attr.pt", key, "expected a dict"))
+
+    def test_zero_division_empty_recurrent_weight(self):
+        # weight_hh [4, 0]: H = 0 was a divisor in the "which RNN is this" message.
+        p = save_state_dict(self.path("zero.pt"), tiny_state_dict(**{"lstm.weight_hh_l0": np.zeros((4, 0))}))
+        self.refused(p, "--vocab", self.vocab_file(), names=("zero.pt", "lstm.weight_hh_l0", "non-empty"))
+
+    def test_deep_recursion_in_a_vocabulary_pickle(self):
+        # A token that is a list nested 10^5 deep: its repr in the error message recursed.
+        n = 100000
+        p = self.path("deep.pkl")
+        with open(p, "wb") as f:
+            f.write(p_program(b"]" * n + b"a" * (n - 1)))
+        model = save_state_dict(self.path("m.pt"), tiny_state_dict())
+        self.refused(model, "--vocab", p, names=("deep.pkl", "entry 0", "expected a string token"))
+
+    def test_deep_recursion_in_a_module_tree(self):
+        # nn.Module stubs nested 10^5 deep (built iteratively by the pickle, walked recursively by us):
+        # RecursionError is caught at the top and becomes the one line.
+        n = 100000
+        net = p_global("__main__", "Net") + b"q\x00"
+        body = bytearray(net + b")\x81")
+        for _ in range(n - 1):  # open: state dict of this level, key _modules, its dict, key m, the child
+            body += b"}(" + p_str("_modules") + b"}(" + p_str("m") + b"h\x00)\x81"
+        body += p_dict([(p_str("_parameters"), p_dict([])), (p_str("_modules"), p_dict([]))]) + b"b"
+        for _ in range(n - 1):  # close: modules dict, then _parameters, then BUILD the level
+            body += b"u" + p_str("_parameters") + p_dict([]) + b"u" + b"b"
+        p = write_torch_zip(self.path("deepmod.pt"), p_program(bytes(body)))
+        self.refused(p, "--from", "torch_pt", names=("deepmod.pt",))
+
+    def test_encrypted_zip_entry(self):
+        for name in ("enc.pt", "enc.keras"):
+            with self.subTest(name):
+                p = self.path(name)
+                if name.endswith(".pt"):
+                    save_state_dict(p, tiny_state_dict())
+                else:
+                    with zipfile.ZipFile(p, "w") as z:
+                        for entry in ("config.json", "metadata.json", "model.weights.h5"):
+                            z.writestr(entry, "{}")
+                patch_zip_headers(p, flag_bits=1)
+                self.refused(p, "--vocab", self.vocab_file(), names=(name, "is encrypted"))
+
+    def test_unsupported_compression_method(self):
+        # 6 (implode): zipfile raises NotImplementedError; 12 / 14 (bzip2 / lzma): zipfile reads them, but
+        # neither torch nor Keras writes them, and their ratio makes bigger bombs: refused by name too.
+        for method in (6, 12, 14, 99):
+            with self.subTest(method=method):
+                p = self.path(f"m{method}.pt")
+                if method in (12, 14):
+                    sd = tiny_state_dict()
+                    save_state_dict(self.path("plain.pt"), sd)
+                    with zipfile.ZipFile(self.path("plain.pt")) as src, zipfile.ZipFile(p, "w", method) as z:
+                        for info in src.infolist():
+                            z.writestr(info.filename, src.read(info.filename))
+                else:
+                    save_state_dict(p, tiny_state_dict())
+                    patch_zip_headers(p, method=method)
+                self.refused(p, "--from", "torch_pt", "--vocab", self.vocab_file(),
+                             names=(f"m{method}.pt", "data.pkl", f"compression method {method}"))
+
+
+# ------------------------------------------------------------------------------ 2. memory from small files
+class DeclaredSizesTest(Hostile2Base):
+    def test_stride_zero_tensor(self):
+        # One stored float viewed as [10^5, 10^5] with stride 0: 40 GB once copied out of the view.
+        p = write_torch_zip(self.path("stride0.pt"), p_program(p_dict([(p_str("lstm.weight_ih_l0"), p_tensor(
+            "0", 1, p_tuple(p_int(100000), p_int(100000)), p_tuple(p_int(0), p_int(0))))])),
+            [("0", np.zeros(1, "<f4").tobytes())])
+        self.assertLess(os.path.getsize(p), 2048)
+        self.refused(p, "--from", "torch_pt", names=("stride0.pt", "[100000, 100000]", "bytes"))
+
+    def test_many_views_of_one_storage(self):
+        # Each view fits (stride 1, no expansion) but 400 copies of a 4 MB storage add up: one budget.
+        n = 1 << 20
+        views = [(p_str(f"t{i}"), p_tensor("0", n, p_tuple(p_int(n)), p_tuple(p_int(1)))) for i in range(400)]
+        p = write_torch_zip(self.path("views.pt"), p_program(p_dict(views)), [("0", bytes(4 * n))],
+                            compression=zipfile.ZIP_DEFLATED)
+        self.refused(p, "--from", "torch_pt", names=("views.pt", "bytes"))
+
+    def test_storage_entry_zip_bomb(self):
+        # 512 MB of zeros deflate to about 500 KB; the pickle agrees with the entry's declared size.
+        n = 128 << 20
+        p = self.path("bomb.pt")
+        with zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("archive/data.pkl", p_program(p_dict([(p_str("lstm.weight_ih_l0"), p_tensor(
+                "0", n, p_tuple(p_int(n)), p_tuple(p_int(1))))])))
+            with z.open("archive/data/0", "w", force_zip64=True) as f:
+                chunk = bytes(16 << 20)
+                for _ in range(4 * n // len(chunk)):
+                    f.write(chunk)
+        self.assertLess(os.path.getsize(p), 4 << 20)
+        self.refused(p, "--from", "torch_pt", names=("bomb.pt", "archive/data/0", "zip bomb"))
+
+    def test_storage_size_disagrees_with_the_pickle(self):
+        # The pickle says 2^30 elements, the entry holds 16 bytes: refused before reading the entry.
+        p = write_torch_zip(self.path("numel.pt"), p_program(p_dict([(p_str("w"), p_tensor(
+            "0", 1 << 30, p_tuple(p_int(4)), p_tuple(p_int(1))))])), [("0", bytes(16))])
+        self.refused(p, "--from", "torch_pt", names=("numel.pt", "storage 0", "16 bytes"))
+
+    def h5_weights_only(self, path, make_dataset):
+        """A Keras 2 save_weights file with one layer `emb` whose dataset embeddings:0 make_dataset creates."""
+        import h5py
+        with h5py.File(path, "w") as f:
+            f.attrs["layer_names"] = [b"emb"]
+            g = f.create_group("emb")
+            g.attrs["weight_names"] = [b"emb/embeddings:0"]
+            make_dataset(g.create_group("emb"), "embeddings:0")
+        return path
+
+    def test_h5_dataset_declared_but_never_written(self):
+        p = self.h5_weights_only(self.path("unwritten.h5"),
+                                 lambda g, n: g.create_dataset(n, shape=(100000, 100000), dtype="f4"))
+        self.assertLess(os.path.getsize(p), 8192)
+        self.refused(p, "--recurrent-activation", "sigmoid",
+                     names=("unwritten.h5", "embeddings:0", "never written"))
+
+    def test_h5_dataset_compressed_beyond_the_file(self):
+        # Written, but 256 MB of zeros gzip to a few hundred KB: more than 4x the file's bytes.
+        p = self.h5_weights_only(self.path("gzip.h5"), lambda g, n: g.create_dataset(
+            n, data=np.zeros((8192, 8192), "f4"), chunks=(1024, 1024), compression="gzip"))
+        self.assertLess(os.path.getsize(p), 4 << 20)
+        self.refused(p, "--recurrent-activation", "sigmoid", names=("gzip.h5", "embeddings:0", "bytes"))
+
+    def test_vocabulary_id_far_beyond_the_words(self):
+        model = save_state_dict(self.path("m.pt"), tiny_state_dict())
+        forms = {"ids.json": {"a": 1, "b": 10 ** 12},
+                 "tok.json": {"class_name": "Tokenizer",
+                              "config": {"word_index": json.dumps({"a": 1, "big": 2 ** 40})}},
+                 "ids_limit.json": {f"w{i}": i for i in range(4)} | {"huge": 1 << 28}}
+        for name, obj in forms.items():
+            with self.subTest(name):
+                p = self.path(name)
+                with open(p, "w", encoding="utf-8") as f:
+                    json.dump(obj, f)
+                if name == "ids.json":
+                    self.assertLess(os.path.getsize(p), 60)
+                word = [w for w, i in (json.loads(obj["config"]["word_index"]) if "config" in obj else obj).items()
+                        if i > 100][0]
+                self.refused(model, "--vocab", p, names=(name, repr(word), "id"))
+
+
+# ------------------------------------------------------------- 3. invalid output reported as success
+def tf1_lstmcell_checkpoint(prefix, V=3, E=2, H=2):
+    rng = np.random.default_rng(1)
+    tf1_ckpt_writer.write_checkpoint(prefix, {
+        "embedding": rng.standard_normal((V, E)),
+        "rnnlm/multi_rnn_cell/cell_0/lstm_cell/kernel": rng.standard_normal((E + H, 4 * H)),
+        "rnnlm/multi_rnn_cell/cell_0/lstm_cell/bias": rng.standard_normal(4 * H),
+        "rnnlm/softmax_w": rng.standard_normal((H, V)), "rnnlm/softmax_b": rng.standard_normal(V)})
+    return prefix
+
+
+class InvalidOutputTest(Hostile2Base):
+    def test_cell_clip_and_forget_bias_must_be_finite(self):
+        prefix = tf1_lstmcell_checkpoint(self.path("model.ckpt"))
+        vocab = self.vocab_file(3)
+        r = self.run_convert(prefix, "--vocab", vocab, "--cell-clip", "3", "--forget-bias", "0.5")
+        self.assertEqual(r.returncode, 0, r.stderr)  # the valid values still convert
+        self.assertEqual(pyutil.read_config(self.out)["layers"][0]["cell_clip"], 3.0)
+        shutil.rmtree(self.out)
+        for opt, value in (("--cell-clip", "nan"), ("--cell-clip", "inf"), ("--cell-clip", "-inf"),
+                           ("--cell-clip", "0"), ("--cell-clip", "-2"), ("--forget-bias", "nan"),
+                           ("--forget-bias", "inf"), ("--forget-bias", "-inf")):
+            with self.subTest(opt=opt, value=value):
+                self.refused(prefix, "--vocab", vocab, f"{opt}={value}", names=(opt, repr(value)), status=2)
+
+    def test_zero_hidden_size(self):
+        sd = tiny_state_dict(**{"lstm.weight_ih_l0": np.zeros((0, 3)), "lstm.weight_hh_l0": np.zeros((0, 0)),
+                                "lstm.bias_ih_l0": np.zeros(0), "lstm.bias_hh_l0": np.zeros(0),
+                                "decoder.weight": np.zeros((5, 0))})
+        p = save_state_dict(self.path("h0.pt"), sd)
+        self.refused(p, "--vocab", self.vocab_file(), names=("h0.pt", "lstm.weight_ih_l0", "[0, 3]"))
+
+    def test_zero_vocabulary(self):
+        sd = tiny_state_dict(**{"encoder.weight": np.zeros((0, 3)), "decoder.weight": np.zeros((0, 2)),
+                                "decoder.bias": np.zeros(0)})
+        p = save_state_dict(self.path("v0.pt"), sd)
+        self.refused(p, "--vocab", self.vocab_file(0), names=("v0.pt", "vocab_size is 0"))
+
+    def test_keras_tokenizer_field_types(self):
+        model = save_state_dict(self.path("m.pt"), tiny_state_dict())
+        for field, value in (("filters", 5), ("oov_token", 7), ("num_words", "many"), ("split", ["x"])):
+            with self.subTest(field=field):
+                p = self.path("tok.json")
+                cfg = {"word_index": json.dumps({f"w{i}": i + 1 for i in range(4)}), field: value}
+                with open(p, "w", encoding="utf-8") as f:
+                    json.dump({"class_name": "Tokenizer", "config": cfg}, f)
+                self.refused(model, "--vocab", p, names=("tok.json", f"Tokenizer {field}"))
+
+    def test_vocabulary_error_after_the_weights_leaves_nothing(self):
+        model = save_state_dict(self.path("m.pt"), tiny_state_dict())
+        self.refused(model, "--vocab", self.vocab_file(4), names=("vocab.txt", "4 ids"))
+
+
+class WriterContractTest(unittest.TestCase):
+    """write_model: nothing invalid written, and no half-written directory whatever fails."""
+
+    def setUp(self):
+        import lstmlm_format
+        self.fmt = lstmlm_format
+        self.tmp = tempfile.mkdtemp(prefix="lstmlm_writer_")
+        self.out = os.path.join(self.tmp, "out")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def write(self, tensors=None, layers=None, tokenizer=None, vocab=("a", "b", "c")):
+        n = self.fmt.names
+        t = {n.embedding: np.zeros((3, 2)), n.weight_ih(0): np.zeros((4, 2)), n.weight_hh(0): np.zeros((4, 1)),
+             n.bias_ih(0): np.zeros(4), n.decoder_weight: np.zeros((3, 1)), n.decoder_bias: np.zeros(3)}
+        t.update(tensors or {})
+        self.fmt.write_model(self.out, vocab=list(vocab), embedding_dim=2, layers=layers or [self.fmt.layer(1)],
+                             tied=False, tokenizer=tokenizer or self.fmt.tokenizer(), tensors=t,
+                             source={"exporter": "test"})
+
+    def leftovers(self):
+        return sorted(n for n in os.listdir(self.tmp) if n != "out")
+
+    def test_invalid_config_values_are_refused(self):
+        bad = {"nan clip": dict(layers=[self.fmt.layer(1, cell_clip=float("nan"))]),
+               "inf clip": dict(layers=[self.fmt.layer(1, cell_clip=float("inf"))]),
+               "zero clip": dict(layers=[self.fmt.layer(1, cell_clip=0.0)]),
+               "H = 0": dict(layers=[self.fmt.layer(0)]),
+               "V = 0": dict(vocab=()),
+               "filters 5": dict(tokenizer=self.fmt.tokenizer(filters=5)),
+               "pad id out of range": dict(tokenizer=self.fmt.tokenizer(pad_id=3))}
+        for what, kwargs in bad.items():
+            with self.subTest(what):
+                with self.assertRaises(ValueError):
+                    self.write(**kwargs)
+                self.assertFalse(os.path.exists(self.out))
+                self.assertEqual(self.leftovers(), [])
+
+    def test_nan_in_source_is_not_written_as_json(self):
+        with self.assertRaises(ValueError):
+            self.fmt.write_model(self.out, vocab=["a", "b", "c"], embedding_dim=2, layers=[self.fmt.layer(1)],
+                                 tied=False, tokenizer=self.fmt.tokenizer(), tensors={},
+                                 source={"forget_bias_folded": float("nan")})
+        self.assertFalse(os.path.exists(self.out))
+        self.assertEqual(self.leftovers(), [])
+
+    def test_failure_while_writing_the_weights_leaves_no_directory(self):
+        # config.json and vocab.json are complete when the weights fail (a tensor that is not numeric).
+        with self.assertRaises(ValueError):
+            self.write(tensors={self.fmt.names.decoder_bias: np.array(["x", "y", "z"])})
+        self.assertFalse(os.path.exists(self.out), "a half-written model directory was left")
+        self.assertEqual(self.leftovers(), [])
+
+    def test_existing_directory_keeps_its_files_on_failure_and_is_updated_on_success(self):
+        os.makedirs(self.out)
+        for name, text in (("config.json", "old"), ("notes.txt", "mine")):
+            with open(os.path.join(self.out, name), "w") as f:
+                f.write(text)
+        with self.assertRaises(ValueError):
+            self.write(tensors={self.fmt.names.decoder_bias: np.array(["x", "y", "z"])})
+        with open(os.path.join(self.out, "config.json")) as f:
+            self.assertEqual(f.read(), "old")
+        self.assertEqual(sorted(os.listdir(self.out)), ["config.json", "notes.txt"])
+        self.write()
+        self.assertEqual(sorted(os.listdir(self.out)), ["config.json", "notes.txt", "vocab.json",
+                                                        "weights.safetensors"])
+        self.assertEqual(pyutil.read_config(self.out)["vocab_size"], 3)
+        self.assertEqual(self.leftovers(), [])
+
+    def test_new_directory_has_ordinary_permissions(self):
+        self.write()
+        mask = os.umask(0)
+        os.umask(mask)
+        self.assertEqual(os.stat(self.out).st_mode & 0o777, 0o777 & ~mask)
+
+
+# ---------------------------------------------------------------------- 4. TF1 dimensions of 2^63
+class HugeDimensionsTest(Hostile2Base):
+    def checkpoint_with_shape(self, shape):
+        """A valid char-rnn style checkpoint whose softmax_b entry declares `shape` (its data stays 3 floats)."""
+        orig = tf1_ckpt_writer._entry
+
+        def entry(offset, raw, s):
+            return orig(offset, raw, shape if s == [3] else s)
+        tf1_ckpt_writer._entry = entry
+        try:
+            rng = np.random.default_rng(2)
+            prefix = self.path("model.ckpt")
+            tf1_ckpt_writer.write_checkpoint(prefix, {
+                "embedding": rng.standard_normal((3, 2)),
+                "rnnlm/multi_rnn_cell/cell_0/basic_lstm_cell/kernel": rng.standard_normal((4, 8)),
+                "rnnlm/multi_rnn_cell/cell_0/basic_lstm_cell/bias": rng.standard_normal(8),
+                "rnnlm/softmax_w": rng.standard_normal((2, 3)), "rnnlm/softmax_b": rng.standard_normal(3)})
+        finally:
+            tf1_ckpt_writer._entry = orig
+        return prefix
+
+    def test_dimensions_of_2_to_the_63(self):
+        vocab = self.vocab_file(3)
+        for shape in ([2 ** 63, 1], [2 ** 64 - 1], [2 ** 62, 4], [2 ** 32, 2 ** 32, 2 ** 32]):
+            with self.subTest(shape=shape):
+                prefix = self.checkpoint_with_shape(shape)
+                line = self.refused(prefix, "--from", "tf1", "--vocab", vocab,
+                                    names=("model.ckpt", "rnnlm/softmax_b"))
+                self.assertNotIn("Warning", line)
+
+
+if __name__ == "__main__":
+    unittest.main()
