@@ -1,5 +1,6 @@
-// Load time of weights.safetensors: one fread of the file into memory then a copy per tensor, against
-// an mmap of the file with the same per-tensor copy (what the library does since this measurement).
+// Load time of weights.safetensors: one fread of the file into memory then a copy per tensor, an mmap of
+// the file with the same per-tensor copy (the library's previous reader), and the library's pread of
+// each tensor into its storage.
 // The numbers in docs/model-format.md come from this program. Warm page cache (the file is read once
 // before timing); each figure is the median of the repetitions.
 //   g++ -O2 -std=c++20 -Iinclude bench/load_bench.cpp build/liblstmlm.a -o load_bench
@@ -37,7 +38,7 @@ size_t read_variant(const std::string& path) {
   std::fclose(f);
   uint64_t header_len = 0;
   for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | file[static_cast<size_t>(i)];
-  auto st = lstmlm::SafetensorsFile::open(path);  // header offsets (mapped, data untouched)
+  auto st = lstmlm::SafetensorsFile::open(path);  // header offsets (data untouched)
   size_t bytes = 0;
   for (const auto& t : st.tensors()) {
     std::vector<float> v((t.end - t.begin) / 4);
@@ -47,7 +48,7 @@ size_t read_variant(const std::string& path) {
   return bytes;
 }
 
-// The library: SafetensorsFile maps the file; read_f32 copies each tensor out.
+// The library: SafetensorsFile reads the header; read_f32 preads each tensor into its vector.
 size_t library_variant(const std::string& path) {
   auto st = lstmlm::SafetensorsFile::open(path);
   size_t bytes = 0;

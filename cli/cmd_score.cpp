@@ -40,7 +40,8 @@ Output: logprob = natural log, log10prob = log10; one record per input line, in 
       "Sentences: N", "Tokens: N", "OOVs: N", "Perplexity including OOVs: P", "Perplexity excluding OOVs: P".
   jsonl: one object per line {"type": "line", "file", "line", "skipped", "logprob", "log10prob", "tokens",
       "oovs", "words": [{"token", "id", "oov", "logprob", "log10prob"}]} ("words" at -v word only;
-      logprob null when not scored), then {"type": "summary", "sentences", "skipped", "tokens", "oovs",
+      logprob null when not scored or not finite; "nonfinite": N is added to a line and to the summary
+      when N of its scored tokens have a NaN or infinite log-prob, which text and tsv print as nan/-inf), then {"type": "summary", "sentences", "skipped", "tokens", "oovs",
       "logprob", "log10prob", "perplexity", "perplexity_excl_oov"}; -v summary: the summary only.
   tsv (one table with a header): -v word: file line position token id oov logprob log10prob (one row per
       word); -v sentence: file line skipped tokens oovs logprob log10prob; -v summary: sentences skipped
@@ -72,6 +73,9 @@ Record line_record(const Opts& o, const std::string& file, const tasks::LineScor
             {"log10prob", Value::num9(l.logprob / kLn10)},
             {"tokens", Value::integer(l.tokens)},
             {"oovs", Value::integer(l.oovs)}}};
+  // Only when present, so every ordinary record keeps its fields (a NaN weight is the only known cause).
+  if (l.nonfinite && o.format == Format::Jsonl)
+    r.fields.push_back({"nonfinite", Value::integer(l.nonfinite)});
   if (o.verbosity == Verbosity::Word) {
     std::vector<Value> words;
     words.reserve(l.words.size());
@@ -87,17 +91,20 @@ Record line_record(const Opts& o, const std::string& file, const tasks::LineScor
   return r;
 }
 
-Record summary_record(const tasks::ScoreSummary& s) {
-  return {"score.summary",
-          {{"type", Value::str("summary")},
-           {"sentences", Value::integer(s.sentences)},
-           {"skipped", Value::integer(s.skipped)},
-           {"tokens", Value::integer(s.tokens)},
-           {"oovs", Value::integer(s.oovs)},
-           {"logprob", Value::num9(s.logprob)},
-           {"log10prob", Value::num9(s.logprob / kLn10)},
-           {"perplexity", Value::num9(s.perplexity())},
-           {"perplexity_excl_oov", Value::num9(s.perplexity_excl_oov())}}};
+Record summary_record(const Opts& o, const tasks::ScoreSummary& s) {
+  Record r{"score.summary",
+           {{"type", Value::str("summary")},
+            {"sentences", Value::integer(s.sentences)},
+            {"skipped", Value::integer(s.skipped)},
+            {"tokens", Value::integer(s.tokens)},
+            {"oovs", Value::integer(s.oovs)},
+            {"logprob", Value::num9(s.logprob)},
+            {"log10prob", Value::num9(s.logprob / kLn10)},
+            {"perplexity", Value::num9(s.perplexity())},
+            {"perplexity_excl_oov", Value::num9(s.perplexity_excl_oov())}}};
+  if (s.nonfinite && o.format == Format::Jsonl)
+    r.fields.push_back({"nonfinite", Value::integer(s.nonfinite)});
+  return r;
 }
 
 // The table view (tsv): one row per word, per line, or the summary alone.
@@ -138,11 +145,14 @@ int run(const Opts& o) {
   LineReader in(o.files);
   std::vector<std::string> lines;
   uint64_t first = 0;
+  std::string first_nonfinite;  // FILE:LINE of the first line with a non-finite log-prob
   while (in.next_file()) {
     while (in.next_block(lines, block, first)) {
       auto scores = scorer.score(lines, in.source(), first);
       for (const auto& l : scores) {
         summary.add(l);
+        if (l.nonfinite && first_nonfinite.empty())
+          first_nonfinite = in.source() + ":" + std::to_string(l.line);
         if (o.verbosity != Verbosity::Summary) out.emit(line_record(o, in.source(), l));
       }
       out.write_pending();
@@ -153,8 +163,16 @@ int run(const Opts& o) {
     }
   }
   if (progress) std::fputc('\n', stderr);
-  out.emit(summary_record(summary));
+  out.emit(summary_record(o, summary));
   out.end();
+  if (summary.nonfinite) {
+    std::string n = std::to_string(summary.nonfinite);
+    std::string w =
+        "lstmlm: warning: " + n + (summary.nonfinite == 1 ? " scored token has" : " scored tokens have") +
+        " a non-finite log-probability (the first on " + first_nonfinite +
+        "): the totals and perplexities are not finite; the model's weights hold NaN or infinite values\n";
+    std::fwrite(w.data(), 1, w.size(), stderr);
+  }
   std::fprintf(stderr, "lstmlm score: %lld tokens in %.3f s (%.0f tokens/s)\n",
                static_cast<long long>(summary.tokens), seconds(),
                static_cast<double>(summary.tokens) / seconds());

@@ -15,6 +15,13 @@ inline constexpr int kFormatVersion = 1;
 inline constexpr int64_t kMaxVocabSize = int64_t{1} << 28;
 inline constexpr int64_t kMaxLayerWidth = int64_t{1} << 16;  // embedding_dim, hidden_size
 inline constexpr int64_t kMaxLayerCount = 256;
+// Sizes of the JSON files, checked before they are read: config.json is a few KB (its free-form `source`
+// included); vocab.json holds at most kMaxVocabSize tokens of a few bytes each.
+inline constexpr uint64_t kMaxConfigBytes = uint64_t{16} << 20;
+inline constexpr uint64_t kMaxVocabBytes = uint64_t{4} << 30;
+// The model files' JSON is a few levels deep; deeper nesting is refused before parsing, because the
+// DOM's destructor, dump() and the messages that print a value all recurse once per level.
+inline constexpr int kMaxJsonDepth = 64;
 
 enum class RecurrentActivation { Sigmoid, HardSigmoid, HardSigmoidKeras3 };
 enum class TokenizerType { Word, Char };

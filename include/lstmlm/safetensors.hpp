@@ -34,8 +34,8 @@ class SafetensorsFile {
  private:
   std::string path_;
   std::vector<TensorInfo> tensors_;
-  std::shared_ptr<const void> mapping_;  // the whole file, mapped read-only (unmapped with the last copy)
-  const unsigned char* data_ = nullptr;  // the data section inside the mapping
+  std::shared_ptr<const int> fd_;  // the open file (closed with the last copy)
+  uint64_t data_offset_ = 0;       // where the data section starts in the file
   uint64_t data_size_ = 0;
 };
 

@@ -224,7 +224,7 @@ void check_config(const ModelConfig& c, const std::string& file) {
 }
 
 ModelConfig load_config(const std::string& path) {
-  return parse_config(format::parse_json(format::read_file(path), path), path);
+  return parse_config(format::parse_json(format::read_file(path, kMaxConfigBytes), path), path);
 }
 
 json config_to_json(const ModelConfig& c) {

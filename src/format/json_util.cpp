@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "lstmlm/config.hpp"
 #include "lstmlm/error.hpp"
 
 namespace lstmlm::format {
@@ -29,15 +30,28 @@ int open_regular(const std::string& path) {
   return fd;
 }
 
-std::string read_file(const std::string& path) {
+std::string read_file(const std::string& path, uint64_t max_bytes) {
   int fd = open_regular(path);
+  struct stat sb;
+  if (::fstat(fd, &sb) == 0 && static_cast<uint64_t>(sb.st_size) > max_bytes) {
+    ::close(fd);
+    throw ModelError(path, "file is " + std::to_string(sb.st_size) + " bytes, more than the limit of " +
+                               std::to_string(max_bytes) + " bytes for this file");
+  }
   std::string s;
   char buf[65536];
   ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
-    if (n > 0) s.append(buf, static_cast<size_t>(n));
+  while ((n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
+    if (n <= 0) continue;
+    if (s.size() + static_cast<uint64_t>(n) > max_bytes) {
+      ::close(fd);
+      throw ModelError(path, "file grew past the limit of " + std::to_string(max_bytes) +
+                                 " bytes for this file while it was read");
+    }
+    s.append(buf, static_cast<size_t>(n));
+  }
   ::close(fd);
-  if (n < 0) throw ModelError(path, "read error");
+  if (n < 0) throw ModelError(path, std::string("read error: ") + std::strerror(errno));
   return s;
 }
 
@@ -54,6 +68,37 @@ std::string strip_tag(std::string m) {
     if (u < 0x20 || u >= 0x7f) ch = '?';
   }
   return m;
+}
+
+// One pass over the bytes before nlohmann sees them: a NUL (JSON allows none, not even inside a string,
+// and nlohmann's iterator input stops at one, so `{...}\0<payload>` would load) and the nesting depth.
+void check_structure(std::string_view text, const std::string& file, const std::string& place,
+                     const std::string& at) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\0')
+      throw ModelError::about(file, place, at + "not valid JSON: a NUL byte at offset " + std::to_string(i));
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        throw ModelError::about(file, place,
+                                at + "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                    " levels at offset " + std::to_string(i) +
+                                    " (the model files need a few; is this file damaged?)");
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
 }
 }  // namespace
 
@@ -79,6 +124,7 @@ nlohmann::json parse_json(std::string_view text, const std::string& file, const 
     return true;
   };
   const std::string at = place.empty() ? std::string() : place + ": ";
+  check_structure(text, file, place, at);
   json j;
   try {
     j = json::parse(text.begin(), text.end(), cb);

@@ -1,5 +1,6 @@
 // Strict JSON reading for the model files: duplicate keys refused, errors on one line naming the file.
 #pragma once
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -11,11 +12,13 @@ namespace lstmlm::format {
 // descriptor; throws ModelError "<path>: cannot open: <reason>" or "<path>: not a regular file".
 int open_regular(const std::string& path);
 
-// Reads a whole regular file (open_regular's checks); throws ModelError naming `path`.
-std::string read_file(const std::string& path);
+// Reads a whole regular file (open_regular's checks) of at most `max_bytes`; throws ModelError naming
+// `path`. The size is checked before reading and again while reading (the file may grow meanwhile).
+std::string read_file(const std::string& path, uint64_t max_bytes);
 
-// Parses `text`; a syntax error, invalid UTF-8 or a key repeated inside one object throws
-// ModelError naming `file` (and `place` inside it, e.g. "header", as "<file>: <place>: ...").
+// Parses `text`; a syntax error, invalid UTF-8, a NUL byte anywhere (bytes after one would otherwise be
+// ignored), nesting deeper than lstmlm::kMaxJsonDepth or a key repeated inside one object throws ModelError
+// naming `file` (and `place` inside it, e.g. "header", as "<file>: <place>: ...").
 // nlohmann keeps the last of duplicate keys silently, so they are checked here.
 nlohmann::json parse_json(std::string_view text, const std::string& file, const std::string& place = {});
 

@@ -1,9 +1,9 @@
-// Strict safetensors reader. The file is mapped (measured against a read in docs/model-format.md);
-// nothing in the header is trusted before it is checked against the file size.
+// Strict safetensors reader. Tensors are read with pread straight into the caller's storage (measured
+// against mmap in docs/model-format.md); nothing in the header is trusted before it is checked against
+// the file size.
 #include "lstmlm/safetensors.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -167,43 +167,58 @@ void check_coverage(const std::string& path, const std::vector<TensorInfo>& tens
 
 }  // namespace
 
-SafetensorsFile SafetensorsFile::open(const std::string& path) {
-  // mmap rather than read: measured 2.5x faster on a 43 MB file (docs/model-format.md), since a
-  // read pays page faults for a second full-size buffer. The mapping lives only while the loader
-  // copies the tensors out.
-  int fd = format::open_regular(path);  // refuses a FIFO or directory before it is opened
-  struct stat sb;
-  if (::fstat(fd, &sb) != 0) {
-    ::close(fd);
-    fail(path, std::string("cannot stat: ") + std::strerror(errno));
-  }
-  uint64_t file_size = static_cast<uint64_t>(sb.st_size);
-  if (file_size < 8) {
-    ::close(fd);
-    fail(path, "file is " + std::to_string(file_size) + " bytes, too short for the 8-byte header length");
-  }
-  void* base = ::mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd, 0);
-  int map_errno = errno;
-  ::close(fd);  // the mapping keeps the file open
-  if (base == MAP_FAILED) fail(path, std::string("cannot map: ") + std::strerror(map_errno));
-  SafetensorsFile st;
-  st.mapping_ = std::shared_ptr<const void>(
-      base, [file_size](const void* p) { ::munmap(const_cast<void*>(p), file_size); });
-  const auto* bytes = static_cast<const unsigned char*>(base);
+namespace {
 
+// pread until `n` bytes are in `out` or the file ends; returns the count read.
+uint64_t read_at(int fd, void* out, uint64_t n, uint64_t offset, const std::string& path) {
+  auto* p = static_cast<unsigned char*>(out);
+  uint64_t got = 0;
+  while (got < n) {
+    // Capped per call: Linux transfers at most 0x7ffff000 bytes per read anyway.
+    size_t want = static_cast<size_t>(std::min<uint64_t>(n - got, uint64_t{1} << 30));
+    ssize_t r = ::pread(fd, p + got, want, static_cast<off_t>(offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) fail(path, std::string("read error: ") + std::strerror(errno));
+    if (r == 0) break;
+    got += static_cast<uint64_t>(r);
+  }
+  return got;
+}
+
+}  // namespace
+
+SafetensorsFile SafetensorsFile::open(const std::string& path) {
+  // pread, not mmap: a mapped file truncated by another process while it is copied raises SIGBUS,
+  // where a read just comes back short and becomes an error naming the file. Each tensor is read
+  // straight into its destination, so there is no second full-size buffer (docs/model-format.md).
+  int fd = format::open_regular(path);  // refuses a FIFO or directory before it is opened
+  auto owned = std::shared_ptr<const int>(new int(fd), [](const int* p) {
+    ::close(*p);
+    delete p;
+  });
+  struct stat sb;
+  if (::fstat(fd, &sb) != 0) fail(path, std::string("cannot stat: ") + std::strerror(errno));
+  uint64_t file_size = static_cast<uint64_t>(sb.st_size);
+  if (file_size < 8)
+    fail(path, "file is " + std::to_string(file_size) + " bytes, too short for the 8-byte header length");
+  unsigned char len[8];
+  if (read_at(fd, len, 8, 0, path) != 8) fail(path, "file shrank while it was read: no 8-byte header length");
   uint64_t header_len = 0;
-  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | bytes[i];
+  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | len[i];
   if (header_len > kMaxHeaderBytes)
     fail(path, "header length " + std::to_string(header_len) + " exceeds the limit of " +
                    std::to_string(kMaxHeaderBytes) + " bytes");
   if (header_len > file_size - 8)
     fail(path, "header length " + std::to_string(header_len) + " runs past the end of the file (" +
                    std::to_string(file_size) + " bytes)");
-  std::string_view header(reinterpret_cast<const char*>(bytes + 8), header_len);
+  std::string header(header_len, '\0');
+  if (read_at(fd, header.data(), header_len, 8, path) != header_len)
+    fail(path, "file shrank while it was read: the header is cut short");
 
   nlohmann::json j = format::parse_json(header, path, "header");
   if (!j.is_object()) fail(path, "header: expected a JSON object, found " + format::brief(j));
 
+  SafetensorsFile st;
   st.path_ = path;
   uint64_t data_size = file_size - 8 - header_len;
   for (auto it = j.begin(); it != j.end(); ++it) {
@@ -217,7 +232,8 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
   }
 
   check_coverage(path, st.tensors_, data_size);
-  st.data_ = bytes + 8 + header_len;
+  st.fd_ = std::move(owned);
+  st.data_offset_ = 8 + header_len;
   st.data_size_ = data_size;
   return st;
 }
@@ -242,27 +258,27 @@ void SafetensorsFile::read_f32(const TensorInfo& t, float* out) const {
   // Offsets were checked in open(); a TensorInfo from another file would fail here, not read wild memory.
   if (t.end > data_size_ || t.begin > t.end)
     throw ModelError::about(path_, t.name, "tensor " + format::quoted(t.name) + " is not in this file");
-  const unsigned char* p = data_ + t.begin;
+  const uint64_t bytes = t.end - t.begin;
+  auto read = [&](void* dst, uint64_t n, uint64_t at) {
+    if (read_at(*fd_, dst, n, data_offset_ + t.begin + at, path_) != n)
+      throw ModelError::about(path_, t.name,
+                              "tensor " + format::quoted(t.name) +
+                                  ": the file shrank while it was read (is another process writing it?)");
+  };
+  if (t.dtype == DType::F32) {
+    if (bytes) read(out, bytes, 0);
+    return;
+  }
+  // 16-bit dtypes: read a block, widen it into `out`. memcpy, not a cast: offsets need not be aligned.
+  constexpr size_t kBlock = 32768;
+  std::vector<uint16_t> block(std::min<uint64_t>(kBlock, bytes / 2));
   size_t n = element_count(t);
-  // memcpy, not a cast: the tensor's offset need not be aligned for float.
-  switch (t.dtype) {
-    case DType::F32:
-      if (n) std::memcpy(out, p, n * 4);
-      break;
-    case DType::F16:
-      for (size_t i = 0; i < n; ++i) {
-        uint16_t h;
-        std::memcpy(&h, p + 2 * i, 2);
-        out[i] = half_to_float(h);
-      }
-      break;
-    case DType::BF16:
-      for (size_t i = 0; i < n; ++i) {
-        uint16_t h;
-        std::memcpy(&h, p + 2 * i, 2);
-        out[i] = std::bit_cast<float>(static_cast<uint32_t>(h) << 16);  // bf16 is the top half of a float
-      }
-      break;
+  for (size_t i = 0; i < n; i += kBlock) {
+    size_t m = std::min(kBlock, n - i);
+    read(block.data(), 2 * m, 2 * i);
+    for (size_t k = 0; k < m; ++k)
+      out[i + k] = t.dtype == DType::F16 ? half_to_float(block[k])
+                                         : std::bit_cast<float>(static_cast<uint32_t>(block[k]) << 16);
   }
 }
 

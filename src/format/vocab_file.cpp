@@ -2,13 +2,14 @@
 #include "format/vocab_file.hpp"
 
 #include "format/json_util.hpp"
+#include "lstmlm/config.hpp"
 #include "lstmlm/error.hpp"
 
 namespace lstmlm::format {
 
 std::vector<std::string> read_vocab_json(const std::string& path) {
   // parse_json refuses ill-formed UTF-8 and lone surrogate escapes, so every string below is valid UTF-8.
-  nlohmann::json j = parse_json(read_file(path), path);
+  nlohmann::json j = parse_json(read_file(path, kMaxVocabBytes), path);
   if (!j.is_array()) throw ModelError(path, "expected a JSON array of token strings, found " + brief(j));
   std::vector<std::string> tokens;
   tokens.reserve(j.size());

@@ -20,6 +20,7 @@ void ScoreSummary::add(const LineScore& l) {
   oov_tokens += l.oov_tokens;
   logprob += l.logprob;
   oov_logprob += l.oov_logprob;
+  nonfinite += l.nonfinite;
 }
 
 double ScoreSummary::perplexity() const {
@@ -49,16 +50,21 @@ std::vector<int32_t> fed_ids(const LineScore& l) {
 }
 
 // Writes the target log-probs back to the fed words of a line, in order, and totals the line.
-// `lp` holds one value per fed word; NaN marks a word that was context only.
-void fill_line(LineScore& l, const std::vector<float>& lp) {
-  size_t k = 0;
+// `lp` holds one value per fed word; with `first_is_context` the first fed word has no value (it was
+// context only). A non-finite value is a scored word like any other, and counted (NaN is not a marker).
+void fill_line(LineScore& l, const float* lp, bool first_is_context) {
+  bool context = first_is_context;
   for (auto& w : l.words) {
     if (w.id < 0) continue;
-    float v = lp[k++];
-    if (std::isnan(v)) continue;
+    if (context) {
+      context = false;
+      continue;
+    }
+    float v = *lp++;
     w.scored = true;
     w.logprob = v;
     ++l.tokens;
+    if (!std::isfinite(v)) ++l.nonfinite;
     l.logprob += v;
     if (w.oov) {
       ++l.oov_tokens;
@@ -66,8 +72,6 @@ void fill_line(LineScore& l, const std::vector<float>& lp) {
     }
   }
 }
-
-constexpr float kContextOnly = std::numeric_limits<float>::quiet_NaN();
 
 }  // namespace
 
@@ -128,12 +132,7 @@ void Scorer::run_sentences(std::vector<LineScore>& out, const std::vector<std::v
     }
     std::vector<State> states(n, State::zeros(model));
     engine_->score(inputs, targets, states, lp);
-    for (size_t r = 0; r < n; ++r) {
-      std::vector<float> v;
-      if (start_ < 0) v.push_back(kContextOnly);
-      v.insert(v.end(), lp[r].begin(), lp[r].end());
-      fill_line(out[order[b + r]], v);
-    }
+    for (size_t r = 0; r < n; ++r) fill_line(out[order[b + r]], lp[r].data(), start_ < 0);
   }
 }
 
@@ -144,8 +143,9 @@ void Scorer::run_document(std::vector<LineScore>& out, const std::vector<std::ve
   std::vector<float> lp_all;
   lp_all.reserve(all.size());
   size_t pos = 0;
+  bool first_is_context = false;
   if (doc_pending_ < 0 && !all.empty()) {  // no start token: the stream's first token is context only
-    lp_all.push_back(kContextOnly);
+    first_is_context = true;
     doc_pending_ = all[0];
     pos = 1;
   }
@@ -167,12 +167,13 @@ void Scorer::run_document(std::vector<LineScore>& out, const std::vector<std::ve
     pos += n;
   }
   doc_state_ = states[0];
+  // lp_all has no entry for the context-only token: the line that holds it gets one value fewer.
   size_t k = 0;
   for (size_t i = 0; i < out.size(); ++i) {
-    std::vector<float> v(lp_all.begin() + static_cast<ptrdiff_t>(k),
-                         lp_all.begin() + static_cast<ptrdiff_t>(k + streams[i].size()));
-    k += streams[i].size();
-    fill_line(out[i], v);
+    bool context = first_is_context && !streams[i].empty();
+    fill_line(out[i], lp_all.data() + k, context);
+    k += streams[i].size() - (context ? 1 : 0);
+    if (context) first_is_context = false;
   }
 }
 

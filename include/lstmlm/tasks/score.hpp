@@ -49,12 +49,14 @@ struct LineScore {
   int64_t tokens = 0;      // scored words (eos included)
   int64_t oovs = 0;        // OOV words (scored as unk or skipped)
   int64_t oov_tokens = 0;  // OOV words that were scored (as unk)
+  int64_t nonfinite = 0;   // scored words whose log-prob is NaN or infinite (counted in tokens too)
 };
 
 struct ScoreSummary {
   int64_t sentences = 0;  // lines not skipped
   int64_t skipped = 0;
   int64_t tokens = 0, oovs = 0, oov_tokens = 0;
+  int64_t nonfinite = 0;  // scored words with a NaN or infinite log-prob: the totals are then not finite
   double logprob = 0, oov_logprob = 0;
   void add(const LineScore& l);
   double perplexity() const;           // including OOVs (NaN when nothing was scored)
