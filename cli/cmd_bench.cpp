@@ -3,7 +3,6 @@
 // options, prepares inputs (load and tokenization stay outside every timing) and prints the rows.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -13,6 +12,7 @@
 #include "commands.hpp"
 #include "emit.hpp"
 #include "limits.hpp"
+#include "line_reader.hpp"
 #include "lstmlm/error.hpp"
 #include "lstmlm/model.hpp"
 #include "lstmlm/tasks/bench.hpp"
@@ -44,14 +44,13 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
+// The --input file's lines, read like score's input (BOM, CRLF, the line limit).
 std::vector<std::string> read_lines(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the --input file");
+  check_readable({path}, "the --input file");
+  LineReader in({path});
+  in.next_file();
   std::vector<std::string> lines;
-  for (std::string l; std::getline(in, l);) {
-    if (!l.empty() && l.back() == '\r') l.pop_back();
-    lines.push_back(std::move(l));
-  }
+  for (std::string l; in.next(l);) lines.push_back(std::move(l));
   return lines;
 }
 
@@ -119,9 +118,12 @@ int run(const BenchArgs& a) {
     if (opt.tokens.empty()) throw InputError(a.input + ": no in-vocabulary token to benchmark with");
   }
 
-  bench::Progress progress;
-  if (stderr_is_terminal())
-    progress = [](const std::string& what) { std::fprintf(stderr, "bench: %s\n", what.c_str()); };
+  // Called before each cell: a signal stops the run there (no row is written then).
+  const bool terminal = stderr_is_terminal();
+  bench::Progress progress = [terminal](const std::string& what) {
+    check_interrupted();
+    if (terminal) std::fprintf(stderr, "bench: %s\n", what.c_str());
+  };
   std::vector<bench::Row> rows;
   if (a.want_startup) rows.push_back(bench::startup(a.model_dir, first_line, opt.threads.front()));
   auto timed = bench::run(model, name, opt, progress);
@@ -168,6 +170,7 @@ Subcommand setup_bench(CLI::App& parent) {
       ->check(real_range(0, kMaxMinTime))
       ->capture_default_str();
   app->add_option("--seed", args->seed, "Seed of the synthetic token ids and of --shape's weights")
+      ->check(uint64_value())
       ->capture_default_str();
   app->add_option("--input", args->input, "Cut the inputs from this text file, tokenized with the model");
   add_format_option(*app, args->output, {Format::Md, Format::Csv, Format::Json, Format::Jsonl},

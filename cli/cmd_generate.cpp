@@ -2,8 +2,6 @@
 // (docs/generation.md).
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -11,6 +9,7 @@
 #include "commands.hpp"
 #include "emit.hpp"
 #include "limits.hpp"
+#include "line_reader.hpp"
 #include "lstmlm/error.hpp"
 #include "lstmlm/tasks/generate.hpp"
 #include "options.hpp"
@@ -32,10 +31,7 @@ struct Args {
 };
 
 std::string read_prompt_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path + ": cannot open the prompt file");
-  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (f.bad()) throw InputError(path + ": read error");
+  std::string s = read_file(path, "the prompt file");
   if (s.rfind("\xEF\xBB\xBF", 0) == 0) s.erase(0, 3);  // a UTF-8 BOM is not text
   // The file's final line end ends the prompt; it is not a line break to continue from.
   if (!s.empty() && s.back() == '\n') s.pop_back();
@@ -44,16 +40,8 @@ std::string read_prompt_file(const std::string& path) {
 }
 
 uint64_t parse_seed(const std::string& s) {
-  size_t used = 0;
-  unsigned long long v = 0;
-  try {
-    if (s.empty() || s[0] == '-') throw std::invalid_argument(s);
-    v = std::stoull(s, &used, 10);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != s.size())
-    throw UsageError("--seed must be an integer in [0, 2^64), got '" + s + "'");
+  uint64_t v = 0;
+  if (!parse_uint64(s, v)) throw UsageError("--seed must be an integer in [0, 2^64), got '" + s + "'");
   return v;
 }
 
@@ -124,26 +112,32 @@ int run(Args& a) {
   // Validate the prompt before any output, and warn about words the model does not know.
   for (const auto& t : prompt_context(*model, a.gen.prompt).tokens)
     if (t.oov)
-      std::fprintf(stderr, "lstmlm: warning: prompt: '%s' is not in the vocabulary, read as unk\n",
-                   t.text.c_str());
+      print_diagnostic("lstmlm: warning: ", "prompt: '" + t.text + "' is not in the vocabulary, read as unk");
   Engine engine(model, a.threads);
   Emitter out(a.format);
 
   if (a.format == Format::Text && a.gen.num_samples == 1) {
     // Streamed: the prompt at once, then each token as it is chosen.
+    // A signal stops it after the last token written; the line is ended all the same.
     TextJoin join(model->tokenizer(), a.gen.prompt);
-    out.raw(a.gen.prompt);
-    out.flush();
-    generate(engine, a.gen, [&](int, const GeneratedToken& t) {
-      out.raw(join.piece(t.id));
-      out.flush();
-    });
-    out.raw("\n");
+    check_interrupted();
+    Output().write_through(a.gen.prompt);
+    try {
+      generate(engine, a.gen, [&](int, const GeneratedToken& t) {
+        out.raw(join.piece(t.id));
+        out.flush();  // throws Interrupted after a signal (the piece not written if it was not started)
+      });
+    } catch (const Interrupted&) {
+      Output().write_through("\n");
+      throw;
+    }
+    Output().write_through("\n");
     out.end();
     return 0;
   }
-  // Several samples (or jsonl): one record each, in index order.
-  auto r = generate(engine, a.gen);
+  // Several samples (or jsonl): one record each, in index order, written after the last token; a signal
+  // stops the generation at the next token, before any record is written.
+  auto r = generate(engine, a.gen, [](int, const GeneratedToken&) { check_interrupted(); });
   for (const auto& s : r.samples) out.emit(sample_record(*model, a, s));
   out.end();
   return 0;

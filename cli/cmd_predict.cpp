@@ -33,7 +33,8 @@ Output (--top N candidates, by descending probability, ties by ascending id; --t
      "top": [{"token": str, "id": int, "prob": p, "logprob": ln p}, ...]}
     numbers with 9 significant digits (round-trip float32).
   text: per context a line "> CONTEXT", then one line per candidate:
-    "RANK<TAB>TOKEN<TAB>id=ID<TAB>prob=P<TAB>logprob=LN_P" (prob with 6 decimals, logprob with 4).)";
+    "RANK<TAB>TOKEN<TAB>id=ID<TAB>prob=P<TAB>logprob=LN_P" (prob with 6 decimals, logprob with 4).
+    CONTEXT and TOKEN are escaped: \t, \n, \r, \\, and \xNN for other control bytes (jsonl: raw).)";
 
 struct Opts {
   std::string model_dir;

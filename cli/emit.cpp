@@ -226,4 +226,32 @@ std::string cell(const Value& v) {
   return s;
 }
 
+std::string escape_text(std::string_view s) {
+  auto special = [](unsigned char c) { return c < 0x20 || c == 0x7F || c == '\\'; };
+  size_t i = 0;
+  while (i < s.size() && !special(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == s.size()) return std::string(s);
+  static const char kHex[] = "0123456789abcdef";
+  std::string out(s.substr(0, i));
+  for (; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (!special(c)) {
+      out += static_cast<char>(c);
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\\') {
+      out += "\\\\";
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 }  // namespace lstmlm::cli

@@ -128,5 +128,9 @@ void append_json(std::string& out, const Fields& f, bool compact);     // an obj
 void append_json_pretty(std::string& out, const Value& v, int depth);  // indent 2, as json.dump(2)
 // A scalar as a table cell: strings raw, booleans 1/0, null empty, numbers as in JSON.
 std::string cell(const Value& v);
+// A string as the text and tsv formats write it, so that it stays inside its field and line: \t, \n, \r
+// and \\ for a tab, line feed, carriage return and backslash, \xNN for the other bytes < 0x20 and 0x7f;
+// every other byte as it is. jsonl and json carry the raw string (JSON escapes).
+std::string escape_text(std::string_view s);
 
 }  // namespace lstmlm::cli

@@ -1,5 +1,6 @@
 // Limits the CLI enforces on its options, defined once.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include "lstmlm/config.hpp"
@@ -9,6 +10,10 @@ namespace lstmlm::cli {
 
 // Largest --threads / bench -t value: the engine's own limit.
 constexpr int kMaxThreads = lstmlm::kMaxThreads;
+
+// Bytes of one input line (score, predict, bench --input), its line end not counted: reading stops at the
+// limit with an InputError, so a file without line ends cannot exhaust memory.
+constexpr size_t kMaxLineBytes = size_t{1} << 28;  // 256 MiB
 
 // Rows or contexts per engine batch, predict --pad-to, bench lengths.
 constexpr int kMaxBatch = 1000000;

@@ -1,22 +1,40 @@
 #include "line_reader.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 
 #include "lstmlm/error.hpp"
+#include "output.hpp"
 
 namespace lstmlm::cli {
 
 namespace {
-std::FILE* open_input(const std::string& path) {
-  if (path == "-") return stdin;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw InputError(path + ": cannot open: " + std::strerror(errno));
-  return f;
+
+std::string cannot_open(const std::string& path, const std::string& what, const std::string& reason) {
+  return path + ": cannot open" + (what.empty() ? "" : " " + what) + ": " + reason;
 }
+
+// fopen, resumed after EINTR (opening a FIFO waits for its writer) unless a signal is pending.
+std::FILE* open_input(const std::string& path, const std::string& what = "") {
+  if (path == "-") return stdin;
+  for (;;) {
+    if (std::FILE* f = std::fopen(path.c_str(), "rb")) return f;
+    if (errno != EINTR) throw InputError(cannot_open(path, what, std::strerror(errno)));
+    check_interrupted();
+  }
+}
+
+std::string read_error(const std::string& path, int err) {
+  return path + ": read error: " + std::strerror(err ? err : EIO);
+}
+
 }  // namespace
 
-LineReader::LineReader(std::vector<std::string> paths) : paths_(std::move(paths)) {
+LineReader::LineReader(std::vector<std::string> paths, size_t max_line)
+    : paths_(std::move(paths)), max_line_(max_line) {
   if (paths_.empty()) paths_.push_back("-");
 }
 
@@ -35,21 +53,46 @@ bool LineReader::next_file() {
   return true;
 }
 
+int LineReader::get() {
+  for (;;) {
+    int c = getc_unlocked(f_);
+    if (c != EOF || !std::ferror(f_)) return c;
+    if (errno != EINTR) throw InputError(read_error(source_, errno));
+    std::clearerr(f_);  // nothing was read: resume, unless the read was cut short by our signal
+    check_interrupted();
+  }
+}
+
 bool LineReader::next(std::string& line) {
   if (!f_ || eof_) return false;
   line.clear();
   int c;
   bool any = false;
-  while ((c = getc_unlocked(f_)) != EOF) {
+  bool ended = false;  // by a line end, not by the end of the file
+  while ((c = get()) != EOF) {
     any = true;
-    if (c == '\n') break;
+    if (c == '\n') {
+      ended = true;
+      break;
+    }
+    if (line.size() >= max_line_) {
+      // Over the limit, unless this is the CR of a CRLF (or of the file's last line).
+      int d = c == '\r' ? get() : 0;
+      if (c == '\r' && (d == '\n' || d == EOF)) {
+        ended = d == '\n';
+        line.push_back('\r');
+        break;
+      }
+      throw InputError(source_ + ":" + std::to_string(line_ + 1) + ": line is longer than " +
+                       std::to_string(max_line_) + " bytes (the limit per line): split it");
+    }
     line.push_back(static_cast<char>(c));
   }
-  if (std::ferror(f_)) throw InputError(source_ + ": read error: " + std::strerror(errno));
   if (!any) {
     eof_ = true;
     return false;
   }
+  if (!ended) eof_ = true;  // no final line end: the next call would read EOF again
   ++line_;
   if (!line.empty() && line.back() == '\r') line.pop_back();
   if (line_ == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
@@ -64,9 +107,37 @@ bool LineReader::next_block(std::vector<std::string>& lines, size_t max, uint64_
   return !lines.empty();
 }
 
-void check_readable(const std::vector<std::string>& paths) {
-  for (const auto& p : paths)
-    if (p != "-") std::fclose(open_input(p));
+void check_readable(const std::vector<std::string>& paths, const std::string& what) {
+  for (const auto& p : paths) {
+    if (p == "-") continue;
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) throw InputError(cannot_open(p, what, std::strerror(errno)));
+    if (S_ISDIR(st.st_mode)) throw InputError(cannot_open(p, what, "is a directory"));
+    if (::access(p.c_str(), R_OK) != 0) throw InputError(cannot_open(p, what, std::strerror(errno)));
+  }
+}
+
+std::string read_file(const std::string& path, const std::string& what) {
+  check_readable({path}, what);
+  std::FILE* f = open_input(path, what);
+  std::string s;
+  char buf[65536];
+  for (;;) {
+    size_t n = std::fread(buf, 1, sizeof buf, f);
+    s.append(buf, n);
+    if (n == sizeof buf) continue;
+    if (!std::ferror(f)) break;
+    int err = errno;
+    if (err == EINTR && !pending_signal()) {
+      std::clearerr(f);
+      continue;
+    }
+    if (f != stdin) std::fclose(f);
+    if (err == EINTR) check_interrupted();
+    throw InputError(read_error(path, err));
+  }
+  if (f != stdin) std::fclose(f);
+  return s;
 }
 
 }  // namespace lstmlm::cli

@@ -1,17 +1,21 @@
 // Reads input lines from files or stdin ("-"): strips a UTF-8 BOM at the start of each file and the
-// line end (LF or CRLF). A file that cannot be opened is an InputError naming it.
+// line end (LF or CRLF). A file that cannot be opened is an InputError naming it; so is a line longer
+// than the limit (kMaxLineBytes, cli/limits.hpp), found without reading more than the limit. A read
+// interrupted by SIGINT/SIGTERM/SIGHUP throws Interrupted (the line being read is dropped).
 #pragma once
 #include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "limits.hpp"
+
 namespace lstmlm::cli {
 
 class LineReader {
  public:
-  // paths empty: stdin only.
-  explicit LineReader(std::vector<std::string> paths);
+  // paths empty: stdin only. `max_line`: bytes per line, the line end not counted.
+  explicit LineReader(std::vector<std::string> paths, size_t max_line = kMaxLineBytes);
   ~LineReader();
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
@@ -27,7 +31,9 @@ class LineReader {
   uint64_t line_number() const { return line_; }  // of the last line returned
 
  private:
+  int get();  // the next byte or EOF; resumes after EINTR unless a signal is pending
   std::vector<std::string> paths_;
+  size_t max_line_;
   size_t index_ = 0;
   std::FILE* f_ = nullptr;
   std::string source_;
@@ -35,7 +41,12 @@ class LineReader {
   bool eof_ = false;  // the current file has returned its last line (a tty's EOF is not read twice)
 };
 
-// Opens every path once up front so that a missing file fails before any output is written.
-void check_readable(const std::vector<std::string>& paths);
+// Checks every path up front, without opening it (a FIFO must be opened only once, when it is read), so
+// that a missing, unreadable file or a directory fails before any output is written. `what` names the
+// file in the message when not empty ("the prompt file"): "PATH: cannot open[ WHAT]: REASON".
+void check_readable(const std::vector<std::string>& paths, const std::string& what = "");
+
+// The whole content of one file (generate's --prompt-file), after check_readable. Throws InputError.
+std::string read_file(const std::string& path, const std::string& what);
 
 }  // namespace lstmlm::cli

@@ -9,6 +9,7 @@
 
 #include "limits.hpp"
 #include "lstmlm/error.hpp"
+#include "output.hpp"
 
 namespace lstmlm::cli {
 
@@ -20,10 +21,9 @@ std::string real_text(double v) {
   return buf;
 }
 
+// Decimal digits with an optional '-' and nothing else: no blank, no '+' (from_chars, not strtoll).
 bool parse_int(const std::string& s, int64_t& v) {
-  const char* b = s.data();
-  if (!s.empty() && s[0] == '+') ++b;
-  auto [p, ec] = std::from_chars(b, s.data() + s.size(), v);
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   return !s.empty() && ec == std::errc() && p == s.data() + s.size();
 }
 
@@ -74,6 +74,22 @@ bool is_number(const std::string& s) {
 }
 
 }  // namespace
+
+bool parse_uint64(const std::string& s, uint64_t& v) {
+  if (s.empty() || s[0] == '-') return false;  // from_chars of an unsigned refuses '-' too; said here
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+CLI::Validator uint64_value() {
+  const std::string range = "[0, 2^64)";
+  return CLI::Validator(
+      [range](std::string& s) -> std::string {
+        uint64_t v = 0;
+        return parse_uint64(s, v) ? std::string() : "'" + s + "' is not an integer in " + range;
+      },
+      range);
+}
 
 std::string range_text(double lo, double hi, bool lo_open) {
   return std::string(lo_open ? "(" : "[") + real_text(lo) + ", " + real_text(hi) + "]";
@@ -144,7 +160,7 @@ CLI::Option* add_format_option(CLI::App& app, Format& format, const std::vector<
 
 std::shared_ptr<const Model> load_model(const std::string& dir) {
   auto model = Model::load(dir);
-  for (const auto& w : model->warnings()) std::fprintf(stderr, "lstmlm: warning: %s\n", w.c_str());
+  for (const auto& w : model->warnings()) print_diagnostic("lstmlm: warning: ", w);
   return model;
 }
 

@@ -21,6 +21,10 @@ std::string range_text(double lo, double hi, bool lo_open = false);
 // range: "--pad-to: 0 is not in [1, 1000000]".
 CLI::Validator int_range(int64_t lo, int64_t hi);
 CLI::Validator real_range(double lo, double hi, bool lo_open = false);
+// Integers are decimal digits with an optional '-' only: a blank or a '+' is refused ("' 7' is not an
+// integer in [0, 2^64)"). parse_uint64 also refuses '-'; uint64_value() is its validator.
+bool parse_uint64(const std::string& s, uint64_t& v);
+CLI::Validator uint64_value();
 
 CLI::Option* add_model_option(CLI::App& app, std::string& dir, bool required = true);
 CLI::Option* add_threads_option(CLI::App& app, int& threads);

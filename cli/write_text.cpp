@@ -1,4 +1,6 @@
-// text: the human layout of each record kind (docs/scoring.md, docs/generation.md).
+// text: the human layout of each record kind (docs/scoring.md, docs/generation.md). Tokens and contexts
+// are written through escape_text, so a token cannot end a line or add a field; generated text is the
+// text itself, written as it is.
 #include <cstdio>
 #include <stdexcept>
 
@@ -28,8 +30,9 @@ class TextWriter final : public Writer {
       for (const auto& w : words->list) {
         const Record word{"", w.fields};
         const Value& lp = word.at("logprob");
-        out += word.at("token").s + "=" + std::to_string(word.at("id").i) + (word.at("oov").b ? "*" : "") +
-               " " + (lp.kind == Value::Kind::Null ? std::string("-") : fixed(lp.d, 6)) + "\t";
+        out += escape_text(word.at("token").s) + "=" + std::to_string(word.at("id").i) +
+               (word.at("oov").b ? "*" : "") + " " +
+               (lp.kind == Value::Kind::Null ? std::string("-") : fixed(lp.d, 6)) + "\t";
       }
     out += "Total: logprob=" + fixed(r.at("logprob").d, 6) + " log10prob=" + fixed(r.at("log10prob").d, 6) +
            " tokens=" + std::to_string(r.at("tokens").i) + " oovs=" + std::to_string(r.at("oovs").i) + "\n";
@@ -43,13 +46,14 @@ class TextWriter final : public Writer {
   }
 
   static void predict(const Record& r, std::string& out) {
-    out += "> " + r.at("context").s + "\n";
+    out += "> " + escape_text(r.at("context").s) + "\n";
     char buf[700];
     const auto& top = r.at("top").list;
     for (size_t i = 0; i < top.size(); ++i) {
       const Record c{"", top[i].fields};
       std::snprintf(buf, sizeof buf, "\tprob=%.6f\tlogprob=%.4f\n", c.at("prob").d, c.at("logprob").d);
-      out += std::to_string(i + 1) + "\t" + c.at("token").s + "\tid=" + std::to_string(c.at("id").i) + buf;
+      out += std::to_string(i + 1) + "\t" + escape_text(c.at("token").s) +
+             "\tid=" + std::to_string(c.at("id").i) + buf;
     }
   }
 

@@ -1,4 +1,5 @@
-// tsv: one table with a header line; cells tab-separated (strings raw, booleans 1/0, null empty).
+// tsv: one table with a header line; cells tab-separated (strings escaped by escape_text, booleans 1/0,
+// null empty).
 #include "emit.hpp"
 #include "table_rows.hpp"
 
@@ -17,7 +18,8 @@ class TsvWriter final : public Writer {
     table_rows(table_, r, [&](const std::vector<const Value*>& cells) {
       for (size_t c = 0; c < cells.size(); ++c) {
         if (c) out += '\t';
-        if (cells[c]) out += cell(*cells[c]);
+        if (!cells[c]) continue;
+        out += cells[c]->kind == Value::Kind::Str ? escape_text(cells[c]->s) : cell(*cells[c]);
       }
       out += '\n';
     });
