@@ -165,14 +165,13 @@ int run(const Opts& o) {
   if (progress) std::fputc('\n', stderr);
   out.emit(summary_record(o, summary));
   out.end();
-  if (summary.nonfinite) {
-    std::string n = std::to_string(summary.nonfinite);
-    std::string w =
-        "lstmlm: warning: " + n + (summary.nonfinite == 1 ? " scored token has" : " scored tokens have") +
-        " a non-finite log-probability (the first on " + first_nonfinite +
-        "): the totals and perplexities are not finite; the model's weights hold NaN or infinite values\n";
-    std::fwrite(w.data(), 1, w.size(), stderr);
-  }
+  if (summary.nonfinite)
+    print_diagnostic("lstmlm: warning: ",
+                     std::to_string(summary.nonfinite) +
+                         (summary.nonfinite == 1 ? " scored token has" : " scored tokens have") +
+                         " a non-finite log-probability (the first on " + first_nonfinite +
+                         "): the totals and perplexities are not finite; the model's weights hold NaN or "
+                         "infinite values");
   std::fprintf(stderr, "lstmlm score: %lld tokens in %.3f s (%.0f tokens/s)\n",
                static_cast<long long>(summary.tokens), seconds(),
                static_cast<double>(summary.tokens) / seconds());

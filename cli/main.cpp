@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
     print_error(lstmlm::cli::usage_message(app, e));
     return kExitUsage;
   } catch (const lstmlm::UsageError& e) {
-    print_error(e.what());
+    print_error(e.message());
     return kExitUsage;
   }
   try {
@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
     lstmlm::cli::print_diagnostic("lstmlm: interrupted by ", lstmlm::cli::signal_name(e.signal));
     return kExitSignalBase + e.signal;
   } catch (const lstmlm::UsageError& e) {
-    print_error(e.what());
+    print_error(e.message());
     return kExitUsage;
   } catch (const CLI::ParseError& e) {
     print_error(e.what());
@@ -105,10 +105,10 @@ int main(int argc, char** argv) {
     print_error(model_error_text(e));
     return kExitBadInput;
   } catch (const lstmlm::InputError& e) {
-    print_error(e.what());
+    print_error(e.message());
     return kExitBadInput;
   } catch (const lstmlm::OutputError& e) {
-    print_error(e.what());
+    print_error(e.message());
     return kExitBadInput;
   } catch (const std::bad_alloc&) {
     print_error("out of memory");

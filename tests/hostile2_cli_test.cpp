@@ -324,6 +324,15 @@ TEST(Hostile2Cli, MessagesEscapeControlBytesAndKeepWhatFollowsANul) {
   EXPECT_EQ(g.err.find('\x1b'), std::string::npos);
 }
 
+// The errors main prints keep their whole text: what() is a C string and ends at the first NUL.
+TEST(Hostile2Cli, ErrorMessagesKeepTheTextAfterANul) {
+  const std::string text("-:1: 'nu\0l' is not in the vocabulary", 37);
+  EXPECT_EQ(lstmlm::InputError(text).message(), text);
+  EXPECT_EQ(lstmlm::UsageError(text).message(), text);
+  EXPECT_EQ(lstmlm::OutputError(text).message(), text);
+  EXPECT_STREQ(lstmlm::InputError(text).what(), "-:1: 'nu");
+}
+
 TEST(Hostile2Cli, HelpAndVersionIntoAFullDiskAreAWriteError) {
   for (const char* args : {"--help", "--version", "score --help"}) {
     auto full = run_cli_to(args, Stdout::DevFull);

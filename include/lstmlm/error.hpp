@@ -44,22 +44,33 @@ class ModelError : public std::runtime_error {
   std::string file_, field_, message_;
 };
 
-// Bad user input: text that cannot be tokenized, an OOV word under --oov error, invalid UTF-8, ...
-class InputError : public std::runtime_error {
+// The base of the errors below: message() is the whole text as a std::string, which what() (a C string)
+// cuts at a NUL that a word or a file name of the input may hold.
+class TextError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit TextError(const std::string& message) : std::runtime_error(message), message_(message) {}
+  const std::string& message() const noexcept { return message_; }
+
+ private:
+  std::string message_;
+};
+
+// Bad user input: text that cannot be tokenized, an OOV word under --oov error, invalid UTF-8, ...
+class InputError : public TextError {
+ public:
+  using TextError::TextError;
 };
 
 // A request the library cannot serve as asked (bad shape, bad option value).
-class UsageError : public std::runtime_error {
+class UsageError : public TextError {
  public:
-  using std::runtime_error::runtime_error;
+  using TextError::TextError;
 };
 
 // Writing the output failed (full disk, I/O error). A closed pipe is handled by the CLI itself.
-class OutputError : public std::runtime_error {
+class OutputError : public TextError {
  public:
-  using std::runtime_error::runtime_error;
+  using TextError::TextError;
 };
 
 }  // namespace lstmlm
