@@ -13,6 +13,7 @@
 #include "../fuzz/check_config.hpp"
 #include "../fuzz/check_safetensors.hpp"
 #include "../fuzz/check_score_line.hpp"
+#include "../fuzz/check_structured.hpp"
 #include "../fuzz/check_tokenizer.hpp"
 #include "../fuzz/check_vocab.hpp"
 #include "test_util.hpp"
@@ -47,3 +48,4 @@ TEST(FuzzRegressions, ScoreLine) { EXPECT_GT(replay("score_line", lstmlm::fuzz::
 TEST(FuzzRegressions, Safetensors) { EXPECT_GE(replay("safetensors", lstmlm::fuzz::check_safetensors), 3); }
 TEST(FuzzRegressions, Config) { EXPECT_GE(replay("config", lstmlm::fuzz::check_config), 3); }
 TEST(FuzzRegressions, Vocab) { EXPECT_GE(replay("vocab", lstmlm::fuzz::check_vocab), 3); }
+TEST(FuzzRegressions, Structured) { EXPECT_GE(replay("structured", lstmlm::fuzz::check_structured), 6); }

@@ -26,7 +26,9 @@ class Tokenizer {
 
   // Splits one line (without its line end). Throws InputError on invalid UTF-8 ("invalid UTF-8 at byte N",
   // N counted from 1; the caller names the file and line). Rules: src/model/tokenizer.cpp, docs/scoring.md.
-  std::vector<Token> tokenize(std::string_view line) const;
+  // More than `max_tokens` tokens is an InputError ("more than N tokens on one line ..."), thrown as the
+  // token past the limit is found.
+  std::vector<Token> tokenize(std::string_view line, size_t max_tokens = SIZE_MAX) const;
   // Text of the ids: chars joined for char models, words joined by spaces; eos/bos/pad omitted,
   // unk printed as its vocabulary string.
   std::string detokenize(std::span<const int32_t> ids) const;

@@ -44,7 +44,7 @@ Tokenizer::Tokenizer(const TokenizerConfig& config, const Vocab& vocab, const st
   filters_ = std::move(*f);
 }
 
-std::vector<Token> Tokenizer::tokenize(std::string_view line) const {
+std::vector<Token> Tokenizer::tokenize(std::string_view line, size_t max_tokens) const {
   size_t bad = 0;
   auto decoded = detail::decode_utf8(line, &bad);
   if (!decoded) throw InputError("invalid UTF-8 at byte " + std::to_string(bad + 1));
@@ -53,6 +53,9 @@ std::vector<Token> Tokenizer::tokenize(std::string_view line) const {
 
   std::vector<Token> out;
   auto emit = [&](std::u32string_view piece) {
+    if (out.size() == max_tokens)
+      throw InputError("more than " + std::to_string(max_tokens) +
+                       " tokens on one line (the limit per line, which bounds its memory): split the line");
     Token t;
     t.text = detail::encode_utf8(piece);
     if (auto id = vocab_->find(t.text)) {

@@ -42,9 +42,9 @@ Prompt prompt_context(const Model& model, std::string_view prompt) {
     if (!first && line_break) p.tokens.push_back(*line_break);
     std::vector<Token> toks;
     try {
-      toks = tok.tokenize(line);
+      toks = tok.tokenize(line, tasks::kMaxLineTokens);
     } catch (const InputError& e) {
-      throw InputError(std::string("prompt: ") + e.what());
+      throw InputError("prompt: " + e.message());
     }
     for (auto& t : toks) p.tokens.push_back(std::move(t));
     if (end == std::string_view::npos) break;

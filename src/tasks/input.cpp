@@ -10,6 +10,11 @@ namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r' || c == '\n'; }
 
+std::string too_many_tokens() {
+  return "more than " + std::to_string(kMaxLineTokens) +
+         " tokens on one line (the limit per line, which bounds its memory): split the line";
+}
+
 std::vector<Token> parse_ids(const Model& model, std::string_view text, const LineRef& where) {
   std::vector<Token> out;
   size_t i = 0;
@@ -24,6 +29,7 @@ std::vector<Token> parse_ids(const Model& model, std::string_view text, const Li
     if (ec != std::errc() || p != piece.data() + piece.size() || id < 0 || id >= model.vocab_size())
       throw InputError(where.prefix() + "token id '" + std::string(piece) + "' is not an integer in [0, " +
                        std::to_string(model.vocab_size()) + ")");
+    if (out.size() == kMaxLineTokens) throw InputError(where.prefix() + too_many_tokens());
     Token t;
     t.id = static_cast<int32_t>(id);
     t.text = model.vocab().token(t.id);
@@ -40,9 +46,9 @@ std::vector<Token> read_tokens(const Model& model, std::string_view text, bool i
   if (ids_input) return parse_ids(model, text, where);
   std::vector<Token> toks;
   try {
-    toks = model.tokenizer().tokenize(text);
+    toks = model.tokenizer().tokenize(text, kMaxLineTokens);
   } catch (const InputError& e) {
-    throw InputError(where.prefix() + e.what());
+    throw InputError(where.prefix() + e.message());
   }
   if (policy == OovPolicy::Error)
     for (const auto& t : toks)

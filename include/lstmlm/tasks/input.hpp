@@ -21,7 +21,13 @@ struct LineRef {
   std::string prefix() const { return source + ":" + std::to_string(line) + ": "; }
 };
 
-// Tokenizes `text` (or parses it as whitespace-separated ids when `ids_input`). OOV words without an
+// Tokens per input line. Scoring keeps a record per token (about 110 bytes, and about 1 KB at -v word until
+// the line is written), so this bounds the memory of one line (docs/errors.md). Far above any sentence
+// or paragraph; a document on one line is split, or scored in --context document over several lines.
+inline constexpr size_t kMaxLineTokens = size_t{1} << 20;
+
+// Tokenizes `text` (or parses it as whitespace-separated ids when `ids_input`); more than kMaxLineTokens
+// tokens is an InputError, found before more are made. OOV words without an
 // unk id keep id -1 (they are skipped by the tasks) unless policy is Error, which throws InputError.
 // Every error is an InputError prefixed with `where`.
 std::vector<Token> read_tokens(const Model& model, std::string_view text, bool ids_input, OovPolicy policy,
