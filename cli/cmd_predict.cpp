@@ -79,7 +79,19 @@ int run(const Opts& o) {
   std::vector<std::string> lines;
   uint64_t first = 0;
   while (in.next_block(lines, block, first)) {
-    auto preds = tasks::predict(engine, lines, task, "stdin", first);
+    std::vector<tasks::Prediction> preds;
+    try {
+      preds = tasks::predict(engine, lines, task, "stdin", first);
+    } catch (const InputError&) {
+      // A bad line in the block: the lines before it are predicted alone and written first (batching does
+      // not change a result), then the bad line throws again.
+      for (size_t i = 0; i < lines.size(); ++i) {
+        auto one = tasks::predict(engine, {lines[i]}, task, "stdin", first + i);
+        out.emit(prediction_record(lines[i], one[0]));
+        out.flush();
+      }
+      throw;
+    }
     for (size_t i = 0; i < preds.size(); ++i) out.emit(prediction_record(lines[i], preds[i]));
     out.flush();
   }

@@ -147,8 +147,7 @@ int run(const Opts& o) {
   uint64_t first = 0;
   std::string first_nonfinite;  // FILE:LINE of the first line with a non-finite log-prob
   while (in.next_file()) {
-    while (in.next_block(lines, block, first)) {
-      auto scores = scorer.score(lines, in.source(), first);
+    auto take = [&](const std::vector<tasks::LineScore>& scores) {
       for (const auto& l : scores) {
         summary.add(l);
         if (l.nonfinite && first_nonfinite.empty())
@@ -156,6 +155,17 @@ int run(const Opts& o) {
         if (o.verbosity != Verbosity::Summary) out.emit(line_record(o, in.source(), l));
       }
       out.write_pending();
+    };
+    while (in.next_block(lines, block, first)) {
+      try {
+        take(scorer.score(lines, in.source(), first));
+      } catch (const InputError&) {
+        // A bad line in the block (tokenizing fails before any state changes): the lines before it are
+        // scored one by one and written, so the error loses nothing, then the bad line throws again.
+        // Batch composition and chunking do not change a score (tests/engine_invariance_test.cpp).
+        for (size_t i = 0; i < lines.size(); ++i) take(scorer.score({lines[i]}, in.source(), first + i));
+        throw;
+      }
       if (progress)
         std::fprintf(stderr, "\rscore: %lld lines, %lld tokens, %.0f tokens/s ",
                      static_cast<long long>(summary.sentences + summary.skipped),

@@ -88,8 +88,25 @@ TEST(HostileCli, ScoreInvalidUtf8IsAnErrorNamingTheLine) {
     EXPECT_NE(r.err.find(":3:"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("invalid UTF-8"), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_LE(line_records(r.out).size(), 2u);
+    // The lines before the bad one are written in full (they were in its block), with the numbers a clean
+    // run gives them.
+    auto clean = run_cli_to("score " + model() + " -v sentence --output-format jsonl", Stdout::File,
+                            "once upon a time\nthe king\n");
+    auto got = line_records(r.out), want = line_records(clean.out);
+    ASSERT_EQ(got.size(), 2u) << r.out;
+    EXPECT_EQ(got[0], want[0]);
+    EXPECT_EQ(got[1], want[1]);
   }
+  // Document mode: the same, the state carried across the two good lines.
+  auto r = run_cli_to("score " + model() + " --context document -v sentence --output-format jsonl",
+                      Stdout::File, "once upon a time\nthe king\nbad \xff\n");
+  auto clean = run_cli_to("score " + model() + " --context document -v sentence --output-format jsonl",
+                          Stdout::File, "once upon a time\nthe king\n");
+  EXPECT_EQ(r.status, 1);
+  auto got = line_records(r.out), want = line_records(clean.out);
+  ASSERT_EQ(got.size(), 2u) << r.out;
+  EXPECT_EQ(got[0], want[0]);
+  EXPECT_EQ(got[1], want[1]);
 }
 
 // A long document in document mode: 5,000 lines, 50,000 words, one stream; one record per line.
@@ -158,6 +175,10 @@ TEST(HostileCli, PredictInvalidUtf8IsAnErrorNamingTheLine) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find(":2:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("invalid UTF-8"), std::string::npos) << r.err;
+  // The good line before it is written, as predicted alone.
+  auto clean = run_cli_to("predict " + model() + " --output-format jsonl", Stdout::File, "the king\n");
+  EXPECT_EQ(r.out, clean.out);
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
 }
 
 // Every command that writes to stdout: the reader gone (exit 0, silent) and a full disk (exit 1, a
