@@ -124,6 +124,11 @@ std::string read_file(const std::string& path, const std::string& what) {
   char buf[65536];
   for (;;) {
     size_t n = std::fread(buf, 1, sizeof buf, f);
+    if (s.size() + n > kMaxLineBytes) {
+      if (f != stdin) std::fclose(f);
+      throw InputError(path + ": " + (what.empty() ? "the file" : what) + " is longer than " +
+                       std::to_string(kMaxLineBytes) + " bytes (the limit of one input line)");
+    }
     s.append(buf, n);
     if (n == sizeof buf) continue;
     if (!std::ferror(f)) break;

@@ -46,7 +46,8 @@ class LineReader {
 // file in the message when not empty ("the prompt file"): "PATH: cannot open[ WHAT]: REASON".
 void check_readable(const std::vector<std::string>& paths, const std::string& what = "");
 
-// The whole content of one file (generate's --prompt-file), after check_readable. Throws InputError.
+// The whole content of one file (generate's --prompt-file), after check_readable, at most kMaxLineBytes
+// (read as it comes: a FIFO or an endless device is stopped there). Throws InputError.
 std::string read_file(const std::string& path, const std::string& what);
 
 }  // namespace lstmlm::cli

@@ -297,6 +297,9 @@ TEST(Hostile2Cli, DirectoryOrMissingFileAsInputIsBadInput) {
       {"bench " + model() + " -w score -r 1 --warmup 0 --min-time 0 --input '" + missing + "'",
        missing + ": cannot open the --input file: No such file or directory"},
       {"score " + model() + " '" + d + "'", d + ": cannot open: is a directory"},
+      // An endless device is read only up to the limit of one input line (256 MiB).
+      {"generate " + model() + " -n 2 --seed 1 --prompt-file /dev/zero",
+       "/dev/zero: the prompt file is longer than 268435456 bytes (the limit of one input line)"},
   };
   for (const auto& c : cases) {
     auto r = run_cli_to(c.args, Stdout::File);
