@@ -14,4 +14,11 @@ inline void require(bool ok, const std::string& what) {
   if (!ok) throw Violation(what);
 }
 
+// A refusal is one short line: a message never dumps the offending value, however large it is.
+inline void require_short(const std::exception& e) {
+  std::string m = e.what();
+  require(m.size() < 2048, "a refusal message of " + std::to_string(m.size()) + " bytes");
+  require(m.find('\n') == std::string::npos, "a refusal message of more than one line");
+}
+
 }  // namespace lstmlm::fuzz

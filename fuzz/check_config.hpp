@@ -18,7 +18,8 @@ inline void check_config(const uint8_t* data, size_t size) {
     for (const auto& l : c.layers)
       require(l.hidden_size > 0 && l.proj_size >= 0, "config: invalid layer sizes accepted");
     (void)config_to_json(c).dump();
-  } catch (const ModelError&) {
+  } catch (const ModelError& e) {
+    require_short(e);
   }
 }
 

@@ -21,7 +21,8 @@ inline void check_safetensors(const uint8_t* data, size_t size) {
       for (auto d : t.shape) n *= static_cast<uint64_t>(d);
       require(v.size() == n, "safetensors: tensor read back with the wrong element count");
     }
-  } catch (const ModelError&) {
+  } catch (const ModelError& e) {
+    require_short(e);
   }
 }
 

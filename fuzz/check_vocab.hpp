@@ -18,7 +18,8 @@ inline void check_vocab(const uint8_t* data, size_t size) {
       auto id = v.find(v.token(i));
       require(id && *id <= i, "vocab: a token does not find its first id");  // first occurrence owns the id
     }
-  } catch (const ModelError&) {
+  } catch (const ModelError& e) {
+    require_short(e);
   }
 }
 

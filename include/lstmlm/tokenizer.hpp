@@ -29,6 +29,8 @@ class Tokenizer {
   // More than `max_tokens` tokens is an InputError ("more than N tokens on one line ..."), thrown as the
   // token past the limit is found.
   std::vector<Token> tokenize(std::string_view line, size_t max_tokens = SIZE_MAX) const;
+  // That message, for the readers of other token forms (score's --ids) that apply the same limit.
+  static std::string too_many_tokens(size_t max_tokens);
   // Text of the ids: chars joined for char models, words joined by spaces; eos/bos/pad omitted,
   // unk printed as its vocabulary string.
   std::string detokenize(std::span<const int32_t> ids) const;

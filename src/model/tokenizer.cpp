@@ -44,6 +44,11 @@ Tokenizer::Tokenizer(const TokenizerConfig& config, const Vocab& vocab, const st
   filters_ = std::move(*f);
 }
 
+std::string Tokenizer::too_many_tokens(size_t max_tokens) {
+  return "more than " + std::to_string(max_tokens) +
+         " tokens on one line (the limit per line, which bounds its memory): split the line";
+}
+
 std::vector<Token> Tokenizer::tokenize(std::string_view line, size_t max_tokens) const {
   size_t bad = 0;
   auto decoded = detail::decode_utf8(line, &bad);
@@ -53,9 +58,7 @@ std::vector<Token> Tokenizer::tokenize(std::string_view line, size_t max_tokens)
 
   std::vector<Token> out;
   auto emit = [&](std::u32string_view piece) {
-    if (out.size() == max_tokens)
-      throw InputError("more than " + std::to_string(max_tokens) +
-                       " tokens on one line (the limit per line, which bounds its memory): split the line");
+    if (out.size() == max_tokens) throw InputError(too_many_tokens(max_tokens));
     Token t;
     t.text = detail::encode_utf8(piece);
     if (auto id = vocab_->find(t.text)) {

@@ -10,11 +10,6 @@ namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r' || c == '\n'; }
 
-std::string too_many_tokens() {
-  return "more than " + std::to_string(kMaxLineTokens) +
-         " tokens on one line (the limit per line, which bounds its memory): split the line";
-}
-
 std::vector<Token> parse_ids(const Model& model, std::string_view text, const LineRef& where) {
   std::vector<Token> out;
   size_t i = 0;
@@ -29,7 +24,8 @@ std::vector<Token> parse_ids(const Model& model, std::string_view text, const Li
     if (ec != std::errc() || p != piece.data() + piece.size() || id < 0 || id >= model.vocab_size())
       throw InputError(where.prefix() + "token id '" + std::string(piece) + "' is not an integer in [0, " +
                        std::to_string(model.vocab_size()) + ")");
-    if (out.size() == kMaxLineTokens) throw InputError(where.prefix() + too_many_tokens());
+    if (out.size() == kMaxLineTokens)
+      throw InputError(where.prefix() + Tokenizer::too_many_tokens(kMaxLineTokens));
     Token t;
     t.id = static_cast<int32_t>(id);
     t.text = model.vocab().token(t.id);
