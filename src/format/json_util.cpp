@@ -62,7 +62,15 @@ std::string strip_tag(std::string m) {
     auto p = m.find("] ");
     if (p != std::string::npos) m.erase(0, p + 2);
   }
-  // The lexer echoes the bytes it read; keep the message to one printable line.
+  // The lexer echoes the whole token it was reading ("last read: '<token>'"), which can be as long as the
+  // file: keep its end, where the error is.
+  const std::string last = "; last read: '";
+  if (auto p = m.find(last); p != std::string::npos) {
+    size_t begin = p + last.size(), end = m.rfind('\'');
+    constexpr size_t kKeep = 40;
+    if (end != std::string::npos && end > begin + kKeep) m.replace(begin, end - kKeep - begin, "...");
+  }
+  // Keep the message to one printable line.
   for (char& ch : m) {
     auto u = static_cast<unsigned char>(ch);
     if (u < 0x20 || u >= 0x7f) ch = '?';
