@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "lstmlm/error.hpp"
+#include "tasks/score_lines.hpp"
 
 namespace lstmlm::tasks {
 
@@ -39,63 +40,14 @@ Scorer::Scorer(Engine& engine, ScoreOptions opt) : engine_(&engine), opt_(opt) {
   doc_pending_ = start_;
 }
 
-namespace {
-
-// The ids of a line's words in the order they are fed (skipped OOVs left out), plus eos.
-std::vector<int32_t> fed_ids(const LineScore& l) {
-  std::vector<int32_t> ids;
-  for (const auto& w : l.words)
-    if (w.id >= 0) ids.push_back(w.id);
-  return ids;
-}
-
-// Writes the target log-probs back to the fed words of a line, in order, and totals the line.
-// `lp` holds one value per fed word; with `first_is_context` the first fed word has no value (it was
-// context only). A non-finite value is a scored word like any other, and counted (NaN is not a marker).
-void fill_line(LineScore& l, const float* lp, bool first_is_context) {
-  bool context = first_is_context;
-  for (auto& w : l.words) {
-    if (w.id < 0) continue;
-    if (context) {
-      context = false;
-      continue;
-    }
-    float v = *lp++;
-    w.scored = true;
-    w.logprob = v;
-    ++l.tokens;
-    if (!std::isfinite(v)) ++l.nonfinite;
-    l.logprob += v;
-    if (w.oov) {
-      ++l.oov_tokens;
-      l.oov_logprob += v;
-    }
-  }
-}
-
-}  // namespace
-
 std::vector<LineScore> Scorer::score(const std::vector<std::string>& lines, const std::string& source,
                                      uint64_t first_line) {
   const Model& model = engine_->model();
-  auto eos = model.tokenizer().eos_id();
   std::vector<LineScore> out(lines.size());
   std::vector<std::vector<int32_t>> streams(lines.size());
   for (size_t i = 0; i < lines.size(); ++i) {
-    LineScore& l = out[i];
-    l.line = first_line + i;
-    auto toks = read_tokens(model, lines[i], opt_.ids_input, opt_.oov, LineRef{source, l.line});
-    if (toks.empty() && opt_.skip_empty) {
-      l.skipped = true;
-      continue;
-    }
-    for (auto& t : toks) {
-      l.words.push_back(WordScore{std::move(t.text), t.id, t.oov, false, false, 0.0f});
-      if (t.oov) ++l.oovs;
-    }
-    if (eos && opt_.append_eos)
-      l.words.push_back(WordScore{model.vocab().token(*eos), *eos, false, true, false, 0.0f});
-    streams[i] = fed_ids(l);
+    out[i] = detail::tokenize_line(model, lines[i], opt_, LineRef{source, first_line + i});
+    if (!out[i].skipped) streams[i] = detail::fed_ids(out[i]);
   }
   if (opt_.context == ContextMode::Sentence)
     run_sentences(out, streams);
@@ -132,7 +84,7 @@ void Scorer::run_sentences(std::vector<LineScore>& out, const std::vector<std::v
     }
     std::vector<State> states(n, State::zeros(model));
     engine_->score(inputs, targets, states, lp);
-    for (size_t r = 0; r < n; ++r) fill_line(out[order[b + r]], lp[r].data(), start_ < 0);
+    for (size_t r = 0; r < n; ++r) detail::fill_line(out[order[b + r]], lp[r].data(), start_ < 0);
   }
 }
 
@@ -171,7 +123,7 @@ void Scorer::run_document(std::vector<LineScore>& out, const std::vector<std::ve
   size_t k = 0;
   for (size_t i = 0; i < out.size(); ++i) {
     bool context = first_is_context && !streams[i].empty();
-    fill_line(out[i], lp_all.data() + k, context);
+    detail::fill_line(out[i], lp_all.data() + k, context);
     k += streams[i].size() - (context ? 1 : 0);
     if (context) first_is_context = false;
   }

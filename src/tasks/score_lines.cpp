@@ -1,0 +1,55 @@
+#include "tasks/score_lines.hpp"
+
+#include <cmath>
+#include <utility>
+
+namespace lstmlm::tasks::detail {
+
+LineScore tokenize_line(const Model& model, const std::string& text, const ScoreOptions& opt,
+                        const LineRef& where) {
+  LineScore l;
+  l.line = where.line;
+  auto toks = read_tokens(model, text, opt.ids_input, opt.oov, where);
+  if (toks.empty() && opt.skip_empty) {
+    l.skipped = true;
+    return l;
+  }
+  for (auto& t : toks) {
+    l.words.push_back(WordScore{std::move(t.text), t.id, t.oov, false, false, 0.0f});
+    if (t.oov) ++l.oovs;
+  }
+  auto eos = model.tokenizer().eos_id();
+  if (eos && opt.append_eos)
+    l.words.push_back(WordScore{model.vocab().token(*eos), *eos, false, true, false, 0.0f});
+  return l;
+}
+
+std::vector<int32_t> fed_ids(const LineScore& l) {
+  std::vector<int32_t> ids;
+  for (const auto& w : l.words)
+    if (w.id >= 0) ids.push_back(w.id);
+  return ids;
+}
+
+void fill_line(LineScore& l, const float* lp, bool first_is_context) {
+  bool context = first_is_context;
+  for (auto& w : l.words) {
+    if (w.id < 0) continue;
+    if (context) {
+      context = false;
+      continue;
+    }
+    float v = *lp++;
+    w.scored = true;
+    w.logprob = v;
+    ++l.tokens;
+    if (!std::isfinite(v)) ++l.nonfinite;
+    l.logprob += v;
+    if (w.oov) {
+      ++l.oov_tokens;
+      l.oov_logprob += v;
+    }
+  }
+}
+
+}  // namespace lstmlm::tasks::detail

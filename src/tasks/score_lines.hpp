@@ -1,0 +1,26 @@
+// The per-line parts of scoring shared by the Scorer (score.cpp) and the prefix-sharing rescorer
+// (rescore.cpp): a line as the records of its words, the ids it feeds, and its log-probs written back.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lstmlm/model.hpp"
+#include "lstmlm/tasks/score.hpp"
+
+namespace lstmlm::tasks::detail {
+
+// The words of one line (eos appended as the options say), with line number and OOV counts set; an
+// empty line under skip_empty comes back skipped. Throws InputError prefixed with `where`.
+LineScore tokenize_line(const Model& model, const std::string& text, const ScoreOptions& opt,
+                        const LineRef& where);
+
+// The ids of a line's words in the order they are fed (skipped OOVs left out), eos included.
+std::vector<int32_t> fed_ids(const LineScore& l);
+
+// Writes the target log-probs back to the fed words of a line, in order, and totals the line.
+// `lp` holds one value per fed word; with `first_is_context` the first fed word has no value (it was
+// context only). A non-finite value is a scored word like any other, and counted (NaN is not a marker).
+void fill_line(LineScore& l, const float* lp, bool first_is_context);
+
+}  // namespace lstmlm::tasks::detail
