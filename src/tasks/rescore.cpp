@@ -1,0 +1,124 @@
+#include "lstmlm/tasks/rescore.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "lstmlm/error.hpp"
+#include "tasks/score_lines.hpp"
+
+namespace lstmlm::tasks {
+
+namespace {
+
+constexpr double kLn10 = 2.302585092994045684;
+
+double to_ln(double v, LogUnits u) {
+  switch (u) {
+    case LogUnits::Log10:
+      return v * kLn10;
+    case LogUnits::Ln:
+      return v;
+    case LogUnits::Cost:
+      return -v;
+  }
+  return v;
+}
+
+// ln(e^a + e^b), exact when one side is -inf (lambda 0 or 1).
+double log_add(double a, double b) {
+  const double hi = std::max(a, b), lo = std::min(a, b);
+  if (hi == -std::numeric_limits<double>::infinity()) return hi;
+  return hi + std::log1p(std::exp(lo - hi));
+}
+
+// The best of [begin, end): the highest combined score, the first on a tie; NaN never wins over a number.
+void mark_best(std::vector<HypothesisScore>& s, size_t begin, size_t end) {
+  size_t best = begin;
+  for (size_t i = begin + 1; i < end; ++i)
+    if (s[i].combined > s[best].combined || (std::isnan(s[best].combined) && !std::isnan(s[i].combined)))
+      best = i;
+  if (best < end) s[best].best = true;
+}
+
+}  // namespace
+
+Rescorer::Rescorer(Engine& engine, RescoreOptions opt)
+    : engine_(&engine), prefix_(engine, opt.score), opt_(std::move(opt)) {
+  opt_.score.skip_empty = false;  // an empty hypothesis is a hypothesis: scored as just eos
+}
+
+void Rescorer::combine(const Hypothesis& h, HypothesisScore& s, const std::string& source) const {
+  s.lm_logprob = s.lm.logprob;
+  if (opt_.interpolate) {
+    const auto& ip = *opt_.interpolate;
+    const auto& ng = h.scores.at(ip.score);
+    const double a = std::log(ip.lambda), b = std::log1p(-ip.lambda);
+    if (ng.size() == 1) {  // per sentence: the two probabilities of the whole hypothesis
+      s.lm_logprob = log_add(a + s.lm.logprob, b + to_ln(ng[0], ip.units));
+    } else {  // per token: one n-gram value per scored token, in order, eos included
+      if (int64_t(ng.size()) != s.lm.tokens)
+        throw InputError(LineRef{source, h.line}.prefix() + "the n-gram score has " +
+                         std::to_string(ng.size()) + " per-token values but the hypothesis has " +
+                         std::to_string(s.lm.tokens) +
+                         " scored tokens (eos included); give one value per token or one for the hypothesis");
+      double sum = 0;
+      size_t k = 0;
+      for (const auto& w : s.lm.words)
+        if (w.scored) sum += log_add(a + double(w.logprob), b + to_ln(ng[k++], ip.units));
+      s.lm_logprob = sum;
+    }
+  }
+  for (const auto& w : s.lm.words) s.words += w.eos ? 0 : 1;
+  double c = opt_.lm_weight * s.lm_logprob + opt_.word_penalty * double(s.words);
+  for (size_t k = 0; k < opt_.weights.size() && k < h.scores.size(); ++k) {
+    if (opt_.weights[k] == 0) continue;  // printed only: a per-token list need not be summed
+    double v = 0;
+    for (double x : h.scores[k]) v += x;
+    c += opt_.weights[k] * v;
+  }
+  s.combined = c;
+}
+
+std::vector<HypothesisScore> Rescorer::rescore(const std::vector<Hypothesis>& hyps,
+                                               const std::string& source) {
+  std::vector<HypothesisScore> out(hyps.size());
+  for (size_t i = 0; i < hyps.size(); ++i)
+    out[i].lm =
+        detail::tokenize_line(engine_->model(), hyps[i].text, opt_.score, LineRef{source, hyps[i].line});
+  // Runs [begin, end) from one start: moved out of `out` and back, so the tree is built once for them.
+  auto run = [&](size_t begin, size_t end, const StreamStart& from) {
+    std::vector<LineScore> lines;
+    lines.reserve(end - begin);
+    for (size_t i = begin; i < end; ++i) lines.push_back(std::move(out[i].lm));
+    prefix_.score_tokenized(lines, from);
+    for (size_t i = begin; i < end; ++i) {
+      out[i].lm = std::move(lines[i - begin]);
+      combine(hyps[i], out[i], source);
+    }
+  };
+  auto utterance_end = [&](size_t b) {
+    size_t e = b + 1;
+    while (e < hyps.size() && hyps[e].utt == hyps[b].utt) ++e;
+    return e;
+  };
+  if (!opt_.conversation) {
+    // Every utterance from the sentence start: one tree over all of them, their branches batched together.
+    run(0, hyps.size(), prefix_.sentence_start());
+    for (size_t b = 0, e; b < hyps.size(); b = e) mark_best(out, b, e = utterance_end(b));
+    return out;
+  }
+  for (size_t b = 0, e; b < hyps.size(); b = e) {
+    e = utterance_end(b);
+    if (!carried_ || hyps[b].recording != recording_) carried_ = prefix_.sentence_start();
+    recording_ = hyps[b].recording;
+    run(b, e, *carried_);
+    mark_best(out, b, e);
+    for (size_t i = b; i < e; ++i)
+      if (out[i].best) carried_ = prefix_.after(*carried_, out[i].lm);
+  }
+  return out;
+}
+
+}  // namespace lstmlm::tasks
