@@ -18,5 +18,6 @@ Subcommand setup_score(CLI::App& parent);
 Subcommand setup_predict(CLI::App& parent);
 Subcommand setup_generate(CLI::App& parent);
 Subcommand setup_bench(CLI::App& parent);
+Subcommand setup_rescore(CLI::App& parent);
 
 }  // namespace lstmlm::cli

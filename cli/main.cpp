@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
   subs.push_back(lstmlm::cli::setup_info(app));
   subs.push_back(lstmlm::cli::setup_score(app));
   subs.push_back(lstmlm::cli::setup_predict(app));
+  subs.push_back(lstmlm::cli::setup_rescore(app));
   subs.push_back(lstmlm::cli::setup_generate(app));
   subs.push_back(lstmlm::cli::setup_bench(app));
   try {

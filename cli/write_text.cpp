@@ -17,6 +17,8 @@ class TextWriter final : public Writer {
     if (r.kind == "score.summary") return score_summary(r, out);
     if (r.kind == "predict") return predict(r, out);
     if (r.kind == "generate.sample") return generate_sample(r, out);
+    if (r.kind == "rescore.hyp") return rescore_hyp(r, out);
+    if (r.kind == "rescore.summary") return;  // its figures go to stderr with the speed
     throw std::logic_error("the text format has no layout for " + r.kind + " records");
   }
 
@@ -55,6 +57,13 @@ class TextWriter final : public Writer {
       out += std::to_string(i + 1) + "\t" + escape_text(c.at("token").s) +
              "\tid=" + std::to_string(c.at("id").i) + buf;
     }
+  }
+
+  static void rescore_hyp(const Record& r, std::string& out) {
+    out += escape_text(r.at("id").s) + "\tcombined=" + fixed(r.at("combined").d, 6) +
+           "\tlm=" + fixed(r.at("lm_logprob").d, 6) + "\tlm_log10=" + fixed(r.at("lm_log10prob").d, 6) +
+           "\ttokens=" + std::to_string(r.at("tokens").i) + "\toovs=" + std::to_string(r.at("oovs").i) +
+           "\twords=" + std::to_string(r.at("words").i) + (r.at("best").b ? "\tbest\n" : "\n");
   }
 
   // Several samples: each after a header line; `display` is the prompt joined with the generated text.

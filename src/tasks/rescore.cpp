@@ -42,6 +42,12 @@ void mark_best(std::vector<HypothesisScore>& s, size_t begin, size_t end) {
   if (best < end) s[best].best = true;
 }
 
+size_t utterance_end(const std::vector<Hypothesis>& hyps, size_t b) {
+  size_t e = b + 1;
+  while (e < hyps.size() && hyps[e].utt == hyps[b].utt) ++e;
+  return e;
+}
+
 }  // namespace
 
 Rescorer::Rescorer(Engine& engine, RescoreOptions opt)
@@ -81,42 +87,49 @@ void Rescorer::combine(const Hypothesis& h, HypothesisScore& s, const std::strin
   s.combined = c;
 }
 
+void Rescorer::run(const std::vector<Hypothesis>& hyps, std::vector<HypothesisScore>& out, size_t begin,
+                   size_t end, const StreamStart& from, const std::string& source) {
+  // Moved out of `out` and back, so that one tree is built over all of [begin, end).
+  std::vector<LineScore> lines;
+  lines.reserve(end - begin);
+  for (size_t i = begin; i < end; ++i) lines.push_back(std::move(out[i].lm));
+  prefix_.score_tokenized(lines, from);
+  for (size_t i = begin; i < end; ++i) {
+    out[i].lm = std::move(lines[i - begin]);
+    combine(hyps[i], out[i], source);
+  }
+}
+
 std::vector<HypothesisScore> Rescorer::rescore(const std::vector<Hypothesis>& hyps,
                                                const std::string& source) {
   std::vector<HypothesisScore> out(hyps.size());
   for (size_t i = 0; i < hyps.size(); ++i)
     out[i].lm =
         detail::tokenize_line(engine_->model(), hyps[i].text, opt_.score, LineRef{source, hyps[i].line});
-  // Runs [begin, end) from one start: moved out of `out` and back, so the tree is built once for them.
-  auto run = [&](size_t begin, size_t end, const StreamStart& from) {
-    std::vector<LineScore> lines;
-    lines.reserve(end - begin);
-    for (size_t i = begin; i < end; ++i) lines.push_back(std::move(out[i].lm));
-    prefix_.score_tokenized(lines, from);
-    for (size_t i = begin; i < end; ++i) {
-      out[i].lm = std::move(lines[i - begin]);
-      combine(hyps[i], out[i], source);
-    }
-  };
-  auto utterance_end = [&](size_t b) {
-    size_t e = b + 1;
-    while (e < hyps.size() && hyps[e].utt == hyps[b].utt) ++e;
-    return e;
-  };
   if (!opt_.conversation) {
     // Every utterance from the sentence start: one tree over all of them, their branches batched together.
-    run(0, hyps.size(), prefix_.sentence_start());
-    for (size_t b = 0, e; b < hyps.size(); b = e) mark_best(out, b, e = utterance_end(b));
+    run(hyps, out, 0, hyps.size(), prefix_.sentence_start(), source);
+    for (size_t b = 0, e; b < hyps.size(); b = e) mark_best(out, b, e = utterance_end(hyps, b));
     return out;
   }
-  for (size_t b = 0, e; b < hyps.size(); b = e) {
-    e = utterance_end(b);
-    if (!carried_ || hyps[b].recording != recording_) carried_ = prefix_.sentence_start();
-    recording_ = hyps[b].recording;
-    run(b, e, *carried_);
-    mark_best(out, b, e);
-    for (size_t i = b; i < e; ++i)
-      if (out[i].best) carried_ = prefix_.after(*carried_, out[i].lm);
+  // A hypothesis that throws leaves the context as it was before the call (strong guarantee), so that
+  // the caller can score the utterances before it again, one by one.
+  const auto saved_carried = carried_;
+  const auto saved_recording = recording_;
+  try {
+    for (size_t b = 0, e; b < hyps.size(); b = e) {
+      e = utterance_end(hyps, b);
+      if (!carried_ || hyps[b].recording != recording_) carried_ = prefix_.sentence_start();
+      recording_ = hyps[b].recording;
+      run(hyps, out, b, e, *carried_, source);
+      mark_best(out, b, e);
+      for (size_t i = b; i < e; ++i)
+        if (out[i].best) carried_ = prefix_.after(*carried_, out[i].lm);
+    }
+  } catch (...) {
+    carried_ = saved_carried;
+    recording_ = saved_recording;
+    throw;
   }
   return out;
 }

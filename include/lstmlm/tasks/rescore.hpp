@@ -94,12 +94,15 @@ class Rescorer {
   Rescorer(Engine& engine, RescoreOptions opt);
   // Scores complete utterances: the hypotheses of one utterance are contiguous and all in this call.
   // Throws InputError (prefixed "SOURCE:LINE: ") for a hypothesis that cannot be tokenized or whose
-  // per-token n-gram scores do not match its tokens.
+  // per-token n-gram scores do not match its tokens; the conversation context is then left as it was.
   std::vector<HypothesisScore> rescore(const std::vector<Hypothesis>& hyps, const std::string& source);
   const PrefixStats& stats() const { return prefix_.stats(); }
 
  private:
   void combine(const Hypothesis& h, HypothesisScore& s, const std::string& source) const;
+  // Scores hyps [begin, end) from `from` (one prefix tree) and combines them.
+  void run(const std::vector<Hypothesis>& hyps, std::vector<HypothesisScore>& out, size_t begin, size_t end,
+           const StreamStart& from, const std::string& source);
   Engine* engine_;
   PrefixScorer prefix_;
   RescoreOptions opt_;

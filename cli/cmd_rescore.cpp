@@ -1,0 +1,312 @@
+// `lstmlm rescore`: LSTM LM scores of n-best hypotheses, combined with their own scores, and the best.
+#include <chrono>
+#include <cmath>
+#include <map>
+
+#include "commands.hpp"
+#include "emit.hpp"
+#include "limits.hpp"
+#include "lstmlm/engine.hpp"
+#include "lstmlm/error.hpp"
+#include "lstmlm/tasks/rescore.hpp"
+#include "nbest_reader.hpp"
+#include "options.hpp"
+#include "output.hpp"
+
+namespace lstmlm::cli {
+
+namespace {
+
+constexpr const char* kHelp =
+    R"(Input (--input-format; auto: *.tsv is tsv, *.jsonl/*.json jsonl, anything else kaldi):
+  kaldi: one hypothesis per line "UTT-N w1 w2 ...", N its number in utterance UTT (the id's part after
+      the last '-'); "UTT-N" alone is an empty hypothesis. Scores come from --scores NAME=FILE, files of
+      "UTT-N VALUE" lines (every hypothesis needs a value in each; an id matching no hypothesis is an
+      error at the end, exit 1).
+  tsv: a header with the columns utt and hyp (required), id and recording (optional); every other column
+      is a score named by its header: a number, or space-separated numbers (one per scored token).
+  jsonl: {"utt": str, "hyp": str, "id"?: str, "recording"?: str, "scores"?: {NAME: number | [numbers]}},
+      the same score names in every record.
+  A line without an id (an empty line, a Kaldi id without -N, a row without utt) is an error naming the
+  file and line (exit 1): nothing is dropped. The hypotheses of an utterance must be contiguous.
+
+Each hypothesis is scored as `lstmlm score` scores a line in sentence mode (bos/eos start, eos appended
+unless --no-eos, OOVs as unk or skipped), bit for bit; prefixes shared by hypotheses are computed once.
+  lm        = ln p of the hypothesis; with --interpolate L --ngram NAME: per sentence
+              ln(L p_lstm + (1-L) p_ngram), or per token sum_t ln(L p_t + (1-L) q_t) when the score NAME
+              holds one value per scored token (eos included); --ngram-units says how NAME is written
+              (log10, as KenLM and SRILM print; ln; cost = -ln p, as Kaldi's LM costs).
+  combined  = sum_k W_k * score_k + lm-weight * lm + word-penalty * words  (--weight NAME=W; a score
+              without a weight is printed, not combined; words = the hypothesis' words, eos not counted).
+  best      = the highest combined score of the utterance (the first on a tie). Costs (lower is better)
+              take a negative weight: --weight acoustic=-0.1 --weight graph=-1.
+--context conversation: each utterance continues from the best hypothesis of the previous utterance of
+the same recording (the recording column or field; else the whole file is one recording), as
+`score --context document` reads lines; utterance (default): every hypothesis from the sentence start.
+
+Output (one record per hypothesis, in input order; --best: only each utterance's best):
+  text: "ID<TAB>combined=C<TAB>lm=L<TAB>lm_log10=L10<TAB>tokens=T<TAB>oovs=K<TAB>words=W" and "<TAB>best"
+      on the best; --best: Kaldi text "UTT w1 w2 ..." (the hypothesis as given), ready for compute-wer.
+  jsonl: {"type": "hyp", "file", "utt", "id", "n", "tokens", "oovs", "words", "lm_logprob", "lm_log10prob",
+      ["lm_interpolated",] "scores": {NAME: value}, "combined", "best", "hyp"}, then {"type": "summary",
+      "utterances", "hypotheses", "tokens", "oovs", "steps", "computed"} (steps: the (input, target) steps
+      of all hypotheses; computed: those run after prefix sharing).
+  tsv: file utt id n tokens oovs words lm_logprob lm_log10prob [lm_interpolated] NAME... combined best hyp.
+lm_logprob is ln, lm_log10prob log10 (of the LSTM alone); 9 significant digits. Speed goes to stderr.)";
+
+struct Opts {
+  std::string model_dir;
+  std::vector<std::string> files, score_specs, weight_specs;
+  std::string input_format = "auto", context = "utterance", ngram, ngram_units = "log10";
+  Format format = Format::Text;
+  tasks::OovPolicy oov = tasks::OovPolicy::Skip;
+  double lm_weight = 1.0, word_penalty = 0.0, lambda = -1;
+  bool best = false, no_eos = false, ids = false;
+  int batch_size = 64, threads = 0;
+};
+
+constexpr double kLn10 = 2.302585092994045684;
+
+// "NAME=VALUE" of a repeatable option.
+std::pair<std::string, std::string> name_value(const std::string& spec, const std::string& option) {
+  auto eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+    throw UsageError(option + ": '" + spec + "' is not NAME=VALUE");
+  return {spec.substr(0, eq), spec.substr(eq + 1)};
+}
+
+Value score_value(const std::vector<double>& v, Format f) {
+  if (v.size() == 1) return Value::num9(v[0]);
+  if (f == Format::Tsv) {  // a list cell stays one cell: space-separated, as it is read
+    std::string s;
+    for (double x : v) s += (s.empty() ? "" : " ") + cell(Value::num9(x));
+    return Value::str(s);
+  }
+  std::vector<Value> list;
+  for (double x : v) list.push_back(Value::num9(x));
+  return Value::of_list(std::move(list));
+}
+
+struct Layout {
+  std::vector<std::string> names;
+  bool interpolated = false;
+};
+
+Record hyp_record(const Opts& o, const Layout& lay, const std::string& file, const tasks::Hypothesis& h,
+                  const tasks::HypothesisScore& s) {
+  Record r{"rescore.hyp",
+           {{"type", Value::str("hyp")},
+            {"file", Value::str(file)},
+            {"utt", Value::str(h.utt)},
+            {"id", Value::str(h.id)},
+            {"n", Value::integer(h.n)},
+            {"tokens", Value::integer(s.lm.tokens)},
+            {"oovs", Value::integer(s.lm.oovs)},
+            {"words", Value::integer(s.words)},
+            {"lm_logprob", Value::num9(s.lm.logprob)},
+            {"lm_log10prob", Value::num9(s.lm.logprob / kLn10)}}};
+  if (lay.interpolated) r.fields.push_back({"lm_interpolated", Value::num9(s.lm_logprob)});
+  if (o.format == Format::Tsv) {
+    for (size_t k = 0; k < lay.names.size(); ++k)
+      r.fields.push_back({lay.names[k], score_value(h.scores[k], o.format)});
+  } else {
+    Fields scores;
+    for (size_t k = 0; k < lay.names.size(); ++k)
+      scores.push_back({lay.names[k], score_value(h.scores[k], o.format)});
+    r.fields.push_back({"scores", Value::of_record(std::move(scores))});
+  }
+  r.fields.push_back({"combined", Value::num9(s.combined)});
+  r.fields.push_back({"best", Value::boolean(s.best)});
+  r.fields.push_back({"hyp", Value::str(h.text)});
+  return r;
+}
+
+tasks::LogUnits units(const std::string& u) {
+  return u == "ln" ? tasks::LogUnits::Ln : u == "cost" ? tasks::LogUnits::Cost : tasks::LogUnits::Log10;
+}
+
+int run(const Opts& o) {
+  std::vector<ScoreFile> score_files;
+  for (const auto& spec : o.score_specs) {
+    auto [name, path] = name_value(spec, "--scores");
+    for (const auto& sf : score_files)
+      if (sf.name == name) throw UsageError("--scores: the name '" + name + "' is given twice");
+    score_files.push_back({name, path});
+  }
+  std::vector<std::string> inputs = o.files;
+  for (const auto& sf : score_files) inputs.push_back(sf.path);
+  check_readable(inputs);
+  NbestFormat nf = o.input_format == "kaldi"   ? NbestFormat::Kaldi
+                   : o.input_format == "tsv"   ? NbestFormat::Tsv
+                   : o.input_format == "jsonl" ? NbestFormat::Jsonl
+                                               : NbestFormat::Auto;
+  NbestReader in(o.files, nf, score_files);
+  Layout lay;
+  lay.names = in.score_names();
+  auto index_of = [&](const std::string& name, const std::string& option) {
+    for (size_t k = 0; k < lay.names.size(); ++k)
+      if (lay.names[k] == name) return k;
+    std::string known;
+    for (const auto& n : lay.names) known += (known.empty() ? "" : ", ") + n;
+    throw UsageError(option + ": no score named '" + name +
+                     "' in the input (its scores: " + (known.empty() ? "none" : known) + ")");
+  };
+  static const char* const kColumns[] = {"type",
+                                         "file",
+                                         "utt",
+                                         "id",
+                                         "n",
+                                         "tokens",
+                                         "oovs",
+                                         "words",
+                                         "lm_logprob",
+                                         "lm_log10prob",
+                                         "lm_interpolated",
+                                         "scores",
+                                         "combined",
+                                         "best",
+                                         "hyp"};
+  for (const auto& n : lay.names)
+    for (const char* c : kColumns)
+      if (n == c) throw UsageError("a score is named '" + n + "', a name rescore's output uses; rename it");
+
+  tasks::RescoreOptions task;
+  task.score.append_eos = !o.no_eos;
+  task.score.oov = o.oov;
+  task.score.ids_input = o.ids;
+  task.score.batch_size = o.batch_size;
+  task.conversation = o.context == "conversation";
+  task.weights.assign(lay.names.size(), 0.0);
+  for (const auto& spec : o.weight_specs) {
+    auto [name, value] = name_value(spec, "--weight");
+    double w = 0;
+    char* end = nullptr;
+    w = std::strtod(value.c_str(), &end);
+    if (end != value.c_str() + value.size() || !std::isfinite(w) || std::fabs(w) > 1e12)
+      throw UsageError("--weight " + name + ": '" + value + "' is not a finite number");
+    task.weights[index_of(name, "--weight")] = w;
+  }
+  task.lm_weight = o.lm_weight;
+  task.word_penalty = o.word_penalty;
+  if (!o.ngram.empty())
+    task.interpolate = tasks::Interpolation{o.lambda, index_of(o.ngram, "--ngram"), units(o.ngram_units)};
+  lay.interpolated = task.interpolate.has_value();
+
+  auto model = load_model(o.model_dir);
+  Engine engine(model, o.threads);
+  tasks::Rescorer rescorer(engine, task);
+  Emitter out(o.format);
+  std::vector<std::string> columns = {"file", "utt",   "id",         "n",           "tokens",
+                                      "oovs", "words", "lm_logprob", "lm_log10prob"};
+  if (lay.interpolated) columns.push_back("lm_interpolated");
+  columns.insert(columns.end(), lay.names.begin(), lay.names.end());
+  for (const char* c : {"combined", "best", "hyp"}) columns.push_back(c);
+  out.begin({"rescore.hyp", columns});
+  const bool kaldi_best = o.best && o.format == Format::Text;
+  auto t0 = std::chrono::steady_clock::now();
+  int64_t utterances = 0, hypotheses = 0, tokens = 0, oovs = 0;
+  auto emit_one = [&](const tasks::Hypothesis& h, const tasks::HypothesisScore& s, bool first_of_utterance) {
+    ++hypotheses;
+    tokens += s.lm.tokens;
+    oovs += s.lm.oovs;
+    utterances += first_of_utterance;
+    if (o.best && !s.best) return;
+    if (kaldi_best)
+      out.raw(escape_text(h.utt) + (h.text.empty() ? "" : " ") + escape_text(h.text) + "\n");
+    else
+      out.emit(hyp_record(o, lay, in.source(), h, s));
+  };
+  std::vector<tasks::Hypothesis> block;
+  while (in.next_block(block, 4096)) {
+    std::vector<tasks::HypothesisScore> scores;
+    try {
+      scores = rescorer.rescore(block, in.source());
+    } catch (const InputError&) {
+      // A bad hypothesis (found before any number changes): the utterances before its own are scored
+      // and written one by one, then it throws again. Batching never changes a number.
+      for (size_t b = 0, e; b < block.size(); b = e) {
+        for (e = b + 1; e < block.size() && block[e].utt == block[b].utt;) ++e;
+        std::vector<tasks::Hypothesis> one(block.begin() + std::ptrdiff_t(b),
+                                           block.begin() + std::ptrdiff_t(e));
+        auto s = rescorer.rescore(one, in.source());
+        for (size_t i = 0; i < one.size(); ++i) emit_one(one[i], s[i], i == 0);
+        out.write_pending();
+      }
+      throw;
+    }
+    for (size_t i = 0; i < block.size(); ++i)
+      emit_one(block[i], scores[i], i == 0 || block[i].utt != block[i - 1].utt);
+    out.write_pending();
+    check_interrupted();
+  }
+  std::string unused = in.unused_scores();
+  const auto& st = rescorer.stats();
+  out.emit({"rescore.summary",
+            {{"type", Value::str("summary")},
+             {"utterances", Value::integer(utterances)},
+             {"hypotheses", Value::integer(hypotheses)},
+             {"tokens", Value::integer(tokens)},
+             {"oovs", Value::integer(oovs)},
+             {"steps", Value::integer(st.steps)},
+             {"computed", Value::integer(st.computed)}}});
+  out.end();
+  const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::fprintf(stderr,
+               "lstmlm rescore: %lld hypotheses of %lld utterances in %.3f s (%.0f hypotheses/s); prefix "
+               "sharing ran %lld of %lld steps\n",
+               static_cast<long long>(hypotheses), static_cast<long long>(utterances), sec,
+               static_cast<double>(hypotheses) / sec, static_cast<long long>(st.computed),
+               static_cast<long long>(st.steps));
+  if (!unused.empty()) throw InputError(unused);
+  return 0;
+}
+
+}  // namespace
+
+Subcommand setup_rescore(CLI::App& parent) {
+  auto o = std::make_shared<Opts>();
+  Subcommand s;
+  s.app = parent.add_subcommand("rescore", "Rescore n-best hypotheses with the LSTM LM");
+  s.app->footer(kHelp);
+  add_model_option(*s.app, o->model_dir);
+  s.app->add_option("files", o->files, "N-best files ('-' or none: stdin)");
+  s.app->add_option("--input-format", o->input_format, "auto, kaldi, tsv or jsonl")
+      ->check(CLI::IsMember({"auto", "kaldi", "tsv", "jsonl"}))
+      ->capture_default_str();
+  s.app->add_option("--scores", o->score_specs, "NAME=FILE: Kaldi 'UTT-N VALUE' scores (repeatable)");
+  s.app->add_option("--weight", o->weight_specs, "NAME=W: weight of a score in the combination (repeatable)");
+  s.app->add_option("--lm-weight", o->lm_weight, "Weight of the LM log-prob (ln) in the combination")
+      ->check(real_range(-1e12, 1e12))
+      ->capture_default_str();
+  s.app->add_option("--word-penalty", o->word_penalty, "Added per word of the hypothesis")
+      ->check(real_range(-1e12, 1e12))
+      ->capture_default_str();
+  s.app
+      ->add_option("--interpolate", o->lambda,
+                   "LAMBDA in [0, 1]: weight of the LSTM probability (needs --ngram)")
+      ->check(real_range(0, 1));
+  s.app->add_option("--ngram", o->ngram, "NAME: the score holding the n-gram log-prob to interpolate with");
+  s.app->add_option("--ngram-units", o->ngram_units, "How --ngram is written: log10, ln or cost (-ln p)")
+      ->check(CLI::IsMember({"log10", "ln", "cost"}))
+      ->capture_default_str();
+  s.app->add_flag("--best", o->best, "Only the best hypothesis of each utterance (text: Kaldi 'UTT words')");
+  s.app->add_option("--context", o->context, "utterance or conversation")
+      ->check(CLI::IsMember({"utterance", "conversation"}))
+      ->capture_default_str();
+  add_format_option(*s.app, o->format, {Format::Text, Format::Jsonl, Format::Tsv});
+  s.app->add_flag("--no-eos", o->no_eos, "Do not append eos_token to each hypothesis");
+  add_oov_option(*s.app, o->oov);
+  s.app->add_flag("--ids", o->ids, "Hypotheses are whitespace-separated token ids");
+  s.app->add_option("--batch-size", o->batch_size, "Rows per engine batch")
+      ->check(int_range(1, kMaxBatch))
+      ->capture_default_str();
+  add_threads_option(*s.app, o->threads);
+  s.check = [o] {
+    if ((o->lambda >= 0) != !o->ngram.empty())
+      throw UsageError("--interpolate and --ngram go together: --interpolate LAMBDA --ngram NAME");
+  };
+  s.run = [o]() -> int { return run(*o); };
+  return s;
+}
+
+}  // namespace lstmlm::cli
