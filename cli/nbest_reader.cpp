@@ -337,10 +337,14 @@ bool NbestReader::next_block(std::vector<tasks::Hypothesis>& out, size_t min) {
     }
     if (out.empty() || h.utt != current_) {
       if (h.utt != current_) {
-        if (done_.count(h.utt))
-          throw InputError(where() + "utterance " + shown(h.utt) +
-                           " appears again after other utterances: the hypotheses of an utterance must be "
-                           "contiguous (sort the list by utterance, keeping the order within each)");
+        if (done_.count(h.utt)) {
+          InputError e(where() + "utterance " + shown(h.utt) +
+                       " appears again after other utterances: the hypotheses of an utterance must be "
+                       "contiguous (sort the list by utterance, keeping the order within each)");
+          if (out.empty()) throw e;
+          pending_ = std::make_exception_ptr(e);  // the utterances before it are complete: written first
+          return true;
+        }
         if (!out.empty() && out.size() >= min) {
           ahead_ = std::move(h);
           have_ahead_ = true;
