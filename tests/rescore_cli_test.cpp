@@ -247,6 +247,17 @@ TEST(RescoreCli, ScoreFileAndOptionErrors) {
   auto bad_tsv = run_cli("rescore " + model() + " " + f.write("b.tsv", "hyp\tac\nthe king\t1\n"));
   EXPECT_EQ(bad_tsv.status, 1);
   EXPECT_NE(bad_tsv.err.find("the columns 'utt' and 'hyp' are required"), std::string::npos) << bad_tsv.err;
+  // A nested value is refused while it is parsed (no deep value is built); so is a number past a double.
+  std::string deep = "{\"utt\": \"u\", \"hyp\": \"a\", \"scores\": {\"x\": " + std::string(100000, '[') +
+                     std::string(100000, ']') + "}}\n";
+  auto d = run_cli("rescore " + model() + " " + f.write("d.jsonl", deep));
+  EXPECT_EQ(d.status, 1);
+  EXPECT_NE(d.err.find("d.jsonl:1: not a JSON object: 'nested deeper than 8 levels'"), std::string::npos)
+      << d.err;
+  auto big = run_cli("rescore " + model() + " --input-format jsonl",
+                     "{\"utt\":\"u\",\"hyp\":\"a\",\"scores\":{\"x\":1e999}}\n");
+  EXPECT_EQ(big.status, 1);
+  EXPECT_NE(big.err.find("-:1: not a JSON object: 'number overflow"), std::string::npos) << big.err;
   auto bad_js = run_cli("rescore " + model() + " " + f.write("b.jsonl", "{\"hyp\": \"the king\"}\n"));
   EXPECT_EQ(bad_js.status, 1);
   EXPECT_NE(bad_js.err.find("b.jsonl:1: no \"utt\""), std::string::npos) << bad_js.err;
