@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hostile_util.hpp"
+#include "jsonl_records.hpp"
 #include "model_files.hpp"
 
 using lstmlm::test::run_cli_to;
@@ -22,18 +23,7 @@ std::string model() {
   return "-m '" + (lstmlm::test::source_dir() / "models" / "fairytales-word").string() + "'";
 }
 
-std::vector<nlohmann::json> jsonl(const std::string& out) {
-  std::vector<nlohmann::json> v;
-  size_t a = 0;
-  while (a < out.size()) {
-    size_t b = out.find('\n', a);
-    EXPECT_NE(b, std::string::npos) << "unterminated last record";
-    if (b == std::string::npos) break;
-    v.push_back(nlohmann::json::parse(out.substr(a, b - a)));
-    a = b + 1;
-  }
-  return v;
-}
+std::vector<nlohmann::json> jsonl(const std::string& out) { return lstmlm::test::jsonl_records(out); }
 
 // The "line" records of score's jsonl output; checks they are numbered 1..n in order.
 std::vector<nlohmann::json> line_records(const std::string& out) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "jsonl_records.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -19,13 +20,7 @@ std::string model() {
   return "-m '" + (lstmlm::test::source_dir() / "models" / "fairytales-word").string() + "'";
 }
 
-std::vector<nlohmann::json> jsonl(const std::string& out) {
-  std::vector<nlohmann::json> v;
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) v.push_back(nlohmann::json::parse(line));
-  return v;
-}
+std::vector<nlohmann::json> jsonl(const std::string& out) { return lstmlm::test::jsonl_records(out); }
 
 // A file in a fresh temporary directory, removed with it.
 class Files {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "jsonl_records.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -17,13 +18,7 @@ std::string model() {
 
 const std::string kText = "once upon a time there was a king\n\nthe queen zzqx said\nand the king\n";
 
-std::vector<nlohmann::json> jsonl(const std::string& out) {
-  std::vector<nlohmann::json> v;
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) v.push_back(nlohmann::json::parse(line));
-  return v;
-}
+std::vector<nlohmann::json> jsonl(const std::string& out) { return lstmlm::test::jsonl_records(out); }
 
 TEST(ScoreCli, JsonlParsesAndSumsMatchSummary) {
   auto r = run_cli("score " + model() + " --output-format jsonl", kText);
