@@ -1,0 +1,27 @@
+#include "engine/measures.hpp"
+
+#include <cmath>
+
+namespace lstmlm::detail {
+
+float entropy_nats(const float* z, float lse, int n) {
+  // With q_j = p_j / S, S = sum p_j: H = -sum q_j ln q_j = ln S - (sum p_j (z_j - lse)) / S. A zero p_j
+  // (a logit of -inf) adds nothing, where 0 * -inf would be NaN.
+  double s = 0, a = 0;
+  for (int j = 0; j < n; ++j) {
+    const double d = double(z[j]) - double(lse);
+    const double p = std::exp(d);
+    if (p == 0) continue;
+    s += p;
+    a += p * d;
+  }
+  return static_cast<float>(std::log(s) - a / s);
+}
+
+int32_t rank_of(const float* z, float target, int n) {
+  int32_t greater = 0;
+  for (int j = 0; j < n; ++j) greater += z[j] > target ? 1 : 0;
+  return 1 + greater;
+}
+
+}  // namespace lstmlm::detail
