@@ -5,8 +5,8 @@
 
 namespace lstmlm::detail {
 
-// -sum_j p_j ln p_j in nats over z[0..n), p_j = exp(z_j - lse), accumulated in double. The p_j are
-// renormalised by their sum, so the float rounding of lse does not reach the entropy.
+// -sum_j p_j ln p_j in nats over z[0..n), p_j = exp(z_j - lse) (the exp in float, the sums in double).
+// The p_j are renormalised by their sum, so the float rounding of lse does not reach the entropy.
 float entropy_nats(const float* z, float lse, int n);
 
 // 1 + the number of entries of z[0..n) strictly greater than `target` (tied logits share the best rank).
