@@ -1,5 +1,5 @@
 // `lstmlm score --units/--entropy/--rank/--aggregate/--output-format lmzoo` end to end, and the default
-// output pinned byte for byte (tests/golden/score_cli/, written by the build before these options).
+// output pinned byte for byte (tests/expected_output/score/, written by the build before these options).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -49,7 +49,7 @@ std::vector<std::vector<std::string>> tsv(const std::string& out) {
 }
 
 std::string golden(const std::string& name) {
-  std::ifstream f(source_dir() / "tests" / "golden" / "score_cli" / name, std::ios::binary);
+  std::ifstream f(source_dir() / "tests" / "expected_output" / "score" / name, std::ios::binary);
   EXPECT_TRUE(f) << name;
   return std::string(std::istreambuf_iterator<char>(f), {});
 }
