@@ -12,6 +12,7 @@
 #include "lstmlm/tasks/score.hpp"
 #include "options.hpp"
 #include "output.hpp"
+#include "score_records.hpp"
 
 namespace lstmlm::cli {
 
@@ -46,9 +47,28 @@ Output: logprob = natural log, log10prob = log10; one record per input line, in 
   tsv (one table with a header): -v word: file line position token id oov logprob log10prob (one row per
       word); -v sentence: file line skipped tokens oovs logprob log10prob; -v summary: sentences skipped
       tokens oovs logprob log10prob perplexity perplexity_excl_oov.
-Numbers in jsonl/tsv have 9 significant digits. Speed (tokens/s) goes to stderr, never to stdout.)";
-
-enum class Verbosity { Word, Sentence, Summary };
+  lmzoo: lm-zoo's get-surprisals table: header "sentence_id token_id token surprisal", tab-separated, one
+      row per token: sentence_id = the line's 1-based position in the whole input (all files, skipped lines
+      counted), token_id = the token's 1-based position in its line, surprisal = -log2 p in bits (empty
+      when not scored); eos rows included (--no-eos: none); then entropy and rank columns when asked for.
+      No summary. Only with -v word; --units, when given, must be bits.
+Measures (psycholinguistics):
+  --units ln|log10|bits: every log-prob in one unit and one field: logprob (ln), log10prob (log10) or
+      surprisal (bits: -log2 p, positive), in every format (text: the word's value and "Total: NAME=V").
+      Perplexity is unit-free. Without --units: both logprob and log10prob, as above.
+  --entropy: "entropy" per token: -sum p ln p of the distribution it was predicted from, over the whole
+      vocabulary, accumulated in float64; in nats, or in the unit of --units (log10, bits).
+      Text: " entropy=H".
+  --rank: "rank" per token: 1 + the number of vocabulary entries with a strictly greater logit (1 = the
+      model's first choice; tied logits share the best rank). Text: " rank=R".
+      Both need -v word, are null (text '-') for a token that is not scored, and change no log-prob.
+  --aggregate words (char models only): one record per whitespace-separated word; its log-prob is the sum
+      of its characters', of the whitespace after it and, for a line's last word, of eos (whitespace before
+      the first word goes to that word); a word with a part not scored (a context-only first character, a
+      skipped OOV) is not scored. Records have no id (text "WORD LOGPROB", tsv without the id column).
+      --entropy: the entropy before the word's first character; --rank is refused. Line totals, tokens
+      and perplexity stay per character. Needs -v word.
+Numbers in jsonl/tsv/lmzoo have 9 significant digits. Speed (tokens/s) goes to stderr, never to stdout.)";
 
 struct Opts {
   std::string model_dir;
@@ -56,73 +76,41 @@ struct Opts {
   Verbosity verbosity = Verbosity::Word;
   Format format = Format::Text;
   std::string context = "sentence", progress = "auto";
+  std::string units, aggregate = "tokens";  // units "": the historic logprob and log10prob fields
   tasks::OovPolicy oov = tasks::OovPolicy::Skip;
-  bool no_eos = false, skip_empty = false, ids = false;
+  bool no_eos = false, skip_empty = false, ids = false, entropy = false, rank = false;
   int batch_size = 64, threads = 0;
 };
 
-constexpr double kLn10 = 2.302585092994045684;
-
-Record line_record(const Opts& o, const std::string& file, const tasks::LineScore& l) {
-  Record r{"score.line",
-           {{"type", Value::str("line")},
-            {"file", Value::str(file)},
-            {"line", Value::uinteger(l.line)},
-            {"skipped", Value::boolean(l.skipped)},
-            {"logprob", Value::num9(l.logprob)},
-            {"log10prob", Value::num9(l.logprob / kLn10)},
-            {"tokens", Value::integer(l.tokens)},
-            {"oovs", Value::integer(l.oovs)}}};
-  // Only when present, so every ordinary record keeps its fields (a NaN weight is the only known cause).
-  if (l.nonfinite && o.format == Format::Jsonl)
-    r.fields.push_back({"nonfinite", Value::integer(l.nonfinite)});
-  if (o.verbosity == Verbosity::Word) {
-    std::vector<Value> words;
-    words.reserve(l.words.size());
-    for (const auto& w : l.words)
-      words.push_back(
-          Value::of_record({{"token", Value::str(w.token)},
-                            {"id", Value::integer(w.id)},
-                            {"oov", Value::boolean(w.oov)},
-                            {"logprob", w.scored ? Value::num9(w.logprob) : Value::null()},
-                            {"log10prob", w.scored ? Value::num9(w.logprob / kLn10) : Value::null()}}));
-    r.fields.push_back({"words", Value::of_list(std::move(words))});
+// The combinations that cannot be honoured, refused before the model loads (exit 2).
+ScoreView checked_view(const Opts& o) {
+  ScoreView v;
+  v.verbosity = o.verbosity;
+  v.format = o.format;
+  v.entropy = o.entropy;
+  v.rank = o.rank;
+  v.words = o.aggregate == "words";
+  if (o.units == "ln") v.units = Units::Ln;
+  if (o.units == "log10") v.units = Units::Log10;
+  if (o.units == "bits") v.units = Units::Bits;
+  const bool per_word = o.verbosity == Verbosity::Word;
+  if (o.format == Format::Lmzoo) {
+    if (!o.units.empty() && v.units != Units::Bits)
+      throw UsageError("--units " + o.units + ": --output-format lmzoo gives surprisal in bits only");
+    if (!per_word) throw UsageError("--output-format lmzoo: a per-token table, it takes only -v word");
+    v.units = Units::Bits;
   }
-  return r;
-}
-
-Record summary_record(const Opts& o, const tasks::ScoreSummary& s) {
-  Record r{"score.summary",
-           {{"type", Value::str("summary")},
-            {"sentences", Value::integer(s.sentences)},
-            {"skipped", Value::integer(s.skipped)},
-            {"tokens", Value::integer(s.tokens)},
-            {"oovs", Value::integer(s.oovs)},
-            {"logprob", Value::num9(s.logprob)},
-            {"log10prob", Value::num9(s.logprob / kLn10)},
-            {"perplexity", Value::num9(s.perplexity())},
-            {"perplexity_excl_oov", Value::num9(s.perplexity_excl_oov())}}};
-  if (s.nonfinite && o.format == Format::Jsonl)
-    r.fields.push_back({"nonfinite", Value::integer(s.nonfinite)});
-  return r;
-}
-
-// The table view (tsv): one row per word, per line, or the summary alone.
-Table table(Verbosity v) {
-  switch (v) {
-    case Verbosity::Word:
-      return {"score.line", {"file", "line", "position", "token", "id", "oov", "logprob", "log10prob"}};
-    case Verbosity::Sentence:
-      return {"score.line", {"file", "line", "skipped", "tokens", "oovs", "logprob", "log10prob"}};
-    case Verbosity::Summary:
-      break;
-  }
-  return {"score.summary",
-          {"sentences", "skipped", "tokens", "oovs", "logprob", "log10prob", "perplexity",
-           "perplexity_excl_oov"}};
+  if (o.entropy && !per_word) throw UsageError("--entropy: a per-token measure, it needs -v word");
+  if (o.rank && !per_word) throw UsageError("--rank: a per-token measure, it needs -v word");
+  if (v.words && !per_word)
+    throw UsageError("--aggregate words: changes only the per-token records, it needs -v word");
+  if (v.words && o.rank)
+    throw UsageError("--rank: not defined with --aggregate words (a word is no entry of a char vocabulary)");
+  return v;
 }
 
 int run(const Opts& o) {
+  const ScoreView view = checked_view(o);
   check_readable(o.files);
   tasks::ScoreOptions task;
   task.context = o.context == "document" ? tasks::ContextMode::Document : tasks::ContextMode::Sentence;
@@ -131,13 +119,18 @@ int run(const Opts& o) {
   task.skip_empty = o.skip_empty;
   task.ids_input = o.ids;
   task.batch_size = o.batch_size;
+  task.entropy = o.entropy;
+  task.rank = o.rank;
+  task.aggregate = view.words ? tasks::Aggregate::Words : tasks::Aggregate::Tokens;
   auto model = load_model(o.model_dir);
+  if (view.words && model->config().tokenizer.type != TokenizerType::Char)
+    throw UsageError("--aggregate words: needs a char model; " + o.model_dir + " is a word model");
   Engine engine(model, o.threads);
   tasks::Scorer scorer(engine, task);
   tasks::ScoreSummary summary;
   Emitter out(o.format);
   bool progress = o.progress == "always" || (o.progress == "auto" && stderr_is_terminal());
-  out.begin(table(o.verbosity));
+  out.begin(score_table(view));
   auto t0 = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   // Blocks bound memory: a file of any size streams through 4096 lines at a time.
@@ -146,13 +139,15 @@ int run(const Opts& o) {
   std::vector<std::string> lines;
   uint64_t first = 0;
   std::string first_nonfinite;  // FILE:LINE of the first line with a non-finite log-prob
+  uint64_t sentence = 0;        // lm-zoo's sentence_id: the line's 1-based position in the whole input
   while (in.next_file()) {
     auto take = [&](const std::vector<tasks::LineScore>& scores) {
       for (const auto& l : scores) {
         summary.add(l);
         if (l.nonfinite && first_nonfinite.empty())
           first_nonfinite = in.source() + ":" + std::to_string(l.line);
-        if (o.verbosity != Verbosity::Summary) out.emit(line_record(o, in.source(), l));
+        ++sentence;
+        if (o.verbosity != Verbosity::Summary) out.emit(line_record(view, in.source(), l, sentence));
       }
       out.write_pending();
     };
@@ -173,7 +168,7 @@ int run(const Opts& o) {
     }
   }
   if (progress) std::fputc('\n', stderr);
-  out.emit(summary_record(o, summary));
+  out.emit(summary_record(view, summary));
   out.end();
   if (summary.nonfinite)
     print_diagnostic("lstmlm: warning: ",
@@ -201,7 +196,14 @@ Subcommand setup_score(CLI::App& parent) {
       ->transform(CLI::CheckedTransformer(std::map<std::string, Verbosity>{
           {"word", Verbosity::Word}, {"sentence", Verbosity::Sentence}, {"summary", Verbosity::Summary}}))
       ->default_str("word");
-  add_format_option(*s.app, o->format, {Format::Text, Format::Jsonl, Format::Tsv});
+  add_format_option(*s.app, o->format, {Format::Text, Format::Jsonl, Format::Tsv, Format::Lmzoo});
+  s.app->add_option("--units", o->units, "Log-probabilities as ln, log10 or bits (surprisal = -log2 p)")
+      ->check(CLI::IsMember({"ln", "log10", "bits"}));
+  s.app->add_flag("--entropy", o->entropy, "Entropy of the distribution each token is predicted from");
+  s.app->add_flag("--rank", o->rank, "Rank of each token in it (1 + tokens with a greater logit)");
+  s.app->add_option("--aggregate", o->aggregate, "tokens, or words (char models: one record per word)")
+      ->check(CLI::IsMember({"tokens", "words"}))
+      ->capture_default_str();
   s.app->add_option("--context", o->context, "sentence (state reset per line) or document")
       ->check(CLI::IsMember({"sentence", "document"}))
       ->capture_default_str();

@@ -15,6 +15,7 @@ std::unique_ptr<Writer> make_tsv_writer();
 std::unique_ptr<Writer> make_md_writer();
 std::unique_ptr<Writer> make_csv_writer();
 std::unique_ptr<Writer> make_json_writer();
+std::unique_ptr<Writer> make_lmzoo_writer();
 
 namespace {
 
@@ -26,9 +27,10 @@ struct Registered {
 
 // The registry: one line per output format.
 constexpr Registered kFormats[] = {
-    {Format::Text, "text", make_text_writer}, {Format::Jsonl, "jsonl", make_jsonl_writer},
-    {Format::Tsv, "tsv", make_tsv_writer},    {Format::Md, "md", make_md_writer},
-    {Format::Csv, "csv", make_csv_writer},    {Format::Json, "json", make_json_writer},
+    {Format::Text, "text", make_text_writer},    {Format::Jsonl, "jsonl", make_jsonl_writer},
+    {Format::Tsv, "tsv", make_tsv_writer},       {Format::Md, "md", make_md_writer},
+    {Format::Csv, "csv", make_csv_writer},       {Format::Json, "json", make_json_writer},
+    {Format::Lmzoo, "lmzoo", make_lmzoo_writer},
 };
 
 const Registered& entry(Format f) {

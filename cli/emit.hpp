@@ -79,7 +79,7 @@ struct Table {
   std::vector<std::string> columns;
 };
 
-enum class Format { Text, Jsonl, Tsv, Md, Csv, Json };
+enum class Format { Text, Jsonl, Tsv, Md, Csv, Json, Lmzoo };
 
 class Writer {
  public:

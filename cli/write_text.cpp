@@ -23,6 +23,16 @@ class TextWriter final : public Writer {
   }
 
  private:
+  // The log-prob fields a score record carries, in this order: both historic ones by default, one with
+  // --units.
+  static constexpr const char* kLogprobFields[] = {"logprob", "log10prob", "surprisal"};
+
+  static std::string number_or_dash(const Value& v) {
+    if (v.kind == Value::Kind::Null) return "-";
+    if (v.kind == Value::Kind::Int) return std::to_string(v.i);
+    return fixed(v.d, 6);
+  }
+
   static void score_line(const Record& r, std::string& out) {
     if (r.at("skipped").b) {
       out += "Skipped\n";
@@ -31,13 +41,20 @@ class TextWriter final : public Writer {
     if (const Value* words = r.find("words"))
       for (const auto& w : words->list) {
         const Record word{"", w.fields};
-        const Value& lp = word.at("logprob");
-        out += escape_text(word.at("token").s) + "=" + std::to_string(word.at("id").i) +
-               (word.at("oov").b ? "*" : "") + " " +
-               (lp.kind == Value::Kind::Null ? std::string("-") : fixed(lp.d, 6)) + "\t";
+        const Value* lp = nullptr;
+        for (const char* name : kLogprobFields)
+          if (!lp) lp = word.find(name);
+        out += escape_text(word.at("token").s);
+        if (const Value* id = word.find("id")) out += "=" + std::to_string(id->i);
+        out += std::string(word.at("oov").b ? "*" : "") + " " + (lp ? number_or_dash(*lp) : "-");
+        if (const Value* e = word.find("entropy")) out += " entropy=" + number_or_dash(*e);
+        if (const Value* k = word.find("rank")) out += " rank=" + number_or_dash(*k);
+        out += "\t";
       }
-    out += "Total: logprob=" + fixed(r.at("logprob").d, 6) + " log10prob=" + fixed(r.at("log10prob").d, 6) +
-           " tokens=" + std::to_string(r.at("tokens").i) + " oovs=" + std::to_string(r.at("oovs").i) + "\n";
+    out += "Total:";
+    for (const char* name : kLogprobFields)
+      if (const Value* v = r.find(name)) out += std::string(" ") + name + "=" + fixed(v->d, 6);
+    out += " tokens=" + std::to_string(r.at("tokens").i) + " oovs=" + std::to_string(r.at("oovs").i) + "\n";
   }
 
   static void score_summary(const Record& r, std::string& out) {

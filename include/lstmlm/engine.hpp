@@ -29,6 +29,17 @@ inline constexpr int kMaxThreads = 256;
 // Bytes of the kernel-ready copy of the model's weights (packed once per model, shared by its Engines).
 size_t packed_bytes(const Model& model);
 
+// Measures of each step's predictive distribution that Engine::score can add beside the scores, from the
+// same logits and log-sum-exp (the scores stay bit-identical); a null pointer is not computed. Sized like
+// the scores: [rows][steps].
+struct StepMeasures {
+  // Entropy in nats, -sum_j p_j ln p_j over the whole vocabulary, accumulated in double.
+  std::vector<std::vector<float>>* entropy = nullptr;
+  // 1 + the number of vocabulary entries whose logit is strictly greater than the target's (ties share
+  // the best rank; 1 = the most probable token).
+  std::vector<std::vector<int32_t>>* rank = nullptr;
+};
+
 struct EngineOptions {
   int threads = 0;  // <= 0: one per core; at most kMaxThreads
   // The kernels' precision; "fp32" (the default and the numerics contract) is what this build has.
@@ -54,6 +65,9 @@ class Engine {
   // targets[r].size() must equal inputs[r].size(). states are advanced past inputs.
   void score(const Sequences& inputs, const Sequences& targets, std::vector<State>& states,
              std::vector<std::vector<float>>& out);
+  // The same, with the measures of every scored step's distribution (StepMeasures).
+  void score(const Sequences& inputs, const Sequences& targets, std::vector<State>& states,
+             std::vector<std::vector<float>>& out, const StepMeasures& measures);
 
   // Next-token log-probabilities after the last input of each row: out is [rows, V].
   // A row with no input gives the distribution from its state's h.

@@ -116,6 +116,11 @@ size_t packed_bytes(const Model& model) { return detail::packed_model(model)->by
 
 void Engine::score(const Sequences& inputs, const Sequences& targets, std::vector<State>& states,
                    std::vector<std::vector<float>>& out) {
+  score(inputs, targets, states, out, StepMeasures{});
+}
+
+void Engine::score(const Sequences& inputs, const Sequences& targets, std::vector<State>& states,
+                   std::vector<std::vector<float>>& out, const StepMeasures& measures) {
   Job job = checked_job(*model_, Mode::Score, inputs, states);
   check_states(*model_, targets, states);
   for (size_t r = 0; r < inputs.size(); ++r)
@@ -126,6 +131,16 @@ void Engine::score(const Sequences& inputs, const Sequences& targets, std::vecto
   for (size_t r = 0; r < inputs.size(); ++r) out[r].assign(inputs[r].size(), 0.0f);
   job.targets = &targets;
   job.scores = &out;
+  // Sized before the threads start: each thread writes only its own rows.
+  if (measures.entropy) {
+    measures.entropy->resize(inputs.size());
+    for (size_t r = 0; r < inputs.size(); ++r) (*measures.entropy)[r].assign(inputs[r].size(), 0.0f);
+  }
+  if (measures.rank) {
+    measures.rank->resize(inputs.size());
+    for (size_t r = 0; r < inputs.size(); ++r) (*measures.rank)[r].assign(inputs[r].size(), 0);
+  }
+  job.measures = measures;
   impl_->run(job);
 }
 

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/measures.hpp"
+
 namespace lstmlm::detail {
 
 namespace {
@@ -195,9 +197,13 @@ class Forward {
         const size_t r = size_t(w_.dec_row[size_t(g0 + i)]);
         const int t = w_.dec_step[size_t(g0 + i)];
         switch (job_.mode) {
-          case Mode::Score:
-            (*job_.scores)[r][size_t(t)] = z[(*job_.targets)[r][size_t(t)]] - lse;
+          case Mode::Score: {
+            const int32_t target = (*job_.targets)[r][size_t(t)];
+            (*job_.scores)[r][size_t(t)] = z[target] - lse;
+            if (auto* e = job_.measures.entropy) (*e)[r][size_t(t)] = entropy_nats(z, lse, V);
+            if (auto* k = job_.measures.rank) (*k)[r][size_t(t)] = rank_of(z, z[target], V);
             break;
+          }
           case Mode::Logprobs:
             log_softmax(z, lse, (*job_.logprobs)[r].row(t).data(), V);
             break;

@@ -16,6 +16,7 @@ struct Job {
   const Sequences* targets = nullptr;
   std::vector<State>* states = nullptr;
   std::vector<std::vector<float>>* scores = nullptr;
+  StepMeasures measures;  // Score mode: optional, beside the scores
   std::vector<MatrixRM>* logprobs = nullptr;
   MatrixRM* predict = nullptr;
 };

@@ -7,6 +7,7 @@
 
 #include "lstmlm/error.hpp"
 #include "tasks/score_lines.hpp"
+#include "tasks/score_measures.hpp"
 
 namespace lstmlm::tasks {
 
@@ -35,6 +36,11 @@ double ScoreSummary::perplexity_excl_oov() const {
 }
 
 Scorer::Scorer(Engine& engine, ScoreOptions opt) : engine_(&engine), opt_(opt) {
+  if (opt_.aggregate == Aggregate::Words) {
+    if (engine.model().config().tokenizer.type != TokenizerType::Char)
+      throw UsageError("score: word aggregation needs a char model; this is a word model");
+    if (opt_.rank) throw UsageError("score: rank is not defined for aggregated words");
+  }
   start_ = start_token(engine.model().tokenizer());
   doc_state_ = State::zeros(engine.model());
   doc_pending_ = start_;
@@ -53,6 +59,9 @@ std::vector<LineScore> Scorer::score(const std::vector<std::string>& lines, cons
     run_sentences(out, streams);
   else
     run_document(out, streams);
+  if (opt_.aggregate == Aggregate::Words)
+    for (auto& l : out)
+      if (!l.skipped) detail::aggregate_words(l);
   return out;
 }
 
@@ -66,7 +75,9 @@ void Scorer::run_sentences(std::vector<LineScore>& out, const std::vector<std::v
   longest_first(order, [&](size_t i) { return streams[i].size(); });
   size_t bs = static_cast<size_t>(std::max(1, opt_.batch_size));
   Sequences inputs, targets;
-  std::vector<std::vector<float>> lp;
+  std::vector<std::vector<float>> lp, entropy;
+  std::vector<std::vector<int32_t>> rank;
+  const StepMeasures measures{opt_.entropy ? &entropy : nullptr, opt_.rank ? &rank : nullptr};
   for (size_t b = 0; b < order.size(); b += bs) {
     size_t n = std::min(bs, order.size() - b);
     inputs.assign(n, {});
@@ -83,8 +94,14 @@ void Scorer::run_sentences(std::vector<LineScore>& out, const std::vector<std::v
       }
     }
     std::vector<State> states(n, State::zeros(model));
-    engine_->score(inputs, targets, states, lp);
-    for (size_t r = 0; r < n; ++r) detail::fill_line(out[order[b + r]], lp[r].data(), start_ < 0);
+    engine_->score(inputs, targets, states, lp, measures);
+    for (size_t r = 0; r < n; ++r) {
+      LineScore& l = out[order[b + r]];
+      detail::fill_line(l, lp[r].data(), start_ < 0);
+      if (opt_.entropy || opt_.rank)
+        detail::fill_measures(l, opt_.entropy ? entropy[r].data() : nullptr,
+                              opt_.rank ? rank[r].data() : nullptr, start_ < 0);
+    }
   }
 }
 
@@ -92,7 +109,8 @@ void Scorer::run_document(std::vector<LineScore>& out, const std::vector<std::ve
   // One row: the pending token (the last of the previous block, or the start token) is fed first.
   std::vector<int32_t> all;
   for (size_t i = 0; i < out.size(); ++i) all.insert(all.end(), streams[i].begin(), streams[i].end());
-  std::vector<float> lp_all;
+  std::vector<float> lp_all, entropy_all;
+  std::vector<int32_t> rank_all;
   lp_all.reserve(all.size());
   size_t pos = 0;
   bool first_is_context = false;
@@ -105,7 +123,9 @@ void Scorer::run_document(std::vector<LineScore>& out, const std::vector<std::ve
   const size_t chunk = 8192;
   Sequences inputs(1), targets(1);
   std::vector<State> states{doc_state_};
-  std::vector<std::vector<float>> lp;
+  std::vector<std::vector<float>> lp, entropy;
+  std::vector<std::vector<int32_t>> rank;
+  const StepMeasures measures{opt_.entropy ? &entropy : nullptr, opt_.rank ? &rank : nullptr};
   while (pos < all.size()) {
     size_t n = std::min(chunk, all.size() - pos);
     inputs[0].assign(1, doc_pending_);
@@ -113,8 +133,10 @@ void Scorer::run_document(std::vector<LineScore>& out, const std::vector<std::ve
                      all.begin() + static_cast<ptrdiff_t>(pos + n - 1));
     targets[0].assign(all.begin() + static_cast<ptrdiff_t>(pos),
                       all.begin() + static_cast<ptrdiff_t>(pos + n));
-    engine_->score(inputs, targets, states, lp);
+    engine_->score(inputs, targets, states, lp, measures);
     lp_all.insert(lp_all.end(), lp[0].begin(), lp[0].end());
+    if (opt_.entropy) entropy_all.insert(entropy_all.end(), entropy[0].begin(), entropy[0].end());
+    if (opt_.rank) rank_all.insert(rank_all.end(), rank[0].begin(), rank[0].end());
     doc_pending_ = all[pos + n - 1];
     pos += n;
   }
@@ -124,6 +146,9 @@ void Scorer::run_document(std::vector<LineScore>& out, const std::vector<std::ve
   for (size_t i = 0; i < out.size(); ++i) {
     bool context = first_is_context && !streams[i].empty();
     detail::fill_line(out[i], lp_all.data() + k, context);
+    if (opt_.entropy || opt_.rank)
+      detail::fill_measures(out[i], opt_.entropy ? entropy_all.data() + k : nullptr,
+                            opt_.rank ? rank_all.data() + k : nullptr, context);
     k += streams[i].size() - (context ? 1 : 0);
     if (context) first_is_context = false;
   }

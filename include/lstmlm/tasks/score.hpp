@@ -9,6 +9,16 @@
 //  - OOV: with unk_token scored as unk and counted; without one skipped (not fed, not scored, counted).
 //  - perplexity as KenLM's query: including OOVs exp(-sum ln p / tokens) over every scored token (eos
 //    included); excluding OOVs exp(-(sum ln p - sum over OOVs) / (tokens - OOV tokens)).
+//  - measures (ScoreOptions::entropy, rank): per scored word, from the full distribution it was predicted
+//    from (Engine::score with StepMeasures); a word that is not scored has none.
+//  - Aggregate::Words (char models): the records become whitespace-separated words (a char token whose
+//    string is all Python whitespace separates them). A word's log-prob is the sum of its characters',
+//    of the whitespace that follows it and, for a line's last word, of the appended eos, so the words of
+//    a line sum to its total; whitespace before the first word goes to the first word; a line without a
+//    word gives one record (the eos, or its whitespace). A word is scored only when all of its parts
+//    are (a context-only first character or a skipped OOV leaves it unscored); its entropy is the one
+//    before its first non-whitespace character; rank is refused. The line totals and the summary stay
+//    per character.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -21,6 +31,7 @@
 namespace lstmlm::tasks {
 
 enum class ContextMode { Sentence, Document };
+enum class Aggregate { Tokens, Words };
 
 struct ScoreOptions {
   ContextMode context = ContextMode::Sentence;
@@ -29,15 +40,22 @@ struct ScoreOptions {
   bool skip_empty = false;  // empty lines (no tokens) produce a skipped record and are not fed
   bool ids_input = false;   // lines are whitespace-separated token ids
   int batch_size = 64;      // sentence mode: lines per engine batch
+  bool entropy = false;     // fill WordScore::entropy
+  bool rank = false;        // fill WordScore::rank (not with Aggregate::Words)
+  Aggregate aggregate = Aggregate::Tokens;
 };
 
 struct WordScore {
   std::string token;  // surface form after lowercasing/filtering (ids input: the vocabulary string)
-  int32_t id = -1;    // -1: OOV without unk_token (skipped)
+  int32_t id = -1;    // -1: OOV without unk_token (skipped); also every Aggregate::Words record
   bool oov = false;
   bool eos = false;      // the appended end-of-sentence token
   bool scored = false;   // false: context only (no start token) or skipped OOV
   float logprob = 0.0f;  // ln p when scored
+  // When scored and asked for (ScoreOptions): the entropy in nats of the distribution the word was
+  // predicted from, and the rank of the word in it (1 + tokens with a strictly greater logit).
+  float entropy = 0.0f;
+  int32_t rank = 0;
 };
 
 struct LineScore {
@@ -65,6 +83,7 @@ struct ScoreSummary {
 
 class Scorer {
  public:
+  // Throws UsageError for options the model cannot take (Aggregate::Words on a word model, or with rank).
   Scorer(Engine& engine, ScoreOptions opt);
   // Scores a block of lines (without line ends); the first is line `first_line` of `source`.
   // Document mode carries the state to the next call. Results are in input order.

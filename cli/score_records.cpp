@@ -1,0 +1,140 @@
+#include "score_records.hpp"
+
+#include <vector>
+
+namespace lstmlm::cli {
+
+namespace {
+
+constexpr double kLn10 = 2.302585092994045684;
+constexpr double kLn2 = 0.693147180559945309;
+
+// The log-prob fields of a value ln p (a word's, or a sum) in the chosen units; null when absent.
+void add_logprob(Fields& f, Units u, bool present, double ln) {
+  auto v = [&](double x) { return present ? Value::num9(x) : Value::null(); };
+  switch (u) {
+    case Units::Default:
+      f.push_back({"logprob", v(ln)});
+      f.push_back({"log10prob", v(ln / kLn10)});
+      break;
+    case Units::Ln:
+      f.push_back({"logprob", v(ln)});
+      break;
+    case Units::Log10:
+      f.push_back({"log10prob", v(ln / kLn10)});
+      break;
+    case Units::Bits:
+      f.push_back({"surprisal", v(-ln / kLn2)});
+      break;
+  }
+}
+
+std::vector<std::string> logprob_columns(Units u) {
+  switch (u) {
+    case Units::Default:
+      return {"logprob", "log10prob"};
+    case Units::Ln:
+      return {"logprob"};
+    case Units::Log10:
+      return {"log10prob"};
+    case Units::Bits:
+      break;
+  }
+  return {"surprisal"};
+}
+
+// Entropy follows the units: nats (default, ln), bans (log10) or bits.
+double entropy_in(Units u, double nats) {
+  if (u == Units::Log10) return nats / kLn10;
+  if (u == Units::Bits) return nats / kLn2;
+  return nats;
+}
+
+Value word_record(const ScoreView& v, const tasks::WordScore& w, size_t position) {
+  Fields f;
+  if (v.format == Format::Lmzoo) f.push_back({"token_id", Value::integer(static_cast<int64_t>(position))});
+  f.push_back({"token", Value::str(w.token)});
+  if (!v.words) f.push_back({"id", Value::integer(w.id)});
+  f.push_back({"oov", Value::boolean(w.oov)});
+  add_logprob(f, v.units, w.scored, w.logprob);
+  if (v.entropy)
+    f.push_back({"entropy", w.scored ? Value::num9(entropy_in(v.units, w.entropy)) : Value::null()});
+  if (v.rank) f.push_back({"rank", w.scored ? Value::integer(w.rank) : Value::null()});
+  return Value::of_record(std::move(f));
+}
+
+}  // namespace
+
+Record line_record(const ScoreView& v, const std::string& file, const tasks::LineScore& l,
+                   uint64_t sentence) {
+  Record r{"score.line",
+           {{"type", Value::str("line")},
+            {"file", Value::str(file)},
+            {"line", Value::uinteger(l.line)},
+            {"skipped", Value::boolean(l.skipped)}}};
+  if (v.format == Format::Lmzoo) r.fields.push_back({"sentence_id", Value::uinteger(sentence)});
+  add_logprob(r.fields, v.units, true, l.logprob);
+  r.fields.push_back({"tokens", Value::integer(l.tokens)});
+  r.fields.push_back({"oovs", Value::integer(l.oovs)});
+  // Only when present, so every ordinary record keeps its fields (a NaN weight is the only known cause).
+  if (l.nonfinite && v.format == Format::Jsonl)
+    r.fields.push_back({"nonfinite", Value::integer(l.nonfinite)});
+  if (v.verbosity == Verbosity::Word) {
+    std::vector<Value> words;
+    words.reserve(l.words.size());
+    for (size_t i = 0; i < l.words.size(); ++i) words.push_back(word_record(v, l.words[i], i + 1));
+    r.fields.push_back({"words", Value::of_list(std::move(words))});
+  }
+  return r;
+}
+
+Record summary_record(const ScoreView& v, const tasks::ScoreSummary& s) {
+  Record r{"score.summary",
+           {{"type", Value::str("summary")},
+            {"sentences", Value::integer(s.sentences)},
+            {"skipped", Value::integer(s.skipped)},
+            {"tokens", Value::integer(s.tokens)},
+            {"oovs", Value::integer(s.oovs)}}};
+  add_logprob(r.fields, v.units, true, s.logprob);
+  r.fields.push_back({"perplexity", Value::num9(s.perplexity())});
+  r.fields.push_back({"perplexity_excl_oov", Value::num9(s.perplexity_excl_oov())});
+  if (s.nonfinite && v.format == Format::Jsonl)
+    r.fields.push_back({"nonfinite", Value::integer(s.nonfinite)});
+  return r;
+}
+
+Table score_table(const ScoreView& v) {
+  std::vector<std::string> c;
+  auto add = [&](std::vector<std::string> more) { c.insert(c.end(), more.begin(), more.end()); };
+  auto measures = [&] {
+    if (v.entropy) c.push_back("entropy");
+    if (v.rank) c.push_back("rank");
+  };
+  // lm-zoo's get-surprisals table (docs/scoring.md): its four columns, then any measures asked for.
+  if (v.format == Format::Lmzoo) {
+    add({"sentence_id", "token_id", "token", "surprisal"});
+    measures();
+    return {"score.line", c};
+  }
+  switch (v.verbosity) {
+    case Verbosity::Word:
+      add({"file", "line", "position", "token"});
+      if (!v.words) c.push_back("id");
+      c.push_back("oov");
+      add(logprob_columns(v.units));
+      measures();
+      return {"score.line", c};
+    case Verbosity::Sentence:
+      add({"file", "line", "skipped", "tokens", "oovs"});
+      add(logprob_columns(v.units));
+      return {"score.line", c};
+    case Verbosity::Summary:
+      break;
+  }
+  add({"sentences", "skipped", "tokens", "oovs"});
+  add(logprob_columns(v.units));
+  add({"perplexity", "perplexity_excl_oov"});
+  return {"score.summary", c};
+}
+
+}  // namespace lstmlm::cli

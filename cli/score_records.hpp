@@ -1,0 +1,31 @@
+// `lstmlm score`'s results as records: the fields of a line, its words and the summary, in the units
+// and with the measures the options ask for, and the table layout of the tabular formats.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "emit.hpp"
+#include "lstmlm/tasks/score.hpp"
+
+namespace lstmlm::cli {
+
+enum class Verbosity { Word, Sentence, Summary };
+
+// --units: Default prints ln p as "logprob" and log10 p as "log10prob" (the historic fields); every other
+// value prints one field per log-prob: "logprob" (ln), "log10prob" (log10) or "surprisal" (-log2 p).
+enum class Units { Default, Ln, Log10, Bits };
+
+struct ScoreView {
+  Verbosity verbosity = Verbosity::Word;
+  Format format = Format::Text;
+  Units units = Units::Default;
+  bool entropy = false, rank = false;
+  bool words = false;  // --aggregate words: the records are words (no vocabulary id)
+};
+
+Record line_record(const ScoreView& v, const std::string& file, const tasks::LineScore& l, uint64_t sentence);
+Record summary_record(const ScoreView& v, const tasks::ScoreSummary& s);
+// The table view (tsv, lmzoo): one row per word, per line, or the summary alone.
+Table score_table(const ScoreView& v);
+
+}  // namespace lstmlm::cli

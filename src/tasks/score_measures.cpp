@@ -1,0 +1,94 @@
+#include "tasks/score_measures.hpp"
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "model/unicode.hpp"
+
+namespace lstmlm::tasks::detail {
+
+void fill_measures(LineScore& l, const float* entropy, const int32_t* rank, bool first_is_context) {
+  bool context = first_is_context;
+  for (auto& w : l.words) {
+    if (w.id < 0) continue;
+    if (context) {
+      context = false;
+      continue;
+    }
+    if (entropy) w.entropy = *entropy++;
+    if (rank) w.rank = *rank++;
+  }
+}
+
+namespace {
+
+// All Python whitespace (what str.split() splits on), as the word tokenizer sees it.
+bool is_space(const std::string& token) {
+  size_t bad = 0;
+  auto cps = lstmlm::detail::decode_utf8(token, &bad);
+  if (!cps || cps->empty()) return false;
+  for (char32_t c : *cps)
+    if (!lstmlm::detail::is_python_space(c)) return false;
+  return true;
+}
+
+// One word being summed: its characters' log-probs in double, whether every part was scored.
+struct Word {
+  WordScore w;
+  double logprob = 0;
+  int parts = 0;
+  bool all_scored = true, has_text = false, trailing = false;
+  std::string spaces;  // the whitespace of a record without text
+
+  void add(const WordScore& c) {
+    ++parts;
+    w.oov = w.oov || c.oov;
+    if (c.scored)
+      logprob += c.logprob;
+    else
+      all_scored = false;
+  }
+  WordScore done() {
+    w.id = -1;
+    w.scored = all_scored && parts > 0;
+    w.logprob = w.scored ? static_cast<float>(logprob) : 0.0f;
+    if (!w.scored) w.entropy = 0.0f, w.rank = 0;
+    if (!has_text && !w.eos) w.token = spaces;
+    return std::move(w);
+  }
+};
+
+}  // namespace
+
+void aggregate_words(LineScore& l) {
+  std::vector<WordScore> out;
+  Word cur;
+  for (const auto& c : l.words) {
+    if (c.eos) {
+      if (!cur.has_text) {  // a line without a word: the eos is its record
+        cur.w.token = c.token;
+        cur.w.eos = true;
+        cur.w.entropy = c.entropy;
+      }
+      cur.add(c);
+    } else if (is_space(c.token)) {
+      if (cur.has_text) cur.trailing = true;
+      cur.spaces += c.token;
+      cur.add(c);
+    } else {
+      if (cur.trailing) {
+        out.push_back(cur.done());
+        cur = Word{};
+      }
+      if (!cur.has_text) cur.w.entropy = c.entropy;  // the entropy before the word's first character
+      cur.has_text = true;
+      cur.w.token += c.token;
+      cur.add(c);
+    }
+  }
+  if (cur.parts > 0) out.push_back(cur.done());
+  l.words = std::move(out);
+}
+
+}  // namespace lstmlm::tasks::detail
