@@ -100,11 +100,11 @@ TEST(UsageCli, UnknownOptionsGetADidYouMean) {
 
 TEST(UsageCli, UnknownSubcommandNamesTheSubcommands) {
   expect_usage_error("perplexity " + m(),
-                     {"unknown subcommand 'perplexity'", "info, score, predict, generate, bench"});
+                     {"unknown subcommand 'perplexity'", "info, score, predict, rescore, generate, bench"});
   expect_usage_error("scroe " + m(), {"unknown subcommand 'scroe'", "did you mean score?"});
   auto r = run_cli("perplexity");
   EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;
-  expect_usage_error("", {"subcommand is required", "info, score, predict, generate, bench"});
+  expect_usage_error("", {"subcommand is required", "info, score, predict, rescore, generate, bench"});
 }
 
 TEST(UsageCli, OptionsBeforeTheSubcommandAreShownWhereTheyGo) {
