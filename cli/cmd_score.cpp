@@ -52,6 +52,17 @@ Output: logprob = natural log, log10prob = log10; one record per input line, in 
       counted), token_id = the token's 1-based position in its line, surprisal = -log2 p in bits (empty
       when not scored); eos rows included (--no-eos: none); then entropy and rank columns when asked for.
       No summary. Only with -v word; --units, when given, must be bits.
+  kenlm: KenLM query's layout, log10: per word "WORD=ID LENGTH LOG10PROB" + tab (-v word), per line
+      "Total: LOG10 OOV: N" (-v word, sentence), then "Perplexity including OOVs:", "Perplexity excluding
+      OOVs:", "OOVs:", "Tokens:" (tab after the colon). ID: the model's id, 0 (KenLM's <unk>) for an OOV;
+      eos is written </s>; LENGTH: the tokens of context the LSTM has seen (the start token included) + 1,
+      0 for a token not scored (then LOG10PROB 0). A skipped line gives "Total: 0 OOV: 0".
+  srilm: SRILM ngram -ppl's layout, log10, -v word|sentence|summary = -debug 2|1|0: per sentence the
+      sentence, "\tp( W | PREV ...) \t= [Ngram] P [ LOG10 ]" per token (-v word; N as kenlm's LENGTH, OOV:
+      "[OOV] 0 [ -inf ]"), "S sentences, N words, K OOVs", "0 zeroprobs, logprob= L ppl= P ppl1= P1" and a
+      blank line; per input file "file F: " and the same two lines. N words exclude </s>; OOVs (scored as
+      unk or skipped) are excluded from L: ppl = 10^(-L/(N-K+S)), ppl1 = 10^(-L/(N-K)); 7 digits.
+      kenlm and srilm: --units log10 only; no --entropy, --rank or --aggregate words.
 Measures (psycholinguistics):
   --units ln|log10|bits: every log-prob in one unit and one field: logprob (ln), log10prob (log10) or
       surprisal (bits: -log2 p, positive), in every format (text: the word's value and "Total: NAME=V").
@@ -100,6 +111,15 @@ ScoreView checked_view(const Opts& o) {
     if (!per_word) throw UsageError("--output-format lmzoo: a per-token table, it takes only -v word");
     v.units = Units::Bits;
   }
+  if (ngram_layout(o.format)) {
+    const std::string name = format_name(o.format);
+    if (!o.units.empty() && v.units != Units::Log10)
+      throw UsageError("--units " + o.units + ": --output-format " + name + " gives log10 only");
+    if (o.entropy || o.rank || v.words)
+      throw UsageError("--output-format " + name +
+                       ": the n-gram layout has no place for --entropy, --rank or --aggregate words");
+    v.units = Units::Log10;
+  }
   if (o.entropy && !per_word) throw UsageError("--entropy: a per-token measure, it needs -v word");
   if (o.rank && !per_word) throw UsageError("--rank: a per-token measure, it needs -v word");
   if (v.words && !per_word)
@@ -140,6 +160,13 @@ int run(const Opts& o) {
   uint64_t first = 0;
   std::string first_nonfinite;  // FILE:LINE of the first line with a non-finite log-prob
   uint64_t sentence = 0;        // lm-zoo's sentence_id: the line's 1-based position in the whole input
+  // The kenlm/srilm context count: the start token, then every fed token (sentence mode: per line).
+  const auto& tok = model->tokenizer();
+  const int64_t start = (tok.bos_id() || tok.eos_id()) ? 1 : 0;
+  const bool document = task.context == tasks::ContextMode::Document;
+  StreamPos pos{start, true};
+  // srilm accumulates its per-file statistics from the line records, so it gets them at every level.
+  const bool emit_lines = o.verbosity != Verbosity::Summary || o.format == Format::Srilm;
   while (in.next_file()) {
     auto take = [&](const std::vector<tasks::LineScore>& scores) {
       for (const auto& l : scores) {
@@ -147,7 +174,12 @@ int run(const Opts& o) {
         if (l.nonfinite && first_nonfinite.empty())
           first_nonfinite = in.source() + ":" + std::to_string(l.line);
         ++sentence;
-        if (o.verbosity != Verbosity::Summary) out.emit(line_record(view, in.source(), l, sentence));
+        if (!document) pos = {start, true};
+        if (emit_lines) out.emit(line_record(view, in.source(), l, sentence, pos));
+        if (document) {
+          pos.reset = false;
+          for (const auto& w : l.words) pos.context += w.id >= 0 ? 1 : 0;
+        }
       }
       out.write_pending();
     };
@@ -168,7 +200,9 @@ int run(const Opts& o) {
     }
   }
   if (progress) std::fputc('\n', stderr);
-  out.emit(summary_record(view, summary));
+  Record total = summary_record(view, summary);
+  if (o.format == Format::Srilm) total.fields.push_back({"file", Value::str(in.source()), true});
+  out.emit(total);
   out.end();
   if (summary.nonfinite)
     print_diagnostic("lstmlm: warning: ",
@@ -196,7 +230,8 @@ Subcommand setup_score(CLI::App& parent) {
       ->transform(CLI::CheckedTransformer(std::map<std::string, Verbosity>{
           {"word", Verbosity::Word}, {"sentence", Verbosity::Sentence}, {"summary", Verbosity::Summary}}))
       ->default_str("word");
-  add_format_option(*s.app, o->format, {Format::Text, Format::Jsonl, Format::Tsv, Format::Lmzoo});
+  add_format_option(*s.app, o->format,
+                    {Format::Text, Format::Jsonl, Format::Tsv, Format::Lmzoo, Format::Kenlm, Format::Srilm});
   s.app->add_option("--units", o->units, "Log-probabilities as ln, log10 or bits (surprisal = -log2 p)")
       ->check(CLI::IsMember({"ln", "log10", "bits"}));
   s.app->add_flag("--entropy", o->entropy, "Entropy of the distribution each token is predicted from");

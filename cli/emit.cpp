@@ -16,6 +16,8 @@ std::unique_ptr<Writer> make_md_writer();
 std::unique_ptr<Writer> make_csv_writer();
 std::unique_ptr<Writer> make_json_writer();
 std::unique_ptr<Writer> make_lmzoo_writer();
+std::unique_ptr<Writer> make_kenlm_writer();
+std::unique_ptr<Writer> make_srilm_writer();
 
 namespace {
 
@@ -30,7 +32,8 @@ constexpr Registered kFormats[] = {
     {Format::Text, "text", make_text_writer},    {Format::Jsonl, "jsonl", make_jsonl_writer},
     {Format::Tsv, "tsv", make_tsv_writer},       {Format::Md, "md", make_md_writer},
     {Format::Csv, "csv", make_csv_writer},       {Format::Json, "json", make_json_writer},
-    {Format::Lmzoo, "lmzoo", make_lmzoo_writer},
+    {Format::Lmzoo, "lmzoo", make_lmzoo_writer}, {Format::Kenlm, "kenlm", make_kenlm_writer},
+    {Format::Srilm, "srilm", make_srilm_writer},
 };
 
 const Registered& entry(Format f) {

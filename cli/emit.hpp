@@ -79,7 +79,7 @@ struct Table {
   std::vector<std::string> columns;
 };
 
-enum class Format { Text, Jsonl, Tsv, Md, Csv, Json, Lmzoo };
+enum class Format { Text, Jsonl, Tsv, Md, Csv, Json, Lmzoo, Kenlm, Srilm };
 
 class Writer {
  public:

@@ -50,7 +50,12 @@ double entropy_in(Units u, double nats) {
   return nats;
 }
 
-Value word_record(const ScoreView& v, const tasks::WordScore& w, size_t position) {
+const char* verbosity_name(Verbosity v) {
+  if (v == Verbosity::Word) return "word";
+  return v == Verbosity::Sentence ? "sentence" : "summary";
+}
+
+Value word_record(const ScoreView& v, const tasks::WordScore& w, size_t position, int64_t context) {
   Fields f;
   if (v.format == Format::Lmzoo) f.push_back({"token_id", Value::integer(static_cast<int64_t>(position))});
   f.push_back({"token", Value::str(w.token)});
@@ -60,13 +65,22 @@ Value word_record(const ScoreView& v, const tasks::WordScore& w, size_t position
   if (v.entropy)
     f.push_back({"entropy", w.scored ? Value::num9(entropy_in(v.units, w.entropy)) : Value::null()});
   if (v.rank) f.push_back({"rank", w.scored ? Value::integer(w.rank) : Value::null()});
+  if (ngram_layout(v.format)) {
+    // An LSTM conditions on everything since its reset: its "n-gram" is that context plus the word; 0
+    // marks a token that is not scored (KenLM's lengths are never 0).
+    f.push_back({"context", Value::integer(context), true});
+    f.push_back({"ngram", Value::integer(w.scored ? context + 1 : 0), true});
+    f.push_back({"eos", Value::boolean(w.eos), true});
+  }
   return Value::of_record(std::move(f));
 }
 
 }  // namespace
 
-Record line_record(const ScoreView& v, const std::string& file, const tasks::LineScore& l,
-                   uint64_t sentence) {
+bool ngram_layout(Format f) { return f == Format::Kenlm || f == Format::Srilm; }
+
+Record line_record(const ScoreView& v, const std::string& file, const tasks::LineScore& l, uint64_t sentence,
+                   StreamPos pos) {
   Record r{"score.line",
            {{"type", Value::str("line")},
             {"file", Value::str(file)},
@@ -79,10 +93,18 @@ Record line_record(const ScoreView& v, const std::string& file, const tasks::Lin
   // Only when present, so every ordinary record keeps its fields (a NaN weight is the only known cause).
   if (l.nonfinite && v.format == Format::Jsonl)
     r.fields.push_back({"nonfinite", Value::integer(l.nonfinite)});
-  if (v.verbosity == Verbosity::Word) {
+  if (ngram_layout(v.format)) {
+    r.fields.push_back({"detail", Value::str(verbosity_name(v.verbosity)), true});
+    r.fields.push_back({"reset", Value::boolean(pos.reset), true});
+  }
+  if (v.verbosity == Verbosity::Word || ngram_layout(v.format)) {
     std::vector<Value> words;
     words.reserve(l.words.size());
-    for (size_t i = 0; i < l.words.size(); ++i) words.push_back(word_record(v, l.words[i], i + 1));
+    int64_t context = pos.context;
+    for (size_t i = 0; i < l.words.size(); ++i) {
+      words.push_back(word_record(v, l.words[i], i + 1, context));
+      if (l.words[i].id >= 0) ++context;  // fed (a skipped OOV is not)
+    }
     r.fields.push_back({"words", Value::of_list(std::move(words))});
   }
   return r;

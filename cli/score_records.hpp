@@ -23,7 +23,19 @@ struct ScoreView {
   bool words = false;  // --aggregate words: the records are words (no vocabulary id)
 };
 
-Record line_record(const ScoreView& v, const std::string& file, const tasks::LineScore& l, uint64_t sentence);
+// Where a line's first token stands in the model's input: the tokens the state has seen since its last
+// reset (the start token included) and whether it was reset at this line. Only the kenlm and srilm
+// layouts print it (their n-gram length and context).
+struct StreamPos {
+  int64_t context = 0;
+  bool reset = true;
+};
+
+// The n-gram layouts (kenlm, srilm): every line record carries its words, whatever the verbosity.
+bool ngram_layout(Format f);
+
+Record line_record(const ScoreView& v, const std::string& file, const tasks::LineScore& l, uint64_t sentence,
+                   StreamPos pos = {});
 Record summary_record(const ScoreView& v, const tasks::ScoreSummary& s);
 // The table view (tsv, lmzoo): one row per word, per line, or the summary alone.
 Table score_table(const ScoreView& v);

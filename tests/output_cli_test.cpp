@@ -166,9 +166,27 @@ TEST(Writers, TablesPickColumnsByNameAndExpandNestedLists) {
 }
 
 TEST(Writers, FormatNamesRoundTrip) {
-  for (Format f : {Format::Text, Format::Jsonl, Format::Tsv, Format::Md, Format::Csv, Format::Json})
+  for (Format f : {Format::Text, Format::Jsonl, Format::Tsv, Format::Md, Format::Csv, Format::Json,
+                   Format::Lmzoo, Format::Kenlm, Format::Srilm})
     EXPECT_EQ(parse_format(format_name(f)), f);
-  EXPECT_THROW(parse_format("kenlm"), UsageError);
+  EXPECT_THROW(parse_format("arpa"), UsageError);
+}
+
+// Issue 14: a string cell holding a tab or line break stays one cell of one row (escape_text), so a row
+// has the header's field count.
+TEST(Writers, TsvTabInTokenKeepsTheHeadersFieldCount) {
+  Table t{"x", {"file", "position", "token", "oov"}};
+  Record r{
+      "x",
+      {{"file", Value::str("a\tb")},
+       {"words",
+        Value::of_list({Value::of_record({{"token", Value::str("x\ty")}, {"oov", Value::boolean(false)}}),
+                        Value::of_record({{"token", Value::str("\n")}, {"oov", Value::boolean(true)}})})}}};
+  const std::string out = render(Format::Tsv, &t, {r});
+  EXPECT_EQ(out, "file\tposition\ttoken\toov\na\\tb\t1\tx\\ty\t0\na\\tb\t2\t\\n\t1\n");
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) EXPECT_EQ(std::count(line.begin(), line.end(), '\t'), 3) << line;
 }
 
 }  // namespace

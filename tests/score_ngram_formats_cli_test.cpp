@@ -1,0 +1,269 @@
+// `lstmlm score --output-format kenlm|srilm` (issue 14) on the bundled word model: the line structure of
+// KenLM's query and SRILM's ngram -ppl, every number against score's own jsonl (log10 of the same
+// log-probs, to the printed precision), totals and perplexities recomputed here with the tools' formulas.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "test_util.hpp"
+
+namespace {
+
+using lstmlm::test::run_cli;
+using lstmlm::test::source_dir;
+
+const std::string kWord = "-m '" + (source_dir() / "models" / "fairytales-word").string() + "'";
+// An empty line (scored as just eos) and two OOVs (scored as <unk>).
+const std::string kText = "once upon a time there was a king\n\nthe queen zzqx said\nand the king\n";
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> v;
+  std::istringstream in(s);
+  std::string line;
+  while (std::getline(in, line)) v.push_back(line);
+  return v;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> v;
+  size_t start = 0, at;
+  while ((at = s.find(sep, start)) != std::string::npos) {
+    v.push_back(s.substr(start, at - start));
+    start = at + 1;
+  }
+  v.push_back(s.substr(start));
+  return v;
+}
+
+std::vector<nlohmann::json> jsonl(const std::string& args) {
+  auto r = run_cli("score " + kWord + " --output-format jsonl -v word " + args, kText);
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::vector<nlohmann::json> v;
+  for (const auto& l : lines_of(r.out)) v.push_back(nlohmann::json::parse(l));
+  return v;
+}
+
+// Printed to float precision (kenlm) or 7 digits (srilm): equal to that precision.
+void expect_near_rel(double got, double want, double rel, const std::string& what) {
+  EXPECT_NEAR(got, want, rel * std::max(1.0, std::fabs(want))) << what;
+}
+
+TEST(ScoreKenlm, WordLevelIsQuerysLayoutWithScoresNumbers) {
+  auto j = jsonl("");
+  auto r = run_cli("score " + kWord + " --output-format kenlm", kText);
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto out = lines_of(r.out);
+  ASSERT_EQ(out.size(), 4u + 4u);  // one per input line, then the four summary lines
+  const std::regex word(R"(^(\S+)=(\d+) (\d+) (-?[0-9.]+(e-?\d+)?)$)");
+  for (size_t i = 0; i < 4; ++i) {
+    const auto& want = j[i]["words"];
+    auto fields = split(out[i], '\t');
+    ASSERT_EQ(fields.size(), want.size() + 1) << out[i];
+    double sum = 0;
+    for (size_t k = 0; k < want.size(); ++k) {
+      std::smatch m;
+      ASSERT_TRUE(std::regex_match(fields[k], m, word)) << fields[k];
+      const bool eos = k + 1 == want.size();
+      EXPECT_EQ(m[1].str(), eos ? "</s>" : want[k]["token"].get<std::string>());
+      EXPECT_EQ(std::stoi(m[2].str()), want[k]["oov"].get<bool>() ? 0 : want[k]["id"].get<int>());
+      EXPECT_EQ(std::stoul(m[3].str()), k + 2) << "sentence mode: <s> + the words before it + itself";
+      const double p = std::stod(m[4].str());
+      expect_near_rel(p, want[k]["log10prob"].get<double>(), 1e-6, fields[k]);
+      sum += p;
+    }
+    std::smatch m;
+    const std::string& total = fields.back();
+    ASSERT_TRUE(std::regex_match(total, m, std::regex(R"(^Total: (\S+) OOV: (\d+)$)"))) << total;
+    expect_near_rel(std::stod(m[1].str()), sum, 1e-6, total);
+    expect_near_rel(std::stod(m[1].str()), j[i]["log10prob"].get<double>(), 1e-6, total);
+    EXPECT_EQ(std::stoi(m[2].str()), j[i]["oovs"].get<int>());
+  }
+  const auto& s = j.back();
+  ASSERT_EQ(s["type"], "summary");
+  auto value = [&](size_t i, const std::string& name) {
+    EXPECT_EQ(out[i].rfind(name + ":\t", 0), 0u) << out[i];
+    return std::stod(out[i].substr(name.size() + 2));
+  };
+  expect_near_rel(value(4, "Perplexity including OOVs"), s["perplexity"].get<double>(), 1e-8, out[4]);
+  expect_near_rel(value(5, "Perplexity excluding OOVs"), s["perplexity_excl_oov"].get<double>(), 1e-8,
+                  out[5]);
+  EXPECT_EQ(value(6, "OOVs"), 2);
+  EXPECT_EQ(value(7, "Tokens"), s["tokens"].get<double>());
+  EXPECT_EQ(split(out[2], '\t')[1].rfind("queen=0 ", 0), 0u) << "an OOV has KenLM's <unk> id 0";
+}
+
+TEST(ScoreKenlm, VerbosityLevelsAreQuerysLevels) {
+  auto word = lines_of(run_cli("score " + kWord + " --output-format kenlm", kText).out);
+  auto sentence = lines_of(run_cli("score " + kWord + " --output-format kenlm -v sentence", kText).out);
+  auto summary = lines_of(run_cli("score " + kWord + " --output-format kenlm -v summary", kText).out);
+  ASSERT_EQ(sentence.size(), 8u);
+  ASSERT_EQ(summary.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(sentence[i], word[i].substr(word[i].rfind('\t') + 1)) << "the Total part of the word line";
+    EXPECT_EQ(sentence[i + 4], word[i + 4]);
+    EXPECT_EQ(summary[i], word[i + 4]);
+  }
+}
+
+TEST(ScoreKenlm, DocumentContextGrowsAcrossLines) {
+  auto out = lines_of(run_cli("score " + kWord + " --output-format kenlm --context document", kText).out);
+  ASSERT_GE(out.size(), 2u);
+  // Line 1 feeds the start token, 8 words and eos: line 2's eos has 10 tokens of context.
+  EXPECT_EQ(out[1].rfind("</s>=1 11 ", 0), 0u) << out[1];
+}
+
+TEST(ScoreKenlm, SkippedLineKeepsItsOutputLine) {
+  auto out =
+      lines_of(run_cli("score " + kWord + " --output-format kenlm --skip-empty -v sentence", kText).out);
+  ASSERT_EQ(out.size(), 8u);
+  EXPECT_EQ(out[1], "Total: 0 OOV: 0");
+}
+
+// SRILM's statistics of one sentence (or file) from score's jsonl words: words exclude </s>, OOVs have no
+// probability and are excluded from logprob.
+struct Srilm {
+  int sentences = 0, words = 0, oovs = 0;
+  double logprob = 0;
+  void add(const nlohmann::json& line) {
+    for (const auto& w : line["words"]) {
+      if (w["token"] == "<eos>") {
+        ++sentences;
+      } else {
+        ++words;
+      }
+      if (w["oov"].get<bool>())
+        ++oovs;
+      else
+        logprob += w["log10prob"].get<double>();
+    }
+  }
+  double ppl() const { return std::pow(10.0, -logprob / (words - oovs + sentences)); }
+  double ppl1() const { return std::pow(10.0, -logprob / (words - oovs)); }
+};
+
+void expect_stats(const std::vector<std::string>& out, size_t at, const Srilm& want,
+                  const std::string& prefix) {
+  ASSERT_LT(at + 1, out.size());
+  EXPECT_EQ(out[at], prefix + std::to_string(want.sentences) + " sentences, " + std::to_string(want.words) +
+                         " words, " + std::to_string(want.oovs) + " OOVs");
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_match(out[at + 1], m, std::regex(R"(^0 zeroprobs, logprob= (\S+) ppl= (\S+) ppl1= (\S+)$)")))
+      << out[at + 1];
+  expect_near_rel(std::stod(m[1].str()), want.logprob, 1e-6, out[at + 1]);
+  expect_near_rel(std::stod(m[2].str()), want.ppl(), 1e-6, out[at + 1]);
+  if (want.words == want.oovs)  // the empty line: no word to average over
+    EXPECT_EQ(m[3].str(), "undefined");
+  else
+    expect_near_rel(std::stod(m[3].str()), want.ppl1(), 1e-6, out[at + 1]);
+}
+
+TEST(ScoreSrilm, Debug2IsNgramPplsLayoutWithScoresNumbers) {
+  auto j = jsonl("");
+  auto r = run_cli("score " + kWord + " --output-format srilm", kText);
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto out = lines_of(r.out);
+  const std::regex prob(R"(^\tp\( (\S+) \| (\S*) (\.\.\.)?\) \t= \[(\d+gram|OOV)\] (\S+) \[ (\S+) \]$)");
+  size_t at = 0;
+  Srilm file;
+  for (size_t i = 0; i < 4; ++i) {
+    const auto& words = j[i]["words"];
+    std::string sentence;
+    for (size_t k = 0; k + 1 < words.size(); ++k)
+      sentence += (k ? " " : "") + words[k]["token"].get<std::string>();
+    ASSERT_LT(at, out.size());
+    EXPECT_EQ(out[at++], sentence);
+    for (size_t k = 0; k < words.size(); ++k, ++at) {
+      std::smatch m;
+      ASSERT_TRUE(std::regex_match(out[at], m, prob)) << out[at];
+      const bool eos = k + 1 == words.size(), oov = words[k]["oov"].get<bool>();
+      EXPECT_EQ(m[1].str(), eos ? "</s>" : words[k]["token"].get<std::string>());
+      EXPECT_EQ(m[2].str(), k == 0 ? "<s>" : words[k - 1]["token"].get<std::string>());
+      EXPECT_EQ(m[3].matched, k > 0) << out[at];
+      if (oov) {
+        EXPECT_EQ(m[4].str(), "OOV");
+        EXPECT_EQ(m[5].str(), "0");
+        EXPECT_EQ(m[6].str(), "-inf");
+      } else {
+        const double lp = words[k]["log10prob"].get<double>();
+        EXPECT_EQ(m[4].str(), std::to_string(k + 2) + "gram");
+        expect_near_rel(std::stod(m[5].str()), std::pow(10.0, lp), 1e-6, out[at]);
+        expect_near_rel(std::stod(m[6].str()), lp, 1e-6, out[at]);
+      }
+    }
+    Srilm s;
+    s.add(j[i]);
+    file.add(j[i]);
+    expect_stats(out, at, s, "");
+    at += 2;
+    ASSERT_LT(at, out.size());
+    EXPECT_EQ(out[at++], "") << "a blank line after each sentence";
+  }
+  EXPECT_EQ(file.oovs, 2);
+  EXPECT_EQ(file.sentences, 4);
+  expect_stats(out, at, file, "file -: ");
+  EXPECT_EQ(at + 2, out.size());
+}
+
+TEST(ScoreSrilm, VerbosityLevelsAreDebugLevels) {
+  auto debug2 = lines_of(run_cli("score " + kWord + " --output-format srilm", kText).out);
+  auto debug1 = lines_of(run_cli("score " + kWord + " --output-format srilm -v sentence", kText).out);
+  auto debug0 = lines_of(run_cli("score " + kWord + " --output-format srilm -v summary", kText).out);
+  std::vector<std::string> without_probs;
+  for (const auto& l : debug2)
+    if (l.rfind("\tp( ", 0) != 0) without_probs.push_back(l);
+  EXPECT_EQ(debug1, without_probs);
+  ASSERT_EQ(debug0.size(), 2u);
+  EXPECT_EQ(debug0[0], debug2[debug2.size() - 2]);
+  EXPECT_EQ(debug0[1], debug2.back());
+  EXPECT_EQ(debug0[0], "file -: 4 sentences, 15 words, 2 OOVs");
+}
+
+TEST(ScoreSrilm, OneSummaryPerFile) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("lstmlm_srilm_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "a.txt") << "once upon a time\n";
+  std::ofstream(dir / "b.txt") << "the king\nthe queen zzqx\n";
+  auto out = lines_of(run_cli("score " + kWord + " --output-format srilm -v summary '" +
+                              (dir / "a.txt").string() + "' '" + (dir / "b.txt").string() + "'")
+                          .out);
+  fs::remove_all(dir);
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0], "file " + (dir / "a.txt").string() + ": 1 sentences, 4 words, 0 OOVs");
+  EXPECT_EQ(out[2], "file " + (dir / "b.txt").string() + ": 2 sentences, 5 words, 2 OOVs");
+}
+
+TEST(ScoreNgramFormats, RefusedCombinations) {
+  for (std::string f : {"kenlm", "srilm"}) {
+    for (std::string opt : {"--units ln", "--units bits", "--entropy", "--rank"}) {
+      auto r = run_cli("score " + kWord + " --output-format " + f + " " + opt, "a b\n");
+      EXPECT_EQ(r.status, 2) << f << " " << opt << ": " << r.err;
+    }
+    EXPECT_EQ(run_cli("score " + kWord + " --output-format " + f + " --units log10", "a b\n").status, 0);
+    EXPECT_EQ(run_cli("predict " + kWord + " --output-format " + f + " the", "").status, 2) << "score only";
+  }
+}
+
+// Issue 14's tsv check end to end: a file name with a tab stays one cell.
+TEST(ScoreNgramFormats, TsvFileNameWithATabKeepsTheHeadersFieldCount) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("lstmlm_tsvtab_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path file = dir / "a\tb.txt";
+  std::ofstream(file) << "the king\n";
+  auto r = run_cli("score " + kWord + " --output-format tsv '" + file.string() + "'");
+  fs::remove_all(dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto out = lines_of(r.out);
+  ASSERT_EQ(out.size(), 4u);
+  for (const auto& l : out) EXPECT_EQ(split(l, '\t').size(), 8u) << l;
+}
+
+}  // namespace
