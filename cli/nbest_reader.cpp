@@ -352,11 +352,11 @@ bool NbestReader::next_block(std::vector<tasks::Hypothesis>& out, size_t min) {
         }
         if (!current_.empty()) done_.insert(current_);
         current_ = h.utt;
-        count_.clear();
+        count_ = 0;
       }
     }
-    int64_t& n = count_[current_];
-    if (size_t(++n) > kMaxHypothesesPerUtterance)
+    const int64_t n = ++count_;
+    if (size_t(n) > kMaxHypothesesPerUtterance)
       throw InputError(where() + "utterance " + shown(h.utt) + " has more than " +
                        std::to_string(kMaxHypothesesPerUtterance) + " hypotheses");
     if (format_ != NbestFormat::Kaldi) h.n = n;

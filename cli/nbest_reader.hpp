@@ -9,7 +9,6 @@
 #pragma once
 #include <cstdint>
 #include <exception>
-#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -75,7 +74,7 @@ class NbestReader {
   // being read; a hypothesis read ahead of the block that ends before it.
   std::unordered_set<std::string> done_;
   std::string current_;
-  std::map<std::string, int64_t> count_;
+  int64_t count_ = 0;  // hypotheses of current_ so far
   bool have_ahead_ = false;
   tasks::Hypothesis ahead_;
   std::exception_ptr pending_;  // a bad line found after the block was returned

@@ -97,10 +97,8 @@ void Scorer::run_sentences(std::vector<LineScore>& out, const std::vector<std::v
     engine_->score(inputs, targets, states, lp, measures);
     for (size_t r = 0; r < n; ++r) {
       LineScore& l = out[order[b + r]];
-      detail::fill_line(l, lp[r].data(), start_ < 0);
-      if (opt_.entropy || opt_.rank)
-        detail::fill_measures(l, opt_.entropy ? entropy[r].data() : nullptr,
-                              opt_.rank ? rank[r].data() : nullptr, start_ < 0);
+      detail::fill_line(l, lp[r].data(), start_ < 0, opt_.entropy ? entropy[r].data() : nullptr,
+                        opt_.rank ? rank[r].data() : nullptr);
     }
   }
 }
@@ -145,10 +143,8 @@ void Scorer::run_document(std::vector<LineScore>& out, const std::vector<std::ve
   size_t k = 0;
   for (size_t i = 0; i < out.size(); ++i) {
     bool context = first_is_context && !streams[i].empty();
-    detail::fill_line(out[i], lp_all.data() + k, context);
-    if (opt_.entropy || opt_.rank)
-      detail::fill_measures(out[i], opt_.entropy ? entropy_all.data() + k : nullptr,
-                            opt_.rank ? rank_all.data() + k : nullptr, context);
+    detail::fill_line(out[i], lp_all.data() + k, context, opt_.entropy ? entropy_all.data() + k : nullptr,
+                      opt_.rank ? rank_all.data() + k : nullptr);
     k += streams[i].size() - (context ? 1 : 0);
     if (context) first_is_context = false;
   }

@@ -31,7 +31,8 @@ std::vector<int32_t> fed_ids(const LineScore& l) {
   return ids;
 }
 
-void fill_line(LineScore& l, const float* lp, bool first_is_context) {
+void fill_line(LineScore& l, const float* lp, bool first_is_context, const float* entropy,
+               const int32_t* rank) {
   bool context = first_is_context;
   for (auto& w : l.words) {
     if (w.id < 0) continue;
@@ -42,6 +43,8 @@ void fill_line(LineScore& l, const float* lp, bool first_is_context) {
     float v = *lp++;
     w.scored = true;
     w.logprob = v;
+    if (entropy) w.entropy = *entropy++;
+    if (rank) w.rank = *rank++;
     ++l.tokens;
     if (!std::isfinite(v)) ++l.nonfinite;
     l.logprob += v;

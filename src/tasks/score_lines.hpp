@@ -21,6 +21,8 @@ std::vector<int32_t> fed_ids(const LineScore& l);
 // Writes the target log-probs back to the fed words of a line, in order, and totals the line.
 // `lp` holds one value per fed word; with `first_is_context` the first fed word has no value (it was
 // context only). A non-finite value is a scored word like any other, and counted (NaN is not a marker).
-void fill_line(LineScore& l, const float* lp, bool first_is_context);
+// `entropy` and `rank`, when not null, hold the measures in the same order and are written beside.
+void fill_line(LineScore& l, const float* lp, bool first_is_context, const float* entropy = nullptr,
+               const int32_t* rank = nullptr);
 
 }  // namespace lstmlm::tasks::detail

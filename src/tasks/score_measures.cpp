@@ -8,19 +8,6 @@
 
 namespace lstmlm::tasks::detail {
 
-void fill_measures(LineScore& l, const float* entropy, const int32_t* rank, bool first_is_context) {
-  bool context = first_is_context;
-  for (auto& w : l.words) {
-    if (w.id < 0) continue;
-    if (context) {
-      context = false;
-      continue;
-    }
-    if (entropy) w.entropy = *entropy++;
-    if (rank) w.rank = *rank++;
-  }
-}
-
 namespace {
 
 // All Python whitespace (what str.split() splits on), as the word tokenizer sees it.
