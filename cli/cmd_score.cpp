@@ -22,8 +22,10 @@ constexpr const char* kHelp =
     R"(Input: UTF-8 text, one sentence per line (a BOM at the start of a file and CRLF line ends are
 accepted). Invalid UTF-8 is an error naming the file and line (exit 1); nothing is replaced.
 Tokenization follows the model's config.json: lowercase (exactly Python's str.lower()), every character
-of `filters` replaced by a space (Keras), split on whitespace as Python's str.split() (word models) or one
-token per code point (char models; filtered characters deleted). With --ids each line is token ids.
+of `filters` replaced by the split character, then (word models) split on `split` exactly as Keras'
+text_to_word_sequence does when the config has one (only that character separates words; empty pieces
+dropped), else on any whitespace as Python's str.split(); char models: one token per code point
+(filtered characters deleted). With --ids each line is token ids.
 
 Sentence mode (default): state reset per line; the first token is predicted from bos_token, else
 eos_token, else it is context only (not scored); the model's eos_token, if it has one, is appended and
