@@ -22,15 +22,22 @@ constexpr const char* kHelp =
     R"(Input: UTF-8 text, one sentence per line (a BOM at the start of a file and CRLF line ends are
 accepted). Invalid UTF-8 is an error naming the file and line (exit 1); nothing is replaced.
 Tokenization follows the model's config.json: lowercase (exactly Python's str.lower()), every character
-of `filters` replaced by a space (Keras), split on whitespace as Python's str.split() (word models) or one
-token per code point (char models; filtered characters deleted). With --ids each line is token ids.
+of `filters` replaced by the split character, then (word models) split on `split` exactly as Keras'
+text_to_word_sequence does when the config has one (only that character separates words; empty pieces
+dropped), else on any whitespace as Python's str.split(); char models: one token per code point
+(filtered characters deleted). With --ids each line is token ids.
 
 Sentence mode (default): state reset per line; the first token is predicted from bos_token, else
-eos_token, else it is context only (not scored); eos_token is appended unless --no-eos. An empty line is
-scored as just eos (--skip-empty: not scored, record marked skipped). Document mode (--context document):
-one stream across lines and files, each line followed by eos (PyTorch word_language_model), its first token
-predicted as in sentence mode. OOV words are scored as unk_token and counted; without unk_token they are
-skipped (not fed, not scored, counted; --oov error refuses them).
+eos_token, else it is context only (not scored); the model's eos_token, if it has one, is appended and
+scored unless --no-eos. A model without eos gets nothing appended (the line's end is not scored; a char
+model's "\n" is not fed in sentence mode). An empty line is scored as just its line end, so as nothing
+without eos (--skip-empty: not scored, record marked skipped). Document mode (--context document): one
+stream across lines and files, its first token predicted as in sentence mode, each line followed by its
+line end, scored like any token: eos (PyTorch word_language_model), or "\n" instead for a char model
+whose vocabulary holds "\n" (char-rnn trains on the text's characters, newlines included), or nothing
+for a model with neither. --no-eos appends no line end in either mode. OOV words are scored as
+unk_token and counted; without unk_token they are skipped (not fed, not scored, counted; --oov error
+refuses them).
 Perplexity (KenLM query): including OOVs = exp(-sum ln p / tokens), tokens = scored tokens incl. eos;
 excluding OOVs = exp(-(sum ln p - ln p of OOVs) / (tokens - scored OOVs)).
 
@@ -242,7 +249,8 @@ Subcommand setup_score(CLI::App& parent) {
   s.app->add_option("--context", o->context, "sentence (state reset per line) or document")
       ->check(CLI::IsMember({"sentence", "document"}))
       ->capture_default_str();
-  s.app->add_flag("--no-eos", o->no_eos, "Do not append eos_token to each line");
+  s.app->add_flag("--no-eos", o->no_eos,
+                  "Do not append a line end (eos_token; in document mode a char model's \"\\n\")");
   add_oov_option(*s.app, o->oov);
   s.app->add_flag("--skip-empty", o->skip_empty, "Do not score empty lines (their record says skipped)");
   s.app->add_flag("--ids", o->ids, "Lines are whitespace-separated token ids");

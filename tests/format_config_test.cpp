@@ -132,3 +132,26 @@ TEST(Config, TrainableConventionIsChecked) {
   EXPECT_NE(error_of(j).find("field 'source.trainable.embedding': expected true or false"),
             std::string::npos);
 }
+
+// tokenizer.split (Keras' separator) is optional: absent it stays absent, so every older model reads and
+// writes back unchanged; present it round-trips; "" and a char model are refused naming the field.
+TEST(Config, TokenizerSplitIsOptionalAndRoundTrips) {
+  auto c = lstmlm::parse_config(good(), "config.json");
+  EXPECT_FALSE(c.tokenizer.split.has_value());
+  EXPECT_FALSE(lstmlm::config_to_json(c)["tokenizer"].contains("split"));
+  json j = good();
+  j["tokenizer"]["split"] = " ";
+  c = lstmlm::parse_config(j, "config.json");
+  EXPECT_EQ(c.tokenizer.split, " ");
+  EXPECT_EQ(lstmlm::config_to_json(c), j);
+  j["tokenizer"]["split"] = nullptr;  // null = the whitespace rule, as absent
+  EXPECT_FALSE(lstmlm::parse_config(j, "config.json").tokenizer.split.has_value());
+  j["tokenizer"]["split"] = "";
+  EXPECT_EQ(error_of(j),
+            "model/config.json: field 'tokenizer.split': expected a non-empty string or null, found \"\"");
+  j["tokenizer"]["split"] = 5;
+  EXPECT_NE(error_of(j).find("field 'tokenizer.split'"), std::string::npos);
+  j["tokenizer"]["split"] = " ";
+  j["tokenizer"]["type"] = "char";
+  EXPECT_NE(error_of(j).find("field 'tokenizer.split': applies to word models only"), std::string::npos);
+}

@@ -19,12 +19,16 @@
 
 namespace lstmlm::test {
 
-inline std::shared_ptr<const Model> micro_model(bool with_eos = true, bool with_unk = false) {
+// `char_newline`: the same weights as a char model whose third token is "\n" (vocabulary {"a", "b", "\n"}),
+// the shape of a char-rnn (the formulas below hold with "\n" for </s>); eos_token, if any, is then "b".
+inline std::shared_ptr<const Model> micro_model(bool with_eos = true, bool with_unk = false,
+                                                bool char_newline = false) {
   ModelConfig c;
   c.vocab_size = 3;
   c.embedding_dim = 0;
   c.layers.push_back(LayerConfig{1, 0, RecurrentActivation::Sigmoid, {}});
-  if (with_eos) c.tokenizer.eos_token = "</s>";
+  if (char_newline) c.tokenizer.type = TokenizerType::Char;
+  if (with_eos) c.tokenizer.eos_token = char_newline ? "b" : "</s>";
   if (with_unk) c.tokenizer.unk_token = "b";  // a stand-in unk: every OOV word is scored as "b"
   c.tokenizer.pad_id = 0;
   Weights w;
@@ -39,7 +43,7 @@ inline std::shared_ptr<const Model> micro_model(bool with_eos = true, bool with_
   w.decoder = MatrixRM::Zero(3, 1);
   w.decoder(0, 0) = 1.0f;
   w.decoder_bias = Eigen::VectorXf::Zero(3);
-  return Model::create(c, Vocab({"a", "b", "</s>"}), w);
+  return Model::create(c, Vocab({"a", "b", char_newline ? "\n" : "</s>"}), w);
 }
 
 // ln p(target | previous token) of the micro model, in double, from the formulas above.

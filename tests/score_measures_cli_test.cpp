@@ -188,7 +188,7 @@ TEST(ScoreMeasuresCli, AggregateWordsOnCharModel) {
   for (const auto& w : words[1]["words"]) toks.push_back(w["token"]);
   EXPECT_EQ(toks, (std::vector<std::string>{"on", "the", "mat"}));
   EXPECT_FALSE(words[1]["words"][0].contains("id"));
-  // "on" = o n + both spaces; "mat" = m a t + the trailing space.
+  // "on" = o n + both spaces; "mat" = m a t + the trailing space + the "\n" of document mode.
   const auto& c = chars[1]["words"];
   EXPECT_NEAR(words[1]["words"][0]["logprob"].get<double>(),
               c[0]["logprob"].get<double>() + c[1]["logprob"].get<double>() + c[2]["logprob"].get<double>() +
@@ -196,7 +196,7 @@ TEST(ScoreMeasuresCli, AggregateWordsOnCharModel) {
               1e-5);
   EXPECT_NEAR(words[1]["words"][2]["logprob"].get<double>(),
               c[8]["logprob"].get<double>() + c[9]["logprob"].get<double>() + c[10]["logprob"].get<double>() +
-                  c[11]["logprob"].get<double>(),
+                  c[11]["logprob"].get<double>() + c[12]["logprob"].get<double>(),
               1e-5);
   EXPECT_EQ(words[1]["logprob"], chars[1]["logprob"]);  // totals stay per character
   EXPECT_EQ(words[2], chars[2]);                        // and so does the summary

@@ -144,10 +144,13 @@ TEST(ScoreMeasures, AggregateWordsSumsCharactersAndFollowingSpace) {
   EXPECT_EQ(w[0].words[1].token, "cat");
   EXPECT_EQ(w[0].words[2].token, "sat");
   EXPECT_FALSE(w[0].words[0].scored);  // its first character is context only
-  // cat = c a t + the two spaces after it; sat = s a t (no eos in this model).
+  // cat = c a t + the two spaces after it; sat = s a t + the "\n" document mode feeds after the line
+  // (no eos in this model).
+  ASSERT_EQ(c[0].words.size(), 13u);
+  EXPECT_EQ(c[0].words[12].token, "\n");
   double cat = 0, sat = 0;
   for (size_t i = 4; i < 9; ++i) cat += c[0].words[i].logprob;
-  for (size_t i = 9; i < 12; ++i) sat += c[0].words[i].logprob;
+  for (size_t i = 9; i < 13; ++i) sat += c[0].words[i].logprob;
   EXPECT_NEAR(w[0].words[1].logprob, cat, 1e-5);
   EXPECT_NEAR(w[0].words[2].logprob, sat, 1e-5);
   EXPECT_EQ(w[0].words[1].entropy, c[0].words[4].entropy);  // before its first character
@@ -155,8 +158,9 @@ TEST(ScoreMeasures, AggregateWordsSumsCharactersAndFollowingSpace) {
   // Totals stay per character.
   EXPECT_EQ(w[0].tokens, c[0].tokens);
   EXPECT_EQ(w[0].logprob, c[0].logprob);
-  ASSERT_EQ(w[1].words.size(), 2u);  // "on", "it " (its trailing space included)
-  EXPECT_NEAR(w[1].words[1].logprob, c[1].words[3].logprob + c[1].words[4].logprob + c[1].words[5].logprob,
+  ASSERT_EQ(w[1].words.size(), 2u);  // "on", "it " (its trailing space and "\n" included)
+  EXPECT_NEAR(w[1].words[1].logprob,
+              c[1].words[3].logprob + c[1].words[4].logprob + c[1].words[5].logprob + c[1].words[6].logprob,
               1e-5);
   EXPECT_TRUE(w[1].words[0].scored);
 }

@@ -141,3 +141,48 @@ TEST(Lowercase, MatchesPythonStrLower) {
 }
 
 }  // namespace
+
+// Keras' text_to_word_sequence: lower, translate every filter to `split`, seq.split(split), drop "".
+// Expected pieces are what Python 3.11 gives for the same steps.
+TEST(Tokenizer, KerasSplitKeepsOtherWhitespaceInsideWords) {
+  Vocab v({"<pad>", "pages", "\u200a488\u200a", "of", "a\tb"});
+  TokenizerConfig c;
+  c.lowercase = true;
+  c.split = " ";
+  Tokenizer tok(c, v);
+  // 'pages \u200a488\u200a of'.split(' ') == ['pages', '\u200a488\u200a', 'of']
+  auto ts = tok.tokenize("Pages \u200a488\u200a of");
+  EXPECT_EQ(texts(ts), (std::vector<std::string>{"pages", "\u200a488\u200a", "of"}));
+  EXPECT_EQ(ids(ts), (std::vector<int32_t>{1, 2, 3}));
+  // Without `split` (str.split()) U+200A separates: the word the Keras model knows is never formed.
+  c.split.reset();
+  EXPECT_EQ(texts(Tokenizer(c, v).tokenize("pages \u200a488\u200a of")),
+            (std::vector<std::string>{"pages", "488", "of"}));
+}
+
+TEST(Tokenizer, KerasSplitDropsEmptyPiecesAndReplacesFilters) {
+  Vocab v({"<pad>", "a", "b", "a\tb"});
+  TokenizerConfig c;
+  c.split = " ";
+  c.filters = "!,";
+  Tokenizer tok(c, v);
+  // '  a,,b! a\tb  '.translate(!, -> ' ').split(' ') drops the empty strings; the tab is no separator.
+  EXPECT_EQ(texts(tok.tokenize("  a,,b! a\tb  ")), (std::vector<std::string>{"a", "b", "a\tb"}));
+  EXPECT_TRUE(tok.tokenize("  ,!  ").empty());
+  // A separator other than a space, several characters long: 'x--y,z'.translate(, -> '--').split('--').
+  c.split = "--";
+  c.filters = ",";
+  EXPECT_EQ(texts(Tokenizer(c, v).tokenize("x--y,z ----w")), (std::vector<std::string>{"x", "y", "z ", "w"}));
+}
+
+TEST(Tokenizer, BadSplitIsModelErrorNamingTheField) {
+  Vocab v({"a"});
+  TokenizerConfig c;
+  c.split = "\xFF";
+  try {
+    Tokenizer(c, v, "m/config.json");
+    FAIL() << "no error";
+  } catch (const lstmlm::ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("tokenizer.split"), std::string::npos) << e.what();
+  }
+}

@@ -39,7 +39,10 @@ struct LayerConfig {
 struct TokenizerConfig {
   TokenizerType type = TokenizerType::Word;
   bool lowercase = false;
-  std::string filters;  // UTF-8 characters deleted before splitting (Keras Tokenizer filters)
+  std::string filters;  // UTF-8 characters replaced by `split` before splitting (Keras Tokenizer filters)
+  // Word models: the separator of Keras' text_to_word_sequence (`seq.split(split)`, empty pieces dropped),
+  // so only it separates words. None: any whitespace, as Python's str.split() (word_language_model).
+  std::optional<std::string> split;
   std::optional<std::string> unk_token, eos_token, bos_token;
   std::optional<int32_t> pad_id;
 };

@@ -47,6 +47,7 @@ class Tokenizer {
   const Vocab* vocab_;
   std::optional<int32_t> unk_id_, eos_id_, bos_id_;
   std::u32string filters_;  // config_.filters decoded once (code points)
+  std::u32string split_;    // config_.split decoded; empty: split on whitespace (str.split())
 };
 
 }  // namespace lstmlm

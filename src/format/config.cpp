@@ -126,7 +126,8 @@ LayerConfig parse_layer(const Reader& r, const json& j, const std::string& p) {
 TokenizerConfig parse_tokenizer(const Reader& r, const json& j, int vocab_size) {
   const std::string p = "tokenizer.";
   r.object(j, "tokenizer");
-  r.only_keys(j, p, {"type", "lowercase", "filters", "unk_token", "eos_token", "bos_token", "pad_id"});
+  r.only_keys(j, p,
+              {"type", "lowercase", "filters", "split", "unk_token", "eos_token", "bos_token", "pad_id"});
   TokenizerConfig t;
   std::string type = r.string(r.require(j, p, "type"), p + "type");
   if (type == "word")
@@ -137,6 +138,12 @@ TokenizerConfig parse_tokenizer(const Reader& r, const json& j, int vocab_size) 
     r.fail(p + "type", "expected \"word\" or \"char\", found " + format::brief(type));
   if (auto it = j.find("lowercase"); it != j.end()) t.lowercase = r.boolean(*it, p + "lowercase");
   if (auto it = j.find("filters"); it != j.end() && !it->is_null()) t.filters = r.string(*it, p + "filters");
+  if (auto it = j.find("split"); it != j.end() && !it->is_null()) {
+    // Python's str.split("") raises, so Keras never splits on nothing; a char model never splits.
+    t.split = r.string(*it, p + "split");
+    if (t.split->empty()) r.fail(p + "split", "expected a non-empty string or null, found \"\"");
+    if (t.type == TokenizerType::Char) r.fail(p + "split", "applies to word models only (type is \"char\")");
+  }
   t.unk_token = r.opt_string(j, p, "unk_token");
   t.eos_token = r.opt_string(j, p, "eos_token");
   t.bos_token = r.opt_string(j, p, "bos_token");
@@ -244,6 +251,8 @@ json config_to_json(const ModelConfig& c) {
               {"eos_token", opt(t.eos_token)},
               {"bos_token", opt(t.bos_token)},
               {"pad_id", t.pad_id ? json(*t.pad_id) : json(nullptr)}};
+  // Written only when set: a model without it stays readable by builds that predate the field.
+  if (t.split) tok["split"] = *t.split;
   return {{"format", "lstmlm"},         {"format_version", c.format_version},
           {"vocab_size", c.vocab_size}, {"embedding_dim", c.embedding_dim},
           {"layers", layers},           {"output", {{"tied", c.tied}}},

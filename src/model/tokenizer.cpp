@@ -3,9 +3,11 @@
 //      the caller adds the file and line),
 //   2. lowercased exactly like Python's str.lower() (all of Unicode, final sigma included) when
 //      `lowercase` is set — Keras' Tokenizer lowercases with str.lower() before filtering,
-//   3. word models: every character of `filters` becomes a space (Keras: text.translate(filters -> split)),
-//      then the text is split on whitespace as Python's str.split() does (the PyTorch word_language_model
-//      corpus reader), empty pieces dropped;
+//   3. word models with `split` (Keras): every character of `filters` becomes `split`, then the text is
+//      cut at each occurrence of `split`, empty pieces dropped, exactly Keras' text_to_word_sequence
+//      (text.translate(filters -> split).split(split)): other whitespace (U+200A, tab) stays in a word;
+//      word models without it: every character of `filters` becomes a space, then the text is split on
+//      whitespace as Python's str.split() does (the PyTorch word_language_model corpus reader);
 //      char models: every character of `filters` is deleted and every remaining code point is a token
 //      (spaces included),
 //   4. each piece is looked up in the vocabulary; a miss is flagged OOV and mapped to unk_token, or to -1
@@ -42,6 +44,13 @@ Tokenizer::Tokenizer(const TokenizerConfig& config, const Vocab& vocab, const st
     throw ModelError::about(config_file, "tokenizer.filters",
                             "tokenizer.filters is not valid UTF-8 (byte " + std::to_string(bad) + ")");
   filters_ = std::move(*f);
+  if (config.split) {
+    auto s = detail::decode_utf8(*config.split, &bad);
+    if (!s)
+      throw ModelError::about(config_file, "tokenizer.split",
+                              "tokenizer.split is not valid UTF-8 (byte " + std::to_string(bad) + ")");
+    split_ = std::move(*s);
+  }
 }
 
 std::string Tokenizer::too_many_tokens(size_t max_tokens) {
@@ -73,6 +82,24 @@ std::vector<Token> Tokenizer::tokenize(std::string_view line, size_t max_tokens)
   if (config_.type == TokenizerType::Char) {
     for (size_t i = 0; i < text.size(); ++i)
       if (!filtered(text[i])) emit(std::u32string_view(text).substr(i, 1));
+    return out;
+  }
+  if (!split_.empty()) {
+    std::u32string translated;  // text.translate(filters -> split); `split` may be several characters
+    translated.reserve(text.size());
+    for (char32_t cp : text)
+      if (filtered(cp))
+        translated += split_;
+      else
+        translated += cp;
+    std::u32string_view v(translated);
+    for (size_t start = 0;;) {
+      size_t end = v.find(split_, start);
+      auto piece = v.substr(start, end == v.npos ? v.npos : end - start);
+      if (!piece.empty()) emit(piece);
+      if (end == v.npos) break;
+      start = end + split_.size();
+    }
     return out;
   }
   size_t start = 0;

@@ -18,10 +18,18 @@ LineScore tokenize_line(const Model& model, const std::string& text, const Score
     l.words.push_back(WordScore{std::move(t.text), t.id, t.oov, false, false, 0.0f});
     if (t.oov) ++l.oovs;
   }
-  auto eos = model.tokenizer().eos_id();
-  if (eos && opt.append_eos)
-    l.words.push_back(WordScore{model.vocab().token(*eos), *eos, false, true, false, 0.0f});
+  if (auto end = line_end_id(model, opt))
+    l.words.push_back(WordScore{model.vocab().token(*end), *end, false, true, false, 0.0f});
   return l;
+}
+
+std::optional<int32_t> line_end_id(const Model& model, const ScoreOptions& opt) {
+  if (!opt.append_eos) return std::nullopt;
+  // A char model that has "\n" saw the file's line breaks as that character in training (char-rnn reads
+  // the text's bytes), so the document's stream is the text itself: "\n" ends each line, not eos.
+  if (opt.context == ContextMode::Document && model.config().tokenizer.type == TokenizerType::Char)
+    if (auto nl = model.vocab().find("\n")) return nl;
+  return model.tokenizer().eos_id();
 }
 
 std::vector<int32_t> fed_ids(const LineScore& l) {

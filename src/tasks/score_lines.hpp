@@ -2,6 +2,7 @@
 // (rescore.cpp): a line as the records of its words, the ids it feeds, and its log-probs written back.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,10 +11,14 @@
 
 namespace lstmlm::tasks::detail {
 
-// The words of one line (eos appended as the options say), with line number and OOV counts set; an
+// The words of one line (line_end_id appended as the options say), with line number and OOV counts set; an
 // empty line under skip_empty comes back skipped. Throws InputError prefixed with `where`.
 LineScore tokenize_line(const Model& model, const std::string& text, const ScoreOptions& opt,
                         const LineRef& where);
+
+// The token appended to every line (none under --no-eos): in document mode a char model's "\n" when its
+// vocabulary holds one, else eos_token (none when the model has no eos).
+std::optional<int32_t> line_end_id(const Model& model, const ScoreOptions& opt);
 
 // The ids of a line's words in the order they are fed (skipped OOVs left out), eos included.
 std::vector<int32_t> fed_ids(const LineScore& l);

@@ -9,6 +9,7 @@ a trained model with the right vocabulary: its loss on the model's own text is f
 import json
 import math
 import os
+import subprocess
 import tempfile
 import unittest
 
@@ -82,6 +83,25 @@ class KerasModelsTest(RealModelsBase):
         # but a wrong vocabulary would be worse than uniform.
         self.assertLess(self.mean_nll(ref, [seq]), 0.8 * math.log(2116))
         self.check(out, ref, [seq, seq[5:], [idx["the"]]])
+
+    def test_keras3_ml_wordpred_split(self):
+        # Issue 14: Keras splits on split=" " only, so U+200A stays inside a word: '\u200a488\u200a' is
+        # Keras id 587, which str.split() whitespace would make unreachable (OOV).
+        d = pyutil.data("keras3-ml-wordpred")
+        out = self.convert("wordpred_split", os.path.join(d, "word_prediction_model.h5"),
+                           "--vocab", os.path.join(d, "word_index.json"))
+        self.assertEqual(pyutil.read_config(out)["tokenizer"]["split"], " ")
+        idx = {w: i for i, w in enumerate(pyutil.read_vocab(out))}
+        text = "Pages \u200a488\u200a of (the) \u200a25\u200a"
+        # "pages" is not in this word_index: Keras' texts_to_sequences drops it, lstmlm skips it (id -1).
+        want = [idx.get(w, -1) for w in keras_words(text)]
+        self.assertEqual(want, [-1, 587, 2, 1, 1052])
+        r = subprocess.run([pyutil.require_cli(), "score", "-m", out, "--output-format", "jsonl"],
+                           input=text + "\n", capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        words = json.loads(r.stdout.splitlines()[0])["words"]
+        self.assertEqual([w["id"] for w in words], want)
+        self.assertEqual([w["oov"] for w in words], [True, False, False, False, False])
 
     def _cs(self, name, filename):
         d = pyutil.data("keras3-cs-nextword")

@@ -320,5 +320,37 @@ class RealCheckpointTest(unittest.TestCase):
             shutil.rmtree(out)
 
 
+class CharDocumentNewlineTest(unittest.TestCase):
+    """Issue 14: `score --context document` on char-rnn's own training text must feed the line breaks, as
+    char-rnn trained on the file's characters ("\\n" included, no eos): every character's log-prob equals the
+    float64 TF1 reference over the whole text's ids, and so does the perplexity (1.2233; 1.4545 when the
+    lines were joined without "\\n")."""
+
+    def test_training_text_perplexity_with_newlines(self):
+        need_data(ART)
+        kw = tf1.convert(ART_PREFIX, options(vocab=os.path.join(ART, "artclasses_vocab.pkl")))
+        path = os.path.join(ART, "artclasses_input.txt")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        self.assertTrue(text.endswith("\n"))  # so the document's stream is exactly the file's characters
+        ids = encode(kw["vocab"], text)
+        lp = reference_from_checkpoint(ART_PREFIX, kw).next_logprobs(ids)
+        want = np.array([lp[t, ids[t + 1]] for t in range(len(ids) - 1)])
+        with tempfile.TemporaryDirectory() as out:
+            write_model(out, **kw)
+            r = pyutil.run_lstmlm("score", "-m", out, "--context", "document", "--output-format", "jsonl", path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        records = [json.loads(line) for line in r.stdout.splitlines()]
+        words = [w for rec in records if rec["type"] == "line" for w in rec["words"]]
+        self.assertEqual([w["id"] for w in words], ids)  # the line breaks are fed as "\n" tokens
+        self.assertIsNone(words[0]["logprob"])  # no bos/eos: the first character is context only
+        got = np.array([w["logprob"] for w in words[1:]])
+        np.testing.assert_allclose(got, want, atol=1e-4, rtol=0)
+        summary = records[-1]
+        self.assertEqual(summary["tokens"], len(want))
+        self.assertAlmostEqual(summary["perplexity"], float(np.exp(-want.mean())), places=4)
+        self.assertAlmostEqual(summary["perplexity"], 1.2233, places=4)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -62,6 +62,20 @@ class VocabFormsTest(unittest.TestCase):
         # num_words=3: Keras's texts_to_sequences only emits ids < 3, so "there" (3) is out of vocabulary.
         self.assertEqual(vocab.complete(v, 4, "m"), ["<pad>", "<OOV>", "Hi", "<unused:3>"])
 
+    def test_keras_tokenizer_split_recorded(self):
+        # Issue 14: the Tokenizer's split is what separates words in Keras; it reaches config.json.
+        cfg = {"filters": "", "lower": True, "split": "|", "char_level": False,
+               "word_index": json.dumps({"a b": 1, "c": 2})}
+        p = write("tok.json", json.dumps({"class_name": "Tokenizer", "config": cfg}))
+        self.assertEqual(vocab.load_vocab(p).split, "|")
+        cfg["split"] = ""
+        with self.assertRaisesRegex(vocab.VocabError, "split is ''"):
+            vocab.load_vocab(write("tok.json", json.dumps({"class_name": "Tokenizer", "config": cfg})))
+        # A bare word_index carries no settings: Keras' default split " " is assumed, like its filters.
+        self.assertEqual(vocab.load_vocab(write("wi.json", json.dumps({"the": 1}))).split, " ")
+        # Non-Keras vocabularies keep the whitespace rule (no split written).
+        self.assertIsNone(vocab.load_vocab(write("v.json", json.dumps(["<eos>", "the"]))).split)
+
     def test_keras_tokenizer_pickle_via_stub(self):
         import collections
         state = {"word_counts": collections.OrderedDict(a=2), "word_docs": collections.defaultdict(int),

@@ -87,6 +87,8 @@ def add_common_arguments(p):
                    help="lowercase text before lookup")
     g.add_argument("--no-lowercase", dest="lowercase", action="store_false")
     g.add_argument("--filters", metavar="CHARS", help="characters deleted before splitting (Keras-style)")
+    g.add_argument("--split", metavar="SEP", help="word separator, as Keras' Tokenizer(split=...) ('' = any "
+                   "whitespace, as str.split())")
     g.add_argument("--unk", metavar="TOKEN", help="unknown-word token ('' = none)")
     g.add_argument("--eos", metavar="TOKEN", help="end-of-sentence token ('' = none)")
     g.add_argument("--bos", metavar="TOKEN", help="beginning-of-sentence token ('' = none)")
@@ -119,6 +121,7 @@ def assemble(args, *, size, tensors, embedding_dim, layers, tied, source, source
     kind = args.tokenizer or v.kind_guess()
     lowercase = args.lowercase if args.lowercase is not None else bool(v.lowercase)
     filters = args.filters if args.filters is not None else (v.filters or "")
+    split = _opt_token(getattr(args, "split", None), v.split) if kind == "word" else None
     unk = _opt_token(args.unk, v.unk_token if v.unk_token is not None else
                      ("<unk>" if "<unk>" in names else None))
     eos = _opt_token(args.eos, default_eos if default_eos in names else None)
@@ -137,5 +140,5 @@ def assemble(args, *, size, tensors, embedding_dim, layers, tied, source, source
     if notes:
         source["notes"] = notes
     return dict(vocab=tokens, embedding_dim=embedding_dim, layers=layers, tied=tied,
-                tokenizer=fmt_tokenizer(kind, lowercase, filters, unk, eos, bos, pad_id),
+                tokenizer=fmt_tokenizer(kind, lowercase, filters, unk, eos, bos, pad_id, split),
                 tensors=tensors, source=source)

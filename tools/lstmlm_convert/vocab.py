@@ -35,6 +35,7 @@ class Vocab:
     kind: str = None                  # "word" / "char" when the file says so, else guessed by kind_guess()
     lowercase: bool = None            # None = the file does not say
     filters: str = None
+    split: str = None                 # Keras Tokenizer split (word models); None = whitespace, str.split()
     unk_token: str = None
     num_words: int = None             # Keras Tokenizer num_words: ids >= it are out of vocabulary
     notes: list = dataclasses.field(default_factory=list)
@@ -96,9 +97,10 @@ def _keras_tokenizer(state, path, form):
     v.filters = state.get("filters", KERAS_DEFAULT_FILTERS) or ""
     v.unk_token = state.get("oov_token")
     v.num_words = state.get("num_words")
-    split = state.get("split", " ")
-    if not v.kind == "char" and split != " ":
-        v.notes.append(f"Keras Tokenizer split={split!r}: lstmlm splits on whitespace")
+    # text_to_word_sequence cuts at `split` only (default " "): U+200A or a tab stay inside a word.
+    v.split = state.get("split", " ") if v.kind == "word" else None
+    if v.split == "":
+        raise VocabError(f"{path}: Keras Tokenizer split is '', which Keras cannot split on")
     if v.unk_token is not None and word_index.get(v.unk_token) is None:
         raise VocabError(f"{path}: oov_token {v.unk_token!r} is not in the word_index")
     return v
@@ -127,8 +129,9 @@ def _keras_word_index(mapping, path, form):
         # defaults are the best guess (a word_index saved from another tokenizer needs the options).
         v.keras = True
         v.notes.append("word_index without tokenizer settings: Keras Tokenizer defaults assumed "
-                       "(lower=True, default filters); override with --no-lowercase / --filters")
-        v.lowercase, v.filters = True, KERAS_DEFAULT_FILTERS
+                       "(lower=True, default filters, split=' '); override with --no-lowercase / --filters / "
+                       "--split")
+        v.lowercase, v.filters, v.split = True, KERAS_DEFAULT_FILTERS, " "
     return v
 
 

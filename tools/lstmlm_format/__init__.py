@@ -81,9 +81,12 @@ def layer(hidden_size, proj_size=0, recurrent_activation="sigmoid", cell_clip=No
 
 
 def tokenizer(type="word", lowercase=False, filters="", unk_token=None, eos_token=None, bos_token=None,
-              pad_id=None):
-    return {"type": type, "lowercase": bool(lowercase), "filters": filters, "unk_token": unk_token,
-            "eos_token": eos_token, "bos_token": bos_token, "pad_id": pad_id}
+              pad_id=None, split=None):
+    t = {"type": type, "lowercase": bool(lowercase), "filters": filters, "unk_token": unk_token,
+         "eos_token": eos_token, "bos_token": bos_token, "pad_id": pad_id}
+    if split is not None:  # only when set (Keras): without it the model reads as before, str.split()
+        t["split"] = split
+    return t
 
 
 def _int_in(value, lo, hi, field):
@@ -121,8 +124,11 @@ def check_config(config):
         raise ValueError(f"write_model: tokenizer.type {t.get('type')!r} is not word or char")
     if not isinstance(t.get("lowercase", False), bool):
         raise ValueError(f"write_model: tokenizer.lowercase is {t.get('lowercase')!r}, expected a boolean")
-    for key in ("filters", "unk_token", "eos_token", "bos_token"):
+    for key in ("filters", "split", "unk_token", "eos_token", "bos_token"):
         _opt_str(t.get(key), "tokenizer." + key)
+    if t.get("split") is not None and (t["split"] == "" or t["type"] != "word"):
+        raise ValueError(f"write_model: tokenizer.split is {t['split']!r}, expected a non-empty string on a "
+                         "word model, or null")
     if t.get("pad_id") is not None:
         _int_in(t["pad_id"], 0, V - 1, "tokenizer.pad_id")
 

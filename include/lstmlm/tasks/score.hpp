@@ -4,8 +4,11 @@
 //    else eos_token, else none (then the first token is context only); eos appended when the model has
 //    one, unless append_eos is false. An empty line is scored as just eos (or skipped: skip_empty).
 //  - document mode: one stream across all lines (and calls), each line's tokens followed by eos, as the
-//    PyTorch word_language_model corpus reader builds it; the first token of the whole stream is
-//    predicted from the start token as in sentence mode (context only when there is none).
+//    PyTorch word_language_model corpus reader builds it; a char model whose vocabulary holds "\n" gets
+//    "\n" there instead (char-rnn trains on the text's bytes, line breaks included, and eos is no line
+//    break), so the stream is the file's own characters. The first token of the whole stream is
+//    predicted from the start token as in sentence mode (context only when there is none). Sentence
+//    mode never appends "\n": a line there is a sentence, ended by eos when the model has one.
 //  - OOV: with unk_token scored as unk and counted; without one skipped (not fed, not scored, counted).
 //  - perplexity as KenLM's query: including OOVs exp(-sum ln p / tokens) over every scored token (eos
 //    included); excluding OOVs exp(-(sum ln p - sum over OOVs) / (tokens - OOV tokens)).
@@ -35,7 +38,7 @@ enum class Aggregate { Tokens, Words };
 
 struct ScoreOptions {
   ContextMode context = ContextMode::Sentence;
-  bool append_eos = true;  // false: --no-eos
+  bool append_eos = true;  // false: --no-eos (no line-end token at all, eos or "\n")
   OovPolicy oov = OovPolicy::Skip;
   bool skip_empty = false;  // empty lines (no tokens) produce a skipped record and are not fed
   bool ids_input = false;   // lines are whitespace-separated token ids
@@ -49,7 +52,7 @@ struct WordScore {
   std::string token;  // surface form after lowercasing/filtering (ids input: the vocabulary string)
   int32_t id = -1;    // -1: OOV without unk_token (skipped); also every Aggregate::Words record
   bool oov = false;
-  bool eos = false;      // the appended end-of-sentence token
+  bool eos = false;      // the appended line-end token: eos, or a char model's "\n" in document mode
   bool scored = false;   // false: context only (no start token) or skipped OOV
   float logprob = 0.0f;  // ln p when scored
   // When scored and asked for (ScoreOptions): the entropy in nats of the distribution the word was
