@@ -34,8 +34,9 @@ model's "\n" is not fed in sentence mode). An empty line is scored as just its l
 without eos (--skip-empty: not scored, record marked skipped). Document mode (--context document): one
 stream across lines and files, its first token predicted as in sentence mode, each line followed by its
 line end, scored like any token: eos (PyTorch word_language_model), or "\n" instead for a char model
-whose vocabulary holds "\n" (char-rnn trains on the text's characters, newlines included), or nothing
-for a model with neither. --no-eos appends no line end in either mode. OOV words are scored as
+whose vocabulary holds "\n" (char-rnn trains on the text's characters, newlines included: a CRLF is
+fed as "\r" "\n" when the vocabulary has "\r", a last line without a line break gets nothing), or
+nothing for a model with neither. --no-eos appends no line end in either mode. OOV words are scored as
 unk_token and counted; without unk_token they are skipped (not fed, not scored, counted; --oov error
 refuses them).
 Perplexity (KenLM query): including OOVs = exp(-sum ln p / tokens), tokens = scored tokens incl. eos;
@@ -164,6 +165,7 @@ int run(const Opts& o) {
   const size_t block = 4096;
   LineReader in(o.files);
   std::vector<std::string> lines;
+  std::vector<tasks::LineEnd> ends;
   uint64_t first = 0;
   std::string first_nonfinite;  // FILE:LINE of the first line with a non-finite log-prob
   uint64_t sentence = 0;        // lm-zoo's sentence_id: the line's 1-based position in the whole input
@@ -190,14 +192,15 @@ int run(const Opts& o) {
       }
       out.write_pending();
     };
-    while (in.next_block(lines, block, first)) {
+    while (in.next_block(lines, block, first, &ends)) {
       try {
-        take(scorer.score(lines, in.source(), first));
+        take(scorer.score(lines, in.source(), first, ends));
       } catch (const InputError&) {
         // A bad line in the block (tokenizing fails before any state changes): the lines before it are
         // scored one by one and written, so the error loses nothing, then the bad line throws again.
         // Batch composition and chunking do not change a score (tests/engine_invariance_test.cpp).
-        for (size_t i = 0; i < lines.size(); ++i) take(scorer.score({lines[i]}, in.source(), first + i));
+        for (size_t i = 0; i < lines.size(); ++i)
+          take(scorer.score({lines[i]}, in.source(), first + i, {ends[i]}));
         throw;
       }
       if (progress)

@@ -94,16 +94,23 @@ bool LineReader::next(std::string& line) {
   }
   if (!ended) eof_ = true;  // no final line end: the next call would read EOF again
   ++line_;
-  if (!line.empty() && line.back() == '\r') line.pop_back();
+  const bool cr = !line.empty() && line.back() == '\r';
+  if (cr) line.pop_back();
+  end_ = !ended ? tasks::LineEnd::None : cr ? tasks::LineEnd::CrLf : tasks::LineEnd::Lf;
   if (line_ == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
   return true;
 }
 
-bool LineReader::next_block(std::vector<std::string>& lines, size_t max, uint64_t& first) {
+bool LineReader::next_block(std::vector<std::string>& lines, size_t max, uint64_t& first,
+                            std::vector<tasks::LineEnd>* ends) {
   lines.clear();
+  if (ends) ends->clear();
   first = line_ + 1;
   std::string line;
-  while (lines.size() < max && !eof_ && next(line)) lines.push_back(std::move(line));
+  while (lines.size() < max && !eof_ && next(line)) {
+    lines.push_back(std::move(line));
+    if (ends) ends->push_back(end_);
+  }
   return !lines.empty();
 }
 

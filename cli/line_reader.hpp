@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "limits.hpp"
+#include "lstmlm/tasks/score.hpp"
 
 namespace lstmlm::cli {
 
@@ -23,12 +24,14 @@ class LineReader {
   // Next line of the current file, or false at the end of the current file (then call next_file()).
   bool next(std::string& line);
   // Up to `max` next lines of the current file into `lines` (cleared first); `first` gets the line number
-  // of lines[0]. Returns false when the current file had no line left.
-  bool next_block(std::vector<std::string>& lines, size_t max, uint64_t& first);
+  // of lines[0]; `ends`, when given, how each ended. Returns false when the current file had no line left.
+  bool next_block(std::vector<std::string>& lines, size_t max, uint64_t& first,
+                  std::vector<tasks::LineEnd>* ends = nullptr);
   // Opens the next file; false when there is none.
   bool next_file();
   const std::string& source() const { return source_; }
-  uint64_t line_number() const { return line_; }  // of the last line returned
+  uint64_t line_number() const { return line_; }    // of the last line returned
+  tasks::LineEnd line_end() const { return end_; }  // of the last line returned
 
  private:
   int get();  // the next byte or EOF; resumes after EINTR unless a signal is pending
@@ -38,6 +41,7 @@ class LineReader {
   std::FILE* f_ = nullptr;
   std::string source_;
   uint64_t line_ = 0;
+  tasks::LineEnd end_ = tasks::LineEnd::Lf;
   bool eof_ = false;  // the current file has returned its last line (a tty's EOF is not read twice)
 };
 

@@ -47,12 +47,13 @@ Scorer::Scorer(Engine& engine, ScoreOptions opt) : engine_(&engine), opt_(opt) {
 }
 
 std::vector<LineScore> Scorer::score(const std::vector<std::string>& lines, const std::string& source,
-                                     uint64_t first_line) {
+                                     uint64_t first_line, const std::vector<LineEnd>& ends) {
   const Model& model = engine_->model();
   std::vector<LineScore> out(lines.size());
   std::vector<std::vector<int32_t>> streams(lines.size());
   for (size_t i = 0; i < lines.size(); ++i) {
-    out[i] = detail::tokenize_line(model, lines[i], opt_, LineRef{source, first_line + i});
+    out[i] = detail::tokenize_line(model, lines[i], opt_, LineRef{source, first_line + i},
+                                   i < ends.size() ? ends[i] : LineEnd::Lf);
     if (!out[i].skipped) streams[i] = detail::fed_ids(out[i]);
   }
   if (opt_.context == ContextMode::Sentence)

@@ -6,7 +6,7 @@
 namespace lstmlm::tasks::detail {
 
 LineScore tokenize_line(const Model& model, const std::string& text, const ScoreOptions& opt,
-                        const LineRef& where) {
+                        const LineRef& where, LineEnd end) {
   LineScore l;
   l.line = where.line;
   auto toks = read_tokens(model, text, opt.ids_input, opt.oov, where);
@@ -18,17 +18,28 @@ LineScore tokenize_line(const Model& model, const std::string& text, const Score
     l.words.push_back(WordScore{std::move(t.text), t.id, t.oov, false, false, 0.0f});
     if (t.oov) ++l.oovs;
   }
-  if (auto end = line_end_id(model, opt))
-    l.words.push_back(WordScore{model.vocab().token(*end), *end, false, true, false, 0.0f});
+  const bool chars = line_end_chars(model, opt);
+  if (chars && end == LineEnd::None) return l;  // the file's last line has no line break to feed
+  if (chars && end == LineEnd::CrLf)
+    // The "\r" is a character of the text, not the line end: a plain token (a model whose vocabulary
+    // lacks it never saw one, so it is dropped as the reader drops it elsewhere).
+    if (auto cr = model.vocab().find("\r"))
+      l.words.push_back(WordScore{model.vocab().token(*cr), *cr, false, false, false, 0.0f});
+  if (auto id = line_end_id(model, opt))
+    l.words.push_back(WordScore{model.vocab().token(*id), *id, false, true, false, 0.0f});
   return l;
+}
+
+bool line_end_chars(const Model& model, const ScoreOptions& opt) {
+  return opt.append_eos && opt.context == ContextMode::Document &&
+         model.config().tokenizer.type == TokenizerType::Char && model.vocab().find("\n").has_value();
 }
 
 std::optional<int32_t> line_end_id(const Model& model, const ScoreOptions& opt) {
   if (!opt.append_eos) return std::nullopt;
   // A char model that has "\n" saw the file's line breaks as that character in training (char-rnn reads
   // the text's bytes), so the document's stream is the text itself: "\n" ends each line, not eos.
-  if (opt.context == ContextMode::Document && model.config().tokenizer.type == TokenizerType::Char)
-    if (auto nl = model.vocab().find("\n")) return nl;
+  if (line_end_chars(model, opt)) return model.vocab().find("\n");
   return model.tokenizer().eos_id();
 }
 

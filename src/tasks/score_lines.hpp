@@ -13,12 +13,17 @@ namespace lstmlm::tasks::detail {
 
 // The words of one line (line_end_id appended as the options say), with line number and OOV counts set; an
 // empty line under skip_empty comes back skipped. Throws InputError prefixed with `where`.
+// `end` is how the line ended in its file (it matters only for line_end_chars).
 LineScore tokenize_line(const Model& model, const std::string& text, const ScoreOptions& opt,
-                        const LineRef& where);
+                        const LineRef& where, LineEnd end = LineEnd::Lf);
 
 // The token appended to every line (none under --no-eos): in document mode a char model's "\n" when its
 // vocabulary holds one, else eos_token (none when the model has no eos).
 std::optional<int32_t> line_end_id(const Model& model, const ScoreOptions& opt);
+
+// True when the line end is fed as the file's characters (document mode, a char model with "\n"):
+// then a CRLF feeds "\r" first (if the vocabulary has it) and a last line without a line break nothing.
+bool line_end_chars(const Model& model, const ScoreOptions& opt);
 
 // The ids of a line's words in the order they are fed (skipped OOVs left out), eos included.
 std::vector<int32_t> fed_ids(const LineScore& l);

@@ -6,8 +6,9 @@
 //  - document mode: one stream across all lines (and calls), each line's tokens followed by eos, as the
 //    PyTorch word_language_model corpus reader builds it; a char model whose vocabulary holds "\n" gets
 //    "\n" there instead (char-rnn trains on the text's bytes, line breaks included, and eos is no line
-//    break), so the stream is the file's own characters. The first token of the whole stream is
-//    predicted from the start token as in sentence mode (context only when there is none). Sentence
+//    break), so the stream is the file's own characters: a CRLF line end is "\r" "\n" when the
+//    vocabulary has "\r", and a last line without a line break gets nothing. The first token of the whole
+//    stream is predicted from the start token as in sentence mode (context only when there is none). Sentence
 //    mode never appends "\n": a line there is a sentence, ended by eos when the model has one.
 //  - OOV: with unk_token scored as unk and counted; without one skipped (not fed, not scored, counted).
 //  - perplexity as KenLM's query: including OOVs exp(-sum ln p / tokens) over every scored token (eos
@@ -35,6 +36,10 @@ namespace lstmlm::tasks {
 
 enum class ContextMode { Sentence, Document };
 enum class Aggregate { Tokens, Words };
+// How an input line ended in its file. Only a char model's document stream feeds it as characters
+// ("\r" when the vocabulary has it, then "\n"; nothing for a last line without a line break); every
+// other mode appends eos whatever the line end was, as PyTorch's corpus reader does.
+enum class LineEnd : uint8_t { Lf, CrLf, None };
 
 struct ScoreOptions {
   ContextMode context = ContextMode::Sentence;
@@ -89,9 +94,10 @@ class Scorer {
   // Throws UsageError for options the model cannot take (Aggregate::Words on a word model, or with rank).
   Scorer(Engine& engine, ScoreOptions opt);
   // Scores a block of lines (without line ends); the first is line `first_line` of `source`.
-  // Document mode carries the state to the next call. Results are in input order.
+  // `ends[i]` is how line i ended (empty: every line ended with "\n"). Document mode carries the state
+  // to the next call. Results are in input order.
   std::vector<LineScore> score(const std::vector<std::string>& lines, const std::string& source,
-                               uint64_t first_line);
+                               uint64_t first_line, const std::vector<LineEnd>& ends = {});
 
  private:
   void run_sentences(std::vector<LineScore>& out, const std::vector<std::vector<int32_t>>& streams);
