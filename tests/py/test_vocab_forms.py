@@ -49,9 +49,46 @@ class VocabFormsTest(unittest.TestCase):
             v = vocab.load_vocab(write("wi.json", json.dumps(obj)))
             self.assertTrue(v.keras, obj)
             self.assertEqual(v.tokens, [None, "the", "cat"])
-            # Model with 5 outputs: 0 = padding, 3 and 4 never produced by the Tokenizer.
-            self.assertEqual(vocab.complete(v, 5, "m"), ["<pad>", "the", "cat", "<unused:3>", "<unused:4>"])
+            # Model with 4 outputs: 0 = padding, 3 never produced by the Tokenizer (one spare output, as
+            # apps that size Dense len(word_index) + 2 have).
+            self.assertEqual(vocab.complete(v, 4, "m"), ["<pad>", "the", "cat", "<unused:3>"])
             self.assertTrue(v.lowercase)
+
+    def test_keras_tokenizer_that_does_not_fit_the_model_is_refused(self):
+        # Issue 14: ids 1..3 + reserved 0 need 4 outputs. 2 outputs would drop "c" and "d"; 6 leave two
+        # outputs without a word beyond the one spare: both are another model's vocabulary.
+        v = vocab.load_vocab(write("wi.json", json.dumps({"a": 1, "b": 2, "c": 3})))
+        with self.assertRaisesRegex(vocab.VocabError, r"3 words \(ids 1\.\.3, 0 reserved\) but m has 2 outputs "
+                                    r"\(2 ids would be dropped\)"):
+            vocab.complete(v, 2, "m")
+        with self.assertRaisesRegex(vocab.VocabError, r"m has 6 outputs \(2 outputs would have no word\)"):
+            vocab.complete(v, 6, "m")
+        self.assertEqual(len(vocab.complete(v, 5, "m")), 5)
+        self.assertEqual(vocab.complete(v, 2, "m", allow_mismatch=True), ["<pad>", "a"])
+        self.assertEqual(vocab.complete(v, 6, "m", allow_mismatch=True)[4:], ["<unused:4>", "<unused:5>"])
+
+    def test_other_models_keras_vocabulary_is_refused(self):
+        # The issue's case: keras3-ml-wordpred's 2,116-word index given to keras3-cs-nextword's 101-row model.
+        model = pyutil.data("keras3-cs-nextword", "next_word_model1.h5")
+        wrong = pyutil.data("keras3-ml-wordpred", "word_index.json")
+        out = os.path.join(tempfile.mkdtemp(), "m")
+        r = pyutil.convert(model, out, "--vocab", wrong)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("2116 words (ids 1..2116, 0 reserved)", r.stderr)
+        self.assertIn("has 101 outputs (2016 ids would be dropped)", r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(out, "config.json")))
+        r = pyutil.convert(model, out, "--vocab", wrong, "--allow-vocab-mismatch")
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_char_tokenizer_over_words_is_refused(self):
+        model = pyutil.data("keras3-cs-nextword", "next_word_model1.h5")
+        out = os.path.join(tempfile.mkdtemp(), "m")
+        r = pyutil.convert(model, out, "--vocab", pyutil.data("keras3-cs-nextword", "tokenizer1.pkl"),
+                           "--tokenizer", "char")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertRegex(r.stderr, r"--tokenizer char, but \d+ vocabulary tokens are longer than one character")
+        self.assertIn("use --tokenizer word", r.stderr)
 
     def test_keras_tokenizer_json(self):
         cfg = {"num_words": 3, "filters": "!?", "lower": False, "split": " ", "char_level": False,

@@ -93,6 +93,21 @@ def add_common_arguments(p):
     g.add_argument("--eos", metavar="TOKEN", help="end-of-sentence token ('' = none)")
     g.add_argument("--bos", metavar="TOKEN", help="beginning-of-sentence token ('' = none)")
     g.add_argument("--pad-id", type=int, metavar="ID", help="padding id (Keras reserves 0); -1 = none")
+    g.add_argument("--allow-vocab-mismatch", action="store_true",
+                   help="convert a Keras Tokenizer whose ids do not fit the model's outputs (words with ids "
+                        "past the outputs are dropped)")
+
+
+def _check_char_tokens(tokens, special, where):
+    """A char tokenizer looks up one code point at a time: a vocabulary of longer tokens would make
+    those unreachable, so every word would be out of vocabulary. Placeholders and the Keras padding
+    name are not text."""
+    special = set(special) | {"<pad>"}
+    longer = [t for t in tokens if len(t) != 1 and t not in special and not t.startswith("<unused:")]
+    if longer:
+        shown = ", ".join(repr(t) for t in longer[:3])
+        raise ConvertError(f"{where}: --tokenizer char, but {len(longer)} vocabulary tokens are longer than "
+                           f"one character ({shown}): this is a word vocabulary (use --tokenizer word)")
 
 
 def _opt_token(value, default):
@@ -116,7 +131,7 @@ def assemble(args, *, size, tensors, embedding_dim, layers, tied, source, source
     if v is None:
         raise ConvertError(f"{where}: the source holds no vocabulary; give one with --vocab FILE "
                            "(or --corpus-dir DIR for a word_language_model corpus)")
-    tokens = vocab_mod.complete(v, size, where)
+    tokens = vocab_mod.complete(v, size, where, getattr(args, "allow_vocab_mismatch", False))
     names = set(tokens)
     kind = args.tokenizer or v.kind_guess()
     lowercase = args.lowercase if args.lowercase is not None else bool(v.lowercase)
@@ -132,6 +147,8 @@ def assemble(args, *, size, tensors, embedding_dim, layers, tied, source, source
     for opt, tok in (("--unk", unk), ("--eos", eos), ("--bos", bos)):
         if tok is not None and tok not in names:
             raise ConvertError(f"{where}: {opt} token {tok!r} is not in the vocabulary")
+    if kind == "char":
+        _check_char_tokens(tokens, (unk, eos, bos), where)
     if pad_id is not None and not 0 <= pad_id < size:
         raise ConvertError(f"{where}: --pad-id {pad_id} is outside the vocabulary (0..{size - 1})")
     source = dict(source)

@@ -246,18 +246,36 @@ def corpus_vocab(corpus_dir, files=("train.txt", "valid.txt", "test.txt")):
     return v
 
 
-def complete(v, size, where):
+# A Keras model has one output per Tokenizer id plus id 0, which the Tokenizer reserves (padding); apps
+# size the Dense layer len(word_index) + 1, and some one more (keras3-ml-wordpred: 2,116 words, 2,118
+# outputs). Outputs beyond that are another model's vocabulary far more often than unused ids.
+KERAS_SPARE_OUTPUTS = 1
+
+
+def complete(v, size, where, allow_mismatch=False):
     """The final list of `size` token strings for a model with `size` outputs.
 
     Keras: id 0 becomes "<pad>"; ids the Tokenizer does not use below `size` become "<unused:N>" (models
-    often have a few more outputs than words); words with ids >= num_words or >= size are dropped, as
-    Keras's texts_to_sequences drops them (or maps them to oov_token). Other forms must have exactly
-    `size` ids (ids missing inside a {token: id} map get placeholders too).
+    often have a few more outputs than words); words with ids >= num_words are dropped, as Keras's
+    texts_to_sequences drops them (or maps them to oov_token). A Tokenizer whose ids do not fit the model
+    (ids >= size without num_words, or more than KERAS_SPARE_OUTPUTS outputs beyond id 0 and its ids) is
+    refused unless `allow_mismatch`: then words with ids >= size are dropped. Other forms must have
+    exactly `size` ids (ids missing inside a {token: id} map get placeholders too).
     """
     tokens = list(v.tokens)
     limit = size
     if v.keras and v.num_words:
         limit = min(limit, int(v.num_words))
+    if v.keras and not allow_mismatch:
+        needed = len(tokens) if not v.num_words else min(len(tokens), int(v.num_words))
+        if needed > size or size - needed > KERAS_SPARE_OUTPUTS:
+            words = sum(1 for t in tokens[:needed] if t is not None)
+            effect = (f"{needed - size} ids would be dropped" if needed > size
+                      else f"{size - needed} outputs would have no word")
+            raise VocabError(
+                f"{v.path}: the Keras Tokenizer has {words} words (ids 1..{needed - 1}, 0 reserved) but "
+                f"{where} has {size} outputs ({effect}): is it this model's vocabulary? "
+                "(--allow-vocab-mismatch converts anyway)")
     if len(tokens) != size and not v.keras:
         # Only a Keras Tokenizer legitimately leaves outputs unnamed (id 0, ids past num_words); any other
         # form of a different length is the wrong vocabulary file for this model.
