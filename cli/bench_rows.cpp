@@ -2,10 +2,11 @@
 
 namespace lstmlm::cli {
 
-// One bench row; the field names are the csv/json/jsonl keys, in this order.
+// One bench row; the field names are the csv/json/jsonl keys, in this order ("type" in json/jsonl only).
 Record bench_record(const bench::Row& r) {
   return {"bench.row",
-          {{"model", Value::str(r.model)},
+          {{"type", Value::str("bench")},
+           {"model", Value::str(r.model)},
            {"shape", Value::str(r.shape)},
            {"workload", Value::str(bench::to_string(r.workload))},
            {"batch", Value::integer(r.batch)},
@@ -13,23 +14,24 @@ Record bench_record(const bench::Row& r) {
            {"threads", Value::integer(r.threads)},
            {"repetitions", Value::integer(r.repetitions)},
            {"calls", Value::integer(r.calls)},
-           {"tokens_per_call", Value::real(r.tokens_per_call)},
-           {"tokens_per_s", Value::real(r.tokens_per_s)},
-           {"tokens_per_s_sd", Value::real(r.tokens_per_s_sd)},
-           {"tokens_per_s_median", Value::real(r.tokens_per_s_median)},
-           {"calls_per_s", Value::real(r.calls_per_s)},
-           {"latency_p50_us", Value::real(r.latency_p50_us)},
-           {"latency_p99_us", Value::real(r.latency_p99_us)},
-           {"gflops", Value::real(r.gflops)},
+           {"tokens_per_call", Value::num9(r.tokens_per_call)},
+           {"tokens_per_s", Value::num9(r.tokens_per_s)},
+           {"tokens_per_s_sd", Value::num9(r.tokens_per_s_sd)},
+           {"tokens_per_s_median", Value::num9(r.tokens_per_s_median)},
+           {"calls_per_s", Value::num9(r.calls_per_s)},
+           {"latency_p50_us", Value::num9(r.latency_p50_us)},
+           {"latency_p99_us", Value::num9(r.latency_p99_us)},
+           {"gflops", Value::num9(r.gflops)},
            {"isa", Value::str(r.isa)},
            {"build", Value::str(r.build)},
-           {"note", Value::str(r.note)}},
-          true};
+           {"note", Value::str(r.note)}}};
 }
 
 Table bench_table() {
   Table t{"bench.row", {}};
-  for (const auto& f : bench_record(bench::Row{}).fields) t.columns.push_back(f.name);
+  // "type" tells jsonl records apart; a table holds one kind, so its columns leave it out.
+  for (const auto& f : bench_record(bench::Row{}).fields)
+    if (f.name != "type") t.columns.push_back(f.name);
   return t;
 }
 

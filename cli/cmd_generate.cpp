@@ -66,7 +66,7 @@ class TextJoin {
   bool words_, any_;
 };
 
-// Keys in the documented order (sample, seed, prompt, text, tokens, total_logprob, stopped_at_eos); the
+// Keys in the documented order (type, sample, seed, prompt, text, tokens, logprob, stopped_at_eos); the
 // display field (prompt joined with the text) is for the text format.
 Record sample_record(const Model& model, const Args& a, const GeneratedSample& s) {
   std::vector<Value> toks;
@@ -74,22 +74,22 @@ Record sample_record(const Model& model, const Args& a, const GeneratedSample& s
   for (const auto& t : s.tokens)
     toks.push_back(Value::of_record({{"token", Value::str(model.vocab().token(t.id))},
                                      {"id", Value::integer(t.id)},
-                                     {"prob", Value::real(std::exp(static_cast<double>(t.logprob)))},
-                                     {"logprob", Value::real(static_cast<double>(t.logprob))}}));
+                                     {"prob", Value::num9(std::exp(static_cast<double>(t.logprob)))},
+                                     {"logprob", Value::num9(t.logprob)}}));
   TextJoin join(model.tokenizer(), a.gen.prompt);
   std::string display = a.gen.prompt;
   for (const auto& t : s.tokens) display += join.piece(t.id);
   auto ids = s.ids();
   Record r{"generate.sample",
-           {{"sample", Value::integer(s.index)},
+           {{"type", Value::str("sample")},
+            {"sample", Value::integer(s.index)},
             {"seed", Value::uinteger(a.gen.seed)},
             {"prompt", Value::str(a.gen.prompt)},
             {"text", Value::str(model.tokenizer().detokenize(ids))},
             {"tokens", Value::of_list(std::move(toks))},
-            {"total_logprob", Value::real(s.total_logprob)},
+            {"logprob", Value::num9(s.total_logprob)},
             {"stopped_at_eos", Value::boolean(s.stopped_at_eos)},
-            {"display", Value::str(std::move(display)), true}},
-           true};
+            {"display", Value::str(std::move(display)), true}}};
   return r;
 }
 

@@ -29,7 +29,7 @@ as unk_token, or skipped without one (--oov error refuses it). A context that le
 
 Output (--top N candidates, by descending probability, ties by ascending id; --top 0 = whole vocabulary):
   jsonl: one object per context, in input order:
-    {"context": "<text as given>", "ids": [fed ids...],
+    {"type": "prediction", "context": "<text as given>", "ids": [fed ids...],
      "top": [{"token": str, "id": int, "prob": p, "logprob": ln p}, ...]}
     numbers with 9 significant digits (round-trip float32).
   text: per context a line "> CONTEXT", then one line per candidate:
@@ -56,7 +56,8 @@ Record prediction_record(const std::string& context, const tasks::Prediction& p)
                                     {"prob", Value::num9(c.prob)},
                                     {"logprob", Value::num9(c.logprob)}}));
   return {"predict",
-          {{"context", Value::str(context)},
+          {{"type", Value::str("prediction")},
+           {"context", Value::str(context)},
            {"ids", Value::of_list(std::move(ids))},
            {"top", Value::of_list(std::move(top))}}};
 }

@@ -63,8 +63,6 @@ struct Field {
 struct Record {
   std::string kind;
   Fields fields;
-  // JSON without blanks after ',' and ':' (generate's and bench's historic form); else ", " and ": ".
-  bool compact = false;
   // The field of that name, or nullptr.
   const Value* find(std::string_view name) const;
   const Value& at(std::string_view name) const;  // throws std::logic_error when absent

@@ -8,7 +8,7 @@ namespace {
 class JsonlWriter final : public Writer {
  public:
   void record(const Record& r, std::string& out) override {
-    append_json(out, r.fields, r.compact);
+    append_json(out, r.fields, false);
     out += '\n';
   }
 };

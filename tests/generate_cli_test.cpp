@@ -79,6 +79,7 @@ TEST(GenerateCli, JsonlHasTokensProbabilitiesAndTotal) {
                    " -p 'ab c' --temperature 0 -n 30 --seed 3 --output-format jsonl");
   ASSERT_EQ(r.status, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["type"], "sample");  // every subcommand's jsonl names its record first (issue 14)
   EXPECT_EQ(j["sample"], 0);
   EXPECT_EQ(j["seed"], 3);
   EXPECT_EQ(j["prompt"], "ab c");
@@ -87,13 +88,15 @@ TEST(GenerateCli, JsonlHasTokensProbabilitiesAndTotal) {
   std::string text;
   for (const auto& t : j["tokens"]) {
     ids.push_back(t["id"].get<int32_t>());
-    EXPECT_NEAR(t["prob"].get<double>(), std::exp(t["logprob"].get<double>()), 1e-12);
+    // Both printed with 9 significant digits, as score and predict print them.
+    EXPECT_NEAR(t["prob"].get<double>(), std::exp(t["logprob"].get<double>()),
+                1e-8 * t["prob"].get<double>());
     total += t["logprob"].get<double>();
     text += t["token"].get<std::string>();
   }
   EXPECT_EQ(ids, e["greedy_ids"].get<std::vector<int32_t>>());
   EXPECT_EQ(j["text"], text);
-  EXPECT_NEAR(j["total_logprob"].get<double>(), total, 1e-9);
+  EXPECT_NEAR(j["logprob"].get<double>(), total, 1e-6);
   EXPECT_EQ(j["stopped_at_eos"], false);
 }
 
