@@ -28,6 +28,7 @@ struct Args {
   bool stop = true;
   int threads = 0;
   Format format = Format::Text;
+  WindowArgs window;
 };
 
 std::string read_prompt_file(const std::string& path) {
@@ -109,10 +110,14 @@ int run(Args& a) {
     std::fprintf(stderr, "seed: %llu\n", static_cast<unsigned long long>(a.gen.seed));
   }
   auto model = load_model(a.model);
+  a.gen.window = resolve_window(a.window, *model);
   // Validate the prompt before any output, and warn about words the model does not know.
-  for (const auto& t : prompt_context(*model, a.gen.prompt).tokens)
+  const Prompt prompt =
+      prompt_context(*model, a.gen.prompt, a.gen.oov, a.gen.window.mode == tasks::WindowMode::Pad);
+  for (const auto& t : prompt.tokens)
     if (t.oov)
       print_diagnostic("lstmlm: warning: ", "prompt: '" + t.text + "' is not in the vocabulary, read as unk");
+  warn_skipped(*model, "prompt", prompt.skipped);
   Engine engine(model, a.threads);
   Emitter out(a.format);
 
@@ -150,6 +155,15 @@ Subcommand setup_generate(CLI::App& parent) {
   Subcommand s;
   CLI::App* app = parent.add_subcommand("generate", "Generate text from a prompt (docs/generation.md)");
   s.app = app;
+  app->footer(
+      R"(Fixed input windows (Keras; docs/generation.md): --pad-to N predicts each token from the last N tokens
+of the context (the start token, the prompt and the tokens generated so far), pre-padded with the
+tokenizer's pad_id (else 0) to exactly N and run from the zero state, as a Keras next-word loop does
+(pad_sequences(maxlen=N, padding='pre') before every model.predict). --window N: the last N tokens,
+unpadded. A model whose config.json has input_length uses --pad-to input_length by default (a note on
+stderr says so); --stateful carries the state instead. N in [1, 1000000].
+A prompt word not in the vocabulary is read as unk_token; without one it is skipped with a warning
+naming it (--oov error refuses it, exit 1).)");
   add_model_option(*app, a->model);
   auto* p = app->add_option("-p,--prompt", a->prompt, "Prompt text (default: empty, start from bos/eos)");
   app->add_option("--prompt-file", a->prompt_file, "Read the prompt from a file (final line end dropped)")
@@ -183,6 +197,8 @@ Subcommand setup_generate(CLI::App& parent) {
       ->capture_default_str();
   auto* stop = app->add_flag("--stop-at-eos,!--no-stop-at-eos", a->stop,
                              "End a sample at the eos token (default: on when the model has one)");
+  add_oov_option(*app, a->gen.oov);
+  add_window_options(*app, a->window);
   add_threads_option(*app, a->threads);
   add_format_option(*app, a->format, {Format::Text, Format::Jsonl});
   s.check = [a, stop, seed] {

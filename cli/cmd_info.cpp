@@ -83,6 +83,10 @@ void print_text(const Model& m, const ModelSummary& s, Output& out) {
                     token_or_none(t.bos_token) + ", pad_id " +
                     (t.pad_id ? std::to_string(*t.pad_id) : "none");
   out.line("Tokenizer: " + tok);
+  if (c.input_length)
+    out.line("Input length: " + std::to_string(*c.input_length) +
+             " (score, predict and generate pre-pad every context to it by default, as Keras does; "
+             "--stateful or --window N overrides)");
   out.line("Source: " + c.source.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   for (const auto& w : m.warnings()) out.line("Warning: " + w);
 }
@@ -113,6 +117,7 @@ void print_json(const Model& m, const ModelSummary& s, Output& out) {
             {"tokenizer", cfg["tokenizer"]},
             {"source", c.source},
             {"warnings", m.warnings()}};
+  if (c.input_length) j["input_length"] = *c.input_length;
   out.line(j.dump(2, ' ', false, json::error_handler_t::replace));
 }
 

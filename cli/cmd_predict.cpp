@@ -22,14 +22,20 @@ CONTEXT is given; stdin is read in blocks and batched).
 Context: text is tokenized like `score` input (see `lstmlm score --help`) and, when the model has a
 bos_token (else an eos_token), that token is fed first, so predict agrees with score's sentence mode
 (--no-bos turns this off). With --ids each context is whitespace-separated token ids, fed exactly as given.
---pad-to N left-pads the ids with the tokenizer's pad_id to length N and keeps the last N ids when longer
-(Keras pad_sequences(padding='pre', truncating='pre')); no start token is added then. An OOV word is fed
-as unk_token, or skipped without one (--oov error refuses it). A context that leaves nothing to feed
-(empty, on a model without bos/eos and without --pad-to) is an error (exit 1).
+An OOV word is fed as unk_token; without one it is skipped with a one-line warning naming it (--oov error
+refuses it, exit 1). A context that leaves nothing to feed (empty, on a model without bos/eos and without
+a --pad-to window) is an error (exit 1).
+
+Fixed input windows (Keras; docs/scoring.md): --pad-to N keeps the last N ids of the context (the start
+token included) and pre-pads them with the tokenizer's pad_id (else 0) to exactly N, then runs the LSTM
+from the zero state over them (Keras pad_sequences(maxlen=N, padding='pre', truncating='pre') before
+model.predict). --window N: the last N ids, unpadded. A model whose config.json has input_length uses
+--pad-to input_length by default (a note on stderr says so); --stateful turns that off. N in [1, 1000000].
 
 Output (--top N candidates, by descending probability, ties by ascending id; --top 0 = whole vocabulary):
   jsonl: one object per context, in input order:
     {"type": "prediction", "context": "<text as given>", "ids": [fed ids...],
+     ("pads": P, with --pad-to: pad ids fed first)
      "top": [{"token": str, "id": int, "prob": p, "logprob": ln p}, ...]}
     numbers with 9 significant digits (round-trip float32).
   text: per context a line "> CONTEXT", then one line per candidate:
@@ -41,11 +47,12 @@ struct Opts {
   std::vector<std::string> contexts;
   Format format = Format::Text;
   tasks::PredictOptions task;
+  WindowArgs window;
   bool no_bos = false;
   int threads = 0;
 };
 
-Record prediction_record(const std::string& context, const tasks::Prediction& p) {
+Record prediction_record(const std::string& context, const tasks::Prediction& p, bool padded) {
   std::vector<Value> ids, top;
   ids.reserve(p.ids.size());
   for (int32_t id : p.ids) ids.push_back(Value::integer(id));
@@ -55,22 +62,31 @@ Record prediction_record(const std::string& context, const tasks::Prediction& p)
                                     {"id", Value::integer(c.id)},
                                     {"prob", Value::num9(c.prob)},
                                     {"logprob", Value::num9(c.logprob)}}));
-  return {"predict",
-          {{"type", Value::str("prediction")},
-           {"context", Value::str(context)},
-           {"ids", Value::of_list(std::move(ids))},
-           {"top", Value::of_list(std::move(top))}}};
+  Record r{"predict",
+           {{"type", Value::str("prediction")},
+            {"context", Value::str(context)},
+            {"ids", Value::of_list(std::move(ids))}}};
+  if (padded) r.fields.push_back({"pads", Value::integer(static_cast<int64_t>(p.pads))});
+  r.fields.push_back({"top", Value::of_list(std::move(top))});
+  return r;
 }
 
 int run(const Opts& o) {
   tasks::PredictOptions task = o.task;
   task.add_start = !o.no_bos;
   auto model = load_model(o.model_dir);
+  task.window = resolve_window(o.window, *model);
+  const bool padded = task.window.mode == tasks::WindowMode::Pad;
+  auto warn = [&](const std::string& source, uint64_t first, const std::vector<tasks::Prediction>& preds) {
+    for (size_t i = 0; i < preds.size(); ++i)
+      warn_skipped(*model, source + ":" + std::to_string(first + i), preds[i].skipped);
+  };
   Engine engine(model, o.threads);
   Emitter out(o.format);
   if (!o.contexts.empty()) {
     auto preds = tasks::predict(engine, o.contexts, task, "argument", 1);
-    for (size_t i = 0; i < preds.size(); ++i) out.emit(prediction_record(o.contexts[i], preds[i]));
+    warn("argument", 1, preds);
+    for (size_t i = 0; i < preds.size(); ++i) out.emit(prediction_record(o.contexts[i], preds[i], padded));
     out.end();
     return 0;
   }
@@ -88,12 +104,14 @@ int run(const Opts& o) {
       // not change a result), then the bad line throws again.
       for (size_t i = 0; i < lines.size(); ++i) {
         auto one = tasks::predict(engine, {lines[i]}, task, "stdin", first + i);
-        out.emit(prediction_record(lines[i], one[0]));
+        warn("stdin", first + i, one);
+        out.emit(prediction_record(lines[i], one[0], padded));
         out.flush();
       }
       throw;
     }
-    for (size_t i = 0; i < preds.size(); ++i) out.emit(prediction_record(lines[i], preds[i]));
+    warn("stdin", first, preds);
+    for (size_t i = 0; i < preds.size(); ++i) out.emit(prediction_record(lines[i], preds[i], padded));
     out.flush();
   }
   out.end();
@@ -114,9 +132,7 @@ Subcommand setup_predict(CLI::App& parent) {
       ->capture_default_str();
   add_format_option(*s.app, o->format, {Format::Text, Format::Jsonl});
   s.app->add_flag("--ids", o->task.ids_input, "Contexts are whitespace-separated token ids");
-  s.app
-      ->add_option("--pad-to", o->task.pad_to, "Left-pad/truncate ids to N with pad_id (Keras pad_sequences)")
-      ->check(int_range(1, kMaxPadTo));
+  add_window_options(*s.app, o->window);
   s.app->add_flag("--no-bos", o->no_bos, "Do not feed bos_token/eos_token before a text context");
   add_oov_option(*s.app, o->task.oov);
   s.app->add_option("--batch-size", o->task.batch_size, "Contexts per engine batch")

@@ -87,6 +87,14 @@ Measures (psycholinguistics):
       skipped OOV) is not scored. Records have no id (text "WORD LOGPROB", tsv without the id column).
       --entropy: the entropy before the word's first character; --rank is refused. Line totals, tokens
       and perplexity stay per character. Needs -v word.
+Fixed input windows (Keras; docs/scoring.md, section Fixed input windows): --pad-to N predicts every token
+from the last N tokens before it (of its line in sentence mode, of the stream in document mode; the start
+token included), pre-padded with the tokenizer's pad_id (else 0) to exactly N, the LSTM run from the zero
+state over them, as a Keras app's model.predict(pad_sequences(..., maxlen=N, padding='pre')) does.
+--window N: the last N tokens, unpadded. What is scored does not change (a first token without context
+stays context only). A model whose config.json has input_length uses --pad-to input_length by default (a
+note on stderr says so); --stateful carries the state instead. N in [1, 1000000]. Each token then costs
+up to N steps (checkpointed pads are shared): a long document with a large --window is slow.
 Numbers in jsonl/tsv/lmzoo have 9 significant digits. Speed (tokens/s) goes to stderr, never to stdout.)";
 
 struct Opts {
@@ -99,6 +107,7 @@ struct Opts {
   tasks::OovPolicy oov = tasks::OovPolicy::Skip;
   bool no_eos = false, skip_empty = false, ids = false, entropy = false, rank = false;
   int batch_size = 64, threads = 0;
+  WindowArgs window;
 };
 
 // The combinations that cannot be honoured, refused before the model loads (exit 2).
@@ -153,6 +162,7 @@ int run(const Opts& o) {
   auto model = load_model(o.model_dir);
   if (view.words && model->config().tokenizer.type != TokenizerType::Char)
     throw UsageError("--aggregate words: needs a char model; " + o.model_dir + " is a word model");
+  task.window = resolve_window(o.window, *model);
   Engine engine(model, o.threads);
   tasks::Scorer scorer(engine, task);
   tasks::ScoreSummary summary;
@@ -260,6 +270,7 @@ Subcommand setup_score(CLI::App& parent) {
   s.app->add_option("--batch-size", o->batch_size, "Lines per engine batch")
       ->check(int_range(1, kMaxBatch))
       ->capture_default_str();
+  add_window_options(*s.app, o->window);
   add_threads_option(*s.app, o->threads);
   s.app
       ->add_option("--progress", o->progress,

@@ -17,7 +17,7 @@ constexpr size_t kMaxLineBytes = size_t{1} << 28;  // 256 MiB
 
 // Rows or contexts per engine batch, predict --pad-to, bench lengths.
 constexpr int kMaxBatch = 1000000;
-constexpr int kMaxPadTo = 1000000;
+constexpr int kMaxPadTo = lstmlm::kMaxInputLength;  // --pad-to and --window too
 
 // generate: tokens per sample (and --repeat-last-n), samples per batch, sampler parameters.
 constexpr int kMaxGenerateTokens = 1000000;

@@ -144,6 +144,50 @@ CLI::Option* add_oov_option(CLI::App& app, tasks::OovPolicy& oov) {
       ->default_str("skip");
 }
 
+void add_window_options(CLI::App& app, WindowArgs& w) {
+  w.pad_opt = app.add_option("--pad-to", w.pad_to,
+                             "Before each prediction keep the last N tokens of the context and pre-pad them "
+                             "with pad_id (else 0) to N, run from the zero state (Keras pad_sequences)")
+                  ->check(int_range(1, kMaxPadTo));
+  w.window_opt = app.add_option("--window", w.window,
+                                "Before each prediction keep the last N tokens of the context, unpadded, "
+                                "run from the zero state")
+                     ->check(int_range(1, kMaxPadTo))
+                     ->excludes(w.pad_opt);
+  w.stateful_opt = app.add_flag("--stateful", w.stateful,
+                                "Carry the state over the whole context (turns off a model's default "
+                                "--pad-to input_length)")
+                       ->excludes(w.pad_opt)
+                       ->excludes(w.window_opt);
+  w.pad_opt->excludes(w.window_opt)->excludes(w.stateful_opt);
+  w.window_opt->excludes(w.stateful_opt);
+}
+
+tasks::WindowOptions resolve_window(const WindowArgs& w, const Model& model) {
+  using tasks::WindowMode;
+  if (w.pad_opt && w.pad_opt->count() > 0) return {WindowMode::Pad, w.pad_to};
+  if (w.window_opt && w.window_opt->count() > 0) return {WindowMode::Window, w.window};
+  if (w.stateful) return {};
+  const auto& n = model.config().input_length;
+  if (!n) return {};
+  const std::string len = std::to_string(*n);
+  print_diagnostic("lstmlm: note: ", model.directory() + "/config.json has input_length " + len +
+                                         ": each context is pre-padded to " + len +
+                                         " tokens and run from the zero state, as Keras does (--pad-to " +
+                                         len +
+                                         "); --stateful carries the state instead, --window N keeps the "
+                                         "last N tokens unpadded");
+  return {WindowMode::Pad, *n};
+}
+
+void warn_skipped(const Model& model, const std::string& where, const std::vector<std::string>& words) {
+  for (const auto& wd : words)
+    print_diagnostic("lstmlm: warning: ", where + ": '" + wd +
+                                              "' is not in the vocabulary and the model has no unk_token: "
+                                              "skipped (--oov error refuses it)" +
+                                              tasks::oov_hint(model, wd));
+}
+
 CLI::Option* add_format_option(CLI::App& app, Format& format, const std::vector<Format>& accepted,
                                const std::string& flags) {
   std::vector<std::string> names;

@@ -11,6 +11,7 @@
 #include "emit.hpp"
 #include "lstmlm/model.hpp"
 #include "lstmlm/tasks/input.hpp"
+#include "lstmlm/tasks/window.hpp"
 
 namespace lstmlm::cli {
 
@@ -29,6 +30,19 @@ CLI::Validator uint64_value();
 CLI::Option* add_model_option(CLI::App& app, std::string& dir, bool required = true);
 CLI::Option* add_threads_option(CLI::App& app, int& threads);
 CLI::Option* add_oov_option(CLI::App& app, tasks::OovPolicy& oov);
+// --pad-to N, --window N, --stateful (mutually exclusive), for score, predict and generate.
+struct WindowArgs {
+  int pad_to = 0, window = 0;
+  bool stateful = false;
+  CLI::Option *pad_opt = nullptr, *window_opt = nullptr, *stateful_opt = nullptr;
+};
+void add_window_options(CLI::App& app, WindowArgs& w);
+// The window of the run: the option given, else --pad-to input_length when the model's config.json has
+// one (with a one-line note on stderr saying so and how to override), else stateful.
+tasks::WindowOptions resolve_window(const WindowArgs& w, const Model& model);
+// One stderr warning line per OOV word skipped in a context (`where`: "prompt", "argument:2", ...).
+void warn_skipped(const Model& model, const std::string& where, const std::vector<std::string>& words);
+
 // --output-format NAME (or another flag name) from the registered formats the subcommand accepts.
 CLI::Option* add_format_option(CLI::App& app, Format& format, const std::vector<Format>& accepted,
                                const std::string& flags = "--output-format");

@@ -155,3 +155,22 @@ TEST(Config, TokenizerSplitIsOptionalAndRoundTrips) {
   j["tokenizer"]["type"] = "char";
   EXPECT_NE(error_of(j).find("field 'tokenizer.split': applies to word models only"), std::string::npos);
 }
+
+TEST(Config, InputLengthIsOptionalPositiveAndBounded) {
+  // Absent (the writer's layout above) and null: any length.
+  EXPECT_FALSE(lstmlm::parse_config(good(), "config.json").input_length.has_value());
+  json j = good();
+  j["input_length"] = nullptr;
+  EXPECT_FALSE(lstmlm::parse_config(j, "config.json").input_length.has_value());
+  j["input_length"] = 8404;
+  auto c = lstmlm::parse_config(j, "config.json");
+  EXPECT_EQ(c.input_length, 8404);
+  EXPECT_EQ(lstmlm::config_to_json(c)["input_length"], 8404);
+  EXPECT_FALSE(lstmlm::config_to_json(lstmlm::parse_config(good(), "c")).contains("input_length"));
+  for (json bad : {json(0), json(-5), json(1000001), json(3.5), json("8404"), json(true)}) {
+    j["input_length"] = bad;
+    std::string e = error_of(j);
+    EXPECT_NE(e.find("model/config.json"), std::string::npos) << bad << ": " << e;
+    EXPECT_NE(e.find("input_length"), std::string::npos) << bad << ": " << e;
+  }
+}

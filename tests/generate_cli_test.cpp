@@ -140,9 +140,14 @@ TEST(GenerateCli, BadInputAndUsageExitCodes) {
   EXPECT_EQ(run_cli("generate " + m + " -p ab --top-p 2").status, 2);
   EXPECT_EQ(run_cli("generate " + m + " -p ab --output-format xml").status, 2);
   EXPECT_EQ(run_cli("generate " + m + " -p ab --seed -5").status, 2);
-  auto oov = run_cli("generate " + m + " -p 'abz'");
+  // An OOV prompt character without unk: skipped with a warning naming it, refused by --oov error.
+  auto skip = run_cli("generate " + m + " -p 'abz' -n 2 --seed 1");
+  EXPECT_EQ(skip.status, 0) << skip.err;
+  EXPECT_NE(skip.err.find("warning: prompt: 'z'"), std::string::npos) << skip.err;
+  auto oov = run_cli("generate " + m + " -p 'abz' --oov error --seed 1");
   EXPECT_EQ(oov.status, 1);
   EXPECT_NE(oov.err.find("'z'"), std::string::npos) << oov.err;
+  EXPECT_EQ(oov.out, "");
   EXPECT_EQ(run_cli("generate " + m + " -p ''").status, 1);  // no bos/eos to start from
   EXPECT_EQ(run_cli("generate " + m + " --prompt-file /nonexistent/prompt.txt").status, 1);
 }

@@ -126,9 +126,13 @@ TEST(Generate, PromptContextStartsFromBosElseEos) {
   auto plain = Model::random(10, 4, 8, 1, 1);                   // no bos, eos or unk
   EXPECT_EQ(prompt_context(*plain, "t1 t2").context, (std::vector<int32_t>{1, 2}));
   EXPECT_THROW(prompt_context(*plain, ""), InputError);
+  // An OOV word without unk follows score's rule: skipped (named in Prompt::skipped), or refused.
+  auto skipped = prompt_context(*plain, "t1 nosuchword");
+  EXPECT_EQ(skipped.context, (std::vector<int32_t>{1}));
+  EXPECT_EQ(skipped.skipped, (std::vector<std::string>{"nosuchword"}));
   try {
-    prompt_context(*plain, "t1 nosuchword");
-    FAIL() << "an OOV word without unk must be an error";
+    prompt_context(*plain, "t1 nosuchword", tasks::OovPolicy::Error);
+    FAIL() << "an OOV word without unk must be an error under --oov error";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("nosuchword"), std::string::npos) << e.what();
   }

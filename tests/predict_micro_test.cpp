@@ -34,12 +34,14 @@ TEST(PredictMicro, IdsPadToAndErrors) {
   PredictOptions o;
   o.ids_input = true;
   o.top = 1;
-  o.pad_to = 3;
+  o.window = {WindowMode::Pad, 3};
   auto r = predict(engine, {"1", "2 1 1 2"}, o, "test", 1);
-  EXPECT_EQ(r[0].ids, (std::vector<int32_t>{0, 0, 1}));  // pre-padded with pad_id 0
+  EXPECT_EQ(r[0].ids, (std::vector<int32_t>{1}));  // pre-padded with pad_id 0: two pads, then 1
+  EXPECT_EQ(r[0].pads, 2u);
   EXPECT_EQ(r[1].ids, (std::vector<int32_t>{1, 1, 2}));  // the last 3 kept
+  EXPECT_EQ(r[1].pads, 0u);
   EXPECT_NEAR(r[1].top[0].logprob, std::max(micro_logprob(2, 0), micro_logprob(2, 1)), 1e-5);
-  o.pad_to.reset();
+  o.window = {};
   EXPECT_THROW(predict(engine, {""}, o, "test", 1), InputError);  // nothing to feed, no bos/eos
 }
 

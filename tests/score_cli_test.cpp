@@ -134,10 +134,11 @@ TEST(PredictCli, AgreesWithScore) {
   EXPECT_EQ(jsonl(p.out)[0]["ids"], nlohmann::json::parse("[1, 2]"));
 }
 
-TEST(PredictCli, PadToNeedsPadIdAndStdinBatches) {
-  auto r = run_cli("predict " + model() + " --pad-to 4 the");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("pad_id"), std::string::npos) << r.err;
+TEST(PredictCli, PadToWithoutPadIdPadsWithZeroAndStdinBatches) {
+  // A model without tokenizer.pad_id is padded with id 0, Keras pad_sequences' default value.
+  auto r = run_cli("predict " + model() + " --output-format jsonl --pad-to 4 the");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(jsonl(r.out)[0]["pads"], 2) << r.out;  // eos start token + "the" + two pads
   auto a =
       run_cli("predict " + model() + " --output-format jsonl --top 3 --batch-size 1", "the\nonce upon\n\n");
   auto b = run_cli("predict " + model() + " --output-format jsonl --top 3 'the' 'once upon' ''");

@@ -57,6 +57,16 @@ TEST(UsageCli, ThreadCountsAreBoundedInEverySubcommand) {
   EXPECT_EQ(r.status, 0) << r.err;
 }
 
+TEST(UsageCli, WindowOptionsAreCheckedOnEverySubcommand) {
+  for (std::string cmd : {"score", "predict the", "generate --seed 1"}) {
+    expect_usage_error(cmd + " " + m() + " --pad-to -1", {"--pad-to", "-1 is not in [1, 1000000]"});
+    expect_usage_error(cmd + " " + m() + " --window 0", {"--window: 0 is not in [1, 1000000]"});
+    expect_usage_error(cmd + " " + m() + " --window 1000001", {"--window", "1000001 is not in [1, 1000000]"});
+    expect_usage_error(cmd + " " + m() + " --pad-to 3 --stateful", {"--pad-to", "--stateful"});
+    expect_usage_error(cmd + " " + m() + " --pad-to 3 --window 3", {"--pad-to", "--window"});
+  }
+}
+
 TEST(UsageCli, RangesAreWrittenReadably) {
   auto r = run_cli("predict " + m() + " --pad-to 0 the");
   expect_usage_error("predict " + m() + " --pad-to 0 the", {"--pad-to: 0 is not in [1, 1000000]"});

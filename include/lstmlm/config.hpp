@@ -15,6 +15,8 @@ inline constexpr int kFormatVersion = 1;
 inline constexpr int64_t kMaxVocabSize = int64_t{1} << 28;
 inline constexpr int64_t kMaxLayerWidth = int64_t{1} << 16;  // embedding_dim, hidden_size
 inline constexpr int64_t kMaxLayerCount = 256;
+// config.json's optional input_length (and the tasks' --pad-to / --window): a fixed input window.
+inline constexpr int kMaxInputLength = 1000000;
 // Sizes of the JSON files, checked before they are read: config.json is a few KB (its free-form `source`
 // included); vocab.json holds at most kMaxVocabSize tokens of a few bytes each.
 inline constexpr uint64_t kMaxConfigBytes = uint64_t{16} << 20;
@@ -55,6 +57,9 @@ struct ModelConfig {
   bool tied = false;
   TokenizerConfig tokenizer;
   nlohmann::json source = nlohmann::json::object();  // free-form provenance
+  // The model's fixed input length (a Keras Input of shape (None, N)): score, predict and generate then
+  // pre-pad every context to N by default, as the Keras app does (docs/scoring.md). None: any length.
+  std::optional<int> input_length;
 
   // Width of the input of layer k.
   int layer_input_size(size_t k) const {

@@ -187,9 +187,9 @@ ModelConfig parse_config(const json& j, const std::string& file) {
     throw ModelError::about(file, "format_version",
                             "format_version " + ver.dump() + " is newer than this build reads (" +
                                 std::to_string(kFormatVersion) + "); upgrade lstmlm");
-  r.only_keys(
-      j, "",
-      {"format", "format_version", "vocab_size", "embedding_dim", "layers", "output", "tokenizer", "source"});
+  r.only_keys(j, "",
+              {"format", "format_version", "vocab_size", "embedding_dim", "layers", "output", "tokenizer",
+               "source", "input_length"});
 
   ModelConfig c;
   c.format_version = static_cast<int>(ver.get<int64_t>());
@@ -212,6 +212,10 @@ ModelConfig parse_config(const json& j, const std::string& file) {
   check_config(c, file);  // the rules between fields, shared with Model::create
 
   c.tokenizer = parse_tokenizer(r, r.require(j, "", "tokenizer"), c.vocab_size);
+  // Optional (absent or null: the model takes any length): a Keras model's fixed input time dimension.
+  if (auto it = j.find("input_length"); it != j.end() && !it->is_null())
+    c.input_length = static_cast<int>(r.integer(*it, "input_length", 1, kMaxInputLength,
+                                                "a positive integer (the model's fixed input length)"));
   if (auto it = j.find("source"); it != j.end()) {
     c.source = r.object(*it, "source");
     check_trainable(r, c.source, c.layers.size());
@@ -253,10 +257,12 @@ json config_to_json(const ModelConfig& c) {
               {"pad_id", t.pad_id ? json(*t.pad_id) : json(nullptr)}};
   // Written only when set: a model without it stays readable by builds that predate the field.
   if (t.split) tok["split"] = *t.split;
-  return {{"format", "lstmlm"},         {"format_version", c.format_version},
-          {"vocab_size", c.vocab_size}, {"embedding_dim", c.embedding_dim},
-          {"layers", layers},           {"output", {{"tied", c.tied}}},
-          {"tokenizer", tok},           {"source", c.source}};
+  json j = {{"format", "lstmlm"},         {"format_version", c.format_version},
+            {"vocab_size", c.vocab_size}, {"embedding_dim", c.embedding_dim},
+            {"layers", layers},           {"output", {{"tied", c.tied}}},
+            {"tokenizer", tok},           {"source", c.source}};
+  if (c.input_length) j["input_length"] = *c.input_length;
+  return j;
 }
 
 const char* to_string(RecurrentActivation a) {

@@ -1,6 +1,7 @@
 // generate: prompt -> context, one prefill, then the K samples stepped as one batch (docs/generation.md).
 #include "lstmlm/tasks/generate.hpp"
 
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -17,7 +18,7 @@ std::vector<int32_t> GeneratedSample::ids() const {
   return v;
 }
 
-Prompt prompt_context(const Model& model, std::string_view prompt) {
+Prompt prompt_context(const Model& model, std::string_view prompt, tasks::OovPolicy oov, bool pad_window) {
   const Tokenizer& tok = model.tokenizer();
   const bool chars = tok.config().type == TokenizerType::Char;
   Prompt p;
@@ -50,12 +51,23 @@ Prompt prompt_context(const Model& model, std::string_view prompt) {
     if (end == std::string_view::npos) break;
     start = end + 1;
   }
-  for (const auto& t : p.tokens)
-    if (t.id < 0)
-      throw InputError("prompt: '" + t.text + "' is not in the vocabulary and the model has no unk_token");
+  std::vector<Token> fed;
+  for (auto& t : p.tokens) {
+    if (t.id >= 0) {
+      fed.push_back(std::move(t));
+      continue;
+    }
+    if (oov == tasks::OovPolicy::Error)
+      throw InputError(
+          "prompt: '" + t.text +
+          "' is not in the vocabulary and the model has no unk_token (--oov skip skips such words)" +
+          tasks::oov_hint(model, t.text));
+    p.skipped.push_back(t.text);
+  }
+  p.tokens = std::move(fed);
   if (int32_t s = tasks::start_token(tok); s >= 0) p.context.push_back(s);
   for (const auto& t : p.tokens) p.context.push_back(t.id);
-  if (p.context.empty())
+  if (p.context.empty() && !pad_window)
     throw InputError("prompt: empty, and the model has neither a bos_token nor an eos_token to start from");
   return p;
 }
@@ -69,13 +81,19 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
   const bool stop = o.stop_at_eos.value_or(eos.has_value()) && eos.has_value();
 
   GenerateResult r;
-  r.prompt = prompt_context(model, o.prompt);
+  tasks::check_window(o.window);
+  r.prompt = prompt_context(model, o.prompt, o.oov, o.window.mode == tasks::WindowMode::Pad);
   const auto V = static_cast<size_t>(model.vocab_size());
+  std::optional<tasks::WindowedPredictor> windowed;
+  if (o.window.windowed()) windowed.emplace(engine, o.window);
 
   // Prefill once; every sample starts from this state and this distribution.
   std::vector<State> states{State::zeros(model)};
   MatrixRM lp;
-  engine.predict(Sequences{r.prompt.context}, states, lp);
+  if (windowed)
+    windowed->predict({std::span<const int32_t>(r.prompt.context)}, lp);
+  else
+    engine.predict(Sequences{r.prompt.context}, states, lp);
 
   const auto K = static_cast<size_t>(o.num_samples);
   r.samples.resize(K);
@@ -92,6 +110,9 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
   std::vector<size_t> active;
   for (size_t i = 0; i < K; ++i) active.push_back(i);
   states.resize(K, states.front());
+  // Windowed: each sample's whole context (prompt + generated), the window cut from it at every step.
+  std::vector<std::vector<int32_t>> contexts;
+  if (windowed) contexts.assign(K, r.prompt.context);
 
   Sequences next;
   for (int step = 0; step < o.max_tokens && !active.empty(); ++step) {
@@ -108,6 +129,7 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
       s.tokens.push_back(t);
       s.total_logprob += t.logprob;
       history[i].push_back(id);
+      if (windowed) contexts[i].push_back(id);
       if (on_token) on_token(static_cast<int>(i), t);
       if (stop && id == *eos) {
         s.stopped_at_eos = true;
@@ -119,7 +141,14 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
     }
     active = std::move(still);
     states = std::move(kept);
-    if (step + 1 < o.max_tokens && !active.empty()) engine.predict(next, states, lp);
+    if (step + 1 >= o.max_tokens || active.empty()) continue;
+    if (windowed) {
+      std::vector<std::span<const int32_t>> rows;
+      for (size_t i : active) rows.emplace_back(contexts[i]);
+      windowed->predict(rows, lp);
+    } else {
+      engine.predict(next, states, lp);
+    }
   }
   return r;
 }

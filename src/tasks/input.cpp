@@ -3,10 +3,18 @@
 #include <charconv>
 
 #include "lstmlm/error.hpp"
+#include "model/unicode.hpp"
 
 namespace lstmlm::tasks {
 
 namespace {
+
+// True when lowercasing (Python's str.lower()) changes s: it holds an uppercase (or titlecase) letter.
+bool has_upper(std::string_view s) {
+  size_t bad = 0;
+  auto u = detail::decode_utf8(s, &bad);
+  return u && detail::lowercase(*u) != *u;
+}
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r' || c == '\n'; }
 
@@ -51,8 +59,16 @@ std::vector<Token> read_tokens(const Model& model, std::string_view text, bool i
       if (t.id < 0)
         throw InputError(
             where.prefix() + "'" + t.text +
-            "' is not in the vocabulary and the model has no unk_token (--oov skip skips such words)");
+            "' is not in the vocabulary and the model has no unk_token (--oov skip skips such words)" +
+            oov_hint(model, t.text));
   return toks;
+}
+
+std::string oov_hint(const Model& model, const std::string& word) {
+  if (model.tokenizer().unk_id() || model.config().tokenizer.lowercase || !has_upper(word)) return "";
+  for (const auto& t : model.vocab().tokens())
+    if (has_upper(t)) return "";
+  return "; the vocabulary is lowercase-only: reconvert with convert.py --lowercase";
 }
 
 int32_t start_token(const Tokenizer& tok) {

@@ -9,19 +9,18 @@
 namespace lstmlm::tasks {
 
 std::vector<int32_t> context_ids(const Model& model, const std::string& text, const PredictOptions& opt,
-                                 const LineRef& where) {
+                                 const LineRef& where, std::vector<std::string>* skipped) {
   std::vector<int32_t> ids;
-  // Keras apps feed the padded raw ids: no start token with --pad-to, and none with --ids.
+  // The start token is part of the context (windowed or not), as in score; none with --ids.
   int32_t start = start_token(model.tokenizer());
-  if (opt.add_start && !opt.ids_input && !opt.pad_to && start >= 0) ids.push_back(start);
-  for (const auto& t : read_tokens(model, text, opt.ids_input, opt.oov, where))
-    if (t.id >= 0) ids.push_back(t.id);
-  if (opt.pad_to) {
-    auto n = static_cast<size_t>(*opt.pad_to);
-    if (ids.size() > n) ids.erase(ids.begin(), ids.end() - static_cast<ptrdiff_t>(n));
-    ids.insert(ids.begin(), n - ids.size(), *model.tokenizer().pad_id());
+  if (opt.add_start && !opt.ids_input && start >= 0) ids.push_back(start);
+  for (const auto& t : read_tokens(model, text, opt.ids_input, opt.oov, where)) {
+    if (t.id >= 0)
+      ids.push_back(t.id);
+    else if (skipped)
+      skipped->push_back(t.text);
   }
-  if (ids.empty())
+  if (ids.empty() && opt.window.mode != WindowMode::Pad)
     throw InputError(where.prefix() +
                      "empty context: nothing to predict from (the model has no bos_token or " +
                      "eos_token to start from; give at least one token, or use --pad-to)");
@@ -48,13 +47,25 @@ std::vector<Candidate> top_candidates(const Model& model, const float* logprobs,
 std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& contexts,
                                 const PredictOptions& opt, const std::string& source, uint64_t first_line) {
   const Model& model = engine.model();
-  if (opt.pad_to && !model.tokenizer().pad_id())
-    throw UsageError("--pad-to needs tokenizer.pad_id in " + model.directory() +
-                     "/config.json; this model has none");
-  if (opt.pad_to && *opt.pad_to < 1) throw UsageError("--pad-to must be at least 1");
+  check_window(opt.window);
   std::vector<Prediction> out(contexts.size());
   for (size_t i = 0; i < contexts.size(); ++i)
-    out[i].ids = context_ids(model, contexts[i], opt, LineRef{source, first_line + i});
+    out[i].ids = context_ids(model, contexts[i], opt, LineRef{source, first_line + i}, &out[i].skipped);
+  if (opt.window.windowed()) {
+    WindowedPredictor wp(engine, opt.window, opt.batch_size);
+    std::vector<std::span<const int32_t>> ctx;
+    for (auto& p : out) ctx.emplace_back(p.ids);
+    MatrixRM lp;
+    wp.predict(ctx, lp);
+    for (size_t i = 0; i < out.size(); ++i) {
+      out[i].pads = wp.pads_before(out[i].ids);
+      auto win = wp.window_of(out[i].ids);
+      std::vector<int32_t> kept(win.begin(), win.end());
+      out[i].ids = std::move(kept);
+      out[i].top = top_candidates(model, lp.row(static_cast<Eigen::Index>(i)).data(), opt.top);
+    }
+    return out;
+  }
 
   std::vector<size_t> order(contexts.size());
   std::iota(order.begin(), order.end(), size_t{0});

@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 
+#include "engine/measures.hpp"
 #include "lstmlm/error.hpp"
 #include "tasks/score_lines.hpp"
 #include "tasks/score_measures.hpp"
@@ -44,6 +45,8 @@ Scorer::Scorer(Engine& engine, ScoreOptions opt) : engine_(&engine), opt_(opt) {
   start_ = start_token(engine.model().tokenizer());
   doc_state_ = State::zeros(engine.model());
   doc_pending_ = start_;
+  check_window(opt_.window);
+  if (start_ >= 0) doc_history_.push_back(start_);
 }
 
 std::vector<LineScore> Scorer::score(const std::vector<std::string>& lines, const std::string& source,
@@ -56,7 +59,9 @@ std::vector<LineScore> Scorer::score(const std::vector<std::string>& lines, cons
                                    i < ends.size() ? ends[i] : LineEnd::Lf);
     if (!out[i].skipped) streams[i] = detail::fed_ids(out[i]);
   }
-  if (opt_.context == ContextMode::Sentence)
+  if (opt_.window.windowed())
+    run_windowed(out, streams);
+  else if (opt_.context == ContextMode::Sentence)
     run_sentences(out, streams);
   else
     run_document(out, streams);
@@ -148,6 +153,75 @@ void Scorer::run_document(std::vector<LineScore>& out, const std::vector<std::ve
                       opt_.rank ? rank_all.data() + k : nullptr);
     k += streams[i].size() - (context ? 1 : 0);
     if (context) first_is_context = false;
+  }
+}
+
+void Scorer::run_windowed(std::vector<LineScore>& out, const std::vector<std::vector<int32_t>>& streams) {
+  // Every scored token is one row: its context is the stream before it (tasks/window.hpp cuts the window).
+  // Sentence mode: line i's stream is [start] + its ids; document mode: one stream, the history first.
+  const Model& model = engine_->model();
+  const int V = model.vocab_size();
+  const bool doc = opt_.context == ContextMode::Document;
+  std::vector<std::vector<int32_t>> bufs;  // rows point into these: reserved, never reallocated
+  bufs.reserve(out.size() + 1);
+  std::vector<std::span<const int32_t>> rows;  // contexts
+  std::vector<int32_t> targets;
+  std::vector<std::pair<size_t, size_t>> first_row(out.size());  // per line: [first row, row count)
+  std::vector<bool> first_is_context(out.size(), false);
+  if (doc) {
+    bufs.emplace_back(doc_history_);
+    for (const auto& s : streams) bufs[0].insert(bufs[0].end(), s.begin(), s.end());
+  }
+  size_t pos = doc ? doc_history_.size() : 0;  // document mode: where line i's ids start in bufs[0]
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!doc) {
+      bufs.emplace_back();
+      if (start_ >= 0) bufs.back().push_back(start_);
+      pos = bufs.back().size();
+      bufs.back().insert(bufs.back().end(), streams[i].begin(), streams[i].end());
+    }
+    const std::vector<int32_t>& buf = bufs.back();
+    first_row[i].first = rows.size();
+    for (size_t k = 0; k < streams[i].size(); ++k, ++pos) {
+      if (pos == 0) {  // no start token and nothing before: context only
+        first_is_context[i] = true;
+        continue;
+      }
+      rows.emplace_back(buf.data(), pos);
+      targets.push_back(buf[pos]);
+    }
+    first_row[i].second = rows.size() - first_row[i].first;
+  }
+  // Chunks of rows bound the [rows, V] log-prob matrix; the predictor batches each chunk.
+  std::vector<float> lp(rows.size()), entropy(opt_.entropy ? rows.size() : 0);
+  std::vector<int32_t> rank(opt_.rank ? rows.size() : 0);
+  WindowedPredictor wp(*engine_, opt_.window, opt_.batch_size);
+  const size_t chunk = 1024;
+  MatrixRM dist;
+  for (size_t b = 0; b < rows.size(); b += chunk) {
+    const size_t n = std::min(chunk, rows.size() - b);
+    std::vector<std::span<const int32_t>> part(rows.begin() + static_cast<ptrdiff_t>(b),
+                                               rows.begin() + static_cast<ptrdiff_t>(b + n));
+    wp.predict(part, dist);
+    for (size_t r = 0; r < n; ++r) {
+      const float* z = dist.row(static_cast<Eigen::Index>(r)).data();
+      const float v = z[targets[b + r]];
+      lp[b + r] = v;
+      if (opt_.entropy) entropy[b + r] = lstmlm::detail::entropy_nats(z, 0.0f, V);
+      if (opt_.rank) rank[b + r] = lstmlm::detail::rank_of(z, v, V);
+    }
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].skipped) continue;
+    const size_t f = first_row[i].first;
+    detail::fill_line(out[i], lp.data() + f, first_is_context[i], opt_.entropy ? entropy.data() + f : nullptr,
+                      opt_.rank ? rank.data() + f : nullptr);
+  }
+  if (doc) {
+    std::vector<int32_t>& all = bufs[0];
+    const auto n = static_cast<size_t>(opt_.window.length);
+    if (all.size() > n) all.erase(all.begin(), all.end() - static_cast<ptrdiff_t>(n));
+    doc_history_ = std::move(all);
   }
 }
 

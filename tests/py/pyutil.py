@@ -75,9 +75,11 @@ def run_lstmlm(*args):
 
 def predict_logprobs(model_dir, contexts):
     """[np.array of ln p over the vocabulary] after each id context (a list of ints), from one call of
-    `lstmlm predict --ids --top 0`; fails on a non-zero exit or a record for another context."""
+    `lstmlm predict --ids --top 0 --stateful` (the context as given, from the zero state: a Keras model's
+    default --pad-to input_length window is turned off); fails on a non-zero exit or a record for another
+    context."""
     import numpy as np
-    r = run_lstmlm("predict", "-m", model_dir, "--ids", "--top", "0", "--output-format", "jsonl",
+    r = run_lstmlm("predict", "-m", model_dir, "--ids", "--top", "0", "--stateful", "--output-format", "jsonl",
                    *[" ".join(str(i) for i in c) for c in contexts])
     if r.returncode != 0:
         raise AssertionError(f"lstmlm predict failed ({r.returncode}): {r.stderr}")

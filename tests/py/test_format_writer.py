@@ -56,6 +56,20 @@ class FormatWriterTest(unittest.TestCase):
                 self.assertIn("tensor_names.json", str(cm.exception))
                 self.assertFalse(os.path.exists(d), "a directory was created for a refused model")
 
+    def test_input_length_is_written_when_given_and_checked(self):
+        args = dict(vocab=["a", "b", "c"], embedding_dim=2, layers=[fmt.layer(1)], tied=False,
+                    tokenizer=fmt.tokenizer(), tensors=tiny_tensors(fmt.names), source={})
+        d = tempfile.mkdtemp()
+        fmt.write_model(d, **args)
+        self.assertNotIn("input_length", pyutil.read_config(d))
+        fmt.write_model(d, input_length=np.int64(8404), **args)
+        self.assertEqual(pyutil.read_config(d)["input_length"], 8404)
+        for bad in (0, -1, 1000001, 2.5, "9", True):
+            with self.subTest(bad=bad):
+                with self.assertRaises(ValueError) as cm:
+                    fmt.write_model(os.path.join(tempfile.mkdtemp(), "out"), input_length=bad, **args)
+                self.assertIn("input_length", str(cm.exception))
+
     def test_layer_names_follow_the_number_of_layers(self):
         self.assertTrue(fmt.names.is_known("lstm.weight_hr_l1", 2))
         self.assertFalse(fmt.names.is_known("lstm.weight_hr_l2", 2))

@@ -92,6 +92,37 @@ def _layer_list(model_config, where):
     return layers
 
 
+def _input_length(model_config):
+    """The fixed input time dimension N of a model whose input shape is (batch, N[, features]): from the
+    InputLayer's batch_shape (Keras 3) / batch_input_shape (Keras 2), else the first layer's
+    batch_input_shape / input_shape (input_shape has no batch dimension), else Keras 3 Sequential's
+    build_input_shape. None when the time dimension is None (any length) or no shape is recorded."""
+    try:
+        layers = _layer_list(model_config, "")
+    except (ConvertError, KeyError, TypeError):
+        return None
+    shape = None
+    for lay in layers[:2]:
+        c = lay.get("config", {}) if isinstance(lay, dict) else {}
+        for key in ("batch_shape", "batch_input_shape"):
+            if isinstance(c.get(key), list):
+                shape = c[key]
+                break
+        if shape is None and isinstance(c.get("input_shape"), list):
+            shape = [None] + c["input_shape"]
+        if shape is not None or lay.get("class_name") == "InputLayer":
+            break
+    cfg = model_config.get("config")
+    if shape is None and isinstance(cfg, dict) and isinstance(cfg.get("build_input_shape"), list):
+        shape = cfg["build_input_shape"]
+    if shape is None or len(shape) < 2:
+        return None
+    n = shape[1]
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        return None
+    return n
+
+
 def _parse_architecture(model_config, keras_version, where):
     """[(kind, name, info)] for embedding / lstm / dense, in order; refuses what lstmlm cannot run."""
     plan, softmax_pending, out_done = [], False, False
@@ -423,6 +454,7 @@ def convert(path, args):
     where = path
     base = os.path.basename(path)
     source = {"framework": "keras", "file": base, "exporter": "tools/convert.py"}
+    input_length = None
     if zipfile.is_zipfile(path):
         limit = common.alloc_limit(path)
         with zipfile.ZipFile(path) as z:
@@ -435,6 +467,7 @@ def convert(path, args):
         read = _DatasetReader(where, len(weights_bytes))
         with h5py.File(io.BytesIO(weights_bytes), "r") as f:
             plan = _parse_architecture(config, keras_version, where)
+            input_length = _input_length(config)
             groups = _k3_groups(f)
             built = _build(plan, lambda kind, name: _k3_layer_weights(groups, kind, name, read), where)
         source["trainable"] = _trainable(plan)
@@ -446,6 +479,7 @@ def convert(path, args):
             if "model_config" in f.attrs:
                 config = json.loads(_s(f.attrs["model_config"]))
                 plan = _parse_architecture(config, keras_version, where)
+                input_length = _input_length(config)
                 source["format"] = "h5-model"
                 mw = f["model_weights"]
                 built = _build(plan, lambda kind, name: _legacy_layer_weights(mw, name, read), where)
@@ -472,5 +506,8 @@ def convert(path, args):
     if meta["mask_zero"]:
         source.setdefault("notes", []).append(
             "Embedding mask_zero=True: Keras skips steps with id 0 (padding); do not feed pad ids")
-    return common.assemble(args, size=size, tensors=tensors, embedding_dim=emb_dim, layers=layers, tied=False,
-                           source=source, source_vocab=None, where=where)
+    kwargs = common.assemble(args, size=size, tensors=tensors, embedding_dim=emb_dim, layers=layers, tied=False,
+                             source=source, source_vocab=None, where=where)
+    if input_length is not None:
+        kwargs["input_length"] = input_length
+    return kwargs

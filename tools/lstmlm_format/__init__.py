@@ -19,6 +19,8 @@ FORMAT_VERSION = 1
 MAX_VOCAB_SIZE = 1 << 28
 MAX_LAYER_WIDTH = 1 << 16
 MAX_LAYER_COUNT = 256
+# config.json's optional input_length (kMaxInputLength): the fixed input window of a Keras model.
+MAX_INPUT_LENGTH = 1000000
 RECURRENT_ACTIVATIONS = ("sigmoid", "hard_sigmoid", "hard_sigmoid_keras3")
 
 SPEC_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "src", "format",
@@ -131,6 +133,8 @@ def check_config(config):
                          "word model, or null")
     if t.get("pad_id") is not None:
         _int_in(t["pad_id"], 0, V - 1, "tokenizer.pad_id")
+    if config.get("input_length") is not None:
+        _int_in(config["input_length"], 1, MAX_INPUT_LENGTH, "input_length")
 
 
 def _write_files(outdir, config, vocab, tensors):
@@ -143,13 +147,15 @@ def _write_files(outdir, config, vocab, tensors):
     write_safetensors(os.path.join(outdir, "weights.safetensors"), tensors)
 
 
-def write_model(outdir, *, vocab, embedding_dim, layers, tied, tokenizer, tensors, source):
+def write_model(outdir, *, vocab, embedding_dim, layers, tied, tokenizer, tensors, source, input_length=None):
     """Writes config.json, vocab.json and weights.safetensors into outdir (created if needed; in an existing
     directory the three files are replaced, other files are left alone).
     A tensor name outside the spec (src/format/tensor_names.json) is a converter bug, and a config lstmlm
     would refuse is a bad source: ValueError, nothing written. The files are written into a temporary
     sibling directory and moved into place only when all three are complete, so a failure at any point
-    leaves outdir as it was (absent, or with its previous files)."""
+    leaves outdir as it was (absent, or with its previous files).
+    input_length: the model's fixed input time dimension (Keras Input shape (None, N)), written as the
+    top-level "input_length" when given (lstmlm then pre-pads every context to it by default)."""
     unknown = [n for n in tensors if not names.is_known(n, len(layers))]
     if unknown:
         raise ValueError(f"write_model: tensor name {unknown[0]!r} is not in the lstmlm format spec "
@@ -159,6 +165,8 @@ def write_model(outdir, *, vocab, embedding_dim, layers, tied, tokenizer, tensor
     config = {"format": "lstmlm", "format_version": FORMAT_VERSION, "vocab_size": len(vocab),
               "embedding_dim": embedding_dim, "layers": layers, "output": {"tied": bool(tied)},
               "tokenizer": tokenizer, "source": source}
+    if input_length is not None:
+        config["input_length"] = int(input_length) if isinstance(input_length, np.integer) else input_length
     check_config(config)
     if os.path.exists(outdir) and not os.path.isdir(outdir):
         raise FileExistsError(f"{outdir}: exists and is not a directory")

@@ -10,6 +10,8 @@
 
 #include "lstmlm/engine.hpp"
 #include "lstmlm/sampler.hpp"
+#include "lstmlm/tasks/input.hpp"
+#include "lstmlm/tasks/window.hpp"
 #include "lstmlm/tokenizer.hpp"
 
 namespace lstmlm {
@@ -21,6 +23,10 @@ struct GenerateOptions {
   uint64_t seed = 0;
   int num_samples = 1;
   std::optional<bool> stop_at_eos;  // unset: on when the model has an eos token
+  // Pad / Window: every token is predicted from the window of the prompt's context + the tokens generated
+  // so far, from the zero state, as a Keras app's loop does (tasks/window.hpp); Stateful: the state carries.
+  tasks::WindowOptions window{};
+  tasks::OovPolicy oov = tasks::OovPolicy::Skip;  // a prompt word not in the vocabulary, without unk_token
 };
 
 struct GeneratedToken {
@@ -38,15 +44,19 @@ struct GeneratedSample {
 
 // The prompt as the model sees it.
 struct Prompt {
-  std::vector<Token> tokens;     // the prompt's tokens (line breaks included as tokens, see prompt_context)
-  std::vector<int32_t> context;  // ids fed to the model: the start token (bos, else eos, if any) + tokens
+  std::vector<Token> tokens;  // the prompt's fed tokens (line breaks included as tokens, see prompt_context)
+  std::vector<int32_t> context;      // ids fed to the model: the start token (bos, else eos, if any) + tokens
+  std::vector<std::string> skipped;  // OOV words skipped (not fed): no unk_token, OovPolicy::Skip
 };
 
 // Tokenizes a prompt. A line break is the char model's "\n" token (unk when the vocabulary has none) or, in a
 // word model, the eos token when it has one (else plain whitespace). The context starts with bos, else eos,
-// as in `score`; a model with neither starts from the prompt alone, so an empty prompt is then an InputError.
-// An OOV word maps to unk when the model has one; without unk it is an InputError naming the word.
-Prompt prompt_context(const Model& model, std::string_view prompt);
+// as in `score`; a model with neither starts from the prompt alone, so an empty prompt is then an InputError
+// (unless `pad_window`: a Pad window predicts from the pads alone, as Keras does for an empty seed).
+// An OOV word maps to unk when the model has one; without unk it is skipped (Prompt::skipped), or with
+// OovPolicy::Error an InputError naming the word, as score does.
+Prompt prompt_context(const Model& model, std::string_view prompt,
+                      tasks::OovPolicy oov = tasks::OovPolicy::Skip, bool pad_window = false);
 
 // Called with (sample index, token) as soon as each token is chosen: lets the CLI stream.
 using TokenCallback = std::function<void(int, const GeneratedToken&)>;

@@ -33,6 +33,11 @@ inline constexpr size_t kMaxLineTokens = size_t{1} << 20;
 std::vector<Token> read_tokens(const Model& model, std::string_view text, bool ids_input, OovPolicy policy,
                                const LineRef& where);
 
+// What a message about the OOV `word` adds: "; the vocabulary is lowercase-only: reconvert with convert.py
+// --lowercase" when the model has no unk_token, its vocabulary has no uppercase letter, the tokenizer does
+// not lowercase and `word` has an uppercase letter (a cased text against an uncased vocabulary); else "".
+std::string oov_hint(const Model& model, const std::string& word);
+
 // The sentence-start token: bos_token, else eos_token, else none (-1). The one rule for score's first
 // token, predict's text contexts and generate's prompt.
 int32_t start_token(const Tokenizer& tok);

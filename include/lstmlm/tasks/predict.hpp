@@ -7,14 +7,17 @@
 
 #include "lstmlm/engine.hpp"
 #include "lstmlm/tasks/input.hpp"
+#include "lstmlm/tasks/window.hpp"
 
 namespace lstmlm::tasks {
 
 struct PredictOptions {
-  int top = 10;               // candidates per context; <= 0 or >= V: the whole vocabulary
-  std::optional<int> pad_to;  // Keras pad_sequences(maxlen=N, padding='pre', truncating='pre') with pad_id
-  bool ids_input = false;     // contexts are whitespace-separated ids, fed exactly as given
-  bool add_start = true;      // text contexts start with bos_token (else eos_token) when the model has one
+  int top = 10;  // candidates per context; <= 0 or >= V: the whole vocabulary
+  // Pad N: Keras pad_sequences(maxlen=N, padding='pre', truncating='pre') with pad_id (else 0), run from
+  // the zero state; Window N: the last N ids; Stateful: every id (tasks/window.hpp).
+  WindowOptions window{};
+  bool ids_input = false;  // contexts are whitespace-separated ids, fed exactly as given
+  bool add_start = true;   // text contexts start with bos_token (else eos_token) when the model has one
   OovPolicy oov = OovPolicy::Skip;
   int batch_size = 64;
 };
@@ -27,20 +30,23 @@ struct Candidate {
 };
 
 struct Prediction {
-  std::vector<int32_t> ids;    // exactly the ids fed to the model (start token / padding included)
-  std::vector<Candidate> top;  // by descending prob, ties by ascending id
+  std::vector<int32_t> ids;          // the ids fed to the model after `pads` pad ids (start token included)
+  size_t pads = 0;                   // pad ids fed before `ids` (Pad window only)
+  std::vector<Candidate> top;        // by descending prob, ties by ascending id
+  std::vector<std::string> skipped;  // OOV words skipped (not fed): no unk_token, OovPolicy::Skip
 };
 
-// The ids fed for one context (see PredictOptions); throws InputError (prefixed with `where`) when
-// nothing would be fed: an empty context on a model without bos/eos and without --pad-to.
+// The context's ids before any window (see PredictOptions), the OOV words skipped added to `skipped`
+// when given; throws InputError (prefixed with `where`) when nothing would be fed: an empty context on a
+// model without bos/eos, without a Pad window.
 std::vector<int32_t> context_ids(const Model& model, const std::string& text, const PredictOptions& opt,
-                                 const LineRef& where);
+                                 const LineRef& where, std::vector<std::string>* skipped = nullptr);
 
 // The `top` best of one row of log-probabilities.
 std::vector<Candidate> top_candidates(const Model& model, const float* logprobs, int top);
 
 // Predicts every context; rows are batched by length, results come back in input order.
-// Throws UsageError when --pad-to is asked of a model without pad_id.
+// Throws UsageError for a window length outside [1, kMaxWindowLength].
 std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& contexts,
                                 const PredictOptions& opt, const std::string& source, uint64_t first_line);
 

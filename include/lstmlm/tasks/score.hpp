@@ -31,6 +31,7 @@
 
 #include "lstmlm/engine.hpp"
 #include "lstmlm/tasks/input.hpp"
+#include "lstmlm/tasks/window.hpp"
 
 namespace lstmlm::tasks {
 
@@ -51,6 +52,10 @@ struct ScoreOptions {
   bool entropy = false;     // fill WordScore::entropy
   bool rank = false;        // fill WordScore::rank (not with Aggregate::Words)
   Aggregate aggregate = Aggregate::Tokens;
+  // Pad / Window: every scored token is predicted from the window of the stream before it (the line's in
+  // sentence mode, the whole stream's in document mode; the start token included), from the zero state,
+  // as a Keras app's model.predict on pad_sequences does (tasks/window.hpp). Stateful: the state carries.
+  WindowOptions window{};
 };
 
 struct WordScore {
@@ -102,12 +107,15 @@ class Scorer {
  private:
   void run_sentences(std::vector<LineScore>& out, const std::vector<std::vector<int32_t>>& streams);
   void run_document(std::vector<LineScore>& out, const std::vector<std::vector<int32_t>>& streams);
+  void run_windowed(std::vector<LineScore>& out, const std::vector<std::vector<int32_t>>& streams);
   Engine* engine_;
   ScoreOptions opt_;
   int32_t start_ = -1;
   // Document mode: the state after every fed token, and the last token of the stream (not yet fed).
   State doc_state_;
   int32_t doc_pending_ = -1;
+  // Windowed document mode: the stream so far (its last window length tokens at most; start token first).
+  std::vector<int32_t> doc_history_;
 };
 
 }  // namespace lstmlm::tasks
