@@ -416,9 +416,10 @@ class KerasPredictRecipeTest(RecipeBase):
 
 
 class KerasWindowRecipeTest(RecipeBase):
-    """Awaits lstmlm's fixed-window interface (issue 14): `score/generate --pad-to N`, and `input_length` in
-    config.json (written by the converter for a fixed Keras input) making `--pad-to input_length` the default
-    of score, predict and generate. Fails until that is merged."""
+    """Awaits lstmlm's fixed-window interface (issue 14): `score/generate --pad-to N` (and predict's on a model
+    without pad_id, padding with 0), `--window N`, `--stateful`, and `input_length` in config.json (written by
+    the converter for a fixed Keras input) making `--pad-to input_length` the default of score, predict and
+    generate. Fails until that is merged."""
 
     def training_loss(self, key, *pad, exact_logprob=True):
         app = getattr(KerasApps, key)()
@@ -507,6 +508,30 @@ class KerasWindowRecipeTest(RecipeBase):
         for key in ("shakespeare", "onehot"):
             with self.subTest(key):
                 KerasPredictRecipeTest.check_predict(self, key)
+
+    def test_predict_window_char_models(self):
+        # lstm_text_generation's window: the last maxlen chars, no padding (the seeds are longer than it).
+        for key in ("shakespeare", "onehot"):
+            with self.subTest(key):
+                app = getattr(KerasApps, key)()
+                vocab = pyutil.read_vocab(app["out"])
+                ctx = app["encode"](app["seed"])
+                self.assertGreater(len(ctx), app["maxlen"])
+                ref_lp = padded(app).predict(ctx)
+                rec = lstmlm_json("predict", "-m", app["out"], "--window", str(app["maxlen"]), "--top", "5",
+                                  "--output-format", "jsonl", app["seed"])[0]
+                self.assert_top(rec["top"], ref_lp, vocab, 5, f"{app['name']} predict --window {app['maxlen']}")
+
+    def test_stateful_turns_the_default_off(self):
+        # With input_length in config.json, --stateful gives the zero-state unpadded run again: "feature" (0.095)
+        # after "machine learning is a" on keras3-ml-wordpred, where the default window gives "learning".
+        app = self.default_pad("wordpred")
+        vocab = pyutil.read_vocab(app["out"])
+        ref_lp = padded(app).lm.next_logprobs(app["encode"](app["seed"]))
+        rec = lstmlm_json("predict", "-m", app["out"], "--stateful", "--top", "5", "--output-format", "jsonl",
+                          app["seed"])[0]
+        self.assertEqual(rec["top"][0]["token"], "feature")
+        self.assert_top(rec["top"], ref_lp, vocab, 5, f"{app['name']} predict --stateful")
 
     def test_predict_default(self):
         for key in ALL_APPS:
