@@ -1,4 +1,5 @@
 // `lstmlm score`: per-word log-probabilities, per-line totals and perplexity of text files or stdin.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -38,7 +39,7 @@ whose vocabulary holds "\n" (char-rnn trains on the text's characters, newlines 
 fed as "\r" "\n" when the vocabulary has "\r", a last line without a line break gets nothing), or
 nothing for a model with neither. --no-eos appends no line end in either mode. OOV words are scored as
 unk_token and counted; without unk_token they are skipped (not fed, not scored, counted; --oov error
-refuses them).
+refuses them; a capitalised word against a lowercase-only vocabulary gets one warning naming the fix).
 Perplexity (KenLM query): including OOVs = exp(-sum ln p / tokens), tokens = scored tokens incl. eos;
 excluding OOVs = exp(-(sum ln p - ln p of OOVs) / (tokens - scored OOVs)).
 
@@ -186,9 +187,29 @@ int run(const Opts& o) {
   StreamPos pos{start, true};
   // srilm accumulates its per-file statistics from the line records, so it gets them at every level.
   const bool emit_lines = o.verbosity != Verbosity::Summary || o.format == Format::Srilm;
+  // A cased text against a lowercase-only vocabulary (no unk, no lowercasing) loses its capitalised words
+  // silently: the first such skipped word gets one warning that says the fix. The probe with "A" tells
+  // once whether the model is of that kind (oov_hint reads the whole vocabulary).
+  bool hint_pending = !tasks::oov_hint(*model, "A").empty();
+  auto may_be_cased = [](const std::string& w) {
+    return std::any_of(w.begin(), w.end(), [](char c) { return (c >= 'A' && c <= 'Z') || (c & 0x80); });
+  };
   while (in.next_file()) {
     auto take = [&](const std::vector<tasks::LineScore>& scores) {
       for (const auto& l : scores) {
+        if (hint_pending && l.oovs > 0)
+          for (const auto& w : l.words)
+            if (w.oov && may_be_cased(w.token)) {
+              std::string hint = tasks::oov_hint(*model, w.token);
+              if (hint.empty()) continue;
+              hint_pending = false;
+              print_diagnostic("lstmlm: warning: ", in.source() + ":" + std::to_string(l.line) + ": '" +
+                                                        w.token +
+                                                        "' is not in the vocabulary and the model has no "
+                                                        "unk_token: skipped, counted as an OOV" +
+                                                        hint);
+              break;
+            }
         summary.add(l);
         if (l.nonfinite && first_nonfinite.empty())
           first_nonfinite = in.source() + ":" + std::to_string(l.line);
