@@ -251,3 +251,63 @@ TEST(Sampler, DrawsNeverLeaveTheTopKSet) {
 }
 
 }  // namespace
+
+namespace {
+
+// The draw as Sampler::sample made it before its fused path: distribution(), then the inverse CDF over
+// the kept ids (one uniform per draw).
+int32_t reference_draw(const Sampler& s, const std::vector<float>& lp, Rng& rng) {
+  auto d = s.distribution(lp, {});
+  double total = 0;
+  for (double p : d.probs) total += p;
+  const double target = rng.uniform() * total;
+  double cum = 0;
+  for (size_t j = 0; j < d.ids.size(); ++j) {
+    cum += d.probs[j];
+    if (cum > target) return d.ids[j];
+  }
+  return d.ids.back();
+}
+
+}  // namespace
+
+// The chain without filters is fused in Sampler::sample (no vector per token); it must draw exactly
+// what distribution() + the inverse CDF draw, from the same stream: ties, -inf and NaN entries, a peaked
+// and a flat distribution, several temperatures.
+TEST(SamplerFastPath, DrawsEqualTheReferenceChainDrawForDraw) {
+  Rng gen(12345);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (float t : {1.0f, 0.7f, 1.9f}) {
+    Sampler s(params(t));
+    for (int trial = 0; trial < 200; ++trial) {
+      const size_t V = 1 + gen.next() % 600;
+      std::vector<float> lp(V);
+      const double scale = trial % 3 == 0 ? 30.0 : 3.0;  // peaked or flat
+      for (auto& x : lp) x = static_cast<float>(-scale * gen.uniform());
+      if (V > 4) {
+        lp[gen.next() % V] = -inf;
+        lp[gen.next() % V] = nan;
+        lp[gen.next() % V] = lp[0];  // a tie
+      }
+      if (!std::isfinite(lp[V - 1])) lp[V - 1] = -1.0f;  // keep at least one candidate
+      Rng a(trial), b(trial);
+      for (int draw = 0; draw < 20; ++draw)
+        ASSERT_EQ(s.sample(lp, {}, a), reference_draw(s, lp, b)) << "t " << t << " trial " << trial;
+    }
+  }
+  // A repeat penalty with no history in reach is still the plain chain; with one it is not (other path).
+  SamplerParams p = params();
+  p.repeat_penalty = 1.3f;
+  Sampler pen(p);
+  std::vector<float> lp = logs({0.5, 0.3, 0.2});
+  Rng a(7), b(7);
+  for (int draw = 0; draw < 50; ++draw) EXPECT_EQ(pen.sample(lp, {}, a), reference_draw(pen, lp, b));
+}
+
+TEST(SamplerFastPath, NoFiniteLogProbabilityIsAModelError) {
+  Sampler s(params());
+  Rng r(1);
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> lp{-inf, std::numeric_limits<float>::quiet_NaN()};
+  EXPECT_THROW(s.sample(lp, {}, r), lstmlm::ModelError);
+}

@@ -64,6 +64,9 @@ class Sampler {
   int32_t sample(std::span<const float> logprobs, std::span<const int32_t> history, Rng& rng) const;
 
  private:
+  // The chain has no transform but the temperature (no penalty in effect, no top-k/top-p/min-p).
+  bool plain(std::span<const int32_t> history) const;
+  int32_t sample_plain(std::span<const float> logprobs, Rng& rng) const;
   SamplerParams params_;
 };
 

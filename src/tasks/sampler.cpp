@@ -176,7 +176,60 @@ SamplingDistribution Sampler::distribution(std::span<const float> logprobs,
   return d;
 }
 
+bool Sampler::plain(std::span<const int32_t> history) const {
+  const bool penalty = params_.repeat_penalty != 1.0f && params_.repeat_last_n != 0 && !history.empty();
+  return !greedy() && params_.top_k == 0 && params_.top_p >= 1.0f && params_.min_p == 0.0f && !penalty;
+}
+
+int32_t Sampler::sample_plain(std::span<const float> logprobs, Rng& rng) const {
+  // distribution() + the inverse CDF below, fused for the chain without filters: the same double
+  // operations in the same order, so the same token for the same draw (SamplerFastPath tests it).
+  // No vector per token, and a non-finite log-prob (never a candidate) weighs an exact 0, which changes
+  // no sum and cannot be the first entry where the cumulative sum passes the target.
+  float fmax = -std::numeric_limits<float>::infinity();
+  int32_t last = -1;
+  for (size_t i = 0; i < logprobs.size(); ++i)
+    if (std::isfinite(logprobs[i])) {
+      fmax = std::max(fmax, logprobs[i]);
+      last = static_cast<int32_t>(i);
+    }
+  if (last < 0) throw ModelError("sampler: the model gave no finite log-probability");
+  thread_local std::vector<double> p;
+  p.resize(logprobs.size());
+  const double wmax = fmax, t = params_.temperature;
+  double z = 0;
+  if (t == 1.0) {
+    // x / 1.0 is x exactly: the division is skipped, not changed.
+    for (size_t i = 0; i < logprobs.size(); ++i) {
+      const double e = std::isfinite(logprobs[i]) ? std::exp(static_cast<double>(logprobs[i]) - wmax) : 0.0;
+      p[i] = e;
+      z += e;
+    }
+  } else {
+    for (size_t i = 0; i < logprobs.size(); ++i) {
+      const double e =
+          std::isfinite(logprobs[i]) ? std::exp((static_cast<double>(logprobs[i]) - wmax) / t) : 0.0;
+      p[i] = e;
+      z += e;
+    }
+  }
+  double total = 0;
+  for (double& x : p) {
+    x /= z;
+    total += x;
+  }
+  const double target = rng.uniform() * total;
+  double cum = 0;
+  for (size_t j = 0; j < p.size(); ++j) {
+    cum += p[j];
+    if (cum > target) return static_cast<int32_t>(j);
+  }
+  return last;  // target within rounding of the total
+}
+
 int32_t Sampler::sample(std::span<const float> logprobs, std::span<const int32_t> history, Rng& rng) const {
+  if (logprobs.empty()) throw UsageError("sampler: empty distribution");
+  if (plain(history)) return sample_plain(logprobs, rng);
   SamplingDistribution d = distribution(logprobs, history);
   if (greedy()) return d.ids.front();
   // Inverse CDF over the kept tokens in ascending id order.
