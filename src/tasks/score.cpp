@@ -166,7 +166,7 @@ void Scorer::run_windowed(std::vector<LineScore>& out, const std::vector<std::ve
   bufs.reserve(out.size() + 1);
   std::vector<std::span<const int32_t>> rows;  // contexts
   std::vector<int32_t> targets;
-  std::vector<std::pair<size_t, size_t>> first_row(out.size());  // per line: [first row, row count)
+  std::vector<size_t> first_row(out.size());  // per line: its first row (its rows follow in order)
   std::vector<bool> first_is_context(out.size(), false);
   if (doc) {
     bufs.emplace_back(doc_history_);
@@ -181,7 +181,7 @@ void Scorer::run_windowed(std::vector<LineScore>& out, const std::vector<std::ve
       bufs.back().insert(bufs.back().end(), streams[i].begin(), streams[i].end());
     }
     const std::vector<int32_t>& buf = bufs.back();
-    first_row[i].first = rows.size();
+    first_row[i] = rows.size();
     for (size_t k = 0; k < streams[i].size(); ++k, ++pos) {
       if (pos == 0) {  // no start token and nothing before: context only
         first_is_context[i] = true;
@@ -190,7 +190,6 @@ void Scorer::run_windowed(std::vector<LineScore>& out, const std::vector<std::ve
       rows.emplace_back(buf.data(), pos);
       targets.push_back(buf[pos]);
     }
-    first_row[i].second = rows.size() - first_row[i].first;
   }
   // Chunks of rows bound the [rows, V] log-prob matrix; the predictor batches each chunk.
   std::vector<float> lp(rows.size()), entropy(opt_.entropy ? rows.size() : 0);
@@ -213,7 +212,7 @@ void Scorer::run_windowed(std::vector<LineScore>& out, const std::vector<std::ve
   }
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i].skipped) continue;
-    const size_t f = first_row[i].first;
+    const size_t f = first_row[i];
     detail::fill_line(out[i], lp.data() + f, first_is_context[i], opt_.entropy ? entropy.data() + f : nullptr,
                       opt_.rank ? rank.data() + f : nullptr);
   }
