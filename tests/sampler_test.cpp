@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -254,54 +255,122 @@ TEST(Sampler, DrawsNeverLeaveTheTopKSet) {
 
 namespace {
 
-// The draw as Sampler::sample made it before its fused path: distribution(), then the inverse CDF over
-// the kept ids (one uniform per draw).
-int32_t reference_draw(const Sampler& s, const std::vector<float>& lp, Rng& rng) {
-  auto d = s.distribution(lp, {});
-  double total = 0;
-  for (double p : d.probs) total += p;
-  const double target = rng.uniform() * total;
-  double cum = 0;
-  for (size_t j = 0; j < d.ids.size(); ++j) {
-    cum += d.probs[j];
-    if (cum > target) return d.ids[j];
+// Random log-probabilities with the awkward entries: -inf, NaN, a tie with entry 0; peaked or flat.
+std::vector<float> awkward_logprobs(Rng& gen, int trial) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const size_t V = 1 + gen.next() % 600;
+  std::vector<float> lp(V);
+  const double scale = trial % 3 == 0 ? 30.0 : 3.0;
+  for (auto& x : lp) x = static_cast<float>(-scale * gen.uniform());
+  if (V > 4) {
+    lp[gen.next() % V] = -inf;
+    lp[gen.next() % V] = nan;
+    lp[gen.next() % V] = lp[0];
   }
-  return d.ids.back();
+  if (!std::isfinite(lp[V - 1])) lp[V - 1] = -1.0f;  // keep at least one candidate
+  return lp;
+}
+
+// The draw from the documented semantics in float64 with std::exp: p_i proportional to exp((lp_i -
+// max) / T), the first id whose cumulative probability exceeds u. -1 when u falls within `margin` of a
+// boundary, where float rounding of the weights may legitimately decide.
+int32_t float64_draw(const std::vector<float>& lp, double T, double u, double margin) {
+  double mx = -INFINITY;
+  for (float v : lp)
+    if (std::isfinite(v)) mx = std::max(mx, double(v));
+  std::vector<double> w(lp.size(), 0.0);
+  double z = 0;
+  for (size_t i = 0; i < lp.size(); ++i)
+    if (std::isfinite(lp[i])) z += w[i] = std::exp((double(lp[i]) - mx) / T);
+  double cum = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    if (w[i] == 0) continue;
+    const double next = cum + w[i] / z;
+    if (std::abs(u - cum) < margin || std::abs(u - next) < margin) return -1;
+    if (next > u) return static_cast<int32_t>(i);
+    cum = next;
+  }
+  return -1;
 }
 
 }  // namespace
 
-// The chain without filters is fused in Sampler::sample (no vector per token); it must draw exactly
-// what distribution() + the inverse CDF draw, from the same stream: ties, -inf and NaN entries, a peaked
-// and a flat distribution, several temperatures.
-TEST(SamplerFastPath, DrawsEqualTheReferenceChainDrawForDraw) {
+// The chain without filters is fused in Sampler::sample (float lanes, no vector per token). It must draw
+// exactly what the general chain draws when its filters keep every token (top-k above V): the same
+// weights at the same positions, so the same bits, from the same stream.
+TEST(SamplerFastPath, DrawsEqualTheFilteredChainDrawForDraw) {
   Rng gen(12345);
-  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   for (float t : {1.0f, 0.7f, 1.9f}) {
-    Sampler s(params(t));
+    SamplerParams keep_all = params(t);
+    keep_all.top_k = 1 << 30;
+    Sampler fused(params(t)), general(keep_all);
     for (int trial = 0; trial < 200; ++trial) {
-      const size_t V = 1 + gen.next() % 600;
-      std::vector<float> lp(V);
-      const double scale = trial % 3 == 0 ? 30.0 : 3.0;  // peaked or flat
-      for (auto& x : lp) x = static_cast<float>(-scale * gen.uniform());
-      if (V > 4) {
-        lp[gen.next() % V] = -inf;
-        lp[gen.next() % V] = nan;
-        lp[gen.next() % V] = lp[0];  // a tie
-      }
-      if (!std::isfinite(lp[V - 1])) lp[V - 1] = -1.0f;  // keep at least one candidate
+      const std::vector<float> lp = awkward_logprobs(gen, trial);
       Rng a(trial), b(trial);
       for (int draw = 0; draw < 20; ++draw)
-        ASSERT_EQ(s.sample(lp, {}, a), reference_draw(s, lp, b)) << "t " << t << " trial " << trial;
+        ASSERT_EQ(fused.sample(lp, {}, a), general.sample(lp, {}, b)) << "t " << t << " trial " << trial;
     }
   }
   // A repeat penalty with no history in reach is still the plain chain; with one it is not (other path).
   SamplerParams p = params();
   p.repeat_penalty = 1.3f;
-  Sampler pen(p);
+  SamplerParams q = p;
+  q.top_k = 1 << 30;
   std::vector<float> lp = logs({0.5, 0.3, 0.2});
   Rng a(7), b(7);
-  for (int draw = 0; draw < 50; ++draw) EXPECT_EQ(pen.sample(lp, {}, a), reference_draw(pen, lp, b));
+  for (int draw = 0; draw < 50; ++draw) EXPECT_EQ(Sampler(p).sample(lp, {}, a), Sampler(q).sample(lp, {}, b));
+}
+
+// Against float64 with std::exp: every draw whose uniform is not within 1e-6 of a cumulative boundary
+// picks the same id (the float weights are within a few ulp, 1e-6 relative, of the exact ones).
+TEST(SamplerFastPath, DrawsAreTheFloat64InverseCdf) {
+  Rng gen(99);
+  int compared = 0, near_boundary = 0;
+  for (float t : {1.0f, 0.5f, 2.5f}) {
+    Sampler s(params(t));
+    for (int trial = 0; trial < 150; ++trial) {
+      const std::vector<float> lp = awkward_logprobs(gen, trial);
+      for (int draw = 0; draw < 20; ++draw) {
+        Rng r(gen.next());
+        Rng copy = r;
+        const int32_t want = float64_draw(lp, t, copy.uniform(), 1e-6);
+        const int32_t got = s.sample(lp, {}, r);
+        if (want < 0) {
+          ++near_boundary;
+          continue;
+        }
+        ++compared;
+        ASSERT_EQ(got, want) << "t " << t << " trial " << trial << " draw " << draw;
+      }
+    }
+  }
+  EXPECT_GT(compared, 8900);  // of 9000: boundaries within 1e-6 are rare
+  EXPECT_LT(near_boundary, 100);
+}
+
+TEST(SamplerFastPath, ProbabilitiesAreTheFloat64OnesWithinFloatRoundingOfTheLogWeight) {
+  Rng gen(5);
+  for (float t : {1.0f, 0.8f}) {
+    Sampler s(params(t));
+    for (int trial = 0; trial < 50; ++trial) {
+      const std::vector<float> lp = awkward_logprobs(gen, trial);
+      auto d = s.distribution(lp, {});
+      double mx = -INFINITY, z = 0;
+      for (float v : lp)
+        if (std::isfinite(v)) mx = std::max(mx, double(v));
+      for (float v : lp)
+        if (std::isfinite(v)) z += std::exp((double(v) - mx) / t);
+      ASSERT_FALSE(d.ids.empty());
+      for (size_t j = 0; j < d.ids.size(); ++j) {
+        const double x = (double(lp[size_t(d.ids[j])]) - mx) / t;
+        const double want = std::exp(x) / z;
+        // The log-weight x is rounded to float (relative 2^-24, so exp moves by |x| 2^-24 relative), then
+        // the division by T and the exp add a few float ulp: the model's own log-probabilities carry the
+        // same |x| 2^-24 from its float arithmetic.
+        EXPECT_NEAR(d.probs[j], want, want * (4e-7 + 1.2e-7 * std::abs(x))) << "id " << d.ids[j];
+      }
+    }
+  }
 }
 
 TEST(SamplerFastPath, NoFiniteLogProbabilityIsAModelError) {

@@ -1,6 +1,8 @@
 // Next-token sampling: a deterministic random stream per sample and the llama.cpp-like transform chain
 //   repeat penalty -> top-k -> top-p -> min-p -> temperature -> draw
-// (docs/generation.md). Every step is defined on the model's log-probabilities, in double precision.
+// (docs/generation.md). The filters are defined on the model's log-probabilities in double precision; the
+// final weights are a float exp of float log-weights and the draw sums them in double in a fixed order,
+// all exactly specified operations, so a draw is the same on every ISA (docs/generation.md, "Draw").
 #pragma once
 #include <cstdint>
 #include <span>
@@ -41,8 +43,8 @@ struct SamplerParams {
   void validate() const;
 };
 
-// The distribution a draw is made from, after every transform: kept ids in ascending order and their
-// probabilities (summing to 1).
+// The distribution a draw is made from, after every transform: the ids with a nonzero weight in ascending
+// order and their probabilities (each weight over the draw's total, so they sum to 1 within rounding).
 struct SamplingDistribution {
   std::vector<int32_t> ids;
   std::vector<double> probs;

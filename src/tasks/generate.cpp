@@ -114,11 +114,11 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
   std::vector<std::vector<int32_t>> contexts;
   if (windowed) contexts.assign(K, r.prompt.context);
 
-  Sequences next;
+  // Rows of the next step, reused: a finished sample's row is closed up in place (states swapped, not
+  // copied), so a step allocates nothing.
+  Sequences next(K, std::vector<int32_t>(1));
   for (int step = 0; step < o.max_tokens && !active.empty(); ++step) {
-    std::vector<size_t> still;
-    std::vector<State> kept;
-    next.clear();
+    size_t kept = 0;
     for (size_t a = 0; a < active.size(); ++a) {
       const size_t i = active[a];
       const float* row = lp.row(step == 0 ? 0 : static_cast<Eigen::Index>(a)).data();
@@ -135,12 +135,16 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
         s.stopped_at_eos = true;
         continue;
       }
-      still.push_back(i);
-      kept.push_back(std::move(states[a]));
-      next.push_back({id});
+      if (kept != a) {
+        active[kept] = i;
+        std::swap(states[kept], states[a]);
+      }
+      next[kept][0] = id;
+      ++kept;
     }
-    active = std::move(still);
-    states = std::move(kept);
+    active.resize(kept);
+    states.resize(kept);
+    next.resize(kept);
     if (step + 1 >= o.max_tokens || active.empty()) continue;
     if (windowed) {
       std::vector<std::span<const int32_t>> rows;

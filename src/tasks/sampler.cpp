@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "lstmlm/error.hpp"
+#include "tasks/draw.hpp"
 
 namespace lstmlm {
 
@@ -90,18 +91,12 @@ int32_t argmax(const std::vector<double>& w) {
 
 Sampler::Sampler(SamplerParams params) : params_(params) { params_.validate(); }
 
-SamplingDistribution Sampler::distribution(std::span<const float> logprobs,
-                                           std::span<const int32_t> history) const {
-  if (logprobs.empty()) throw UsageError("sampler: empty distribution");
-  std::vector<double> w = penalised(logprobs, history, params_);
-  SamplingDistribution d;
-  if (greedy()) {
-    int32_t id = argmax(w);
-    if (id < 0) throw ModelError("sampler: the model gave no finite log-probability");
-    d.ids = {id};
-    d.probs = {1.0};
-    return d;
-  }
+namespace {
+
+// The chain after the penalty (top-k -> top-p -> min-p -> temperature) on the penalised weights w: x[i]
+// = float(w[i] - max) / T (a float division) over the kept tokens, at their positions, -inf for every
+// other token. x / 1 is x exactly: T = 1 needs no special case to match the fused path.
+void chain_log_weights(const SamplerParams& params, const std::vector<double>& w, std::vector<float>& x) {
   // Tokens with probability 0 (-inf) or NaN can never be drawn.
   std::vector<int32_t> c;
   c.reserve(w.size());
@@ -118,22 +113,19 @@ SamplingDistribution Sampler::distribution(std::span<const float> logprobs,
     return m;
   };
 
-  bool by_id = true;  // c is still in ascending id order (top-k and top-p reorder it)
-  const int k = params_.top_k;
+  const int k = params.top_k;
   if (k > 0 && static_cast<size_t>(k) < c.size()) {
-    by_id = false;
     std::nth_element(c.begin(), c.begin() + k, c.end(), better);
     c.resize(static_cast<size_t>(k));
   }
 
-  if (params_.top_p < 1.0f && c.size() > 1) {
-    by_id = false;
+  if (params.top_p < 1.0f && c.size() > 1) {
     // The smallest prefix (in `better` order) whose mass reaches top_p of the kept mass. Sorts a growing
     // prefix only: usually a few dozen tokens hold the mass.
     const double wmax = wmax_of();
     double z = 0;
     for (int32_t i : c) z += std::exp(w[static_cast<size_t>(i)] - wmax);
-    const double target = (static_cast<double>(params_.top_p) - kBoundTolerance) * z;
+    const double target = (static_cast<double>(params.top_p) - kBoundTolerance) * z;
     size_t m = std::min<size_t>(c.size(), 64);
     for (;;) {
       std::partial_sort(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(m), c.end(), better);
@@ -155,24 +147,51 @@ SamplingDistribution Sampler::distribution(std::span<const float> logprobs,
     }
   }
 
-  if (params_.min_p > 0.0f) {
+  if (params.min_p > 0.0f) {
     // p_i >= min_p * p_max, compared as log-ratios (renormalisation cancels).
-    const double bound = wmax_of() + std::log(static_cast<double>(params_.min_p)) - kBoundTolerance;
+    const double bound = wmax_of() + std::log(static_cast<double>(params.min_p)) - kBoundTolerance;
     std::erase_if(c, [&](int32_t i) { return w[static_cast<size_t>(i)] < bound; });
   }
 
-  if (!by_id) std::sort(c.begin(), c.end());
   const double wmax = wmax_of();
-  const double t = params_.temperature;
-  d.ids = c;
-  d.probs.reserve(c.size());
-  double z = 0;
-  for (int32_t i : c) {
-    double e = std::exp((w[static_cast<size_t>(i)] - wmax) / t);
-    d.probs.push_back(e);
-    z += e;
+  const float t = params.temperature;
+  x.assign(w.size(), -std::numeric_limits<float>::infinity());
+  for (int32_t i : c) x[static_cast<size_t>(i)] = static_cast<float>(w[static_cast<size_t>(i)] - wmax) / t;
+}
+
+// Per-thread buffers of the draw: the vocabulary-sized weights and their block sums.
+struct DrawBuffers {
+  std::vector<float> w;
+  std::vector<double> blocks;
+};
+DrawBuffers& draw_buffers() {
+  thread_local DrawBuffers b;
+  return b;
+}
+
+}  // namespace
+
+SamplingDistribution Sampler::distribution(std::span<const float> logprobs,
+                                           std::span<const int32_t> history) const {
+  if (logprobs.empty()) throw UsageError("sampler: empty distribution");
+  std::vector<double> w = penalised(logprobs, history, params_);
+  SamplingDistribution d;
+  if (greedy()) {
+    int32_t id = argmax(w);
+    if (id < 0) throw ModelError("sampler: the model gave no finite log-probability");
+    d.ids = {id};
+    d.probs = {1.0};
+    return d;
   }
-  for (double& p : d.probs) p /= z;
+  DrawBuffers& b = draw_buffers();
+  chain_log_weights(params_, w, b.w);
+  detail::exp_weights(b.w);
+  const double total = detail::total_weight(b.w, b.blocks);
+  for (size_t i = 0; i < b.w.size(); ++i)
+    if (b.w[i] > 0.0f) {
+      d.ids.push_back(static_cast<int32_t>(i));
+      d.probs.push_back(b.w[i] / total);
+    }
   return d;
 }
 
@@ -182,66 +201,31 @@ bool Sampler::plain(std::span<const int32_t> history) const {
 }
 
 int32_t Sampler::sample_plain(std::span<const float> logprobs, Rng& rng) const {
-  // distribution() + the inverse CDF below, fused for the chain without filters: the same double
-  // operations in the same order, so the same token for the same draw (SamplerFastPath tests it).
-  // No vector per token, and a non-finite log-prob (never a candidate) weighs an exact 0, which changes
-  // no sum and cannot be the first entry where the cumulative sum passes the target.
-  float fmax = -std::numeric_limits<float>::infinity();
-  int32_t last = -1;
-  for (size_t i = 0; i < logprobs.size(); ++i)
-    if (std::isfinite(logprobs[i])) {
-      fmax = std::max(fmax, logprobs[i]);
-      last = static_cast<int32_t>(i);
-    }
-  if (last < 0) throw ModelError("sampler: the model gave no finite log-probability");
-  thread_local std::vector<double> p;
-  p.resize(logprobs.size());
-  const double wmax = fmax, t = params_.temperature;
-  double z = 0;
-  if (t == 1.0) {
-    // x / 1.0 is x exactly: the division is skipped, not changed.
-    for (size_t i = 0; i < logprobs.size(); ++i) {
-      const double e = std::isfinite(logprobs[i]) ? std::exp(static_cast<double>(logprobs[i]) - wmax) : 0.0;
-      p[i] = e;
-      z += e;
-    }
-  } else {
-    for (size_t i = 0; i < logprobs.size(); ++i) {
-      const double e =
-          std::isfinite(logprobs[i]) ? std::exp((static_cast<double>(logprobs[i]) - wmax) / t) : 0.0;
-      p[i] = e;
-      z += e;
-    }
-  }
-  double total = 0;
-  for (double& x : p) {
-    x /= z;
-    total += x;
-  }
-  const double target = rng.uniform() * total;
-  double cum = 0;
-  for (size_t j = 0; j < p.size(); ++j) {
-    cum += p[j];
-    if (cum > target) return static_cast<int32_t>(j);
-  }
-  return last;  // target within rounding of the total
+  // chain_log_weights() without filters, fused and in float lanes: the chain's float(double(v) - max)
+  // is the float difference v - max exactly (double has more than 2 x 24 + 2 bits, so rounding twice
+  // equals rounding once), and the same float division by T follows. Non-finite entries become -inf.
+  DrawBuffers& b = draw_buffers();
+  b.w.resize(logprobs.size());
+  detail::plain_log_weights(logprobs, params_.temperature, b.w);
+  detail::exp_weights(b.w);
+  const double total = detail::total_weight(b.w, b.blocks);
+  return detail::draw_position(b.w, b.blocks, total, rng.uniform());
 }
 
 int32_t Sampler::sample(std::span<const float> logprobs, std::span<const int32_t> history, Rng& rng) const {
   if (logprobs.empty()) throw UsageError("sampler: empty distribution");
   if (plain(history)) return sample_plain(logprobs, rng);
-  SamplingDistribution d = distribution(logprobs, history);
-  if (greedy()) return d.ids.front();
-  // Inverse CDF over the kept tokens in ascending id order.
-  double total = 0;
-  for (double p : d.probs) total += p;
-  const double target = rng.uniform() * total;
-  double cum = 0;
-  for (size_t j = 0; j < d.ids.size(); ++j) {
-    cum += d.probs[j];
-    if (cum > target) return d.ids[j];
+  std::vector<double> w = penalised(logprobs, history, params_);
+  if (greedy()) {
+    const int32_t id = argmax(w);
+    if (id < 0) throw ModelError("sampler: the model gave no finite log-probability");
+    return id;
   }
-  return d.ids.back();  // target within rounding of the total
+  DrawBuffers& b = draw_buffers();
+  chain_log_weights(params_, w, b.w);
+  detail::exp_weights(b.w);
+  const double total = detail::total_weight(b.w, b.blocks);
+  return detail::draw_position(b.w, b.blocks, total, rng.uniform());
 }
 
 }  // namespace lstmlm
