@@ -1,14 +1,31 @@
 #include "engine/team.hpp"
 
+#include <thread>
 #include <utility>
 
 namespace lstmlm::detail {
 
 namespace {
 
-// Plain loads before blocking: tens of microseconds, longer than the gap between two tasks of a step
-// (the leader's bookkeeping, the imbalance of the parts), far shorter than a pause between engine calls.
-constexpr int kSpins = 1 << 15;
+// Plain loads before blocking: a few microseconds, longer than the gap between two tasks of a step (the
+// leader's bookkeeping, the imbalance of the parts). Then a bounded while of yields: on a machine with
+// more runnable threads than cores, the thread being waited for may be queued behind the spinner on the
+// same core, and a yield lets it run where more spinning would only burn its time slice.
+constexpr int kSpins = 1 << 12;
+constexpr int kYields = 64;
+
+// Waits until ready() holds or the spin and yield budget is spent; returns ready().
+template <class Ready>
+bool spin_until(Ready&& ready) {
+  for (int i = 0; i < kSpins; ++i)
+    if (ready()) return true;
+  for (int y = 0; y < kYields; ++y) {
+    std::this_thread::yield();
+    for (int i = 0; i < 64; ++i)
+      if (ready()) return true;
+  }
+  return ready();
+}
 
 }  // namespace
 
@@ -26,8 +43,7 @@ void Team::publish() {
 
 void Team::wait_done() {
   const int all = size_ - 1;
-  for (int i = 0; i < kSpins; ++i)
-    if (done_.load(std::memory_order_acquire) == all) return;
+  if (spin_until([&] { return done_.load(std::memory_order_acquire) == all; })) return;
   leader_asleep_.store(true, std::memory_order_seq_cst);
   for (int d = done_.load(std::memory_order_seq_cst); d != all; d = done_.load(std::memory_order_seq_cst))
     done_.wait(d, std::memory_order_seq_cst);
@@ -65,8 +81,7 @@ void Team::serve(int member) {
   uint32_t seen = start_;
   for (;;) {
     uint32_t g = seen;
-    for (int i = 0; i < kSpins && g == seen; ++i) g = go_.load(std::memory_order_acquire);
-    if (g == seen) {
+    if (!spin_until([&] { return (g = go_.load(std::memory_order_acquire)) != seen; })) {
       sleepers_.fetch_add(1, std::memory_order_seq_cst);
       for (g = go_.load(std::memory_order_seq_cst); g == seen; g = go_.load(std::memory_order_seq_cst))
         go_.wait(seen, std::memory_order_seq_cst);
