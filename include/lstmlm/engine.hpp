@@ -40,10 +40,21 @@ struct StepMeasures {
   std::vector<std::vector<int32_t>>* rank = nullptr;
 };
 
+// EngineOptions::column_split_bytes by default.
+inline constexpr size_t kDefaultColumnSplitBytes = size_t{1} << 20;
+
 struct EngineOptions {
   int threads = 0;  // <= 0: one per core; at most kMaxThreads
   // The kernels' precision; "fp32" (the default and the numerics contract) is what this build has.
   std::string precision = "fp32";
+  // When a batch has fewer rows than threads, the idle threads take a share of each operation's columns
+  // (gates of a step, input terms, logits) whose weights are at least this many bytes: there a step is
+  // bound by streaming the weights, which each core can do for its share. Smaller operations stay on one
+  // thread, where a per-step barrier would cost more than it saves. The results are bit-identical either
+  // way; 0 splits everything (the tests do). The default keeps a SEED-sized model (W_hh 160 KB) on one
+  // thread: split, its predict call took 5x longer on a loaded 2-core AMD Zen 3 (AVX2); it lets MEDIUM
+  // (W_hh 6.8 MB, decoder 26 MB) split, whose gain is still to be confirmed on an idle machine.
+  size_t column_split_bytes = kDefaultColumnSplitBytes;
 };
 
 class Engine {

@@ -1,7 +1,8 @@
 // Engine: batched forward over variable-length rows. Rows are dealt to the pool's threads; each thread
 // runs its rows through every layer and step on its own scratch buffers (forward.cpp), so the only shared
 // data is the immutable Model and its packed weights. A row's numbers never depend on which thread or
-// tile computed it (kernels/backend.hpp).
+// tile computed it (kernels/backend.hpp). A batch with fewer rows than threads runs on thread 0 instead,
+// the columns of each large operation split across all the threads (engine/team.hpp): the same bits.
 #include "lstmlm/engine.hpp"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 
 #include "engine/forward.hpp"
 #include "engine/packed_model.hpp"
+#include "engine/team.hpp"
 #include "engine/thread_pool.hpp"
 #include "lstmlm/error.hpp"
 
@@ -23,14 +25,25 @@ using detail::Work;
 struct Engine::Impl {
   std::shared_ptr<const detail::PackedModel> packed;
   detail::ThreadPool pool;
+  detail::Team team;
+  size_t split_bytes;
+  size_t largest_op = 0;  // bytes of the weights the largest operation streams
   std::vector<Work> work;
   std::vector<int> order;
   Sequences one_input;
   std::vector<State> one_state;
   MatrixRM one_out;
 
-  Impl(const Model& m, int threads, const std::string& precision)
-      : packed(detail::packed_model(m, precision)), pool(threads), work(static_cast<size_t>(threads)) {}
+  Impl(const Model& m, int threads, const EngineOptions& options)
+      : packed(detail::packed_model(m, options.precision)),
+        pool(threads),
+        team(threads),
+        split_bytes(options.column_split_bytes),
+        work(static_cast<size_t>(threads)) {
+    for (const auto& l : packed->layers)
+      largest_op = std::max({largest_op, l->step_bytes(), l->term_bytes()});
+    largest_op = std::max(largest_op, packed->decoder->bytes());
+  }
 
   void run(const Job& job);
 };
@@ -82,6 +95,25 @@ void Engine::Impl::run(const Job& job) {
                    [&](int a, int b) { return in[size_t(a)].size() > in[size_t(b)].size(); });
   const int T = pool.size();
   for (auto& w : work) w.rows.clear();
+  if (B >= 1 && size_t(T) > B && largest_op >= split_bytes) {
+    // Fewer rows than threads: one forward pass of all rows on thread 0, each large operation's columns
+    // split across every thread.
+    work[0].rows.assign(order.begin(), order.end());
+    team.begin();
+    pool.run([&](int t) {
+      if (t > 0) {
+        team.serve(t);
+        return;
+      }
+      // However the pass ends, the members are released, or pool.run would wait for them forever.
+      struct End {
+        detail::Team& team;
+        ~End() { team.end(); }
+      } end{team};
+      detail::forward(*packed, work[0], job, detail::Split{&team, split_bytes});
+    });
+    return;
+  }
   if (B < 2 || T == 1) {
     work[0].rows.assign(order.begin(), order.end());
     detail::forward(*packed, work[0], job);
@@ -93,7 +125,7 @@ void Engine::Impl::run(const Job& job) {
 }
 
 Engine::Engine(std::shared_ptr<const Model> model, int threads)
-    : Engine(std::move(model), EngineOptions{threads, "fp32"}) {}
+    : Engine(std::move(model), EngineOptions{threads, "fp32", kDefaultColumnSplitBytes}) {}
 
 Engine::Engine(std::shared_ptr<const Model> model, const EngineOptions& options) : model_(std::move(model)) {
   if (!model_) throw UsageError("engine: no model");
@@ -103,7 +135,7 @@ Engine::Engine(std::shared_ptr<const Model> model, const EngineOptions& options)
                      std::to_string(kMaxThreads) + " are supported");
   if (threads <= 0)
     threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxThreads);
-  impl_ = std::make_unique<Impl>(*model_, threads, options.precision);
+  impl_ = std::make_unique<Impl>(*model_, threads, options);
 }
 
 Engine::~Engine() = default;

@@ -25,8 +25,8 @@ int round_up(int n, int m) { return (n + m - 1) / m * m; }
 
 class Forward {
  public:
-  Forward(const PackedModel& pm, Work& w, const Job& job)
-      : pm_(pm), w_(w), job_(job), in_(*job.inputs), n_(static_cast<int>(w.rows.size())) {
+  Forward(const PackedModel& pm, Work& w, const Job& job, const Split& split)
+      : pm_(pm), w_(w), job_(job), split_(split), in_(*job.inputs), n_(static_cast<int>(w.rows.size())) {
     L_ = static_cast<int>(pm.layers.size());
     for (const auto& l : pm.layers) {
       out_stride_ = std::max(out_stride_, round_up(l->output_stride(), kAlign));
@@ -58,6 +58,8 @@ class Forward {
   }
 
  private:
+  // Whether an operation streaming `bytes` of weights is split across the team.
+  bool split(size_t bytes) const { return split_.team != nullptr && bytes >= split_.min_bytes; }
   int len(int r) const { return static_cast<int>(in_[size_t(w_.rows[size_t(r)])].size()); }
   int32_t token(int r, int t) const { return in_[size_t(w_.rows[size_t(r)])][size_t(t)]; }
   // Rows still running at step t: a prefix, since rows are sorted by length.
@@ -121,12 +123,23 @@ class Forward {
         w_.x_rows[cnt] = l == 0 ? pm_.embedding + size_t(token(r, t)) * E : at(layer_in, t0, t, r);
         w_.out_rows[cnt] = term(t0, t, r);
       }
-    pm_.layers[size_t(l)]->input_term(int(cnt), w_.x_rows.data(), w_.out_rows.data(), w_.scratch);
+    const auto& layer = *pm_.layers[size_t(l)];
+    if (!split(layer.term_bytes())) {
+      layer.input_term(int(cnt), w_.x_rows.data(), w_.out_rows.data(), w_.scratch);
+      return;
+    }
+    Team& team = *split_.team;
+    team.run([&](int part) {
+      layer.input_term_part(part, team.size(), int(cnt), w_.x_rows.data(), w_.out_rows.data(),
+                            team.scratch(part));
+    });
   }
 
   void recurrent_steps(int l, int t0, int t1, float* layer_out) {
     const auto& layer = *pm_.layers[size_t(l)];
     const bool folded = l == 0 && pm_.folded();
+    const bool split_steps = split(layer.step_bytes());
+    if (split_steps) mid_rows(layer.mid_stride());
     for (int t = t0; t < t1; ++t) {
       const int a = active(t);
       for (int r = 0; r < a; ++r) {
@@ -135,9 +148,26 @@ class Forward {
         w_.mem_rows[size_t(r)] = memory(l, r);
         w_.out_rows[size_t(r)] = at(layer_out, t0, t, r);
       }
-      layer.step(a, w_.h_rows.data(), w_.term_rows.data(), w_.mem_rows.data(), w_.out_rows.data(),
-                 w_.scratch);
+      if (!split_steps) {
+        layer.step(a, w_.h_rows.data(), w_.term_rows.data(), w_.mem_rows.data(), w_.out_rows.data(),
+                   w_.scratch);
+        continue;
+      }
+      Team& team = *split_.team;
+      for (int phase = 0; phase < layer.step_phases(); ++phase)
+        team.run([&](int part) {
+          layer.step_part(phase, part, team.size(), a, w_.h_rows.data(), w_.term_rows.data(),
+                          w_.mem_rows.data(), w_.out_rows.data(), w_.mid_rows.data(), team.scratch(part));
+        });
     }
+  }
+
+  // A split step's rows between its phases, one per row of this thread.
+  void mid_rows(int width) {
+    const size_t stride = size_t(round_up(std::max(width, 1), kAlign));
+    grow(w_.mid, size_t(n_) * stride);
+    grow(w_.mid_rows, size_t(n_));
+    for (size_t r = 0; r < size_t(n_); ++r) w_.mid_rows[r] = w_.mid.data() + r * stride;
   }
 
   // Each row's last output of this chunk becomes its h for the next chunk (and the final state).
@@ -190,7 +220,14 @@ class Forward {
     for (int g0 = 0; g0 < count; g0 += group) {
       const int n = std::min(group, count - g0);
       for (int i = 0; i < n; ++i) out[size_t(i)] = w_.logits.data() + size_t(i) * size_t(stride);
-      dec.logits(n, w_.x_rows.data() + g0, out.data(), w_.scratch);
+      if (split(dec.bytes())) {
+        Team& team = *split_.team;
+        team.run([&](int part) {
+          dec.logits_part(part, team.size(), n, w_.x_rows.data() + g0, out.data(), team.scratch(part));
+        });
+      } else {
+        dec.logits(n, w_.x_rows.data() + g0, out.data(), w_.scratch);
+      }
       for (int i = 0; i < n; ++i) {
         const float* z = out[size_t(i)];
         const float lse = dec.log_sum_exp(z);
@@ -224,6 +261,7 @@ class Forward {
   const PackedModel& pm_;
   Work& w_;
   const Job& job_;
+  const Split split_;
   const Sequences& in_;
   const int n_;
   int L_ = 0, T_ = 0, chunk_ = 1;
@@ -232,9 +270,9 @@ class Forward {
 
 }  // namespace
 
-void forward(const PackedModel& pm, Work& w, const Job& job) {
+void forward(const PackedModel& pm, Work& w, const Job& job, const Split& split) {
   if (w.rows.empty()) return;
-  Forward(pm, w, job).run();
+  Forward(pm, w, job, split).run();
 }
 
 }  // namespace lstmlm::detail

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "engine/packed_model.hpp"
+#include "engine/team.hpp"
 #include "lstmlm/engine.hpp"
 
 namespace lstmlm::detail {
@@ -34,10 +35,19 @@ struct Work {
   std::vector<const float*> term_rows;
   std::vector<float*> out_rows, mem_rows;
   std::vector<int> dec_row, dec_step;  // the (row, step) each decoded hidden row belongs to
-  kernels::Scratch scratch;            // the kernels' own
+  kernels::FloatBuf mid;               // [row] a split step's rows between its phases
+  std::vector<float*> mid_rows;
+  kernels::Scratch scratch;  // the kernels' own
+};
+
+// Each operation's columns split across a team (engine/team.hpp) when the weights it streams are at least
+// min_bytes; no team: everything on the calling thread. The results are the same bits either way.
+struct Split {
+  Team* team = nullptr;
+  size_t min_bytes = 0;
 };
 
 // Runs w.rows of `job` (rows sorted longest first) through the model.
-void forward(const PackedModel& pm, Work& w, const Job& job);
+void forward(const PackedModel& pm, Work& w, const Job& job, const Split& split = {});
 
 }  // namespace lstmlm::detail

@@ -64,6 +64,26 @@ class RecurrentLayer {
   virtual void step(int rows, const float* const* h_prev, const float* const* term, float* const* memory,
                     float* const* h_out, Scratch& s) const = 0;
   virtual size_t bytes() const = 0;
+
+  // One call split across a team of threads (a batch with fewer rows than threads, bound by streaming
+  // the weights): part p of `parts` computes only its own contiguous range of output columns, a pure
+  // function of (layer, part, parts), each element by the same instructions as in the whole call, so the
+  // parts together are bit-identical to it whatever `parts`. Parts run concurrently, each with its own
+  // Scratch; together they cover every column once.
+  virtual void input_term_part(int part, int parts, int rows, const float* const* x, float* const* term,
+                               Scratch& s) const = 0;
+  // A split step runs in step_phases() phases; every part of one phase finishes before any part of the
+  // next starts (a projected LSTM needs all of m before h = W_hr m). The phases pass their results in
+  // mid[r], mid_stride() floats per row, written and read by all the parts (0: no mid rows needed).
+  virtual int step_phases() const = 0;
+  virtual int mid_stride() const = 0;
+  virtual void step_part(int phase, int part, int parts, int rows, const float* const* h_prev,
+                         const float* const* term, float* const* memory, float* const* h_out,
+                         float* const* mid, Scratch& s) const = 0;
+  // Bytes of weights a step streams (W_hh, and W_hr when projected) and an input term streams (W_ih, 0
+  // when folded): what a caller weighs against the cost of splitting it.
+  virtual size_t step_bytes() const = 0;
+  virtual size_t term_bytes() const = 0;
 };
 
 // The output layer: logits = bias + W h, then the pieces of a log-softmax.
@@ -73,6 +93,9 @@ class OutputLayer {
   virtual int width() const = 0;   // V, meaningful logits per row
   virtual int stride() const = 0;  // floats a caller allocates per logits row
   virtual void logits(int rows, const float* const* h, float* const* out, Scratch& s) const = 0;
+  // The logits of part `part` of `parts` of the columns, as RecurrentLayer::input_term_part.
+  virtual void logits_part(int part, int parts, int rows, const float* const* h, float* const* out,
+                           Scratch& s) const = 0;
   // Log-sum-exp of x[0..n), max-subtracted, the sum of exps accumulated in a fixed order.
   virtual float log_sum_exp(const float* x) const = 0;
   virtual size_t bytes() const = 0;

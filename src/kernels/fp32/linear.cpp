@@ -17,8 +17,12 @@ class Linear final : public OutputLayer {
   int stride() const override { return w_.Np; }
 
   void logits(int rows, const float* const* h, float* const* out, Scratch& s) const override {
+    logits_part(0, 1, rows, h, out, s);
+  }
+  void logits_part(int part, int parts, int rows, const float* const* h, float* const* out,
+                   Scratch& s) const override {
     s.init.assign(static_cast<size_t>(rows), bias_.data());
-    gemm_rows(rows, h, s.init.data(), out, w_);
+    gemm_rows(rows, h, s.init.data(), out, w_, part, parts);
   }
 
   float log_sum_exp(const float* x) const override {

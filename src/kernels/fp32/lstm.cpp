@@ -83,13 +83,15 @@ template <int R, int Q>
   }
 }
 
-// gates = init[r] + h_prev[r] W_hh^T (gate-blocked), then the cell update: c[r] in place, m[r] = o tanh(c).
+// gates = init[r] + h_prev[r] W_hh^T (gate-blocked), then the cell update: c[r] in place, m[r] = o tanh(c),
+// for the units of part `part` of `parts` of the panels (panel_range).
 void lstm_rows(int rows, const float* const* h_prev, const float* const* init, float* const* c,
-               float* const* m, const PackedMat& w_hh, const CellParams& L) {
-  tiles(rows, w_hh.full, [&]<int R, int NP>(int r, int u) {
+               float* const* m, const PackedMat& w_hh, const CellParams& L, int part = 0, int parts = 1) {
+  const PanelRange pr = panel_range(w_hh, part, parts);
+  tiles(rows, pr.first, pr.last, [&]<int R, int NP>(int r, int u) {
     lstm_tile<R, NP>(h_prev + r, init + r, c + r, m + r, w_hh, L, u);
   });
-  if (w_hh.tail > 0)
+  if (pr.has_tail)
     tail_tiles(rows, w_hh.tail,
                [&]<int R, int Q>(int r) { lstm_tail<R, Q>(h_prev + r, init + r, c + r, m + r, w_hh, L); });
 }
@@ -122,9 +124,13 @@ class Lstm final : public RecurrentLayer {
   int term_width() const override { return G_; }
 
   void input_term(int rows, const float* const* x, float* const* term, Scratch& s) const override {
+    input_term_part(0, 1, rows, x, term, s);
+  }
+  void input_term_part(int part, int parts, int rows, const float* const* x, float* const* term,
+                       Scratch& s) const override {
     if (w_ih_.data.empty()) throw std::logic_error("lstm: input weights were folded into a table");
     s.init.assign(static_cast<size_t>(rows), bias_.data());
-    gemm_rows(rows, x, s.init.data(), term, w_ih_);
+    gemm_rows(rows, x, s.init.data(), term, w_ih_, part, parts);
   }
 
   void term_from_canonical(const double* z, float* term) const override {
@@ -150,6 +156,25 @@ class Lstm final : public RecurrentLayer {
     lstm_rows(rows, h_prev, term, memory, s.out.data(), w_hh_, cell_);
     gemm_rows(rows, s.in.data(), s.init.data(), h_out, w_hr_);
   }
+
+  // Phase 0: the cell update over a part of the units (m into mid when projected); phase 1: h = W_hr m
+  // over a part of h's columns, the same GEMM as in step().
+  int step_phases() const override { return projected() ? 2 : 1; }
+  int mid_stride() const override { return projected() ? Hp_ : 0; }
+  void step_part(int phase, int part, int parts, int rows, const float* const* h_prev,
+                 const float* const* term, float* const* memory, float* const* h_out, float* const* mid,
+                 Scratch& s) const override {
+    if (phase == 0) {
+      lstm_rows(rows, h_prev, term, memory, projected() ? mid : h_out, w_hh_, cell_, part, parts);
+      return;
+    }
+    const size_t n = static_cast<size_t>(rows);
+    s.in.assign(mid, mid + n);
+    s.init.assign(n, zero_row_.data());
+    gemm_rows(rows, s.in.data(), s.init.data(), h_out, w_hr_, part, parts);
+  }
+  size_t step_bytes() const override { return w_hh_.bytes() + w_hr_.bytes(); }
+  size_t term_bytes() const override { return w_ih_.bytes(); }
 
   size_t bytes() const override {
     return w_ih_.bytes() + w_hh_.bytes() + bias_.size() * sizeof(float) + w_hr_.bytes();

@@ -129,19 +129,19 @@ void tail_tiles(int rows, int q, Run&& run) {
   for_remainder(rows - full, [&]<int R>() { with_q.template operator()<R>(full); });
 }
 
-// Runs Tile<R, NP>(row offset, panel) over rows x panels [0, panels): full row tiles with panels outside
-// (a panel stays in cache across the row tiles), then the remaining rows with wider tiles.
+// Runs Tile<R, NP>(row offset, panel) over rows x panels [first, panels): full row tiles with panels
+// outside (a panel stays in cache across the row tiles), then the remaining rows with wider tiles.
 template <class Run>
-void tiles(int rows, int panels, Run&& run) {
+void tiles(int rows, int first, int panels, Run&& run) {
   const int full = rows / kTileRows * kTileRows;
-  for (int p = 0; p < panels; ++p)
+  for (int p = first; p < panels; ++p)
     for (int r = 0; r < full; r += kTileRows) run.template operator()<kTileRows, 1>(r, p);
   const int rem = rows - full;
   // Widest tile that fits the accumulators first, then narrower ones for the panels left over
   // (7 panels at batch 1: 4 + 3, not 4 + 1 + 1 + 1, whose lone chains would wait on fma latency).
   auto narrow = [&]<int R>() {
     constexpr int NP = std::clamp(kAccumulators / (kPanelVectors * R), 1, 4);
-    int p = 0;
+    int p = first;
     for (; p + NP <= panels; p += NP) run.template operator()<R, NP>(full, p);
     if constexpr (NP >= 4)
       if (p + 3 <= panels) {
@@ -158,12 +158,29 @@ void tiles(int rows, int panels, Run&& run) {
   for_remainder(rem, narrow);
 }
 
-// out[r][j] = init[r][j] + sum_{k<K} a[r][k] * W[k][j] for every column of w, r < rows. init[r] may
-// point to a shared row (a bias). out[r] must have room for w.Np columns.
+// The panels [first, last) of part `part` of `parts` of a matrix's panels (the tail panel, index w.full,
+// counts as one and falls to the last part): a pure function of its arguments, contiguous, and together
+// the parts cover every panel once. Some parts are empty when there are fewer panels than parts.
+struct PanelRange {
+  int first = 0, last = 0;
+  bool has_tail = false;  // the range ends with the tail panel
+};
+inline PanelRange panel_range(const PackedMat& w, int part, int parts) {
+  const long total = w.full + (w.tail > 0 ? 1 : 0);
+  const int first = static_cast<int>(total * part / parts),
+            last = static_cast<int>(total * (part + 1) / parts);
+  return {first, std::min(last, w.full), last > w.full};
+}
+
+// out[r][j] = init[r][j] + sum_{k<K} a[r][k] * W[k][j] for every column of part `part` of `parts` of w
+// (panel_range), r < rows. init[r] may point to a shared row (a bias). out[r] must have room for w.Np
+// columns.
 inline void gemm_rows(int rows, const float* const* a, const float* const* init, float* const* out,
-                      const PackedMat& w) {
-  tiles(rows, w.full, [&]<int R, int NP>(int r, int p) { gemm_tile<R, NP>(a + r, init + r, out + r, w, p); });
-  if (w.tail > 0)
+                      const PackedMat& w, int part = 0, int parts = 1) {
+  const PanelRange pr = panel_range(w, part, parts);
+  tiles(rows, pr.first, pr.last,
+        [&]<int R, int NP>(int r, int p) { gemm_tile<R, NP>(a + r, init + r, out + r, w, p); });
+  if (pr.has_tail)
     tail_tiles(rows, w.tail, [&]<int R, int Q>(int r) { gemm_tail<R, Q>(a + r, init + r, out + r, w); });
 }
 
