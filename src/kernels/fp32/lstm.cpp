@@ -17,7 +17,7 @@ struct CellParams {
   std::optional<float> clip;
 };
 
-inline V16 recurrent(RecurrentActivation act, V16 x) {
+[[gnu::always_inline]] inline V16 recurrent(RecurrentActivation act, V16 x) {
   switch (act) {
     case RecurrentActivation::HardSigmoid:
       return hard_sigmoid(x);
@@ -38,6 +38,34 @@ inline V16 recurrent(RecurrentActivation act, V16 x) {
   return o * simd::tanh(c_out);
 }
 
+#if defined(LSTMLM_SIMD_AVX2)
+// AVX2, 2+ rows: the sub-panel tiles hold a few gates of the rows at a time, the cell needs all four: the
+// panel's gates go through an L1-resident buffer (R x 64 floats, next to K x 64 x R fmas). Out of line,
+// the epilogue not unrolled over rows: inlined into lstm_rows, the extra code pushed the one-row path's
+// tanh out of line and made batch 1 slower.
+template <int R, int NP>
+[[gnu::noinline, gnu::flatten]] void lstm_sub(const float* const* h, const float* const* init,
+                                              float* const* c, float* const* m, const PackedMat& w_hh,
+                                              const CellParams& L, int u, bool first) {
+  for (int p = 0; p < NP; ++p) {
+    const int col = (u + p) * kPanel, unit = (u + p) * kUnitBlock;
+    alignas(64) float buf[R][kPanel];
+    float* z[R];
+    for (int r = 0; r < R; ++r) z[r] = buf[r];
+    sub_tiles<R>(h, init, col, z, 0, w_hh.panel(u + p), 2 * kPanelVectors, w_hh.K, first);
+#pragma GCC unroll 1
+    for (int r = 0; r < R; ++r) {
+      V16 cn;
+      V16 hn = cell(L, load(buf[r] + kLanes * format::kGateI), load(buf[r] + kLanes * format::kGateF),
+                    load(buf[r] + kLanes * format::kGateG), load(buf[r] + kLanes * format::kGateO),
+                    load(c[r] + unit), cn);
+      store(c[r] + unit, cn);
+      store(m[r] + unit, hn);
+    }
+  }
+}
+#endif
+
 // A full block tile: panel u holds the [i f g o] x 16 gates of units 16u..16u+15, one vector per gate.
 template <int R, int NP>
 void lstm_tile(const float* const* h, const float* const* init, float* const* c, float* const* m,
@@ -45,23 +73,7 @@ void lstm_tile(const float* const* h, const float* const* init, float* const* c,
   static_assert(kPanelVectors == kGates);
 #if defined(LSTMLM_SIMD_AVX2)
   if constexpr (R >= kSubRowsMin) {
-    // The sub-panel tiles hold a few gates of the rows at a time, the cell needs all four: the panel's
-    // gates go through an L1-resident buffer (R x 64 floats, next to K x 64 x R fmas).
-    for (int p = 0; p < NP; ++p) {
-      const int col = (u + p) * kPanel, unit = (u + p) * kUnitBlock;
-      alignas(64) float buf[R][kPanel];
-      float* z[R];
-      for (int r = 0; r < R; ++r) z[r] = buf[r];
-      sub_tiles<R>(h, init, col, z, 0, w_hh.panel(u + p), 2 * kPanelVectors, w_hh.K, first);
-      for (int r = 0; r < R; ++r) {
-        V16 cn;
-        V16 hn = cell(L, load(buf[r] + kLanes * format::kGateI), load(buf[r] + kLanes * format::kGateF),
-                      load(buf[r] + kLanes * format::kGateG), load(buf[r] + kLanes * format::kGateO),
-                      load(c[r] + unit), cn);
-        store(c[r] + unit, cn);
-        store(m[r] + unit, hn);
-      }
-    }
+    lstm_sub<R, NP>(h, init, c, m, w_hh, L, u, first);
     return;
   }
 #endif
@@ -86,9 +98,9 @@ void lstm_tile(const float* const* h, const float* const* init, float* const* c,
 // each gate up with the units' lanes; lanes past t are neither read from c nor written. Kept out of line:
 // inlined into lstm_rows it cost 3.5% more instructions per step (callgrind, H 100, AVX2).
 template <int R, int Q>
-[[gnu::noinline]] void lstm_tail(const float* const* h, const float* const* init, float* const* c,
-                                 float* const* m, const PackedMat& w_hh, const CellParams& L,
-                                 [[maybe_unused]] bool first) {
+[[gnu::noinline, gnu::flatten]] void lstm_tail(const float* const* h, const float* const* init,
+                                               float* const* c, float* const* m, const PackedMat& w_hh,
+                                               const CellParams& L, [[maybe_unused]] bool first) {
   const int blocks = w_hh.full, col = blocks * kPanel, unit = blocks * kUnitBlock, t = L.H - unit;
   alignas(64) float buf[R][kLanes * Q];
 #if defined(LSTMLM_SIMD_AVX2)
