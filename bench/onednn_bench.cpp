@@ -27,7 +27,6 @@
 // omp_set_num_threads before the primitives of a cell are created.
 // Output: one JSON object per cell (jsonl), with the keys of bench/torch_bench.py and "peer":
 // "onednn"; "impl" names the implementations oneDNN dispatched (primitive_desc::impl_info_str()).
-#include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
 
 #include <algorithm>
@@ -40,6 +39,7 @@
 #include <functional>
 #include <memory>
 #include <numeric>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -52,403 +52,427 @@ using dims = memory::dims;
 namespace {
 
 struct Rng {  // splitmix64
-    uint64_t s;
-    uint64_t next() {
-        uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        return z ^ (z >> 31);
-    }
-    double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-    float weight() { return static_cast<float>(uniform() * 0.2 - 0.1); }
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  float weight() { return static_cast<float>(uniform() * 0.2 - 0.1); }
 };
 
 std::vector<int> ints(const std::string& s) {
-    std::vector<int> v;
-    size_t i = 0;
-    while (i < s.size()) {
-        size_t j = s.find(',', i);
-        if (j == std::string::npos) j = s.size();
-        v.push_back(std::atoi(s.substr(i, j - i).c_str()));
-        i = j + 1;
-    }
-    return v;
+  std::vector<int> v;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t j = s.find(',', i);
+    if (j == std::string::npos) j = s.size();
+    v.push_back(std::atoi(s.substr(i, j - i).c_str()));
+    i = j + 1;
+  }
+  return v;
 }
 
 std::vector<std::string> words(const std::string& s) {
-    std::vector<std::string> v;
-    size_t i = 0;
-    while (i < s.size()) {
-        size_t j = s.find(',', i);
-        if (j == std::string::npos) j = s.size();
-        v.push_back(s.substr(i, j - i));
-        i = j + 1;
-    }
-    return v;
+  std::vector<std::string> v;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t j = s.find(',', i);
+    if (j == std::string::npos) j = s.size();
+    v.push_back(s.substr(i, j - i));
+    i = j + 1;
+  }
+  return v;
 }
 
 double percentile(std::vector<double> xs, double p) {
-    std::sort(xs.begin(), xs.end());
-    double pos = p / 100 * static_cast<double>(xs.size() - 1);
-    size_t lo = static_cast<size_t>(pos), hi = std::min(lo + 1, xs.size() - 1);
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo);
+  std::sort(xs.begin(), xs.end());
+  double pos = p / 100 * static_cast<double>(xs.size() - 1);
+  size_t lo = static_cast<size_t>(pos), hi = std::min(lo + 1, xs.size() - 1);
+  return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo);
 }
 
 std::vector<float> random_floats(size_t n, Rng& rng) {
-    std::vector<float> v(n);
-    for (auto& x : v) x = rng.weight();
-    return v;
+  std::vector<float> v(n);
+  for (auto& x : v) x = rng.weight();
+  return v;
 }
 
 // The weights of the model in oneDNN's user layouts (ldigo, ldgo, [H, V]).
 struct Weights {
-    int V, E, H, L;
-    std::vector<float> embedding;  // [V, E]
-    std::vector<std::vector<float>> w_layer, w_iter, bias;  // per layer: [in, 4, H], [H, 4, H], [4, H]
-    std::vector<float> w_out, b_out;  // [H, V], [V]
-    Weights(int V_, int E_, int H_, int L_, uint64_t seed) : V(V_), E(E_), H(H_), L(L_) {
-        Rng rng{seed};
-        embedding = random_floats(size_t(V) * E, rng);
-        for (int l = 0; l < L; ++l) {
-            int in = l == 0 ? E : H;
-            w_layer.push_back(random_floats(size_t(in) * 4 * H, rng));
-            w_iter.push_back(random_floats(size_t(H) * 4 * H, rng));
-            bias.push_back(random_floats(size_t(4) * H, rng));
-        }
-        w_out = random_floats(size_t(H) * V, rng);
-        b_out = random_floats(size_t(V), rng);
+  int V, E, H, L;
+  std::vector<float> embedding;                           // [V, E]
+  std::vector<std::vector<float>> w_layer, w_iter, bias;  // per layer: [in, 4, H], [H, 4, H], [4, H]
+  std::vector<float> w_out, b_out;                        // [H, V], [V]
+  Weights(int V_, int E_, int H_, int L_, uint64_t seed) : V(V_), E(E_), H(H_), L(L_) {
+    Rng rng{seed};
+    embedding = random_floats(size_t(V) * E, rng);
+    for (int l = 0; l < L; ++l) {
+      int in = l == 0 ? E : H;
+      w_layer.push_back(random_floats(size_t(in) * 4 * H, rng));
+      w_iter.push_back(random_floats(size_t(H) * 4 * H, rng));
+      bias.push_back(random_floats(size_t(4) * H, rng));
     }
+    w_out = random_floats(size_t(H) * V, rng);
+    b_out = random_floats(size_t(V), rng);
+  }
 };
 
 // A memory in the layout a primitive asked for, filled by a reorder from a user buffer (once).
 memory reordered(const engine& eng, stream& s, const memory::desc& want, const dims& d, tag user_tag,
                  const float* data) {
-    memory user({d, dt::f32, user_tag}, eng, const_cast<float*>(data));
-    memory m(want, eng);
-    reorder(user, m).execute(s, user, m);
-    s.wait();
-    return m;
+  memory user({d, dt::f32, user_tag}, eng, const_cast<float*>(data));
+  memory m(want, eng);
+  reorder(user, m).execute(s, user, m);
+  s.wait();
+  return m;
 }
 
 // L layers of LSTM over T steps for B rows: one primitive, or two when L > 1 and E != H.
 struct Lstm {
-    struct Group {
-        int first, layers, in;
-        lstm_forward prim;
-        memory w_layer, w_iter, bias;
-        std::string impl;
-    };
-    std::vector<Group> groups;
-    int T, B, H, L;
-    bool with_state;
-    std::vector<float> mid;  // [T, B, H] between the two groups
+  struct Group {
+    int first, layers, in;
+    lstm_forward prim;
+    memory w_layer, w_iter, bias;
+    std::string impl;
+  };
+  std::vector<Group> groups;
+  int T, B, H, L;
+  bool with_state;
+  std::vector<float> mid;  // [T, B, H] between the two groups
 
-    Lstm(const engine& eng, stream& s, const Weights& w, int T_, int B_, bool with_state_)
-        : T(T_), B(B_), H(w.H), L(w.L), with_state(with_state_) {
-        std::vector<std::pair<int, int>> split;  // (first layer, layers)
-        if (w.L == 1 || w.E == w.H)
-            split.push_back({0, w.L});
-        else
-            split = {{0, 1}, {1, w.L - 1}};
-        for (auto [first, layers] : split) {
-            int in = first == 0 ? w.E : w.H;
-            memory::desc src_layer({T, B, in}, dt::f32, tag::tnc), dst_layer({T, B, H}, dt::f32, tag::tnc);
-            memory::desc iter = with_state ? memory::desc({layers, 1, B, H}, dt::f32, tag::ldnc) : memory::desc();
-            memory::desc wl_any({layers, 1, in, 4, H}, dt::f32, tag::any),
-                wi_any({layers, 1, H, 4, H}, dt::f32, tag::any), b_md({layers, 1, 4, H}, dt::f32, tag::ldgo);
-            lstm_forward::desc d(prop_kind::forward_inference, rnn_direction::unidirectional_left2right,
-                                 src_layer, iter, iter, wl_any, wi_any, b_md, dst_layer, iter, iter);
-            lstm_forward::primitive_desc pd(d, eng);
-            std::vector<float> wl, wi, bb;  // the group's layers, contiguous (ldigo / ldgo)
-            for (int l = first; l < first + layers; ++l) {
-                wl.insert(wl.end(), w.w_layer[l].begin(), w.w_layer[l].end());
-                wi.insert(wi.end(), w.w_iter[l].begin(), w.w_iter[l].end());
-                bb.insert(bb.end(), w.bias[l].begin(), w.bias[l].end());
-            }
-            Group g{first, layers, in, lstm_forward(pd), {}, {}, {}, pd.impl_info_str()};
-            g.w_layer = reordered(eng, s, pd.weights_layer_desc(), {layers, 1, in, 4, H}, tag::ldigo, wl.data());
-            g.w_iter = reordered(eng, s, pd.weights_iter_desc(), {layers, 1, H, 4, H}, tag::ldigo, wi.data());
-            g.bias = reordered(eng, s, pd.bias_desc(), {layers, 1, 4, H}, tag::ldgo, bb.data());
-            groups.push_back(std::move(g));
-        }
-        if (groups.size() > 1) mid.resize(size_t(T) * B * H);
+  Lstm(const engine& eng, stream& s, const Weights& w, int T_, int B_, bool with_state_)
+      : T(T_), B(B_), H(w.H), L(w.L), with_state(with_state_) {
+    std::vector<std::pair<int, int>> split;  // (first layer, layers)
+    if (w.L == 1 || w.E == w.H)
+      split.push_back({0, w.L});
+    else
+      split = {{0, 1}, {1, w.L - 1}};
+    for (auto [first, layers] : split) {
+      int in = first == 0 ? w.E : w.H;
+      memory::desc src_layer({T, B, in}, dt::f32, tag::tnc), dst_layer({T, B, H}, dt::f32, tag::tnc);
+      memory::desc iter = with_state ? memory::desc({layers, 1, B, H}, dt::f32, tag::ldnc) : memory::desc();
+      memory::desc wl_any({layers, 1, in, 4, H}, dt::f32, tag::any),
+          wi_any({layers, 1, H, 4, H}, dt::f32, tag::any), b_md({layers, 1, 4, H}, dt::f32, tag::ldgo);
+      lstm_forward::desc d(prop_kind::forward_inference, rnn_direction::unidirectional_left2right, src_layer,
+                           iter, iter, wl_any, wi_any, b_md, dst_layer, iter, iter);
+      lstm_forward::primitive_desc pd(d, eng);
+      std::vector<float> wl, wi, bb;  // the group's layers, contiguous (ldigo / ldgo)
+      for (int l = first; l < first + layers; ++l) {
+        wl.insert(wl.end(), w.w_layer[l].begin(), w.w_layer[l].end());
+        wi.insert(wi.end(), w.w_iter[l].begin(), w.w_iter[l].end());
+        bb.insert(bb.end(), w.bias[l].begin(), w.bias[l].end());
+      }
+      Group g{first, layers, in, lstm_forward(pd), {}, {}, {}, pd.impl_info_str()};
+      g.w_layer = reordered(eng, s, pd.weights_layer_desc(), {layers, 1, in, 4, H}, tag::ldigo, wl.data());
+      g.w_iter = reordered(eng, s, pd.weights_iter_desc(), {layers, 1, H, 4, H}, tag::ldigo, wi.data());
+      g.bias = reordered(eng, s, pd.bias_desc(), {layers, 1, 4, H}, tag::ldgo, bb.data());
+      groups.push_back(std::move(g));
     }
+    if (groups.size() > 1) mid.resize(size_t(T) * B * H);
+  }
 
-    std::string impl() const {
-        std::string r;
-        for (auto& g : groups) r += (r.empty() ? "" : ", ") + g.impl;
-        return r;
-    }
+  std::string impl() const {
+    std::string r;
+    for (auto& g : groups) r += (r.empty() ? "" : ", ") + g.impl;
+    return r;
+  }
 
-    // Argument maps of one call: src [T,B,in] -> dst [T,B,H]; states (if any) [L,1,B,H] from src_h/src_c
-    // (nullptr: zeros, only without state) to dst_h/dst_c.
-    std::vector<std::unordered_map<int, memory>> args(const engine& eng, float* src, float* dst, float* src_h,
-                                                      float* src_c, float* dst_h, float* dst_c) {
-        std::vector<std::unordered_map<int, memory>> out;
-        for (size_t gi = 0; gi < groups.size(); ++gi) {
-            auto& g = groups[gi];
-            float* in = gi == 0 ? src : mid.data();
-            float* o = gi + 1 == groups.size() ? dst : mid.data();
-            std::unordered_map<int, memory> a{
-                {DNNL_ARG_SRC_LAYER, memory({{T, B, g.in}, dt::f32, tag::tnc}, eng, in)},
-                {DNNL_ARG_DST_LAYER, memory({{T, B, H}, dt::f32, tag::tnc}, eng, o)},
-                {DNNL_ARG_WEIGHTS_LAYER, g.w_layer},
-                {DNNL_ARG_WEIGHTS_ITER, g.w_iter},
-                {DNNL_ARG_BIAS, g.bias}};
-            if (with_state) {
-                memory::desc md({g.layers, 1, B, H}, dt::f32, tag::ldnc);
-                size_t off = size_t(g.first) * B * H;
-                a[DNNL_ARG_SRC_ITER] = memory(md, eng, src_h + off);
-                a[DNNL_ARG_SRC_ITER_C] = memory(md, eng, src_c + off);
-                a[DNNL_ARG_DST_ITER] = memory(md, eng, dst_h + off);
-                a[DNNL_ARG_DST_ITER_C] = memory(md, eng, dst_c + off);
-            }
-            out.push_back(std::move(a));
-        }
-        return out;
+  // Argument maps of one call: src [T,B,in] -> dst [T,B,H]; states (if any) [L,1,B,H] from src_h/src_c
+  // (nullptr: zeros, only without state) to dst_h/dst_c.
+  std::vector<std::unordered_map<int, memory>> args(const engine& eng, float* src, float* dst, float* src_h,
+                                                    float* src_c, float* dst_h, float* dst_c) {
+    std::vector<std::unordered_map<int, memory>> out;
+    for (size_t gi = 0; gi < groups.size(); ++gi) {
+      auto& g = groups[gi];
+      float* in = gi == 0 ? src : mid.data();
+      float* o = gi + 1 == groups.size() ? dst : mid.data();
+      std::unordered_map<int, memory> a{
+          {DNNL_ARG_SRC_LAYER, memory({{T, B, g.in}, dt::f32, tag::tnc}, eng, in)},
+          {DNNL_ARG_DST_LAYER, memory({{T, B, H}, dt::f32, tag::tnc}, eng, o)},
+          {DNNL_ARG_WEIGHTS_LAYER, g.w_layer},
+          {DNNL_ARG_WEIGHTS_ITER, g.w_iter},
+          {DNNL_ARG_BIAS, g.bias}};
+      if (with_state) {
+        memory::desc md({g.layers, 1, B, H}, dt::f32, tag::ldnc);
+        size_t off = size_t(g.first) * B * H;
+        a[DNNL_ARG_SRC_ITER] = memory(md, eng, src_h + off);
+        a[DNNL_ARG_SRC_ITER_C] = memory(md, eng, src_c + off);
+        a[DNNL_ARG_DST_ITER] = memory(md, eng, dst_h + off);
+        a[DNNL_ARG_DST_ITER_C] = memory(md, eng, dst_c + off);
+      }
+      out.push_back(std::move(a));
     }
+    return out;
+  }
 
-    void run(stream& s, std::vector<std::unordered_map<int, memory>>& a) {
-        for (size_t gi = 0; gi < groups.size(); ++gi) groups[gi].prim.execute(s, a[gi]);
-    }
+  void run(stream& s, std::vector<std::unordered_map<int, memory>>& a) {
+    for (size_t gi = 0; gi < groups.size(); ++gi) groups[gi].prim.execute(s, a[gi]);
+  }
 };
 
 // [M, H] x [H, V] + bias -> [M, V], then log-softmax or softmax over V (in place).
 struct Projection {
-    matmul mm;
-    memory w, b;
-    primitive norm;
-    std::string impl, norm_impl;
-    int M, H, V;
+  matmul mm;
+  memory w, b;
+  primitive norm;
+  std::string impl, norm_impl;
+  int M, H, V;
 
-    Projection(const engine& eng, stream& s, const Weights& wt, int M_, bool log)
-        : M(M_), H(wt.H), V(wt.V) {
-        memory::desc src({M, H}, dt::f32, tag::ab), w_any({H, V}, dt::f32, tag::any), bias({1, V}, dt::f32, tag::ab),
-            dst({M, V}, dt::f32, tag::ab);
-        matmul::primitive_desc pd(matmul::desc(src, w_any, bias, dst), eng);
-        mm = matmul(pd);
-        impl = pd.impl_info_str();
-        w = reordered(eng, s, pd.weights_desc(), {H, V}, tag::ab, wt.w_out.data());
-        b = memory(bias, eng);
-        std::memcpy(b.get_data_handle(), wt.b_out.data(), sizeof(float) * V);
-        if (log) {
-            logsoftmax_forward::primitive_desc npd({prop_kind::forward_inference, dst, 1}, eng);
-            norm = logsoftmax_forward(npd);
-            norm_impl = npd.impl_info_str();
-        } else {
-            softmax_forward::primitive_desc npd({prop_kind::forward_inference, dst, 1}, eng);
-            norm = softmax_forward(npd);
-            norm_impl = npd.impl_info_str();
-        }
+  Projection(const engine& eng, stream& s, const Weights& wt, int M_, bool log) : M(M_), H(wt.H), V(wt.V) {
+    memory::desc src({M, H}, dt::f32, tag::ab), w_any({H, V}, dt::f32, tag::any),
+        bias({1, V}, dt::f32, tag::ab), dst({M, V}, dt::f32, tag::ab);
+    matmul::primitive_desc pd(matmul::desc(src, w_any, bias, dst), eng);
+    mm = matmul(pd);
+    impl = pd.impl_info_str();
+    w = reordered(eng, s, pd.weights_desc(), {H, V}, tag::ab, wt.w_out.data());
+    b = memory(bias, eng);
+    std::memcpy(b.get_data_handle(), wt.b_out.data(), sizeof(float) * V);
+    if (log) {
+      logsoftmax_forward::primitive_desc npd({prop_kind::forward_inference, dst, 1}, eng);
+      norm = logsoftmax_forward(npd);
+      norm_impl = npd.impl_info_str();
+    } else {
+      softmax_forward::primitive_desc npd({prop_kind::forward_inference, dst, 1}, eng);
+      norm = softmax_forward(npd);
+      norm_impl = npd.impl_info_str();
     }
+  }
 
-    struct Args {
-        std::unordered_map<int, memory> mm, norm;
-    };
-    Args args(const engine& eng, float* src, float* dst) {
-        memory s({{M, H}, dt::f32, tag::ab}, eng, src), d({{M, V}, dt::f32, tag::ab}, eng, dst);
-        return {{{DNNL_ARG_SRC, s}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, d}},
-                {{DNNL_ARG_SRC, d}, {DNNL_ARG_DST, d}}};
-    }
-    void run(stream& s, Args& a) {
-        mm.execute(s, a.mm);
-        norm.execute(s, a.norm);
-    }
+  struct Args {
+    std::unordered_map<int, memory> mm, norm;
+  };
+  Args args(const engine& eng, float* src, float* dst) {
+    memory s({{M, H}, dt::f32, tag::ab}, eng, src), d({{M, V}, dt::f32, tag::ab}, eng, dst);
+    return {{{DNNL_ARG_SRC, s}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, d}},
+            {{DNNL_ARG_SRC, d}, {DNNL_ARG_DST, d}}};
+  }
+  void run(stream& s, Args& a) {
+    mm.execute(s, a.mm);
+    norm.execute(s, a.norm);
+  }
 };
 
 void gather(const Weights& w, const int* tokens, size_t n, float* out) {
-    for (size_t i = 0; i < n; ++i)
-        std::memcpy(out + i * w.E, w.embedding.data() + size_t(tokens[i]) * w.E, sizeof(float) * w.E);
+  for (size_t i = 0; i < n; ++i)
+    std::memcpy(out + i * w.E, w.embedding.data() + size_t(tokens[i]) * w.E, sizeof(float) * w.E);
 }
 
 struct Cell {
-    std::string workload;
-    int B, T, threads;
+  std::string workload;
+  int B, T, threads;
 };
 
 double flops_per_call(const Weights& w, const std::string& workload, int B, int T) {
-    double lstm = 0;
-    for (int k = 0; k < w.L; ++k) lstm += 2.0 * 4 * w.H * ((k == 0 ? w.E : w.H) + w.H);
-    double proj = 2.0 * w.H * w.V;
-    if (workload == "predict") return double(B) * T * lstm + B * proj;
-    return double(B) * T * (lstm + proj);
+  double lstm = 0;
+  for (int k = 0; k < w.L; ++k) lstm += 2.0 * 4 * w.H * ((k == 0 ? w.E : w.H) + w.H);
+  double proj = 2.0 * w.H * w.V;
+  if (workload == "predict") return double(B) * T * lstm + B * proj;
+  return double(B) * T * (lstm + proj);
 }
 
 const char* isa_name(cpu_isa isa) {
-    switch (isa) {
-        case cpu_isa::sse41: return "sse41";
-        case cpu_isa::avx: return "avx";
-        case cpu_isa::avx2: return "avx2";
-        case cpu_isa::avx2_vnni: return "avx2_vnni";
-        case cpu_isa::avx512_core: return "avx512_core";
-        case cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
-        case cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
-        case cpu_isa::avx512_core_amx: return "avx512_core_amx";
-        default: return "other";
-    }
+  switch (isa) {
+    case cpu_isa::sse41:
+      return "sse41";
+    case cpu_isa::avx:
+      return "avx";
+    case cpu_isa::avx2:
+      return "avx2";
+    case cpu_isa::avx2_vnni:
+      return "avx2_vnni";
+    case cpu_isa::avx512_core:
+      return "avx512_core";
+    case cpu_isa::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case cpu_isa::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case cpu_isa::avx512_core_amx:
+      return "avx512_core_amx";
+    default:
+      return "other";
+  }
 }
 
 void run_cell(const Weights& w, const Cell& c, int reps, int warmup, double min_time, uint64_t seed) {
-    omp_set_num_threads(c.threads);
-    engine eng(engine::kind::cpu, 0);
-    stream s(eng);
-    const int B = c.B, T = c.T, V = w.V, E = w.E, H = w.H, L = w.L;
-    Rng rng{seed * 1000003 + 7};
-    std::vector<int> x(size_t(T) * B), y(size_t(T) * B);  // [T, B]: time-major, as src_layer
-    for (auto& v : x) v = int(rng.next() % uint64_t(V));
-    for (auto& v : y) v = int(rng.next() % uint64_t(V));
-    std::function<void()> call;
-    std::string impl;
-    double sink = 0;
+  omp_set_num_threads(c.threads);
+  engine eng(engine::kind::cpu, 0);
+  stream s(eng);
+  const int B = c.B, T = c.T, V = w.V, E = w.E, H = w.H, L = w.L;
+  Rng rng{seed * 1000003 + 7};
+  std::vector<int> x(size_t(T) * B), y(size_t(T) * B);  // [T, B]: time-major, as src_layer
+  for (auto& v : x) v = int(rng.next() % uint64_t(V));
+  for (auto& v : y) v = int(rng.next() % uint64_t(V));
+  std::function<void()> call;
+  std::string impl;
+  double sink = 0;
 
-    // Everything the call touches lives here, created before timing.
-    std::vector<float> emb, hid, logits, h0, c0, h1, c1, h2, c2;
-    std::vector<int> tok(B);
-    Rng draw{seed};
-    std::unique_ptr<Lstm> lstm;
-    std::unique_ptr<Projection> proj;
-    std::vector<std::vector<std::unordered_map<int, memory>>> lstm_args;
-    std::vector<Projection::Args> proj_args;
+  // Everything the call touches lives here, created before timing.
+  std::vector<float> emb, hid, logits, h0, c0, h1, c1, h2, c2;
+  std::vector<int> tok(B);
+  Rng draw{seed};
+  std::unique_ptr<Lstm> lstm;
+  std::unique_ptr<Projection> proj;
+  std::vector<std::vector<std::unordered_map<int, memory>>> lstm_args;
+  std::vector<Projection::Args> proj_args;
 
-    if (c.workload == "score" || c.workload == "predict") {
-        bool score = c.workload == "score";
-        emb.resize(size_t(T) * B * E);
-        hid.resize(size_t(T) * B * H);
-        int M = score ? T * B : B;
-        logits.resize(size_t(M) * V);
-        lstm = std::make_unique<Lstm>(eng, s, w, T, B, false);
-        proj = std::make_unique<Projection>(eng, s, w, M, true);
-        lstm_args.push_back(lstm->args(eng, emb.data(), hid.data(), nullptr, nullptr, nullptr, nullptr));
-        proj_args.push_back(proj->args(eng, score ? hid.data() : hid.data() + size_t(T - 1) * B * H, logits.data()));
-        call = [&, score] {
-            gather(w, x.data(), x.size(), emb.data());
-            lstm->run(s, lstm_args[0]);
-            proj->run(s, proj_args[0]);
-            s.wait();
-            if (score) {
-                double sum = 0;
-                for (size_t i = 0; i < y.size(); ++i) sum += logits[i * V + size_t(y[i])];
-                sink += sum;
-            } else {
-                sink += logits[0];
-            }
-        };
-    } else if (c.workload == "generate") {
-        emb.resize(size_t(B) * E);
-        hid.resize(size_t(B) * H);
-        logits.resize(size_t(B) * V);
-        size_t st = size_t(L) * B * H;
-        h0.assign(st, 0.f), c0.assign(st, 0.f), h1.assign(st, 0.f), c1.assign(st, 0.f), h2.assign(st, 0.f),
-            c2.assign(st, 0.f);
-        lstm = std::make_unique<Lstm>(eng, s, w, 1, B, true);
-        proj = std::make_unique<Projection>(eng, s, w, B, false);
-        // step 0: zeros (h0, c0) -> (h1, c1); odd steps (h1, c1) -> (h2, c2); even steps back.
-        lstm_args.push_back(lstm->args(eng, emb.data(), hid.data(), h0.data(), c0.data(), h1.data(), c1.data()));
-        lstm_args.push_back(lstm->args(eng, emb.data(), hid.data(), h1.data(), c1.data(), h2.data(), c2.data()));
-        lstm_args.push_back(lstm->args(eng, emb.data(), hid.data(), h2.data(), c2.data(), h1.data(), c1.data()));
-        proj_args.push_back(proj->args(eng, hid.data(), logits.data()));
-        call = [&] {
-            for (int b = 0; b < B; ++b) tok[b] = x[b];
-            for (int t = 0; t < T; ++t) {
-                gather(w, tok.data(), size_t(B), emb.data());
-                lstm->run(s, lstm_args[t == 0 ? 0 : (t % 2 == 1 ? 1 : 2)]);
-                proj->run(s, proj_args[0]);
-                s.wait();
-                for (int b = 0; b < B; ++b) {
-                    const float* p = logits.data() + size_t(b) * V;
-                    double u = draw.uniform(), acc = 0;
-                    int k = 0;
-                    for (; k < V - 1; ++k) {
-                        acc += p[k];
-                        if (acc > u) break;
-                    }
-                    tok[b] = k;
-                }
-            }
-            sink += tok[0];
-        };
-    } else {
-        std::fprintf(stderr, "onednn_bench: unknown workload %s\n", c.workload.c_str());
-        std::exit(2);
-    }
-    impl = "lstm " + lstm->impl() + "; matmul " + proj->impl + "; " +
-           (c.workload == "generate" ? "softmax " : "logsoftmax ") + proj->norm_impl;
-
-    for (int i = 0; i < warmup; ++i) call();
-    std::vector<double> lat, rep_tps;
-    using clk = std::chrono::steady_clock;
-    for (int r = 0; r < reps; ++r) {
-        long n = 0;
-        double spent = 0;
-        while (spent < min_time || n == 0) {
-            auto t0 = clk::now();
-            call();
-            double dt = std::chrono::duration<double>(clk::now() - t0).count();
-            lat.push_back(dt);
-            spent += dt;
-            ++n;
+  if (c.workload == "score" || c.workload == "predict") {
+    bool score = c.workload == "score";
+    emb.resize(size_t(T) * B * E);
+    hid.resize(size_t(T) * B * H);
+    int M = score ? T * B : B;
+    logits.resize(size_t(M) * V);
+    lstm = std::make_unique<Lstm>(eng, s, w, T, B, false);
+    proj = std::make_unique<Projection>(eng, s, w, M, true);
+    lstm_args.push_back(lstm->args(eng, emb.data(), hid.data(), nullptr, nullptr, nullptr, nullptr));
+    proj_args.push_back(
+        proj->args(eng, score ? hid.data() : hid.data() + size_t(T - 1) * B * H, logits.data()));
+    call = [&, score] {
+      gather(w, x.data(), x.size(), emb.data());
+      lstm->run(s, lstm_args[0]);
+      proj->run(s, proj_args[0]);
+      s.wait();
+      if (score) {
+        double sum = 0;
+        for (size_t i = 0; i < y.size(); ++i) sum += logits[i * V + size_t(y[i])];
+        sink += sum;
+      } else {
+        sink += logits[0];
+      }
+    };
+  } else if (c.workload == "generate") {
+    emb.resize(size_t(B) * E);
+    hid.resize(size_t(B) * H);
+    logits.resize(size_t(B) * V);
+    size_t st = size_t(L) * B * H;
+    h0.assign(st, 0.f), c0.assign(st, 0.f), h1.assign(st, 0.f), c1.assign(st, 0.f), h2.assign(st, 0.f),
+        c2.assign(st, 0.f);
+    lstm = std::make_unique<Lstm>(eng, s, w, 1, B, true);
+    proj = std::make_unique<Projection>(eng, s, w, B, false);
+    // step 0: zeros (h0, c0) -> (h1, c1); odd steps (h1, c1) -> (h2, c2); even steps back.
+    lstm_args.push_back(lstm->args(eng, emb.data(), hid.data(), h0.data(), c0.data(), h1.data(), c1.data()));
+    lstm_args.push_back(lstm->args(eng, emb.data(), hid.data(), h1.data(), c1.data(), h2.data(), c2.data()));
+    lstm_args.push_back(lstm->args(eng, emb.data(), hid.data(), h2.data(), c2.data(), h1.data(), c1.data()));
+    proj_args.push_back(proj->args(eng, hid.data(), logits.data()));
+    call = [&] {
+      for (int b = 0; b < B; ++b) tok[b] = x[b];
+      for (int t = 0; t < T; ++t) {
+        gather(w, tok.data(), size_t(B), emb.data());
+        lstm->run(s, lstm_args[t == 0 ? 0 : (t % 2 == 1 ? 1 : 2)]);
+        proj->run(s, proj_args[0]);
+        s.wait();
+        for (int b = 0; b < B; ++b) {
+          const float* p = logits.data() + size_t(b) * V;
+          double u = draw.uniform(), acc = 0;
+          int k = 0;
+          for (; k < V - 1; ++k) {
+            acc += p[k];
+            if (acc > u) break;
+          }
+          tok[b] = k;
         }
-        rep_tps.push_back(double(n) * B * T / spent);
+      }
+      sink += tok[0];
+    };
+  } else {
+    std::fprintf(stderr, "onednn_bench: unknown workload %s\n", c.workload.c_str());
+    std::exit(2);
+  }
+  impl = "lstm " + lstm->impl() + "; matmul " + proj->impl + "; " +
+         (c.workload == "generate" ? "softmax " : "logsoftmax ") + proj->norm_impl;
+
+  for (int i = 0; i < warmup; ++i) call();
+  std::vector<double> lat, rep_tps;
+  using clk = std::chrono::steady_clock;
+  for (int r = 0; r < reps; ++r) {
+    long n = 0;
+    double spent = 0;
+    while (spent < min_time || n == 0) {
+      auto t0 = clk::now();
+      call();
+      double dt = std::chrono::duration<double>(clk::now() - t0).count();
+      lat.push_back(dt);
+      spent += dt;
+      ++n;
     }
-    double mean = std::accumulate(rep_tps.begin(), rep_tps.end(), 0.0) / rep_tps.size(), sd = 0;
-    for (double v : rep_tps) sd += (v - mean) * (v - mean);
-    sd = rep_tps.size() > 1 ? std::sqrt(sd / (rep_tps.size() - 1)) : 0.0;
-    double mean_call = std::accumulate(lat.begin(), lat.end(), 0.0) / lat.size();
-    auto v = version();
-    std::printf(
-        "{\"model\": \"onednn\", \"peer\": \"onednn\", \"shape\": \"V=%d E=%d H=%dx%d\", \"workload\": \"%s\", "
-        "\"batch\": %d, \"length\": %d, \"threads\": %d, \"threads_effective\": %d, \"repetitions\": %d, "
-        "\"calls\": %zu, \"tokens_per_call\": %d, \"tokens_per_s\": %.3f, \"tokens_per_s_sd\": %.3f, "
-        "\"tokens_per_s_median\": %.3f, \"tokens_per_s_min\": %.3f, \"tokens_per_s_max\": %.3f, "
-        "\"calls_per_s\": %.3f, \"latency_p50_us\": %.4f, \"latency_p99_us\": %.4f, \"gflops\": %.4f, "
-        "\"isa\": \"%s\", \"build\": \"oneDNN %d.%d.%d %s\", \"impl\": \"%s\", \"note\": \"%s\", \"checksum\": %.6g}\n",
-        V, E, H, L, c.workload.c_str(), B, T, c.threads, omp_get_max_threads(), reps, lat.size(), B * T, mean, sd,
-        percentile(rep_tps, 50), *std::min_element(rep_tps.begin(), rep_tps.end()),
-        *std::max_element(rep_tps.begin(), rep_tps.end()), mean / (B * T), percentile(lat, 50) * 1e6,
-        percentile(lat, 99) * 1e6, flops_per_call(w, c.workload, B, T) / mean_call * 1e-9,
-        isa_name(get_effective_cpu_isa()), v->major, v->minor, v->patch, v->cpu_runtime == DNNL_RUNTIME_OMP ? "omp"
-        : v->cpu_runtime == DNNL_RUNTIME_TBB ? "tbb" : "seq", impl.c_str(),
-        c.workload == "generate" ? "softmax primitive + cumulative-sum draw" : "logsoftmax primitive", sink);
-    std::fflush(stdout);
-    std::fprintf(stderr, "onednn %s b=%d s=%d t=%d: %.0f tok/s (%s)\n", c.workload.c_str(), B, T, c.threads,
-                 percentile(rep_tps, 50), impl.c_str());
+    rep_tps.push_back(double(n) * B * T / spent);
+  }
+  double mean = std::accumulate(rep_tps.begin(), rep_tps.end(), 0.0) / rep_tps.size(), sd = 0;
+  for (double v : rep_tps) sd += (v - mean) * (v - mean);
+  sd = rep_tps.size() > 1 ? std::sqrt(sd / (rep_tps.size() - 1)) : 0.0;
+  double mean_call = std::accumulate(lat.begin(), lat.end(), 0.0) / lat.size();
+  auto v = version();
+  std::printf(
+      "{\"model\": \"onednn\", \"peer\": \"onednn\", \"shape\": \"V=%d E=%d H=%dx%d\", \"workload\": \"%s\", "
+      "\"batch\": %d, \"length\": %d, \"threads\": %d, \"threads_effective\": %d, \"repetitions\": %d, "
+      "\"calls\": %zu, \"tokens_per_call\": %d, \"tokens_per_s\": %.3f, \"tokens_per_s_sd\": %.3f, "
+      "\"tokens_per_s_median\": %.3f, \"tokens_per_s_min\": %.3f, \"tokens_per_s_max\": %.3f, "
+      "\"calls_per_s\": %.3f, \"latency_p50_us\": %.4f, \"latency_p99_us\": %.4f, \"gflops\": %.4f, "
+      "\"isa\": \"%s\", \"build\": \"oneDNN %d.%d.%d %s\", \"impl\": \"%s\", \"note\": \"%s\", \"checksum\": "
+      "%.6g}\n",
+      V, E, H, L, c.workload.c_str(), B, T, c.threads, omp_get_max_threads(), reps, lat.size(), B * T, mean,
+      sd, percentile(rep_tps, 50), *std::min_element(rep_tps.begin(), rep_tps.end()),
+      *std::max_element(rep_tps.begin(), rep_tps.end()), mean / (B * T), percentile(lat, 50) * 1e6,
+      percentile(lat, 99) * 1e6, flops_per_call(w, c.workload, B, T) / mean_call * 1e-9,
+      isa_name(get_effective_cpu_isa()), v->major, v->minor, v->patch,
+      v->cpu_runtime == DNNL_RUNTIME_OMP   ? "omp"
+      : v->cpu_runtime == DNNL_RUNTIME_TBB ? "tbb"
+                                           : "seq",
+      impl.c_str(),
+      c.workload == "generate" ? "softmax primitive + cumulative-sum draw" : "logsoftmax primitive", sink);
+  std::fflush(stdout);
+  std::fprintf(stderr, "onednn %s b=%d s=%d t=%d: %.0f tok/s (%s)\n", c.workload.c_str(), B, T, c.threads,
+               percentile(rep_tps, 50), impl.c_str());
 }
 
 [[noreturn]] void usage() {
-    std::fprintf(stderr,
-                 "usage: onednn_bench --shape V,E,H,L [-w score,predict,generate] [-b 1,...] [-s T,...] [-t 1,...]\n"
-                 "                    [-r reps] [--warmup n] [--min-time seconds] [--seed n]\n");
-    std::exit(2);
+  std::fprintf(
+      stderr,
+      "usage: onednn_bench --shape V,E,H,L [-w score,predict,generate] [-b 1,...] [-s T,...] [-t 1,...]\n"
+      "                    [-r reps] [--warmup n] [--min-time seconds] [--seed n]\n");
+  std::exit(2);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::vector<int> shape, batches{1}, lengths{32}, threads{1};
-    std::vector<std::string> workloads{"score", "predict", "generate"};
-    int reps = 5, warmup = 2;
-    double min_time = 0.1;
-    uint64_t seed = 1;
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        if (i + 1 >= argc) usage();
-        std::string v = argv[++i];
-        if (a == "--shape") shape = ints(v);
-        else if (a == "-w" || a == "--workload") workloads = words(v);
-        else if (a == "-b" || a == "--batch") batches = ints(v);
-        else if (a == "-s" || a == "--length") lengths = ints(v);
-        else if (a == "-t" || a == "--threads") threads = ints(v);
-        else if (a == "-r" || a == "--repetitions") reps = std::atoi(v.c_str());
-        else if (a == "--warmup") warmup = std::atoi(v.c_str());
-        else if (a == "--min-time") min_time = std::atof(v.c_str());
-        else if (a == "--seed") seed = std::strtoull(v.c_str(), nullptr, 10);
-        else usage();
-    }
-    if (shape.size() != 4 || reps < 1) usage();
-    Weights w(shape[0], shape[1], shape[2], shape[3], seed);
-    for (auto& wl : workloads)
-        for (int t : threads)
-            for (int b : batches)
-                for (int s : lengths) run_cell(w, {wl, b, s, t}, reps, warmup, min_time, seed);
-    return 0;
+  std::vector<int> shape, batches{1}, lengths{32}, threads{1};
+  std::vector<std::string> workloads{"score", "predict", "generate"};
+  int reps = 5, warmup = 2;
+  double min_time = 0.1;
+  uint64_t seed = 1;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (i + 1 >= argc) usage();
+    std::string v = argv[++i];
+    if (a == "--shape")
+      shape = ints(v);
+    else if (a == "-w" || a == "--workload")
+      workloads = words(v);
+    else if (a == "-b" || a == "--batch")
+      batches = ints(v);
+    else if (a == "-s" || a == "--length")
+      lengths = ints(v);
+    else if (a == "-t" || a == "--threads")
+      threads = ints(v);
+    else if (a == "-r" || a == "--repetitions")
+      reps = std::atoi(v.c_str());
+    else if (a == "--warmup")
+      warmup = std::atoi(v.c_str());
+    else if (a == "--min-time")
+      min_time = std::atof(v.c_str());
+    else if (a == "--seed")
+      seed = std::strtoull(v.c_str(), nullptr, 10);
+    else
+      usage();
+  }
+  if (shape.size() != 4 || reps < 1) usage();
+  Weights w(shape[0], shape[1], shape[2], shape[3], seed);
+  for (auto& wl : workloads)
+    for (int t : threads)
+      for (int b : batches)
+        for (int s : lengths) run_cell(w, {wl, b, s, t}, reps, warmup, min_time, seed);
+  return 0;
 }

@@ -20,11 +20,16 @@ using namespace simd;
 
 // Register tiles are R rows x NP panels (64 columns each). Many rows: 6 rows x 1 panel = 24 zmm
 // accumulators, each panel load reused by 6 rows. Few rows (batch 1, remainders): more panels per tile, so
-// that enough independent fma chains are in flight to hide the fma latency. AVX2 has 16 ymm registers:
-// one row x one panel (8 ymm accumulators) there. The tile shape never changes what an element computes.
+// that enough independent fma chains are in flight to hide the fma latency. AVX2 has 16 ymm registers, too
+// few for a whole panel of several rows: there a tile of 2 rows or more walks its panel in sub-panels
+// (below), and a lone row keeps the one-row x one-panel tile (8 ymm accumulators). The tile shape never
+// changes what an element computes.
 #if defined(LSTMLM_SIMD_AVX512)
 constexpr int kTileRows = 6;
 constexpr int kAccumulators = 24;  // in V16 units (of 32 zmm: 24 accumulators, 4 weights, broadcasts)
+#elif defined(LSTMLM_SIMD_AVX2)
+constexpr int kTileRows = 6;
+constexpr int kAccumulators = 4;
 #else
 constexpr int kTileRows = 1;
 constexpr int kAccumulators = 4;
@@ -51,9 +56,80 @@ inline void accumulate(V16 (&acc)[R][NP * W], const float* const* a, const float
   }
 }
 
+#if defined(LSTMLM_SIMD_AVX2)
+// AVX2 sub-panel tiles, after BLIS's Haswell sgemm micro-kernel: R rows x C ymm (8 columns each) of one
+// panel, each weight load reused by R rows (a one-row panel tile re-streams the panel from L2 for every
+// row and feeds one fma per load). C by rows, so that 8 to 12 fma chains hide the fma latency and the
+// accumulators, C weights and one broadcast fit the 16 registers: 6 x 16 (12 accumulators) down to 4 x 16,
+// 3 x 32 and 2 x 32. The same vfmadd231ps per element as the V16 tiles (V16 is two ymm there), so an
+// element's chain is unchanged.
+constexpr int kSubRowsMin = 2;
+template <int R>
+constexpr int kSubVectors = R >= 4 ? 2 : 4;
+
+// The first tile over a panel brings it in from L3 or memory. A sub-panel walks it 256 bytes apart, a
+// stride the hardware prefetchers follow poorly (measured: a 64-row GEMM over 10 MB of weights no faster
+// than the one-row tiles), so that tile prefetches whole k-rows this far ahead (+35% there).
+constexpr int kPrefetchRows = 40;
+
+// out[r][ocol + j] = init[r][icol + j] + sum_k a[r][k] * w[k stride + j], j < 8 C; with Prefetch, also
+// the `lines` cache lines of the k-row kPrefetchRows ahead.
+template <int R, int C, bool Prefetch = false>
+[[gnu::always_inline]] inline void sub_tile(const float* const* a, const float* const* init, int icol,
+                                            float* const* out, int ocol, const float* w, size_t stride, int K,
+                                            int lines = 0) {
+  __m256 acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int q = 0; q < C; ++q) acc[r][q] = _mm256_loadu_ps(init[r] + icol + 8 * q);
+  for (int k = 0; k < K; ++k) {
+    const float* wk = w + static_cast<size_t>(k) * stride;
+    if constexpr (Prefetch)
+      for (int l = 0; l < lines; ++l)
+        _mm_prefetch(reinterpret_cast<const char*>(wk + kPrefetchRows * stride + kLanes * l), _MM_HINT_T0);
+    __m256 wv[C];
+    for (int q = 0; q < C; ++q) {
+      wv[q] = _mm256_loadu_ps(wk + 8 * q);
+      __asm__("" : "+x"(wv[q]));  // as pin(): one load per weight, not one per fma
+    }
+    for (int r = 0; r < R; ++r) {
+      const __m256 x = _mm256_broadcast_ss(a[r] + k);
+      for (int q = 0; q < C; ++q) acc[r][q] = _mm256_fmadd_ps(x, wv[q], acc[r][q]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int q = 0; q < C; ++q) _mm256_storeu_ps(out[r] + ocol + 8 * q, acc[r][q]);
+}
+
+// The sub-panels of a panel `vectors` ymm wide (k-rows that many ymm apart) for R rows: C-wide ones, then
+// a 2-wide one for a tail panel of an odd number of V16 vectors. `first`: the first tile over the panel.
+template <int R>
+void sub_tiles(const float* const* a, const float* const* init, int icol, float* const* out, int ocol,
+               const float* w, int vectors, int K, bool first) {
+  constexpr int C = kSubVectors<R>;
+  const size_t stride = static_cast<size_t>(vectors) * 8;
+  int v = 0;
+  if (first && C <= vectors) {
+    sub_tile<R, C, true>(a, init, icol, out, ocol, w, stride, K, vectors / 2);
+    v = C;
+  }
+  for (; v + C <= vectors; v += C)
+    sub_tile<R, C>(a, init, icol + 8 * v, out, ocol + 8 * v, w + 8 * v, stride, K);
+  if constexpr (C > 2)
+    if (v < vectors) sub_tile<R, 2>(a, init, icol + 8 * v, out, ocol + 8 * v, w + 8 * v, stride, K);
+}
+#endif
+
 template <int R, int NP>
-void gemm_tile(const float* const* a, const float* const* init, float* const* out, const PackedMat& w,
-               int p) {
+void gemm_tile(const float* const* a, const float* const* init, float* const* out, const PackedMat& w, int p,
+               [[maybe_unused]] bool first) {
+#if defined(LSTMLM_SIMD_AVX2)
+  if constexpr (R >= kSubRowsMin) {
+    for (int i = 0; i < NP; ++i)
+      sub_tiles<R>(a, init, (p + i) * kPanel, out, (p + i) * kPanel, w.panel(p + i), 2 * kPanelVectors, w.K,
+                   first);
+    return;
+  }
+#endif
   V16 acc[R][NP * kPanelVectors];
   const int col = p * kPanel;
   for (int r = 0; r < R; ++r)
@@ -65,7 +141,14 @@ void gemm_tile(const float* const* a, const float* const* init, float* const* ou
 
 // The tail panel: R rows x Q vectors at column kPanel * full.
 template <int R, int Q>
-void gemm_tail(const float* const* a, const float* const* init, float* const* out, const PackedMat& w) {
+void gemm_tail(const float* const* a, const float* const* init, float* const* out, const PackedMat& w,
+               [[maybe_unused]] bool first) {
+#if defined(LSTMLM_SIMD_AVX2)
+  if constexpr (R >= kSubRowsMin) {
+    sub_tiles<R>(a, init, w.full * kPanel, out, w.full * kPanel, w.panel(w.full), 2 * Q, w.K, first);
+    return;
+  }
+#endif
   V16 acc[R][Q];
   const int col = w.full * kPanel;
   for (int r = 0; r < R; ++r)
@@ -179,9 +262,10 @@ inline void gemm_rows(int rows, const float* const* a, const float* const* init,
                       const PackedMat& w, int part = 0, int parts = 1) {
   const PanelRange pr = panel_range(w, part, parts);
   tiles(rows, pr.first, pr.last,
-        [&]<int R, int NP>(int r, int p) { gemm_tile<R, NP>(a + r, init + r, out + r, w, p); });
+        [&]<int R, int NP>(int r, int p) { gemm_tile<R, NP>(a + r, init + r, out + r, w, p, r == 0); });
   if (pr.has_tail)
-    tail_tiles(rows, w.tail, [&]<int R, int Q>(int r) { gemm_tail<R, Q>(a + r, init + r, out + r, w); });
+    tail_tiles(rows, w.tail,
+               [&]<int R, int Q>(int r) { gemm_tail<R, Q>(a + r, init + r, out + r, w, r == 0); });
 }
 
 }  // namespace
