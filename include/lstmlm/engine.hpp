@@ -51,9 +51,10 @@ struct EngineOptions {
   // (gates of a step, input terms, logits) whose weights are at least this many bytes: there a step is
   // bound by streaming the weights, which each core can do for its share. Smaller operations stay on one
   // thread, where a per-step barrier would cost more than it saves. The results are bit-identical either
-  // way; 0 splits everything (the tests do). The default keeps a SEED-sized model (W_hh 160 KB) on one
-  // thread: split, its predict call took 5x longer on a loaded 2-core AMD Zen 3 (AVX2); it lets MEDIUM
-  // (W_hh 6.8 MB, decoder 26 MB) split, whose gain is still to be confirmed on an idle machine.
+  // way; 0 splits everything (the tests do). The default keeps a SEED-sized model (largest operation 221 KB)
+  // on one thread: split, its predict call took 5x longer on a loaded 2-core AMD Zen 3 (AVX2); MEDIUM (W_hh
+  // 6.8 MB, decoder 26 MB) splits, and its predict at batch 1 ran 2.0x faster on 2 threads than on 1 there
+  // (docs/performance.md).
   size_t column_split_bytes = kDefaultColumnSplitBytes;
 };
 
