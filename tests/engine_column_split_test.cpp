@@ -133,34 +133,13 @@ TEST(EngineColumnSplit, DefaultThresholdGivesTheSameBits) {
   expect_same(run_all(two, in, tg, st), run_all(one, in, tg, st));
 }
 
-namespace {
-
-// A session as the engine runs one: the leader's body on thread 0, the members serving.
-template <class Body>
-void session(detail::ThreadPool& pool, detail::Team& team, Body&& body) {
-  team.begin();
-  pool.run([&](int t) {
-    if (t > 0) {
-      team.serve(t);
-      return;
-    }
-    struct End {
-      detail::Team& team;
-      ~End() { team.end(); }
-    } end{team};
-    body();
-  });
-}
-
-}  // namespace
-
 TEST(Team, RunsEveryPartOnceAndWakesBlockedMembers) {
   for (int size : {2, 3, 4}) {
     detail::ThreadPool pool(size);
     detail::Team team(size);
     std::vector<int> hits(size_t(size), 0);
     for (int rep = 0; rep < 3; ++rep)
-      session(pool, team, [&] {
+      detail::run_session(pool, team, [&] {
         for (int task = 0; task < 2000; ++task) {
           // Now and then a pause long enough for the members to stop spinning and block.
           if (task % 500 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -178,18 +157,18 @@ TEST(Team, AnExceptionInAnyPartReachesTheLeaderAndTheTeamGoesOn) {
   detail::ThreadPool pool(4);
   detail::Team team(4);
   for (int thrower : {0, 1, 3}) {
-    EXPECT_THROW(session(pool, team,
-                         [&] {
-                           team.run([](int) {});
-                           team.run([&](int part) {
-                             if (part == thrower) throw std::runtime_error("part");
-                           });
-                           ADD_FAILURE() << "run returned after a part threw";
-                         }),
+    EXPECT_THROW(detail::run_session(pool, team,
+                                     [&] {
+                                       team.run([](int) {});
+                                       team.run([&](int part) {
+                                         if (part == thrower) throw std::runtime_error("part");
+                                       });
+                                       ADD_FAILURE() << "run returned after a part threw";
+                                     }),
                  std::runtime_error)
         << "thrower " << thrower;
     std::atomic<int> sum{0};
-    session(pool, team, [&] { team.run([&](int part) { sum += part; }); });
+    detail::run_session(pool, team, [&] { team.run([&](int part) { sum += part; }); });
     EXPECT_EQ(sum.load(), 0 + 1 + 2 + 3);
   }
 }

@@ -99,17 +99,7 @@ void Engine::Impl::run(const Job& job) {
     // Fewer rows than threads: one forward pass of all rows on thread 0, each large operation's columns
     // split across every thread.
     work[0].rows.assign(order.begin(), order.end());
-    team.begin();
-    pool.run([&](int t) {
-      if (t > 0) {
-        team.serve(t);
-        return;
-      }
-      // However the pass ends, the members are released, or pool.run would wait for them forever.
-      struct End {
-        detail::Team& team;
-        ~End() { team.end(); }
-      } end{team};
+    detail::run_session(pool, team, [&] {
       detail::forward(*packed, work[0], job, detail::Split{&team, split_bytes});
     });
     return;

@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "engine/thread_pool.hpp"
 #include "kernels/backend.hpp"
 
 namespace lstmlm::detail {
@@ -57,5 +58,24 @@ class Team {
   std::atomic<int> sleepers_{0};  // members blocked (or about to block) on go_
   std::atomic<bool> leader_asleep_{false};
 };
+
+// One session on `pool`: body() on thread 0 as the leader (it calls team.run any number of times), the
+// other threads serving. However body ends, end() releases the members, or pool.run would wait for them
+// forever; an exception from body reaches the caller.
+template <class Body>
+void run_session(ThreadPool& pool, Team& team, Body&& body) {
+  team.begin();
+  pool.run([&](int t) {
+    if (t > 0) {
+      team.serve(t);
+      return;
+    }
+    struct End {
+      Team& team;
+      ~End() { team.end(); }
+    } end{team};
+    body();
+  });
+}
 
 }  // namespace lstmlm::detail
