@@ -1,4 +1,4 @@
-// 64-byte aligned float storage: a whole cache line per panel row and aligned vector loads.
+// 64-byte aligned storage: a whole cache line per panel row and aligned vector loads.
 #pragma once
 #include <cstddef>
 #include <new>
@@ -17,5 +17,6 @@ struct AlignedAllocator {
   bool operator==(const AlignedAllocator&) const { return true; }
 };
 using FloatBuf = std::vector<float, AlignedAllocator<float>>;
+using ByteBuf = std::vector<unsigned char, AlignedAllocator<unsigned char>>;
 
 }  // namespace lstmlm::kernels

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels/aligned.hpp"
+#include "kernels/cpu.hpp"
 #include "lstmlm/config.hpp"
 
 namespace lstmlm::kernels {
@@ -24,8 +25,9 @@ namespace lstmlm::kernels {
 // calling thread; the layer owns its meaning.
 struct Scratch {
   FloatBuf floats;
+  ByteBuf bytes;  // the low-precision GEMMs' converted input rows
   std::vector<const float*> in, init;
-  std::vector<float*> out;
+  std::vector<float*> out, mid;
 };
 
 // Canonical weights of one LSTM layer: PyTorch's nn.LSTM tensors, gate order i, f, g, o.
@@ -112,8 +114,12 @@ class Backend {
                                               const float* bias) const = 0;
 };
 
-// The backend for a precision on the best ISA this build supports; throws UsageError for a precision
-// that no backend of this build implements.
+// The backend for a precision: fp32 on the ISA this build is compiled for (LSTMLM_ISA does not change
+// it), bf16 and int8 on the best level the CPU has, at most LSTMLM_ISA (cpu.hpp). Throws UsageError for
+// an unknown precision or LSTMLM_ISA value.
 const Backend& backend(std::string_view precision = "fp32");
+// bf16 or int8 at exactly `isa`, or null when the CPU lacks it (or for fp32): how the tests run every
+// level the machine has.
+const Backend* backend_at(std::string_view precision, Isa isa);
 
 }  // namespace lstmlm::kernels

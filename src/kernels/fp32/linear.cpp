@@ -1,4 +1,5 @@
-// The fp32 output layer: logits = bias + W h over packed panels, and a vectorised log-sum-exp.
+// The fp32 output layer: logits = bias + W h over packed panels, and the shared log-sum-exp (cell.hpp).
+#include "kernels/cell.hpp"
 #include "kernels/fp32/layers.hpp"
 #include "kernels/fp32/tiles.hpp"
 
@@ -25,22 +26,7 @@ class Linear final : public OutputLayer {
     gemm_rows(rows, h, s.init.data(), out, w_, part, parts);
   }
 
-  float log_sum_exp(const float* x) const override {
-    const int n = w_.N, full = n / kLanes * kLanes;
-    V16 mx = set1(-INFINITY);
-    for (int j = 0; j < full; j += kLanes) mx = max(mx, load(x + j));
-    if (full < n) mx = max(mx, load_n(x + full, n - full, -INFINITY));
-    float m = reduce_max(mx);
-    if (!std::isfinite(m)) return m;  // all -inf (or a +inf/NaN logit): nothing to normalise
-    V16 vm = set1(m), s = set1(0.0f);
-    for (int j = 0; j < full; j += kLanes) s = s + simd::exp(load(x + j) - vm);
-    if (full < n) {
-      // Tail lanes past n are loaded as m (exp(0) = 1) and multiplied by 0, so they add exactly 0.
-      static const float kOnes[kLanes] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
-      s = s + simd::exp(load_n(x + full, n - full, m) - vm) * load_n(kOnes, n - full, 0.0f);
-    }
-    return m + std::log(reduce_add(s));
-  }
+  float log_sum_exp(const float* x) const override { return kernels::log_sum_exp(x, w_.N); }
 
   size_t bytes() const override { return w_.bytes() + bias_.size() * sizeof(float); }
 

@@ -4,39 +4,13 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "kernels/cell.hpp"
 #include "kernels/fp32/layers.hpp"
 #include "kernels/fp32/tiles.hpp"
 
 namespace lstmlm::kernels::fp32 {
 
 namespace {
-
-struct CellParams {
-  int H = 0;
-  RecurrentActivation act = RecurrentActivation::Sigmoid;
-  std::optional<float> clip;
-};
-
-[[gnu::always_inline]] inline V16 recurrent(RecurrentActivation act, V16 x) {
-  switch (act) {
-    case RecurrentActivation::HardSigmoid:
-      return hard_sigmoid(x);
-    case RecurrentActivation::HardSigmoidKeras3:
-      return hard_sigmoid_keras3(x);
-    default:
-      return sigmoid(x);
-  }
-}
-
-// The cell update shared by full blocks and the tail, lane-wise on gate pre-activations: c = f c + i g
-// (clipped), returns h = o tanh(c).
-[[gnu::always_inline]] inline V16 cell(const CellParams& L, V16 zi, V16 zf, V16 zg, V16 zo, V16 c_prev,
-                                       V16& c_out) {
-  V16 i = recurrent(L.act, zi), f = recurrent(L.act, zf), g = simd::tanh(zg), o = recurrent(L.act, zo);
-  c_out = fma(f, c_prev, i * g);
-  if (L.clip) c_out = min(max(c_out, set1(-*L.clip)), set1(*L.clip));
-  return o * simd::tanh(c_out);
-}
 
 #if defined(LSTMLM_SIMD_AVX2)
 // AVX2, 2+ rows: the sub-panel tiles hold a few gates of the rows at a time, the cell needs all four: the

@@ -1,0 +1,62 @@
+// The LSTM cell update on gate pre-activations, lane-wise, shared by every backend: the precisions differ
+// in how they compute the gates, never in the cell. Internal linkage, like tiles.hpp: each file that
+// includes it gets the code compiled for its own ISA.
+#pragma once
+#include <optional>
+
+#include "kernels/simd.hpp"
+#include "lstmlm/config.hpp"
+
+namespace lstmlm::kernels {
+
+namespace {
+
+using namespace simd;
+
+struct CellParams {
+  int H = 0;
+  RecurrentActivation act = RecurrentActivation::Sigmoid;
+  std::optional<float> clip;
+};
+
+[[gnu::always_inline]] inline V16 recurrent(RecurrentActivation act, V16 x) {
+  switch (act) {
+    case RecurrentActivation::HardSigmoid:
+      return hard_sigmoid(x);
+    case RecurrentActivation::HardSigmoidKeras3:
+      return hard_sigmoid_keras3(x);
+    default:
+      return sigmoid(x);
+  }
+}
+
+// c = f c + i g (clipped), returns h = o tanh(c).
+[[gnu::always_inline]] inline V16 cell(const CellParams& L, V16 zi, V16 zf, V16 zg, V16 zo, V16 c_prev,
+                                       V16& c_out) {
+  V16 i = recurrent(L.act, zi), f = recurrent(L.act, zf), g = simd::tanh(zg), o = recurrent(L.act, zo);
+  c_out = fma(f, c_prev, i * g);
+  if (L.clip) c_out = min(max(c_out, set1(-*L.clip)), set1(*L.clip));
+  return o * simd::tanh(c_out);
+}
+
+// Log-sum-exp of x[0..n), max-subtracted, the sum of exps accumulated lane-wise in a fixed order.
+inline float log_sum_exp(const float* x, int n) {
+  const int full = n / kLanes * kLanes;
+  V16 mx = set1(-INFINITY);
+  for (int j = 0; j < full; j += kLanes) mx = max(mx, load(x + j));
+  if (full < n) mx = max(mx, load_n(x + full, n - full, -INFINITY));
+  float m = reduce_max(mx);
+  if (!std::isfinite(m)) return m;  // all -inf (or a +inf/NaN logit): nothing to normalise
+  V16 vm = set1(m), s = set1(0.0f);
+  for (int j = 0; j < full; j += kLanes) s = s + simd::exp(load(x + j) - vm);
+  if (full < n) {
+    // Tail lanes past n are loaded as m (exp(0) = 1) and multiplied by 0, so they add exactly 0.
+    static const float kOnes[kLanes] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    s = s + simd::exp(load_n(x + full, n - full, m) - vm) * load_n(kOnes, n - full, 0.0f);
+  }
+  return m + std::log(reduce_add(s));
+}
+
+}  // namespace
+
+}  // namespace lstmlm::kernels

@@ -1,0 +1,140 @@
+// int8 weights quantized and packed once (int8.hpp), input rows quantized per call, one kernel per ISA.
+#include "kernels/lowp/gemm.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/int8/int8.hpp"
+
+namespace lstmlm::kernels::int8 {
+
+namespace {
+
+using lowp::Cols;
+
+// q = round(v * 127 / max|v|) in [-127, 127], returns the scale max|v| / 127 (0 for an all-zero row; NaN,
+// with q = 0, when v holds a NaN or an infinity, so the results it enters become NaN).
+float quantize(const float* v, int n, int8_t* q) {
+  float amax = 0.0f;
+  bool finite = true;
+  for (int k = 0; k < n; ++k) {
+    finite = finite && std::isfinite(v[k]);
+    amax = std::max(amax, std::fabs(v[k]));
+  }
+  if (!finite) {
+    std::fill(q, q + n, int8_t{0});
+    return NAN;
+  }
+  if (amax == 0.0f) {
+    std::fill(q, q + n, int8_t{0});
+    return 0.0f;
+  }
+  const float inv = 127.0f / amax;
+  for (int k = 0; k < n; ++k)
+    q[k] = static_cast<int8_t>(std::clamp(std::nearbyint(v[k] * inv), -127.0f, 127.0f));
+  return amax / 127.0f;
+}
+
+class Gemm final : public lowp::Gemm {
+ public:
+  Gemm(Isa isa, const lowp::RowFn& row, int N, int K)
+      : lowp::Gemm(N, K), kp_(lowp::round_up(std::max(K, 1), kDepthAlign)), kernel_(pick(isa)) {
+    const int padded = padded_out();
+    w_.assign(static_cast<size_t>(padded) * static_cast<size_t>(kp_), 0);
+    sw_.assign(static_cast<size_t>(padded), 0.0f);
+    comp_.assign(static_cast<size_t>(padded), 0);
+    std::vector<int8_t> q(static_cast<size_t>(K));
+    for (int n = 0; n < N; ++n) {
+      const float* r = row(n);
+      if (!r) continue;
+      sw_[size_t(n)] = quantize(r, K, q.data());
+      int8_t* b = w_.data() + static_cast<size_t>(n / 16) * static_cast<size_t>(kp_) * 16;
+      int32_t sum = 0;
+      for (int k = 0; k < K; ++k) {
+        b[static_cast<size_t>(k / 4) * 64 + size_t(n % 16) * 4 + size_t(k % 4)] = q[size_t(k)];
+        sum += q[size_t(k)];
+      }
+      comp_[size_t(n)] = 128 * sum;
+    }
+  }
+
+  void multiply(int rows, const float* const* x, const float* const* init, float* const* out,
+                const Cols* cols, int n, Scratch& s) const override {
+    if (rows <= 0) return;
+    const size_t padded_rows = static_cast<size_t>(lowp::round_up(rows, 16));
+    const size_t xbytes = padded_rows * static_cast<size_t>(kp_);
+    const size_t need = xbytes + static_cast<size_t>(rows) * sizeof(float);
+    if (s.bytes.size() < need) s.bytes.resize(need);
+    auto* xq = reinterpret_cast<int8_t*>(s.bytes.data());
+    std::fill(xq, xq + xbytes, int8_t{0});  // padding: AMX reads whole tiles
+    auto* sx = reinterpret_cast<float*>(s.bytes.data() + xbytes);
+    for (int r = 0; r < rows; ++r)
+      sx[r] = quantize(x[r], K_, xq + static_cast<size_t>(r) * static_cast<size_t>(kp_));
+    Args a;
+    a.rows = rows;
+    a.kp = kp_;
+    a.x = xq;
+    a.sx = sx;
+    a.w = w_.data();
+    a.sw = sw_.data();
+    a.comp = comp_.data();
+    a.init = init;
+    a.out = out;
+    a.cols = cols;
+    a.n = n;
+    kernel_(a);
+  }
+  size_t bytes() const override {
+    return w_.size() + sw_.size() * sizeof(float) + comp_.size() * sizeof(int32_t);
+  }
+
+ private:
+  using Kernel = void (*)(const Args&);
+  static Kernel pick(Isa isa) {
+    switch (isa) {
+      case Isa::Amx:
+        return &dot_amx;
+      case Isa::Dot:
+        return &dot_vnni;
+      case Isa::Avx512:
+      case Isa::Avx2:
+        return &dot_avx2;
+      default:
+        return &dot_scalar;
+    }
+  }
+  int kp_;
+  Kernel kernel_;
+  std::vector<int8_t, AlignedAllocator<int8_t>> w_;
+  FloatBuf sw_;
+  std::vector<int32_t, AlignedAllocator<int32_t>> comp_;
+};
+
+}  // namespace
+
+void dot_scalar(const Args& a) {
+  for (int q = 0; q < a.n; ++q)
+    for (int c0 = a.cols[q].begin; c0 < a.cols[q].end; c0 += 16) {
+      const int8_t* b = a.block(c0 / 16);
+      for (int r = 0; r < a.rows; ++r) {
+        const int8_t* x = a.x + static_cast<size_t>(r) * static_cast<size_t>(a.kp);
+        for (int l = 0; l < 16; ++l) {
+          int32_t acc = 0;
+          for (int k = 0; k < a.kp; ++k)
+            acc += int32_t{x[k]} * b[static_cast<size_t>(k / 4) * 64 + size_t(l) * 4 + size_t(k % 4)];
+          const float init = a.init ? a.init[r][c0 + l] : 0.0f;
+          a.out[r][c0 + l] = std::fma(static_cast<float>(acc), a.sx[r] * a.sw[c0 + l], init);
+        }
+      }
+    }
+}
+
+}  // namespace lstmlm::kernels::int8
+
+namespace lstmlm::kernels::lowp {
+
+std::unique_ptr<Gemm> make_int8_gemm(Isa isa, const RowFn& row, int N, int K) {
+  return std::make_unique<int8::Gemm>(isa, row, N, K);
+}
+
+}  // namespace lstmlm::kernels::lowp

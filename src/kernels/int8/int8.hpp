@@ -1,0 +1,43 @@
+// The int8 backend's layout and kernels, private to src/kernels/int8. One file per ISA, each compiled with
+// that ISA's flags (CMakeLists.txt) and called only where the registry found it; this header, the only one
+// they include besides the intrinsics, has no out-of-line code.
+//
+// W [N, K]: row n scaled by sw[n] = max|W[n]| / 127 and rounded to int8 in [-127, 127]; blocks of 16
+// columns, each holding for every quad of inputs k = 4p..4p+3 the 16 columns' four int8 side by side:
+// [blocks][Kp / 4][16][4], Kp = K rounded up to 64 (zero padded). That is AVX512-VNNI's vpdpbusd operand
+// (one 64-byte vector per quad) and an AMX-INT8 B tile (16 quads x 64 bytes per 64 inputs). Each input row
+// is quantized per call the same way with its own scale sx[r] (PyTorch's dynamic quantization, per row).
+//
+// The dot products are exact int32 sums on every ISA, and every kernel turns one into fp32 by the same
+// operations, out = fma(float(acc), sx[r] * sw[n], init) (init 0 when absent): int8 gives the same bits
+// on AMX, AVX512-VNNI, AVX2 and scalar.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/lowp/cols.hpp"
+
+namespace lstmlm::kernels::int8 {
+
+inline constexpr int kDepthAlign = 64;  // inputs per AMX tile row
+
+struct Args {
+  int rows = 0, kp = 0;
+  const int8_t* x = nullptr;      // [rows rounded up to 16][kp]
+  const float* sx = nullptr;      // [rows]
+  const int8_t* w = nullptr;      // [blocks][kp / 4][16][4]
+  const float* sw = nullptr;      // [blocks * 16]
+  const int32_t* comp = nullptr;  // [blocks * 16]: 128 x the sum of each column's int8 (vpdpbusd's offset)
+  const float* const* init = nullptr;
+  float* const* out = nullptr;
+  const lowp::Cols* cols = nullptr;
+  int n = 0;
+  const int8_t* block(int j) const { return w + static_cast<size_t>(j) * static_cast<size_t>(kp) * 16; }
+};
+
+void dot_amx(const Args& a);     // AMX-INT8 tdpbssd
+void dot_vnni(const Args& a);    // AVX512-VNNI vpdpbusd
+void dot_avx2(const Args& a);    // AVX2 vpmaddubsw on |x| and sign-adjusted w (no saturation at 127)
+void dot_scalar(const Args& a);  // int32 loops
+
+}  // namespace lstmlm::kernels::int8

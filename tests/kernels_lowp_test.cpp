@@ -1,0 +1,207 @@
+// The bf16 and int8 GEMMs (src/kernels/lowp) at every kernel level this CPU has: against float64 sums
+// of the rounded operands, the levels that promise the same bits against each other, and a row alone,
+// in a batch and split by columns.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/lowp/gemm.hpp"
+
+using namespace lstmlm::kernels;
+using lowp::Cols;
+
+namespace {
+
+constexpr Isa kLevels[] = {Isa::Amx, Isa::Dot, Isa::Avx512, Isa::Avx2, Isa::Scalar};
+
+bool cpu_has(const char* precision, Isa isa) { return backend_at(precision, isa) != nullptr; }
+
+// bf16 by its definition: 8 significant bits, round half to even (frexp gives m in [0.5, 1): m 2^9 has
+// the 8 bits before the point). The test data stay far from the denormal and overflow ranges.
+double bf16(double v) {
+  int e;
+  const double m = std::frexp(v, &e);
+  return std::ldexp(std::nearbyint(std::ldexp(m, 8)), e - 8);
+}
+
+struct Problem {
+  int N, K, rows;
+  std::vector<float> w, x, init;  // [N, K], [rows, K], [rows, Np]
+  int Np() const { return lowp::round_up(N, 16); }
+  lowp::RowFn row() const {
+    return [this](int n) { return w.data() + static_cast<size_t>(n) * static_cast<size_t>(K); };
+  }
+};
+
+Problem make_problem(int N, int K, int rows, uint64_t seed) {
+  Problem p{N, K, rows, {}, {}, {}};
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  p.w.resize(size_t(N) * size_t(K));
+  p.x.resize(size_t(rows) * size_t(K));
+  p.init.resize(size_t(rows) * size_t(p.Np()));
+  for (auto& v : p.w) v = 0.3f * d(rng);
+  for (auto& v : p.x) v = d(rng);
+  for (auto& v : p.init) v = d(rng);
+  return p;
+}
+
+// out rows [rows][Np] of `g` over columns `cols`, rows given in `order` (indices into the problem).
+std::vector<float> run(const lowp::Gemm& g, const Problem& p, const std::vector<int>& order,
+                       const std::vector<Cols>& cols) {
+  std::vector<float> out(size_t(p.rows) * size_t(p.Np()), NAN);
+  std::vector<const float*> x, init;
+  std::vector<float*> o;
+  for (int r : order) {
+    x.push_back(p.x.data() + size_t(r) * size_t(p.K));
+    init.push_back(p.init.data() + size_t(r) * size_t(p.Np()));
+    o.push_back(out.data() + size_t(r) * size_t(p.Np()));
+  }
+  Scratch s;
+  g.multiply(static_cast<int>(order.size()), x.data(), init.data(), o.data(), cols.data(),
+             static_cast<int>(cols.size()), s);
+  return out;
+}
+
+std::vector<int> all_rows(int n) {
+  std::vector<int> v;
+  for (int r = 0; r < n; ++r) v.push_back(r);
+  return v;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b, int N, int Np) {
+  for (size_t i = 0; i < a.size(); ++i)
+    if (int(i % size_t(Np)) < N && std::memcmp(&a[i], &b[i], sizeof(float)) != 0) return false;
+  return true;
+}
+
+using Factory = std::unique_ptr<lowp::Gemm> (*)(Isa, const lowp::RowFn&, int, int);
+
+// Rows alone, reversed, in one batch and as three column ranges: the same bits (backend.hpp's contract).
+void check_invariance(Factory make, const char* precision) {
+  const Problem p = make_problem(53, 70, 19, 7);
+  for (Isa isa : kLevels) {
+    if (!cpu_has(precision, isa)) continue;
+    SCOPED_TRACE(std::string(precision) + " level " + std::to_string(int(isa)));
+    auto g = make(isa, p.row(), p.N, p.K);
+    const std::vector<Cols> whole = {{0, p.Np()}};
+    const auto batch = run(*g, p, all_rows(p.rows), whole);
+    std::vector<int> rev = all_rows(p.rows);
+    std::reverse(rev.begin(), rev.end());
+    EXPECT_TRUE(same_bits(run(*g, p, rev, whole), batch, p.N, p.Np()));
+    EXPECT_TRUE(
+        same_bits(run(*g, p, all_rows(p.rows), {{0, 16}, {16, 48}, {48, p.Np()}}), batch, p.N, p.Np()));
+    for (int r = 0; r < p.rows; ++r) {
+      const auto alone = run(*g, p, {r}, whole);
+      for (int c = 0; c < p.N; ++c) {
+        const size_t i = size_t(r) * size_t(p.Np()) + size_t(c);
+        ASSERT_EQ(std::memcmp(&alone[i], &batch[i], sizeof(float)), 0) << "row " << r << " col " << c;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST(KernelsLowp, Bf16MatchesFloat64SumOfRoundedOperandsAtEveryLevel) {
+  for (int K : {1, 31, 70, 257}) {
+    const Problem p = make_problem(53, K, 21, 100 + K);
+    for (Isa isa : kLevels) {
+      if (!cpu_has("bf16", isa)) continue;
+      SCOPED_TRACE("K " + std::to_string(K) + " level " + std::to_string(int(isa)));
+      auto g = lowp::make_bf16_gemm(isa, p.row(), p.N, p.K);
+      const auto out = run(*g, p, all_rows(p.rows), {{0, p.Np()}});
+      for (int r = 0; r < p.rows; ++r)
+        for (int n = 0; n < p.N; ++n) {
+          double ref = p.init[size_t(r) * size_t(p.Np()) + size_t(n)], mag = std::fabs(ref);
+          for (int k = 0; k < K; ++k) {
+            const double t =
+                bf16(p.w[size_t(n) * size_t(K) + size_t(k)]) * bf16(p.x[size_t(r) * size_t(K) + size_t(k)]);
+            ref += t;
+            mag += std::fabs(t);
+          }
+          // Each product is exact in fp32; K + 1 fp32 sums, each within half an ulp (2^-24 relative).
+          const double bound = (K + 1) * std::ldexp(1.0, -24) * mag + 1e-30;
+          ASSERT_NEAR(out[size_t(r) * size_t(p.Np()) + size_t(n)], ref, bound) << "r " << r << " n " << n;
+        }
+    }
+  }
+}
+
+TEST(KernelsLowp, Bf16LevelsBelowAmxGiveTheSameBits) {
+  const Problem p = make_problem(77, 130, 9, 3);
+  std::vector<float> first;
+  for (Isa isa : {Isa::Dot, Isa::Avx512, Isa::Avx2, Isa::Scalar}) {
+    if (!cpu_has("bf16", isa)) continue;
+    const auto out = run(*lowp::make_bf16_gemm(isa, p.row(), p.N, p.K), p, all_rows(p.rows), {{0, p.Np()}});
+    if (first.empty())
+      first = out;
+    else
+      EXPECT_TRUE(same_bits(out, first, p.N, p.Np())) << "level " << int(isa);
+  }
+}
+
+TEST(KernelsLowp, Int8MatchesItsDefinitionAndEveryLevelGivesTheSameBits) {
+  for (int K : {1, 63, 70, 200}) {
+    const Problem p = make_problem(41, K, 18, 200 + K);
+    // The definition (int8.hpp): per row s = max|v| / 127, q = round half even (v / s) in [-127, 127];
+    // out = init + (sum_k qx qw) sx sw, here in float64.
+    auto quant = [](const float* v, int n, std::vector<int>& q) {
+      double amax = 0;
+      for (int k = 0; k < n; ++k) amax = std::max(amax, double(std::fabs(v[k])));
+      q.assign(size_t(n), 0);
+      for (int k = 0; k < n; ++k) q[size_t(k)] = int(std::nearbyint(double(v[k] * (127.0f / float(amax)))));
+      return amax / 127.0;
+    };
+    std::vector<float> first;
+    for (Isa isa : kLevels) {
+      if (!cpu_has("int8", isa)) continue;
+      SCOPED_TRACE("K " + std::to_string(K) + " level " + std::to_string(int(isa)));
+      const auto out = run(*lowp::make_int8_gemm(isa, p.row(), p.N, p.K), p, all_rows(p.rows), {{0, p.Np()}});
+      if (first.empty()) {
+        first = out;
+        std::vector<int> qx, qw;
+        for (int r = 0; r < p.rows; ++r) {
+          const double sx = quant(p.x.data() + size_t(r) * size_t(K), K, qx);
+          for (int n = 0; n < p.N; ++n) {
+            const double sw = quant(p.w.data() + size_t(n) * size_t(K), K, qw);
+            long long acc = 0;
+            for (int k = 0; k < K; ++k) acc += qx[size_t(k)] * qw[size_t(k)];
+            const double init = p.init[size_t(r) * size_t(p.Np()) + size_t(n)];
+            const double ref = init + double(acc) * sx * sw;
+            // The kernel rounds sx sw and the fma once each: 2 ulps of the larger term.
+            const double bound =
+                4 * std::ldexp(1.0, -24) * (std::fabs(double(acc) * sx * sw) + std::fabs(init));
+            ASSERT_NEAR(out[size_t(r) * size_t(p.Np()) + size_t(n)], ref, bound) << "r " << r << " n " << n;
+          }
+        }
+      } else {
+        EXPECT_TRUE(same_bits(out, first, p.N, p.Np()));
+      }
+    }
+  }
+}
+
+TEST(KernelsLowp, Bf16RowsAreBitIdenticalAloneInABatchAndSplit) {
+  check_invariance(&lowp::make_bf16_gemm, "bf16");
+}
+TEST(KernelsLowp, Int8RowsAreBitIdenticalAloneInABatchAndSplit) {
+  check_invariance(&lowp::make_int8_gemm, "int8");
+}
+
+TEST(KernelsLowp, Int8KeepsZeroAndNonFiniteRowsHonest) {
+  Problem p = make_problem(16, 10, 3, 5);
+  std::fill(p.x.begin(), p.x.begin() + 10, 0.0f);  // row 0: all zero -> out = init
+  p.x[15] = INFINITY;                              // row 1: non-finite -> NaN
+  for (Isa isa : kLevels) {
+    if (!cpu_has("int8", isa)) continue;
+    const auto out = run(*lowp::make_int8_gemm(isa, p.row(), p.N, p.K), p, all_rows(p.rows), {{0, 16}});
+    for (int n = 0; n < 16; ++n) {
+      EXPECT_EQ(out[size_t(n)], p.init[size_t(n)]);
+      EXPECT_TRUE(std::isnan(out[16 + size_t(n)]));
+      EXPECT_TRUE(std::isfinite(out[32 + size_t(n)]));
+    }
+  }
+}
