@@ -27,6 +27,7 @@ struct BenchArgs {
   std::string model_dir, shape, input;
   Format output = Format::Md;
   std::string workloads = "score,predict,generate", batches = "1", lengths = "32", threads = "0";
+  std::string precisions = "fp32";
   int repetitions = 5, warmup = 1;
   double min_time = 0.1;
   uint64_t seed = 1;
@@ -76,6 +77,7 @@ void check(BenchArgs& a) {
   opt.batches = int_list(a.batches, "-b/--batch-size", 1, kMaxBatch);
   opt.lengths = int_list(a.lengths, "-s/--seq-len", 1, kMaxBatch);
   opt.threads = int_list(a.threads, "-t/--threads", 0, kMaxThreads);
+  opt.precisions = precision_list(a.precisions);
   opt.repetitions = a.repetitions;
   opt.warmup = a.warmup;
   opt.min_rep_seconds = a.min_time;
@@ -125,7 +127,8 @@ int run(const BenchArgs& a) {
     if (terminal) std::fprintf(stderr, "bench: %s\n", what.c_str());
   };
   std::vector<bench::Row> rows;
-  if (a.want_startup) rows.push_back(bench::startup(a.model_dir, first_line, opt.threads.front()));
+  if (a.want_startup)
+    rows.push_back(bench::startup(a.model_dir, first_line, opt.threads.front(), opt.precisions.front()));
   auto timed = bench::run(model, name, opt, progress);
   rows.insert(rows.end(), timed.begin(), timed.end());
   Emitter out(a.output);
@@ -158,6 +161,11 @@ Subcommand setup_bench(CLI::App& parent) {
   app->add_option(
          "-t,--threads", args->threads,
          "Comma list of thread counts, each in [0, " + std::to_string(kMaxThreads) + "] (0 = one per core)")
+      ->capture_default_str();
+  app->add_option("--precision", args->precisions,
+                  "Comma list of kernel precisions, each fp32, bf16 or int8 (docs/precision.md); every cell "
+                  "runs once per precision and its row names it in isa (\"bf16/avx512\"); one this build or "
+                  "CPU lacks is an error before any cell runs")
       ->capture_default_str();
   app->add_option("-r,--repetitions", args->repetitions, "Timed repetitions per cell")
       ->check(int_range(1, kMaxRepetitions))

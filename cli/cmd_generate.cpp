@@ -27,6 +27,7 @@ struct Args {
   bool seeded = false;  // --seed given; else a random seed, printed to stderr
   bool stop = true;
   int threads = 0;
+  std::string precision = "fp32";
   Format format = Format::Text;
   WindowArgs window;
 };
@@ -118,7 +119,7 @@ int run(Args& a) {
     if (t.oov)
       print_diagnostic("lstmlm: warning: ", "prompt: '" + t.text + "' is not in the vocabulary, read as unk");
   warn_skipped(*model, "prompt", prompt.skipped);
-  Engine engine(model, a.threads);
+  Engine engine(model, engine_options(a.threads, a.precision));
   Emitter out(a.format);
 
   if (a.format == Format::Text && a.gen.num_samples == 1) {
@@ -200,6 +201,7 @@ naming it (--oov error refuses it, exit 1).)");
   add_oov_option(*app, a->gen.oov);
   add_window_options(*app, a->window);
   add_threads_option(*app, a->threads);
+  add_precision_option(*app, a->precision);
   add_format_option(*app, a->format, {Format::Text, Format::Jsonl});
   s.check = [a, stop, seed] {
     a->seeded = seed->count() > 0;

@@ -50,6 +50,7 @@ struct Opts {
   WindowArgs window;
   bool no_bos = false;
   int threads = 0;
+  std::string precision = "fp32";
 };
 
 Record prediction_record(const std::string& context, const tasks::Prediction& p, bool padded) {
@@ -81,7 +82,7 @@ int run(const Opts& o) {
     for (size_t i = 0; i < preds.size(); ++i)
       warn_skipped(*model, source + ":" + std::to_string(first + i), preds[i].skipped);
   };
-  Engine engine(model, o.threads);
+  Engine engine(model, engine_options(o.threads, o.precision));
   Emitter out(o.format);
   if (!o.contexts.empty()) {
     auto preds = tasks::predict(engine, o.contexts, task, "argument", 1);
@@ -139,6 +140,7 @@ Subcommand setup_predict(CLI::App& parent) {
       ->check(int_range(1, kMaxBatch))
       ->capture_default_str();
   add_threads_option(*s.app, o->threads);
+  add_precision_option(*s.app, o->precision);
   s.run = [o]() -> int { return run(*o); };
   return s;
 }

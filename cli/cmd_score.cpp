@@ -108,6 +108,7 @@ struct Opts {
   tasks::OovPolicy oov = tasks::OovPolicy::Skip;
   bool no_eos = false, skip_empty = false, ids = false, entropy = false, rank = false;
   int batch_size = 64, threads = 0;
+  std::string precision = "fp32";
   WindowArgs window;
 };
 
@@ -164,7 +165,7 @@ int run(const Opts& o) {
   if (view.words && model->config().tokenizer.type != TokenizerType::Char)
     throw UsageError("--aggregate words: needs a char model; " + o.model_dir + " is a word model");
   task.window = resolve_window(o.window, *model);
-  Engine engine(model, o.threads);
+  Engine engine(model, engine_options(o.threads, o.precision));
   tasks::Scorer scorer(engine, task);
   tasks::ScoreSummary summary;
   Emitter out(o.format);
@@ -293,6 +294,7 @@ Subcommand setup_score(CLI::App& parent) {
       ->capture_default_str();
   add_window_options(*s.app, o->window);
   add_threads_option(*s.app, o->threads);
+  add_precision_option(*s.app, o->precision);
   s.app
       ->add_option("--progress", o->progress,
                    "Progress line on stderr: auto (when a terminal), always, never")

@@ -19,5 +19,6 @@ Subcommand setup_predict(CLI::App& parent);
 Subcommand setup_generate(CLI::App& parent);
 Subcommand setup_bench(CLI::App& parent);
 Subcommand setup_rescore(CLI::App& parent);
+Subcommand setup_fidelity(CLI::App& parent);
 
 }  // namespace lstmlm::cli

@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
   subs.push_back(lstmlm::cli::setup_rescore(app));
   subs.push_back(lstmlm::cli::setup_generate(app));
   subs.push_back(lstmlm::cli::setup_bench(app));
+  subs.push_back(lstmlm::cli::setup_fidelity(app));
   try {
     lstmlm::cli::check_command_line(app, argc, argv);
     app.parse(argc, argv);

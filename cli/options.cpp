@@ -144,6 +144,50 @@ CLI::Option* add_oov_option(CLI::App& app, tasks::OovPolicy& oov) {
       ->default_str("skip");
 }
 
+const std::vector<std::string>& precision_names() {
+  static const std::vector<std::string> names{"fp32", "bf16", "int8"};
+  return names;
+}
+
+namespace {
+// "'x' is not one of fp32, bf16, int8" when s is no precision name, else "".
+std::string precision_problem(const std::string& s) {
+  const auto& names = precision_names();
+  if (std::find(names.begin(), names.end(), s) != names.end()) return {};
+  return "'" + s + "' is not one of " + joined(names);
+}
+}  // namespace
+
+CLI::Option* add_precision_option(CLI::App& app, std::string& precision) {
+  return app
+      .add_option(
+          "--precision", precision,
+          "Kernel precision: fp32 (the default: the numerics contract), bf16 or int8 (opt-in, weights "
+          "converted at load, fp32 accumulation and state; docs/precision.md). A precision this "
+          "build or CPU lacks is an error naming the available ones")
+      ->check(CLI::Validator([](std::string& s) { return precision_problem(s); }, "fp32|bf16|int8"))
+      ->capture_default_str();
+}
+
+std::vector<std::string> precision_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string p; std::getline(ss, p, ',');) {
+    if (p.empty()) continue;
+    if (std::string bad = precision_problem(p); !bad.empty()) throw UsageError("--precision: " + bad);
+    out.push_back(p);
+  }
+  if (out.empty()) throw UsageError("--precision: needs at least one of " + joined(precision_names()));
+  return out;
+}
+
+EngineOptions engine_options(int threads, const std::string& precision) {
+  EngineOptions e;
+  e.threads = threads;
+  e.precision = precision;
+  return e;
+}
+
 void add_window_options(CLI::App& app, WindowArgs& w) {
   w.pad_opt = app.add_option("--pad-to", w.pad_to,
                              "Before each prediction keep the last N tokens of the context and pre-pad them "

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "emit.hpp"
+#include "lstmlm/engine.hpp"
 #include "lstmlm/model.hpp"
 #include "lstmlm/tasks/input.hpp"
 #include "lstmlm/tasks/window.hpp"
@@ -30,6 +31,16 @@ CLI::Validator uint64_value();
 CLI::Option* add_model_option(CLI::App& app, std::string& dir, bool required = true);
 CLI::Option* add_threads_option(CLI::App& app, int& threads);
 CLI::Option* add_oov_option(CLI::App& app, tasks::OovPolicy& oov);
+// The precisions --precision accepts (docs/precision.md): fp32 (the default), bf16, int8. Whether this
+// build and CPU have one is the engine's answer (a UsageError naming what is available).
+const std::vector<std::string>& precision_names();
+// --precision NAME for score, predict, generate and fidelity; a name not in precision_names() is a usage
+// error listing them.
+CLI::Option* add_precision_option(CLI::App& app, std::string& precision);
+// bench's --precision comma list, each name checked as above ("--precision: 'fp16' is not one of ...").
+std::vector<std::string> precision_list(const std::string& s);
+// The engine of a subcommand: its --threads and --precision, the rest the defaults.
+EngineOptions engine_options(int threads, const std::string& precision);
 // --pad-to N, --window N, --stateful (mutually exclusive), for score, predict and generate.
 struct WindowArgs {
   int pad_to = 0, window = 0;

@@ -18,6 +18,7 @@ class TextWriter final : public Writer {
     if (r.kind == "predict") return predict(r, out);
     if (r.kind == "generate.sample") return generate_sample(r, out);
     if (r.kind == "rescore.hyp") return rescore_hyp(r, out);
+    if (r.kind == "fidelity") return fidelity(r, out);
     if (r.kind == "rescore.summary") return;  // its figures go to stderr with the speed
     throw std::logic_error("the text format has no layout for " + r.kind + " records");
   }
@@ -74,6 +75,27 @@ class TextWriter final : public Writer {
       out += std::to_string(i + 1) + "\t" + escape_text(c.at("token").s) +
              "\tid=" + std::to_string(c.at("id").i) + buf;
     }
+  }
+
+  static std::string general(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+  }
+
+  // One "Name:<TAB>value" line per figure (docs/precision.md); percentages with 4 decimals.
+  static void fidelity(const Record& r, std::string& out) {
+    const std::string low = r.at("precision").s;
+    const int64_t tokens = r.at("tokens").i;
+    const double pct = 100.0 * r.at("top1_agreement").d, dppl = 100.0 * r.at("delta_ppl_rel").d;
+    out += "Tokens compared:\t" + std::to_string(tokens) + "\nMean KL(fp32||" + low + "):\t" +
+           general(r.at("mean_kl").d) + "\nMax KL:\t" + general(r.at("max_kl").d) +
+           "\nMax |delta ln p(target)|:\t" + general(r.at("max_abs_dlogp").d) + "\nTop-1 agreement:\t" +
+           fixed(pct, 4) + "% (" + std::to_string(r.at("top1_agree").i) + " of " + std::to_string(tokens) +
+           ")\nPerplexity fp32:\t" + fixed(r.at("perplexity_ref").d, 4) + "\nPerplexity " + low + ":\t" +
+           fixed(r.at("perplexity_low").d, 4) + "\nRelative delta PPL:\t" + (dppl >= 0 ? "+" : "") +
+           fixed(dppl, 4) + "%\nKernels fp32:\t" + r.at("kernels_ref").s + "\nKernels " + low + ":\t" +
+           r.at("kernels_low").s + "\n";
   }
 
   static void rescore_hyp(const Record& r, std::string& out) {

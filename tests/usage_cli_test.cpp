@@ -109,12 +109,13 @@ TEST(UsageCli, UnknownOptionsGetADidYouMean) {
 }
 
 TEST(UsageCli, UnknownSubcommandNamesTheSubcommands) {
-  expect_usage_error("perplexity " + m(),
-                     {"unknown subcommand 'perplexity'", "info, score, predict, rescore, generate, bench"});
+  expect_usage_error("perplexity " + m(), {"unknown subcommand 'perplexity'",
+                                           "info, score, predict, rescore, generate, bench, fidelity"});
   expect_usage_error("scroe " + m(), {"unknown subcommand 'scroe'", "did you mean score?"});
   auto r = run_cli("perplexity");
   EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;
-  expect_usage_error("", {"subcommand is required", "info, score, predict, rescore, generate, bench"});
+  expect_usage_error("",
+                     {"subcommand is required", "info, score, predict, rescore, generate, bench, fidelity"});
 }
 
 TEST(UsageCli, OptionsBeforeTheSubcommandAreShownWhereTheyGo) {

@@ -84,8 +84,11 @@ void generate(Engine& engine, Generation& g, Sequences& cur, std::vector<State>&
 }
 
 Row run_cell(const std::shared_ptr<const Model>& model, const std::string& name, const Options& opt,
-             Workload w, int batch, int length, int threads) {
-  Engine engine(model, threads);
+             Workload w, int batch, int length, int threads, const std::string& precision) {
+  EngineOptions eo;
+  eo.threads = threads;
+  eo.precision = precision;
+  Engine engine(model, eo);
   Row row;
   row.model = name;
   row.shape = shape_string(model->config());
@@ -192,22 +195,32 @@ std::vector<Row> run(const std::shared_ptr<const Model>& model, const std::strin
     if (t < 0 || t >= model->vocab_size())
       throw UsageError("bench: input token id " + std::to_string(t) + " is outside the vocabulary");
 
+  if (opt.precisions.empty()) throw UsageError("bench: no precision to run");
+  // Every precision is tried before the first cell runs: one the build lacks stops the run at once.
+  for (const std::string& p : opt.precisions) {
+    EngineOptions eo;
+    eo.threads = 1;
+    eo.precision = p;
+    Engine probe(model, eo);
+  }
   std::vector<Row> rows;
   for (Workload w : opt.workloads) {
     if (w == Workload::Startup) continue;
     for (int t : opt.threads)
       for (int b : opt.batches)
-        for (int l : opt.lengths) {
-          if (progress)
-            progress(std::string(to_string(w)) + " batch " + std::to_string(b) + " length " +
-                     std::to_string(l) + " threads " + std::to_string(t));
-          rows.push_back(run_cell(model, model_name, opt, w, b, l, t));
-        }
+        for (int l : opt.lengths)
+          for (const std::string& p : opt.precisions) {
+            if (progress)
+              progress(std::string(to_string(w)) + " batch " + std::to_string(b) + " length " +
+                       std::to_string(l) + " threads " + std::to_string(t) +
+                       (opt.precisions.size() > 1 ? " precision " + p : std::string()));
+            rows.push_back(run_cell(model, model_name, opt, w, b, l, t, p));
+          }
   }
   return rows;
 }
 
-Row startup(const std::string& dir, const std::string& text, int threads) {
+Row startup(const std::string& dir, const std::string& text, int threads, const std::string& precision) {
   auto t0 = Clock::now();
   auto model = Model::load(dir);
   double t_load = seconds_since(t0);
@@ -221,7 +234,10 @@ Row startup(const std::string& dir, const std::string& text, int threads) {
     ids.push_back(tk.bos_id() ? *tk.bos_id() : tk.eos_id() ? *tk.eos_id() : 0);
   }
   auto t2 = Clock::now();
-  Engine engine(model, threads);
+  EngineOptions eo;
+  eo.threads = threads;
+  eo.precision = precision;
+  Engine engine(model, eo);
   std::vector<State> states{State::zeros(*model)};
   MatrixRM logp;
   engine.predict(Sequences{ids}, states, logp);

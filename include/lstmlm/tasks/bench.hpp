@@ -26,6 +26,9 @@ struct Options {
   std::vector<int> batches{1};
   std::vector<int> lengths{32};
   std::vector<int> threads{0};  // 0 = one per core
+  // Kernel precisions (EngineOptions::precision), each cell run once per precision, in this order; a row
+  // names the one that ran in `isa` ("bf16/avx512"). One the build lacks is a UsageError before any cell.
+  std::vector<std::string> precisions{"fp32"};
   int repetitions = 5;
   int warmup = 1;                // untimed calls before the repetitions of each cell
   double min_rep_seconds = 0.1;  // each repetition repeats the call until this much time has passed
@@ -71,13 +74,14 @@ std::string shape_string(const ModelConfig& c);
 // Called before each cell is run (progress on stderr in the CLI). May be empty.
 using Progress = std::function<void(const std::string& what)>;
 
-// Runs every workload x batch x length x threads cell of `opt` (Startup is skipped here).
+// Runs every workload x threads x batch x length x precision cell of `opt` (Startup is skipped here).
 std::vector<Row> run(const std::shared_ptr<const Model>& model, const std::string& model_name,
                      const Options& opt, const Progress& progress = {});
 
 // Time to first result: Model::load(dir) + tokenize(text) + one predict, measured once, cold.
 // A text that tokenizes to nothing is predicted from the model's bos/eos token (or token 0).
-Row startup(const std::string& dir, const std::string& text, int threads);
+Row startup(const std::string& dir, const std::string& text, int threads,
+            const std::string& precision = "fp32");
 
 // Rows are printed by the CLI's writers (cli/bench_rows.hpp: md, csv, json, jsonl).
 

@@ -1,0 +1,284 @@
+#include "lstmlm/tasks/fidelity.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "lstmlm/error.hpp"
+#include "tasks/score_lines.hpp"
+
+namespace lstmlm::tasks {
+
+namespace {
+
+// Floats of one engine's [steps, V] log-prob rows per call: chunks of steps keep both engines' rows
+// within this (16 MiB each), whatever the vocabulary and line lengths. The engine is chunk-invariant.
+constexpr size_t kRowBudget = size_t{1} << 22;
+
+}  // namespace
+
+double kl_divergence(std::span<const float> logp, std::span<const float> logq) {
+  double s = 0;
+  for (size_t v = 0; v < logp.size(); ++v) {
+    const double a = logp[v];
+    if (a == -std::numeric_limits<double>::infinity()) continue;  // p_v = 0: the term is 0
+    s += std::exp(a) * (a - static_cast<double>(logq[v]));
+  }
+  return s;
+}
+
+int32_t argmax(std::span<const float> row) {
+  if (row.empty()) return -1;
+  size_t best = 0;
+  for (size_t v = 1; v < row.size(); ++v)
+    if (row[v] > row[best]) best = v;
+  return static_cast<int32_t>(best);
+}
+
+TokenFidelity compare_rows(std::span<const float> logp, std::span<const float> logq, int32_t target) {
+  TokenFidelity f;
+  f.kl = kl_divergence(logp, logq);
+  const auto t = static_cast<size_t>(target);
+  f.dlogp = std::fabs(static_cast<double>(logp[t]) - static_cast<double>(logq[t]));
+  f.top1 = argmax(logp) == argmax(logq);
+  return f;
+}
+
+double FidelityResult::mean_kl() const {
+  if (tokens == 0) return std::numeric_limits<double>::quiet_NaN();
+  return kl_sum / static_cast<double>(tokens);
+}
+
+double FidelityResult::top1_agreement() const {
+  if (tokens == 0) return std::numeric_limits<double>::quiet_NaN();
+  return static_cast<double>(top1_agree) / static_cast<double>(tokens);
+}
+
+double FidelityResult::relative_delta_ppl() const {
+  const double a = perplexity_ref(), b = perplexity_low();
+  return (b - a) / a;
+}
+
+// One input line: its records on each side, the target log-probs in order and its comparison totals.
+struct Fidelity::Line {
+  LineScore ref, low;
+  std::vector<int32_t> ids;  // the fed ids
+  bool first_is_context = false;
+  std::vector<float> lp_ref, lp_low;
+  double kl_sum = 0, kl_max = 0, dlogp_max = 0;
+  int64_t tokens = 0, top1 = 0;
+};
+
+Fidelity::Fidelity(Engine& reference, Engine& low, ScoreOptions opt)
+    : ref_(&reference), low_(&low), opt_(opt) {
+  if (&reference.model() != &low.model())
+    throw UsageError("fidelity: the reference and the low-precision engine must run the same model");
+  if (opt_.entropy || opt_.rank || opt_.aggregate == Aggregate::Words)
+    throw UsageError("fidelity: entropy, rank and word aggregation do not apply");
+  check_window(opt_.window);
+  start_ = start_token(reference.model().tokenizer());
+  doc_ref_ = State::zeros(reference.model());
+  doc_low_ = doc_ref_;
+  doc_pending_ = start_;
+  if (start_ >= 0) doc_history_.push_back(start_);
+  r_.kernels_ref = std::string(reference.kernels());
+  r_.kernels_low = std::string(low.kernels());
+}
+
+void Fidelity::add(const std::vector<std::string>& lines, const std::string& source, uint64_t first_line,
+                   const std::vector<LineEnd>& ends) {
+  const Model& model = ref_->model();
+  std::vector<Line> out(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    out[i].ref = detail::tokenize_line(model, lines[i], opt_, LineRef{source, first_line + i},
+                                       i < ends.size() ? ends[i] : LineEnd::Lf);
+    if (!out[i].ref.skipped) out[i].ids = detail::fed_ids(out[i].ref);
+    out[i].low = out[i].ref;
+  }
+  if (opt_.window.windowed())
+    run_windowed(out);
+  else if (opt_.context == ContextMode::Sentence)
+    run_sentences(out);
+  else
+    run_document(out);
+  // Totals line by line, in input order: the same sums whatever the batches were.
+  for (Line& l : out) {
+    if (!l.ref.skipped) {
+      detail::fill_line(l.ref, l.lp_ref.data(), l.first_is_context);
+      detail::fill_line(l.low, l.lp_low.data(), l.first_is_context);
+    }
+    r_.ref.add(l.ref);
+    r_.low.add(l.low);
+    r_.tokens += l.tokens;
+    r_.top1_agree += l.top1;
+    r_.kl_sum += l.kl_sum;
+    r_.kl_max = std::max(r_.kl_max, l.kl_max);
+    r_.dlogp_max = std::max(r_.dlogp_max, l.dlogp_max);
+  }
+}
+
+void Fidelity::compare(Line& l, const float* p, const float* q, int32_t target) {
+  const auto V = static_cast<size_t>(ref_->model().vocab_size());
+  const TokenFidelity f = compare_rows({p, V}, {q, V}, target);
+  l.lp_ref.push_back(p[target]);
+  l.lp_low.push_back(q[target]);
+  ++l.tokens;
+  l.kl_sum += f.kl;
+  // max() would drop a NaN; a NaN divergence must show in the maximum.
+  if (!(f.kl <= l.kl_max)) l.kl_max = f.kl;
+  if (!(f.dlogp <= l.dlogp_max)) l.dlogp_max = f.dlogp;
+  l.top1 += f.top1 ? 1 : 0;
+}
+
+// Rows of inputs and targets through both engines in chunks of steps (states carried), every step's two
+// distributions compared into the line owners[r][t].
+void Fidelity::run_rows(std::vector<Line>& lines, const std::vector<size_t>& owners, Sequences& inputs,
+                        const Sequences& targets, std::vector<State>& sref, std::vector<State>& slow) {
+  // owners: the owner of row r's step t at offset[r] + t.
+  std::vector<size_t> offset(inputs.size() + 1, 0);
+  size_t longest = 0;
+  for (size_t r = 0; r < inputs.size(); ++r) {
+    offset[r + 1] = offset[r] + inputs[r].size();
+    longest = std::max(longest, inputs[r].size());
+  }
+  const auto V = static_cast<size_t>(ref_->model().vocab_size());
+  const size_t T = std::max<size_t>(1, kRowBudget / std::max<size_t>(1, inputs.size() * V));
+  Sequences part(inputs.size());
+  std::vector<MatrixRM> pr, pl;
+  for (size_t t0 = 0; t0 < longest; t0 += T) {
+    for (size_t r = 0; r < inputs.size(); ++r) {
+      const size_t a = std::min(t0, inputs[r].size()), b = std::min(t0 + T, inputs[r].size());
+      part[r].assign(inputs[r].begin() + static_cast<ptrdiff_t>(a),
+                     inputs[r].begin() + static_cast<ptrdiff_t>(b));
+    }
+    ref_->logprobs(part, sref, pr);
+    low_->logprobs(part, slow, pl);
+    for (size_t r = 0; r < inputs.size(); ++r)
+      for (size_t t = 0; t < part[r].size(); ++t) {
+        const auto row = static_cast<Eigen::Index>(t);
+        compare(lines[owners[offset[r] + t0 + t]], pr[r].row(row).data(), pl[r].row(row).data(),
+                targets[r][t0 + t]);
+      }
+  }
+}
+
+void Fidelity::run_sentences(std::vector<Line>& lines) {
+  // As Scorer::run_sentences: inputs = [start] + ids[:-1], targets = ids; without a start token the first
+  // id is context only.
+  const Model& model = ref_->model();
+  std::vector<size_t> order;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (start_ < 0) lines[i].first_is_context = true;
+    if (!lines[i].ref.skipped && !lines[i].ids.empty()) order.push_back(i);
+  }
+  longest_first(order, [&](size_t i) { return lines[i].ids.size(); });
+  const size_t bs = static_cast<size_t>(std::max(1, opt_.batch_size));
+  Sequences inputs, targets;
+  std::vector<size_t> owners;
+  for (size_t b = 0; b < order.size(); b += bs) {
+    const size_t n = std::min(bs, order.size() - b);
+    inputs.assign(n, {});
+    targets.assign(n, {});
+    owners.clear();
+    for (size_t r = 0; r < n; ++r) {
+      const auto& ids = lines[order[b + r]].ids;
+      if (start_ >= 0) {
+        inputs[r].push_back(start_);
+        inputs[r].insert(inputs[r].end(), ids.begin(), ids.end() - 1);
+        targets[r] = ids;
+      } else {
+        inputs[r].assign(ids.begin(), ids.end() - 1);
+        targets[r].assign(ids.begin() + 1, ids.end());
+      }
+      owners.insert(owners.end(), inputs[r].size(), order[b + r]);
+    }
+    std::vector<State> sref(n, State::zeros(model)), slow(n, State::zeros(model));
+    run_rows(lines, owners, inputs, targets, sref, slow);
+  }
+}
+
+void Fidelity::run_document(std::vector<Line>& lines) {
+  // As Scorer::run_document: one stream, the pending token (the start token, or the last token of the
+  // previous block) fed first, the states carried to the next call.
+  std::vector<int32_t> all;
+  std::vector<size_t> owner_of;  // per token of `all`: its line
+  for (size_t i = 0; i < lines.size(); ++i) {
+    all.insert(all.end(), lines[i].ids.begin(), lines[i].ids.end());
+    owner_of.insert(owner_of.end(), lines[i].ids.size(), i);
+  }
+  if (all.empty()) return;
+  size_t pos = 0;
+  if (doc_pending_ < 0) {  // no start token: the stream's first token is context only
+    lines[owner_of[0]].first_is_context = true;
+    doc_pending_ = all[0];
+    pos = 1;
+  }
+  Sequences inputs(1), targets(1);
+  inputs[0].assign(1, doc_pending_);
+  inputs[0].insert(inputs[0].end(), all.begin() + static_cast<ptrdiff_t>(pos), all.end() - 1);
+  targets[0].assign(all.begin() + static_cast<ptrdiff_t>(pos), all.end());
+  if (targets[0].empty()) inputs[0].clear();
+  std::vector<size_t> owners(owner_of.begin() + static_cast<ptrdiff_t>(pos), owner_of.end());
+  std::vector<State> sref{doc_ref_}, slow{doc_low_};
+  run_rows(lines, owners, inputs, targets, sref, slow);
+  doc_ref_ = sref[0];
+  doc_low_ = slow[0];
+  doc_pending_ = all.back();
+}
+
+void Fidelity::run_windowed(std::vector<Line>& lines) {
+  // As Scorer::run_windowed: every scored token is one row, its context the stream before it (the line's
+  // in sentence mode, the whole stream's in document mode), cut to the window by the predictor.
+  const size_t V = static_cast<size_t>(ref_->model().vocab_size());
+  const bool doc = opt_.context == ContextMode::Document;
+  std::vector<std::vector<int32_t>> bufs;  // rows point into these: reserved, never reallocated
+  bufs.reserve(lines.size() + 1);
+  std::vector<std::span<const int32_t>> rows;
+  std::vector<int32_t> targets;
+  std::vector<size_t> owners;
+  if (doc) {
+    bufs.emplace_back(doc_history_);
+    for (const auto& l : lines) bufs[0].insert(bufs[0].end(), l.ids.begin(), l.ids.end());
+  }
+  size_t pos = doc ? doc_history_.size() : 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!doc) {
+      bufs.emplace_back();
+      if (start_ >= 0) bufs.back().push_back(start_);
+      pos = bufs.back().size();
+      bufs.back().insert(bufs.back().end(), lines[i].ids.begin(), lines[i].ids.end());
+    }
+    const std::vector<int32_t>& buf = bufs.back();
+    for (size_t k = 0; k < lines[i].ids.size(); ++k, ++pos) {
+      if (pos == 0) {  // no start token and nothing before: context only
+        lines[i].first_is_context = true;
+        continue;
+      }
+      rows.emplace_back(buf.data(), pos);
+      targets.push_back(buf[pos]);
+      owners.push_back(i);
+    }
+  }
+  WindowedPredictor wr(*ref_, opt_.window, opt_.batch_size), wl(*low_, opt_.window, opt_.batch_size);
+  const size_t chunk = std::max<size_t>(1, std::min<size_t>(1024, kRowBudget / V));
+  MatrixRM dr, dl;
+  for (size_t b = 0; b < rows.size(); b += chunk) {
+    const size_t n = std::min(chunk, rows.size() - b);
+    const std::vector<std::span<const int32_t>> part(rows.begin() + static_cast<ptrdiff_t>(b),
+                                                     rows.begin() + static_cast<ptrdiff_t>(b + n));
+    wr.predict(part, dr);
+    wl.predict(part, dl);
+    for (size_t r = 0; r < n; ++r) {
+      const auto row = static_cast<Eigen::Index>(r);
+      compare(lines[owners[b + r]], dr.row(row).data(), dl.row(row).data(), targets[b + r]);
+    }
+  }
+  if (doc) {
+    std::vector<int32_t>& all = bufs[0];
+    const auto n = static_cast<size_t>(opt_.window.length);
+    if (all.size() > n) all.erase(all.begin(), all.end() - static_cast<ptrdiff_t>(n));
+    doc_history_ = std::move(all);
+  }
+}
+
+}  // namespace lstmlm::tasks
