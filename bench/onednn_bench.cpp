@@ -35,13 +35,17 @@
 //         ("brg:avx512_core_amx_bf16" when AMX ran, "brg:avx512_core_bf16" without it); oneDNN 2.x names
 //         its LSTM only "brgemm" (no ISA), so for the LSTM the row's "isa" (get_effective_cpu_isa, the
 //         highest ISA oneDNN may dispatch) is all that is known.
-//   int8  not offered: oneDNN's int8 LSTM is static quantization: u8 activations with one data scale and
-//         shift fixed before the run (a calibration pass over real data, which random weights don't
-//         have), s8 weights with per-gate scales set through rnn weights qparams on both the primitive
-//         and the weight reorder, f32 cell state, and a u8 hidden output that the decoder matmul would
-//         have to take with a matching zero point and output scales. That is a different scheme from
-//         PyTorch's dynamic quantization (per-call activation scales) and lstmlm's, with its own accuracy
-//         trade-off; the int8 peer of bench/compare is PyTorch's quantize_dynamic.
+//   int8  oneDNN's int8 LSTM, which is static quantization: u8 activations x_u8 = x * 127 + 128 (one
+//         data scale and shift for src_layer, h and dst_layer, set with rnn_data_qparams; fixed for h in
+//         (-1, 1), not calibrated on data, which random weights don't have), s8 weights with one scale
+//         (127 / 0.1, the weights' range) set with rnn_weights_qparams on the primitive and on the
+//         weight reorders (which also compute oneDNN's compensation), f32 bias and cell state, the u8
+//         hidden output taken by a u8 x s8 matmul with the src zero point 128, output scale
+//         1 / (127 * 1270) and the bias pre-multiplied by 127 * 1270 (oneDNN 2.x adds an int8 matmul's
+//         bias before the output scale); f32 dst and (log-)softmax. The embedding table is quantized
+//         once with the data scale. Unlike PyTorch's quantize_dynamic (activation scales computed per
+//         call) nothing is measured per call, which favours oneDNN slightly; on random weights the
+//         score checksum stays within about 1% of fp32.
 // Output: one JSON object per cell (jsonl), with the keys of bench/torch_bench.py and "peer":
 // "onednn"; "impl" names the implementations oneDNN dispatched (primitive_desc::impl_info_str()).
 #include <omp.h>
@@ -118,7 +122,18 @@ uint16_t to_bf16(float f) {  // round to nearest even (the weights are finite)
   return static_cast<uint16_t>(u >> 16);
 }
 
-size_t bytes_of(dt t) { return t == dt::bf16 ? 2 : 4; }
+size_t bytes_of(dt t) { return t == dt::bf16 ? 2 : t == dt::u8 || t == dt::s8 ? 1 : 4; }
+
+// int8: static quantization. Activations (the embedding rows, h) u8 = round(x * kDataScale + kDataShift),
+// h in (-1, 1) -> [1, 255]; weights s8 = round(w * kWeightScale), one scale per tensor (the random
+// weights are in [-0.1, 0.1)). Fixed here, not calibrated (see the comment at the top).
+constexpr float kDataScale = 127.f, kDataShift = 128.f, kWeightScale = 127.f / 0.1f;
+
+uint8_t to_u8(float x) {
+  return static_cast<uint8_t>(std::min(255.f, std::max(0.f, std::nearbyint(x * kDataScale + kDataShift))));
+}
+
+dt weights_type(dt data) { return data == dt::u8 ? dt::s8 : data; }
 
 std::vector<float> random_floats(size_t n, Rng& rng) {
   std::vector<float> v(n);
@@ -131,6 +146,7 @@ struct Weights {
   int V, E, H, L;
   std::vector<float> embedding;                           // [V, E]
   std::vector<uint16_t> embedding_bf16;                   // [V, E], the same rounded to bf16
+  std::vector<uint8_t> embedding_u8;                      // [V, E], the same quantized (int8)
   std::vector<std::vector<float>> w_layer, w_iter, bias;  // per layer: [in, 4, H], [H, 4, H], [4, H]
   std::vector<float> w_out, b_out;                        // [H, V], [V]
   Weights(int V_, int E_, int H_, int L_, uint64_t seed) : V(V_), E(E_), H(H_), L(L_) {
@@ -145,16 +161,20 @@ struct Weights {
     w_out = random_floats(size_t(H) * V, rng);
     b_out = random_floats(size_t(V), rng);
     embedding_bf16.resize(embedding.size());
-    for (size_t i = 0; i < embedding.size(); ++i) embedding_bf16[i] = to_bf16(embedding[i]);
+    embedding_u8.resize(embedding.size());
+    for (size_t i = 0; i < embedding.size(); ++i) {
+      embedding_bf16[i] = to_bf16(embedding[i]);
+      embedding_u8[i] = to_u8(embedding[i]);
+    }
   }
 };
 
 // A memory in the layout a primitive asked for, filled by a reorder from a user buffer (once).
 memory reordered(const engine& eng, stream& s, const memory::desc& want, const dims& d, tag user_tag,
-                 const float* data) {
+                 const float* data, const primitive_attr& attr = primitive_attr()) {
   memory user({d, dt::f32, user_tag}, eng, const_cast<float*>(data));
   memory m(want, eng);
-  reorder(user, m).execute(s, user, m);
+  reorder(user, m, attr).execute(s, user, m);
   s.wait();
   return m;
 }
@@ -197,11 +217,17 @@ struct Lstm {
       memory::desc src_layer({T, B, in}, data, tag::tnc), dst_layer({T, B, H}, data, tag::tnc);
       memory::desc iter = with_state ? memory::desc({layers, 1, B, H}, data, tag::ldnc) : memory::desc();
       memory::desc iter_c = with_state ? memory::desc({layers, 1, B, H}, cdt, tag::ldnc) : memory::desc();
-      memory::desc wl_any({layers, 1, in, 4, H}, data, tag::any),
-          wi_any({layers, 1, H, 4, H}, data, tag::any), b_md({layers, 1, 4, H}, dt::f32, tag::ldgo);
+      const dt wdt = weights_type(data);
+      memory::desc wl_any({layers, 1, in, 4, H}, wdt, tag::any), wi_any({layers, 1, H, 4, H}, wdt, tag::any),
+          b_md({layers, 1, 4, H}, dt::f32, tag::ldgo);
       lstm_forward::desc d(prop_kind::forward_inference, rnn_direction::unidirectional_left2right, src_layer,
                            iter, iter_c, wl_any, wi_any, b_md, dst_layer, iter, iter_c);
-      lstm_forward::primitive_desc pd(d, eng);
+      primitive_attr attr;  // int8: the quantization of the data and weights (the weight reorders use it too)
+      if (data == dt::u8) {
+        attr.set_rnn_data_qparams(kDataScale, kDataShift);
+        attr.set_rnn_weights_qparams(0, {kWeightScale});
+      }
+      lstm_forward::primitive_desc pd(d, attr, eng);
       std::vector<float> wl, wi, bb;  // the group's layers, contiguous (ldigo / ldgo)
       for (int l = first; l < first + layers; ++l) {
         wl.insert(wl.end(), w.w_layer[l].begin(), w.w_layer[l].end());
@@ -209,8 +235,9 @@ struct Lstm {
         bb.insert(bb.end(), w.bias[l].begin(), w.bias[l].end());
       }
       Group g{first, layers, in, lstm_forward(pd), {}, {}, {}, pd.impl_info_str()};
-      g.w_layer = reordered(eng, s, pd.weights_layer_desc(), {layers, 1, in, 4, H}, tag::ldigo, wl.data());
-      g.w_iter = reordered(eng, s, pd.weights_iter_desc(), {layers, 1, H, 4, H}, tag::ldigo, wi.data());
+      g.w_layer =
+          reordered(eng, s, pd.weights_layer_desc(), {layers, 1, in, 4, H}, tag::ldigo, wl.data(), attr);
+      g.w_iter = reordered(eng, s, pd.weights_iter_desc(), {layers, 1, H, 4, H}, tag::ldigo, wi.data(), attr);
       g.bias = reordered(eng, s, pd.bias_desc(), {layers, 1, 4, H}, tag::ldgo, bb.data());
       groups.push_back(std::move(g));
     }
@@ -261,18 +288,26 @@ struct Projection {
   primitive norm;
   std::string impl, norm_impl;
   int M, H, V;
-  dt data;  // src and weights; bias and dst are f32
+  dt data;  // src (weights: weights_type(data)); bias and dst are f32
 
   Projection(const engine& eng, stream& s, const Weights& wt, int M_, bool log, dt data_)
       : M(M_), H(wt.H), V(wt.V), data(data_) {
-    memory::desc src({M, H}, data, tag::ab), w_any({H, V}, data, tag::any), bias({1, V}, dt::f32, tag::ab),
-        dst({M, V}, dt::f32, tag::ab);
-    matmul::primitive_desc pd(matmul::desc(src, w_any, bias, dst), eng);
+    memory::desc src({M, H}, data, tag::ab), w_any({H, V}, weights_type(data), tag::any),
+        bias({1, V}, dt::f32, tag::ab), dst({M, V}, dt::f32, tag::ab);
+    primitive_attr attr, w_attr;  // int8: u8 src with its zero point, s8 weights, f32 dst rescaled
+    if (data == dt::u8) {
+      attr.set_output_scales(0, {1.f / (kDataScale * kWeightScale)});
+      attr.set_zero_points(DNNL_ARG_SRC, 0, {static_cast<int32_t>(kDataShift)});
+      w_attr.set_output_scales(0, {kWeightScale});
+    }
+    matmul::primitive_desc pd(matmul::desc(src, w_any, bias, dst), attr, eng);
     mm = matmul(pd);
     impl = pd.impl_info_str();
-    w = reordered(eng, s, pd.weights_desc(), {H, V}, tag::ab, wt.w_out.data());
+    w = reordered(eng, s, pd.weights_desc(), {H, V}, tag::ab, wt.w_out.data(), w_attr);
     b = memory(bias, eng);
     std::memcpy(b.get_data_handle(), wt.b_out.data(), sizeof(float) * V);
+    if (data == dt::u8)  // oneDNN 2.x adds an int8 matmul's bias before the output scale: in the s32 domain
+      for (int i = 0; i < V; ++i) static_cast<float*>(b.get_data_handle())[i] *= kDataScale * kWeightScale;
     if (log) {
       logsoftmax_forward::primitive_desc npd({prop_kind::forward_inference, dst, 1}, eng);
       norm = logsoftmax_forward(npd);
@@ -299,20 +334,18 @@ struct Projection {
 };
 
 void gather(const Weights& w, const int* tokens, size_t n, float* out, dt data) {
-  if (data == dt::bf16) {
-    auto* o = reinterpret_cast<uint16_t*>(out);
-    for (size_t i = 0; i < n; ++i)
-      std::memcpy(o + i * w.E, w.embedding_bf16.data() + size_t(tokens[i]) * w.E, sizeof(uint16_t) * w.E);
-    return;
-  }
-  for (size_t i = 0; i < n; ++i)
-    std::memcpy(out + i * w.E, w.embedding.data() + size_t(tokens[i]) * w.E, sizeof(float) * w.E);
+  const size_t row = bytes_of(data) * w.E;
+  const char* table = data == dt::bf16 ? reinterpret_cast<const char*>(w.embedding_bf16.data())
+                      : data == dt::u8 ? reinterpret_cast<const char*>(w.embedding_u8.data())
+                                       : reinterpret_cast<const char*>(w.embedding.data());
+  char* o = reinterpret_cast<char*>(out);
+  for (size_t i = 0; i < n; ++i) std::memcpy(o + i * row, table + size_t(tokens[i]) * row, row);
 }
 
 struct Cell {
   std::string workload;
   int B, T, threads;
-  std::string precision;  // fp32 or bf16
+  std::string precision;  // fp32, bf16 or int8
 };
 
 double flops_per_call(const Weights& w, const std::string& workload, int B, int T) {
@@ -358,7 +391,7 @@ void run_cell(const Weights& w, const Cell& c, int reps, int warmup, double min_
   std::function<void()> call;
   std::string impl;
   double sink = 0;
-  const dt data = c.precision == "bf16" ? dt::bf16 : dt::f32;
+  const dt data = c.precision == "bf16" ? dt::bf16 : c.precision == "int8" ? dt::u8 : dt::f32;
   const size_t es = bytes_of(data);
 
   // Everything the call touches lives here, created before timing.
@@ -434,12 +467,17 @@ void run_cell(const Weights& w, const Cell& c, int reps, int warmup, double min_
   }
   impl = "lstm " + lstm->impl() + "; matmul " + proj->impl + "; " +
          (c.workload == "generate" ? "softmax " : "logsoftmax ") + proj->norm_impl;
-  std::string detail = data == dt::bf16
-                           ? std::string("bf16 embedding, LSTM src/dst, weights and h state; c state ") +
-                                 (lstm->cdt == dt::bf16 ? "bf16" : "f32") +
-                                 "; bf16 matmul with f32 bias and dst; f32 " +
-                                 (c.workload == "generate" ? "softmax" : "log-softmax")
-                           : std::string("fp32");
+  std::string detail =
+      data == dt::bf16
+          ? std::string("bf16 embedding, LSTM src/dst, weights and h state; c state ") +
+                (lstm->cdt == dt::bf16 ? "bf16" : "f32") + "; bf16 matmul with f32 bias and dst; f32 " +
+                (c.workload == "generate" ? "softmax" : "log-softmax")
+      : data == dt::u8 ? std::string(
+                             "int8 static quantization (fixed scales, not calibrated): u8 embedding, LSTM "
+                             "src/dst and h state, s8 weights, f32 bias and c state; u8 x s8 matmul "
+                             "with a src zero point, f32 bias and dst; f32 ") +
+                             (c.workload == "generate" ? "softmax" : "log-softmax")
+                       : std::string("fp32");
 
   for (int i = 0; i < warmup; ++i) call();
   std::vector<double> lat, rep_tps;
@@ -532,10 +570,8 @@ int main(int argc, char** argv) {
       usage();
   }
   if (shape.size() != 4 || reps < 1) usage();
-  if (precision != "fp32" && precision != "bf16") {
-    std::fprintf(
-        stderr, "onednn_bench: --precision %s not offered (fp32 or bf16; int8: see the comment at the top)\n",
-        precision.c_str());
+  if (precision != "fp32" && precision != "bf16" && precision != "int8") {
+    std::fprintf(stderr, "onednn_bench: unknown --precision %s (fp32, bf16 or int8)\n", precision.c_str());
     return 2;
   }
   Weights w(shape[0], shape[1], shape[2], shape[3], seed);
