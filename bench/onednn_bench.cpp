@@ -1,8 +1,9 @@
-// oneDNN side of bench/compare: the same workloads as `lstmlm bench` and bench/torch_bench.py, fp32,
-// on random weights of a shape, with oneDNN's primitives (Debian libdnnl-dev 2.x, the v2 "desc" API).
+// oneDNN side of bench/compare: the same workloads as `lstmlm bench` and bench/torch_bench.py, fp32, bf16
+// or int8 (--precision, below), on random weights of a shape, with oneDNN's primitives (Debian
+// libdnnl-dev 2.x, the v2 "desc" API).
 //
 //   g++ -O2 -std=c++17 -Wall -Wextra bench/onednn_bench.cpp -o onednn_bench -ldnnl -fopenmp
-//   onednn_bench --shape 554,100,100,1 -w score,predict,generate -b 1,256 -s 4 -t 1,2
+//   onednn_bench --shape 554,100,100,1 -w score,predict,generate -b 1,256 -s 4 -t 1,2 [--precision bf16]
 //
 // Per call, B rows of T tokens (tokens/call = B*T, as in the other two sides):
 //   embedding  a plain gather loop, table [V, E] -> src_layer [T, B, E] (tnc)
