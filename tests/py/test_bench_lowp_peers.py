@@ -310,7 +310,8 @@ class CompareLowp(unittest.TestCase):
         self.assertIn("is not int8", best8)
         # lstmlm without --precision: every low-precision target says why
         del rows["lstmlm-bf16"], rows["lstmlm-int8"]
-        failed = {"lstmlm-bf16": "exit 2: unknown option --precision", "lstmlm-int8": "exit 2: unknown option --precision"}
+        why = "exit 2: unknown option --precision"
+        failed = {"lstmlm-bf16": why, "lstmlm-int8": why}
         lines = compare.issue15_rows(self.cells(rows, failed), {"amx_bf16"})
         for l in lines[:4]:
             self.assertIn("unavailable (exit 2: unknown option --precision)", l)
