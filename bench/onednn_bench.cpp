@@ -1,8 +1,9 @@
-// oneDNN side of bench/compare: the same workloads as `lstmlm bench` and bench/torch_bench.py, fp32,
-// on random weights of a shape, with oneDNN's primitives (Debian libdnnl-dev 2.x, the v2 "desc" API).
+// oneDNN side of bench/compare: the same workloads as `lstmlm bench` and bench/torch_bench.py, fp32, bf16
+// or int8 (--precision, below), on random weights of a shape, with oneDNN's primitives (Debian
+// libdnnl-dev 2.x, the v2 "desc" API).
 //
 //   g++ -O2 -std=c++17 -Wall -Wextra bench/onednn_bench.cpp -o onednn_bench -ldnnl -fopenmp
-//   onednn_bench --shape 554,100,100,1 -w score,predict,generate -b 1,256 -s 4 -t 1,2
+//   onednn_bench --shape 554,100,100,1 -w score,predict,generate -b 1,256 -s 4 -t 1,2 [--precision bf16]
 //
 // Per call, B rows of T tokens (tokens/call = B*T, as in the other two sides):
 //   embedding  a plain gather loop, table [V, E] -> src_layer [T, B, E] (tnc)
@@ -25,6 +26,27 @@
 // tokens/s is reported as median, min and max over repetitions (the spread), mean and sd too.
 // Threads: Debian's libdnnl is built with OpenMP (libgomp); the count is set with
 // omp_set_num_threads before the primitives of a cell are created.
+// Precision (--precision, recorded in the row's "precision" and "precision_detail"):
+//   fp32  everything above in f32 (the default).
+//   bf16  the embedding table (converted once, round to nearest even), src_layer, dst_layer, the LSTM
+//         weights and the hidden state h are bf16; bias f32, the cell state c f32 (bf16 only if this
+//         oneDNN refuses f32 there; the row says which), the LSTM accumulates in f32. The matmul takes the
+//         LSTM's bf16 output and bf16 weights, f32 bias, f32 accumulation and f32 dst; the (log-)softmax is
+//         f32 as in fp32. "impl" says which kernels ran: the matmul's name carries its ISA
+//         ("brg:avx512_core_amx_bf16" when AMX ran, "brg:avx512_core_bf16" without it); oneDNN 2.x names
+//         its LSTM only "brgemm" (no ISA), so for the LSTM the row's "isa" (get_effective_cpu_isa, the
+//         highest ISA oneDNN may dispatch) is all that is known.
+//   int8  oneDNN's int8 LSTM, which is static quantization: u8 activations x_u8 = x * 127 + 128 (one
+//         data scale and shift for src_layer, h and dst_layer, set with rnn_data_qparams; fixed for h in
+//         (-1, 1), not calibrated on data, which random weights don't have), s8 weights with one scale
+//         (127 / 0.1, the weights' range) set with rnn_weights_qparams on the primitive and on the
+//         weight reorders (which also compute oneDNN's compensation), f32 bias and cell state, the u8
+//         hidden output taken by a u8 x s8 matmul with the src zero point 128, output scale
+//         1 / (127 * 1270) and the bias pre-multiplied by 127 * 1270 (oneDNN 2.x adds an int8 matmul's
+//         bias before the output scale); f32 dst and (log-)softmax. The embedding table is quantized
+//         once with the data scale. Unlike PyTorch's quantize_dynamic (activation scales computed per
+//         call) nothing is measured per call, which favours oneDNN slightly; on random weights the
+//         score checksum stays within about 1% of fp32.
 // Output: one JSON object per cell (jsonl), with the keys of bench/torch_bench.py and "peer":
 // "onednn"; "impl" names the implementations oneDNN dispatched (primitive_desc::impl_info_str()).
 #include <omp.h>
@@ -94,6 +116,26 @@ double percentile(std::vector<double> xs, double p) {
   return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo);
 }
 
+uint16_t to_bf16(float f) {  // round to nearest even (the weights are finite)
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+size_t bytes_of(dt t) { return t == dt::bf16 ? 2 : t == dt::u8 || t == dt::s8 ? 1 : 4; }
+
+// int8: static quantization. Activations (the embedding rows, h) u8 = round(x * kDataScale + kDataShift),
+// h in (-1, 1) -> [1, 255]; weights s8 = round(w * kWeightScale), one scale per tensor (the random
+// weights are in [-0.1, 0.1)). Fixed here, not calibrated (see the comment at the top).
+constexpr float kDataScale = 127.f, kDataShift = 128.f, kWeightScale = 127.f / 0.1f;
+
+uint8_t to_u8(float x) {
+  return static_cast<uint8_t>(std::min(255.f, std::max(0.f, std::nearbyint(x * kDataScale + kDataShift))));
+}
+
+dt weights_type(dt data) { return data == dt::u8 ? dt::s8 : data; }
+
 std::vector<float> random_floats(size_t n, Rng& rng) {
   std::vector<float> v(n);
   for (auto& x : v) x = rng.weight();
@@ -104,6 +146,8 @@ std::vector<float> random_floats(size_t n, Rng& rng) {
 struct Weights {
   int V, E, H, L;
   std::vector<float> embedding;                           // [V, E]
+  std::vector<uint16_t> embedding_bf16;                   // [V, E], the same rounded to bf16
+  std::vector<uint8_t> embedding_u8;                      // [V, E], the same quantized (int8)
   std::vector<std::vector<float>> w_layer, w_iter, bias;  // per layer: [in, 4, H], [H, 4, H], [4, H]
   std::vector<float> w_out, b_out;                        // [H, V], [V]
   Weights(int V_, int E_, int H_, int L_, uint64_t seed) : V(V_), E(E_), H(H_), L(L_) {
@@ -117,15 +161,21 @@ struct Weights {
     }
     w_out = random_floats(size_t(H) * V, rng);
     b_out = random_floats(size_t(V), rng);
+    embedding_bf16.resize(embedding.size());
+    embedding_u8.resize(embedding.size());
+    for (size_t i = 0; i < embedding.size(); ++i) {
+      embedding_bf16[i] = to_bf16(embedding[i]);
+      embedding_u8[i] = to_u8(embedding[i]);
+    }
   }
 };
 
 // A memory in the layout a primitive asked for, filled by a reorder from a user buffer (once).
 memory reordered(const engine& eng, stream& s, const memory::desc& want, const dims& d, tag user_tag,
-                 const float* data) {
+                 const float* data, const primitive_attr& attr = primitive_attr()) {
   memory user({d, dt::f32, user_tag}, eng, const_cast<float*>(data));
   memory m(want, eng);
-  reorder(user, m).execute(s, user, m);
+  reorder(user, m, attr).execute(s, user, m);
   s.wait();
   return m;
 }
@@ -141,10 +191,23 @@ struct Lstm {
   std::vector<Group> groups;
   int T, B, H, L;
   bool with_state;
-  std::vector<float> mid;  // [T, B, H] between the two groups
+  dt data, cdt;            // src/dst layer, h state and weights; the c state
+  std::vector<float> mid;  // [T, B, H] between the two groups (sized for f32, holds bf16 too)
 
-  Lstm(const engine& eng, stream& s, const Weights& w, int T_, int B_, bool with_state_)
-      : T(T_), B(B_), H(w.H), L(w.L), with_state(with_state_) {
+  Lstm(const engine& eng, stream& s, const Weights& w, int T_, int B_, bool with_state_, dt data_)
+      : T(T_), B(B_), H(w.H), L(w.L), with_state(with_state_), data(data_), cdt(dt::f32) {
+    try {
+      build(eng, s, w);
+    } catch (const dnnl::error&) {
+      if (data != dt::bf16 || !with_state) throw;
+      groups.clear();
+      cdt = dt::bf16;  // this oneDNN wants the cell state in bf16 too
+      build(eng, s, w);
+    }
+    if (groups.size() > 1) mid.resize(size_t(T) * B * H);
+  }
+
+  void build(const engine& eng, stream& s, const Weights& w) {
     std::vector<std::pair<int, int>> split;  // (first layer, layers)
     if (w.L == 1 || w.E == w.H)
       split.push_back({0, w.L});
@@ -152,13 +215,20 @@ struct Lstm {
       split = {{0, 1}, {1, w.L - 1}};
     for (auto [first, layers] : split) {
       int in = first == 0 ? w.E : w.H;
-      memory::desc src_layer({T, B, in}, dt::f32, tag::tnc), dst_layer({T, B, H}, dt::f32, tag::tnc);
-      memory::desc iter = with_state ? memory::desc({layers, 1, B, H}, dt::f32, tag::ldnc) : memory::desc();
-      memory::desc wl_any({layers, 1, in, 4, H}, dt::f32, tag::any),
-          wi_any({layers, 1, H, 4, H}, dt::f32, tag::any), b_md({layers, 1, 4, H}, dt::f32, tag::ldgo);
+      memory::desc src_layer({T, B, in}, data, tag::tnc), dst_layer({T, B, H}, data, tag::tnc);
+      memory::desc iter = with_state ? memory::desc({layers, 1, B, H}, data, tag::ldnc) : memory::desc();
+      memory::desc iter_c = with_state ? memory::desc({layers, 1, B, H}, cdt, tag::ldnc) : memory::desc();
+      const dt wdt = weights_type(data);
+      memory::desc wl_any({layers, 1, in, 4, H}, wdt, tag::any), wi_any({layers, 1, H, 4, H}, wdt, tag::any),
+          b_md({layers, 1, 4, H}, dt::f32, tag::ldgo);
       lstm_forward::desc d(prop_kind::forward_inference, rnn_direction::unidirectional_left2right, src_layer,
-                           iter, iter, wl_any, wi_any, b_md, dst_layer, iter, iter);
-      lstm_forward::primitive_desc pd(d, eng);
+                           iter, iter_c, wl_any, wi_any, b_md, dst_layer, iter, iter_c);
+      primitive_attr attr;  // int8: the quantization of the data and weights (the weight reorders use it too)
+      if (data == dt::u8) {
+        attr.set_rnn_data_qparams(kDataScale, kDataShift);
+        attr.set_rnn_weights_qparams(0, {kWeightScale});
+      }
+      lstm_forward::primitive_desc pd(d, attr, eng);
       std::vector<float> wl, wi, bb;  // the group's layers, contiguous (ldigo / ldgo)
       for (int l = first; l < first + layers; ++l) {
         wl.insert(wl.end(), w.w_layer[l].begin(), w.w_layer[l].end());
@@ -166,12 +236,12 @@ struct Lstm {
         bb.insert(bb.end(), w.bias[l].begin(), w.bias[l].end());
       }
       Group g{first, layers, in, lstm_forward(pd), {}, {}, {}, pd.impl_info_str()};
-      g.w_layer = reordered(eng, s, pd.weights_layer_desc(), {layers, 1, in, 4, H}, tag::ldigo, wl.data());
-      g.w_iter = reordered(eng, s, pd.weights_iter_desc(), {layers, 1, H, 4, H}, tag::ldigo, wi.data());
+      g.w_layer =
+          reordered(eng, s, pd.weights_layer_desc(), {layers, 1, in, 4, H}, tag::ldigo, wl.data(), attr);
+      g.w_iter = reordered(eng, s, pd.weights_iter_desc(), {layers, 1, H, 4, H}, tag::ldigo, wi.data(), attr);
       g.bias = reordered(eng, s, pd.bias_desc(), {layers, 1, 4, H}, tag::ldgo, bb.data());
       groups.push_back(std::move(g));
     }
-    if (groups.size() > 1) mid.resize(size_t(T) * B * H);
   }
 
   std::string impl() const {
@@ -181,27 +251,26 @@ struct Lstm {
   }
 
   // Argument maps of one call: src [T,B,in] -> dst [T,B,H]; states (if any) [L,1,B,H] from src_h/src_c
-  // (nullptr: zeros, only without state) to dst_h/dst_c.
-  std::vector<std::unordered_map<int, memory>> args(const engine& eng, float* src, float* dst, float* src_h,
-                                                    float* src_c, float* dst_h, float* dst_c) {
+  // (nullptr: zeros, only without state) to dst_h/dst_c. Elements of type data (h) and cdt (c).
+  std::vector<std::unordered_map<int, memory>> args(const engine& eng, void* src, void* dst, void* src_h,
+                                                    void* src_c, void* dst_h, void* dst_c) {
     std::vector<std::unordered_map<int, memory>> out;
     for (size_t gi = 0; gi < groups.size(); ++gi) {
       auto& g = groups[gi];
-      float* in = gi == 0 ? src : mid.data();
-      float* o = gi + 1 == groups.size() ? dst : mid.data();
-      std::unordered_map<int, memory> a{
-          {DNNL_ARG_SRC_LAYER, memory({{T, B, g.in}, dt::f32, tag::tnc}, eng, in)},
-          {DNNL_ARG_DST_LAYER, memory({{T, B, H}, dt::f32, tag::tnc}, eng, o)},
-          {DNNL_ARG_WEIGHTS_LAYER, g.w_layer},
-          {DNNL_ARG_WEIGHTS_ITER, g.w_iter},
-          {DNNL_ARG_BIAS, g.bias}};
+      void* in = gi == 0 ? src : mid.data();
+      void* o = gi + 1 == groups.size() ? dst : mid.data();
+      std::unordered_map<int, memory> a{{DNNL_ARG_SRC_LAYER, memory({{T, B, g.in}, data, tag::tnc}, eng, in)},
+                                        {DNNL_ARG_DST_LAYER, memory({{T, B, H}, data, tag::tnc}, eng, o)},
+                                        {DNNL_ARG_WEIGHTS_LAYER, g.w_layer},
+                                        {DNNL_ARG_WEIGHTS_ITER, g.w_iter},
+                                        {DNNL_ARG_BIAS, g.bias}};
       if (with_state) {
-        memory::desc md({g.layers, 1, B, H}, dt::f32, tag::ldnc);
-        size_t off = size_t(g.first) * B * H;
-        a[DNNL_ARG_SRC_ITER] = memory(md, eng, src_h + off);
-        a[DNNL_ARG_SRC_ITER_C] = memory(md, eng, src_c + off);
-        a[DNNL_ARG_DST_ITER] = memory(md, eng, dst_h + off);
-        a[DNNL_ARG_DST_ITER_C] = memory(md, eng, dst_c + off);
+        memory::desc md({g.layers, 1, B, H}, data, tag::ldnc), md_c({g.layers, 1, B, H}, cdt, tag::ldnc);
+        size_t off = size_t(g.first) * B * H, off_h = off * bytes_of(data), off_c = off * bytes_of(cdt);
+        a[DNNL_ARG_SRC_ITER] = memory(md, eng, static_cast<char*>(src_h) + off_h);
+        a[DNNL_ARG_SRC_ITER_C] = memory(md_c, eng, static_cast<char*>(src_c) + off_c);
+        a[DNNL_ARG_DST_ITER] = memory(md, eng, static_cast<char*>(dst_h) + off_h);
+        a[DNNL_ARG_DST_ITER_C] = memory(md_c, eng, static_cast<char*>(dst_c) + off_c);
       }
       out.push_back(std::move(a));
     }
@@ -220,16 +289,26 @@ struct Projection {
   primitive norm;
   std::string impl, norm_impl;
   int M, H, V;
+  dt data;  // src (weights: weights_type(data)); bias and dst are f32
 
-  Projection(const engine& eng, stream& s, const Weights& wt, int M_, bool log) : M(M_), H(wt.H), V(wt.V) {
-    memory::desc src({M, H}, dt::f32, tag::ab), w_any({H, V}, dt::f32, tag::any),
+  Projection(const engine& eng, stream& s, const Weights& wt, int M_, bool log, dt data_)
+      : M(M_), H(wt.H), V(wt.V), data(data_) {
+    memory::desc src({M, H}, data, tag::ab), w_any({H, V}, weights_type(data), tag::any),
         bias({1, V}, dt::f32, tag::ab), dst({M, V}, dt::f32, tag::ab);
-    matmul::primitive_desc pd(matmul::desc(src, w_any, bias, dst), eng);
+    primitive_attr attr, w_attr;  // int8: u8 src with its zero point, s8 weights, f32 dst rescaled
+    if (data == dt::u8) {
+      attr.set_output_scales(0, {1.f / (kDataScale * kWeightScale)});
+      attr.set_zero_points(DNNL_ARG_SRC, 0, {static_cast<int32_t>(kDataShift)});
+      w_attr.set_output_scales(0, {kWeightScale});
+    }
+    matmul::primitive_desc pd(matmul::desc(src, w_any, bias, dst), attr, eng);
     mm = matmul(pd);
     impl = pd.impl_info_str();
-    w = reordered(eng, s, pd.weights_desc(), {H, V}, tag::ab, wt.w_out.data());
+    w = reordered(eng, s, pd.weights_desc(), {H, V}, tag::ab, wt.w_out.data(), w_attr);
     b = memory(bias, eng);
     std::memcpy(b.get_data_handle(), wt.b_out.data(), sizeof(float) * V);
+    if (data == dt::u8)  // oneDNN 2.x adds an int8 matmul's bias before the output scale: in the s32 domain
+      for (int i = 0; i < V; ++i) static_cast<float*>(b.get_data_handle())[i] *= kDataScale * kWeightScale;
     if (log) {
       logsoftmax_forward::primitive_desc npd({prop_kind::forward_inference, dst, 1}, eng);
       norm = logsoftmax_forward(npd);
@@ -244,8 +323,8 @@ struct Projection {
   struct Args {
     std::unordered_map<int, memory> mm, norm;
   };
-  Args args(const engine& eng, float* src, float* dst) {
-    memory s({{M, H}, dt::f32, tag::ab}, eng, src), d({{M, V}, dt::f32, tag::ab}, eng, dst);
+  Args args(const engine& eng, void* src, float* dst) {
+    memory s({{M, H}, data, tag::ab}, eng, src), d({{M, V}, dt::f32, tag::ab}, eng, dst);
     return {{{DNNL_ARG_SRC, s}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, d}},
             {{DNNL_ARG_SRC, d}, {DNNL_ARG_DST, d}}};
   }
@@ -255,14 +334,19 @@ struct Projection {
   }
 };
 
-void gather(const Weights& w, const int* tokens, size_t n, float* out) {
-  for (size_t i = 0; i < n; ++i)
-    std::memcpy(out + i * w.E, w.embedding.data() + size_t(tokens[i]) * w.E, sizeof(float) * w.E);
+void gather(const Weights& w, const int* tokens, size_t n, float* out, dt data) {
+  const size_t row = bytes_of(data) * w.E;
+  const char* table = data == dt::bf16 ? reinterpret_cast<const char*>(w.embedding_bf16.data())
+                      : data == dt::u8 ? reinterpret_cast<const char*>(w.embedding_u8.data())
+                                       : reinterpret_cast<const char*>(w.embedding.data());
+  char* o = reinterpret_cast<char*>(out);
+  for (size_t i = 0; i < n; ++i) std::memcpy(o + i * row, table + size_t(tokens[i]) * row, row);
 }
 
 struct Cell {
   std::string workload;
   int B, T, threads;
+  std::string precision;  // fp32, bf16 or int8
 };
 
 double flops_per_call(const Weights& w, const std::string& workload, int B, int T) {
@@ -308,6 +392,8 @@ void run_cell(const Weights& w, const Cell& c, int reps, int warmup, double min_
   std::function<void()> call;
   std::string impl;
   double sink = 0;
+  const dt data = c.precision == "bf16" ? dt::bf16 : c.precision == "int8" ? dt::u8 : dt::f32;
+  const size_t es = bytes_of(data);
 
   // Everything the call touches lives here, created before timing.
   std::vector<float> emb, hid, logits, h0, c0, h1, c1, h2, c2;
@@ -324,13 +410,13 @@ void run_cell(const Weights& w, const Cell& c, int reps, int warmup, double min_
     hid.resize(size_t(T) * B * H);
     int M = score ? T * B : B;
     logits.resize(size_t(M) * V);
-    lstm = std::make_unique<Lstm>(eng, s, w, T, B, false);
-    proj = std::make_unique<Projection>(eng, s, w, M, true);
+    lstm = std::make_unique<Lstm>(eng, s, w, T, B, false, data);
+    proj = std::make_unique<Projection>(eng, s, w, M, true, data);
     lstm_args.push_back(lstm->args(eng, emb.data(), hid.data(), nullptr, nullptr, nullptr, nullptr));
-    proj_args.push_back(
-        proj->args(eng, score ? hid.data() : hid.data() + size_t(T - 1) * B * H, logits.data()));
+    char* last = reinterpret_cast<char*>(hid.data()) + (score ? 0 : size_t(T - 1) * B * H * es);
+    proj_args.push_back(proj->args(eng, last, logits.data()));
     call = [&, score] {
-      gather(w, x.data(), x.size(), emb.data());
+      gather(w, x.data(), x.size(), emb.data(), data);
       lstm->run(s, lstm_args[0]);
       proj->run(s, proj_args[0]);
       s.wait();
@@ -349,8 +435,8 @@ void run_cell(const Weights& w, const Cell& c, int reps, int warmup, double min_
     size_t st = size_t(L) * B * H;
     h0.assign(st, 0.f), c0.assign(st, 0.f), h1.assign(st, 0.f), c1.assign(st, 0.f), h2.assign(st, 0.f),
         c2.assign(st, 0.f);
-    lstm = std::make_unique<Lstm>(eng, s, w, 1, B, true);
-    proj = std::make_unique<Projection>(eng, s, w, B, false);
+    lstm = std::make_unique<Lstm>(eng, s, w, 1, B, true, data);
+    proj = std::make_unique<Projection>(eng, s, w, B, false, data);
     // step 0: zeros (h0, c0) -> (h1, c1); odd steps (h1, c1) -> (h2, c2); even steps back.
     lstm_args.push_back(lstm->args(eng, emb.data(), hid.data(), h0.data(), c0.data(), h1.data(), c1.data()));
     lstm_args.push_back(lstm->args(eng, emb.data(), hid.data(), h1.data(), c1.data(), h2.data(), c2.data()));
@@ -359,7 +445,7 @@ void run_cell(const Weights& w, const Cell& c, int reps, int warmup, double min_
     call = [&] {
       for (int b = 0; b < B; ++b) tok[b] = x[b];
       for (int t = 0; t < T; ++t) {
-        gather(w, tok.data(), size_t(B), emb.data());
+        gather(w, tok.data(), size_t(B), emb.data(), data);
         lstm->run(s, lstm_args[t == 0 ? 0 : (t % 2 == 1 ? 1 : 2)]);
         proj->run(s, proj_args[0]);
         s.wait();
@@ -382,6 +468,17 @@ void run_cell(const Weights& w, const Cell& c, int reps, int warmup, double min_
   }
   impl = "lstm " + lstm->impl() + "; matmul " + proj->impl + "; " +
          (c.workload == "generate" ? "softmax " : "logsoftmax ") + proj->norm_impl;
+  std::string detail =
+      data == dt::bf16
+          ? std::string("bf16 embedding, LSTM src/dst, weights and h state; c state ") +
+                (lstm->cdt == dt::bf16 ? "bf16" : "f32") + "; bf16 matmul with f32 bias and dst; f32 " +
+                (c.workload == "generate" ? "softmax" : "log-softmax")
+      : data == dt::u8 ? std::string(
+                             "int8 static quantization (fixed scales, not calibrated): u8 embedding, LSTM "
+                             "src/dst and h state, s8 weights, f32 bias and c state; u8 x s8 matmul "
+                             "with a src zero point, f32 bias and dst; f32 ") +
+                             (c.workload == "generate" ? "softmax" : "log-softmax")
+                       : std::string("fp32");
 
   for (int i = 0; i < warmup; ++i) call();
   std::vector<double> lat, rep_tps;
@@ -410,8 +507,9 @@ void run_cell(const Weights& w, const Cell& c, int reps, int warmup, double min_
       "\"calls\": %zu, \"tokens_per_call\": %d, \"tokens_per_s\": %.3f, \"tokens_per_s_sd\": %.3f, "
       "\"tokens_per_s_median\": %.3f, \"tokens_per_s_min\": %.3f, \"tokens_per_s_max\": %.3f, "
       "\"calls_per_s\": %.3f, \"latency_p50_us\": %.4f, \"latency_p99_us\": %.4f, \"gflops\": %.4f, "
-      "\"isa\": \"%s\", \"build\": \"oneDNN %d.%d.%d %s\", \"impl\": \"%s\", \"note\": \"%s\", \"checksum\": "
-      "%.6g}\n",
+      "\"isa\": \"%s\", \"build\": \"oneDNN %d.%d.%d %s\", \"impl\": \"%s\", \"note\": \"%s\", "
+      "\"precision\": "
+      "\"%s\", \"precision_detail\": \"%s\", \"checksum\": %.6g}\n",
       V, E, H, L, c.workload.c_str(), B, T, c.threads, omp_get_max_threads(), reps, lat.size(), B * T, mean,
       sd, percentile(rep_tps, 50), *std::min_element(rep_tps.begin(), rep_tps.end()),
       *std::max_element(rep_tps.begin(), rep_tps.end()), mean / (B * T), percentile(lat, 50) * 1e6,
@@ -421,17 +519,18 @@ void run_cell(const Weights& w, const Cell& c, int reps, int warmup, double min_
       : v->cpu_runtime == DNNL_RUNTIME_TBB ? "tbb"
                                            : "seq",
       impl.c_str(),
-      c.workload == "generate" ? "softmax primitive + cumulative-sum draw" : "logsoftmax primitive", sink);
+      c.workload == "generate" ? "softmax primitive + cumulative-sum draw" : "logsoftmax primitive",
+      c.precision.c_str(), detail.c_str(), sink);
   std::fflush(stdout);
-  std::fprintf(stderr, "onednn %s b=%d s=%d t=%d: %.0f tok/s (%s)\n", c.workload.c_str(), B, T, c.threads,
-               percentile(rep_tps, 50), impl.c_str());
+  std::fprintf(stderr, "onednn %s %s b=%d s=%d t=%d: %.0f tok/s (%s)\n", c.precision.c_str(),
+               c.workload.c_str(), B, T, c.threads, percentile(rep_tps, 50), impl.c_str());
 }
 
 [[noreturn]] void usage() {
   std::fprintf(
       stderr,
       "usage: onednn_bench --shape V,E,H,L [-w score,predict,generate] [-b 1,...] [-s T,...] [-t 1,...]\n"
-      "                    [-r reps] [--warmup n] [--min-time seconds] [--seed n]\n");
+      "                    [-r reps] [--warmup n] [--min-time seconds] [--seed n] [--precision fp32|bf16]\n");
   std::exit(2);
 }
 
@@ -443,6 +542,7 @@ int main(int argc, char** argv) {
   int reps = 5, warmup = 2;
   double min_time = 0.1;
   uint64_t seed = 1;
+  std::string precision = "fp32";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (i + 1 >= argc) usage();
@@ -465,14 +565,28 @@ int main(int argc, char** argv) {
       min_time = std::atof(v.c_str());
     else if (a == "--seed")
       seed = std::strtoull(v.c_str(), nullptr, 10);
+    else if (a == "--precision")
+      precision = v;
     else
       usage();
   }
   if (shape.size() != 4 || reps < 1) usage();
+  if (precision != "fp32" && precision != "bf16" && precision != "int8") {
+    std::fprintf(stderr, "onednn_bench: unknown --precision %s (fp32, bf16 or int8)\n", precision.c_str());
+    return 2;
+  }
   Weights w(shape[0], shape[1], shape[2], shape[3], seed);
   for (auto& wl : workloads)
     for (int t : threads)
       for (int b : batches)
-        for (int s : lengths) run_cell(w, {wl, b, s, t}, reps, warmup, min_time, seed);
+        for (int s : lengths) {
+          try {
+            run_cell(w, {wl, b, s, t, precision}, reps, warmup, min_time, seed);
+          } catch (const dnnl::error& e) {  // e.g. bf16 on a CPU or oneDNN without it
+            std::fprintf(stderr, "onednn_bench: %s %s b=%d s=%d t=%d: %s (status %d)\n", precision.c_str(),
+                         wl.c_str(), b, s, t, e.what(), int(e.status));
+            return 1;
+          }
+        }
   return 0;
 }

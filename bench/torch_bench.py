@@ -6,12 +6,25 @@ mode and as TorchScript (traced, frozen) and reports the better of the two, as t
 comparison is against the best this framework does, not its slowest path. Prints one JSON object per
 cell (jsonl), with the keys of `lstmlm bench -o jsonl` that bench/compare reads.
 
+Precisions (--precision; every row carries "precision", and "qengine" for int8):
+  fp32  everything in float32 (the default).
+  bf16  the model's weights (embedding table, LSTM, decoder) cast to torch.bfloat16 with .to(); the
+        embedding output, the LSTM (inputs, states, gates) and the decoder matmul run in bf16; the
+        decoder's bf16 logits are cast to float32 before log_softmax (and the gather / exp / multinomial
+        of generate), as bench/onednn_bench.cpp --precision bf16 does.
+  int8  torch.ao.quantization.quantize_dynamic(model, {nn.LSTM, nn.Linear}, dtype=torch.qint8): LSTM and
+        decoder weights int8 (per tensor), activations quantized per call (dynamic), int8 GEMMs with
+        int32 accumulation and float32 output; the embedding and log_softmax stay float32. The quantized
+        engine is the first of onednn, x86, fbgemm, qnnpack that torch.backends.quantized.supported_engines
+        lists (Debian's torch has no fbgemm); the row names the one that ran.
+
 Workloads (per call, B rows of T tokens):
   score    log-probs at every step, the target's gathered            tokens/call = B*T
   predict  log-probs after the last step only                        tokens/call = B*T
   generate T steps of one token, log_softmax + multinomial draw       tokens/call = B*T
 """
 import argparse
+import copy
 import json
 import statistics
 import sys
@@ -29,6 +42,35 @@ class LM(nn.Module):
         self.decoder = nn.Linear(H, V)
 
 
+PRECISION_NOTES = {
+    "fp32": "fp32",
+    "bf16": "bf16 weights, embedding output, LSTM and decoder matmul; fp32 log_softmax",
+    "int8": "int8 dynamic quantization of LSTM and decoder (qint8 weights, per-call activation scales); "
+            "fp32 embedding and log_softmax",
+}
+QENGINES = ("onednn", "x86", "fbgemm", "qnnpack")
+
+
+def pick_qengine():
+    """The first of QENGINES this torch supports, set as the quantized engine; None when none is."""
+    supported = torch.backends.quantized.supported_engines
+    for e in QENGINES:
+        if e in supported:
+            torch.backends.quantized.engine = e
+            return e
+    return None
+
+
+def with_precision(lm, precision):
+    """(model, dtype of its floating activations) for a precision; lm is the fp32 model (left as it is)."""
+    if precision == "bf16":
+        return copy.deepcopy(lm).to(torch.bfloat16).eval(), torch.bfloat16
+    if precision == "int8":
+        q = torch.ao.quantization.quantize_dynamic(lm, {nn.LSTM, nn.Linear}, dtype=torch.qint8)
+        return q.eval(), torch.float32
+    return lm, torch.float32
+
+
 class Score(nn.Module):
     def __init__(self, lm):
         super().__init__()
@@ -36,7 +78,7 @@ class Score(nn.Module):
 
     def forward(self, x, y):
         h, _ = self.lm.lstm(self.lm.embedding(x))
-        logp = torch.log_softmax(self.lm.decoder(h), dim=-1)
+        logp = torch.log_softmax(self.lm.decoder(h).float(), dim=-1)
         return logp.gather(2, y.unsqueeze(2)).squeeze(2)
 
 
@@ -47,7 +89,7 @@ class Predict(nn.Module):
 
     def forward(self, x):
         h, _ = self.lm.lstm(self.lm.embedding(x))
-        return torch.log_softmax(self.lm.decoder(h[:, -1]), dim=-1)
+        return torch.log_softmax(self.lm.decoder(h[:, -1]).float(), dim=-1)
 
 
 class Step(nn.Module):
@@ -59,7 +101,7 @@ class Step(nn.Module):
 
     def forward(self, x, h0, c0):
         h, (h1, c1) = self.lm.lstm(self.lm.embedding(x), (h0, c0))
-        return torch.log_softmax(self.lm.decoder(h[:, -1]), dim=-1), h1, c1
+        return torch.log_softmax(self.lm.decoder(h[:, -1]).float(), dim=-1), h1, c1
 
 
 def flops_per_call(V, E, H, L, workload, B, T):
@@ -79,7 +121,7 @@ def percentile(xs, p):
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
-def make_call(lm, workload, mode, B, T, V, H, L, gen):
+def make_call(lm, workload, mode, B, T, V, H, L, gen, act_dtype=torch.float32):
     x = torch.randint(0, V, (B, T), generator=gen)
     y = torch.randint(0, V, (B, T), generator=gen)
     if workload == "score":
@@ -93,8 +135,8 @@ def make_call(lm, workload, mode, B, T, V, H, L, gen):
             m = torch.jit.freeze(torch.jit.trace(m, (x,)))
         return lambda: m(x)
     step = Step(lm).eval()
-    h0 = torch.zeros(L, B, H)
-    c0 = torch.zeros(L, B, H)
+    h0 = torch.zeros(L, B, H, dtype=act_dtype)
+    c0 = torch.zeros(L, B, H, dtype=act_dtype)
     first = x[:, :1].contiguous()
     if mode == "torchscript":
         step = torch.jit.freeze(torch.jit.trace(step, (first, h0, c0)))
@@ -110,12 +152,13 @@ def make_call(lm, workload, mode, B, T, V, H, L, gen):
     return generate
 
 
-def run_cell(lm, shape, workload, mode, B, T, threads, reps, warmup, min_time, seed):
+def run_cell(lm, shape, workload, mode, B, T, threads, reps, warmup, min_time, seed, precision="fp32",
+             act_dtype=torch.float32, qengine=None):
     torch.set_num_threads(threads)
     V, E, H, L = shape
     gen = torch.Generator().manual_seed(seed)
     with torch.inference_mode():
-        call = make_call(lm, workload, mode, B, T, V, H, L, gen)
+        call = make_call(lm, workload, mode, B, T, V, H, L, gen, act_dtype)
         for _ in range(warmup):
             call()
         lat, rep_tps = [], []
@@ -132,7 +175,7 @@ def run_cell(lm, shape, workload, mode, B, T, threads, reps, warmup, min_time, s
     mean = statistics.fmean(rep_tps)
     total_calls = len(lat)
     mean_call = sum(lat) / total_calls
-    return {
+    row = {
         "model": "pytorch-" + mode,
         "shape": f"V={V} E={E} H={H}x{L}",
         "workload": workload,
@@ -152,7 +195,12 @@ def run_cell(lm, shape, workload, mode, B, T, threads, reps, warmup, min_time, s
         "isa": cpu_capability(),
         "build": f"torch {torch.__version__} {blas_library()}",
         "note": mode,
+        "precision": precision,
+        "precision_detail": PRECISION_NOTES[precision],
     }
+    if qengine:
+        row["qengine"] = qengine
+    return row
 
 
 def cpu_capability():
@@ -191,19 +239,35 @@ def main():
     ap.add_argument("--modes", default="eager,torchscript")
     ap.add_argument("--all-modes", action="store_true", help="print every mode, not only the best per cell")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--precision", default="fp32", choices=sorted(PRECISION_NOTES),
+                    help="fp32, bf16 or int8 (dynamic quantization); see above")
     a = ap.parse_args()
     shape = tuple(ints(a.shape))
     if len(shape) != 4:
         ap.error("--shape needs V,E,H,L")
     torch.manual_seed(a.seed)
-    lm = LM(*shape).eval()
+    qengine = None
+    if a.precision == "int8":
+        qengine = pick_qengine()
+        if qengine is None:
+            sys.exit("torch_bench: no quantized engine (supported: "
+                     f"{', '.join(torch.backends.quantized.supported_engines)})")
+    lm, act_dtype = with_precision(LM(*shape).eval(), a.precision)
     for w in a.workload.split(","):
         for t in ints(a.threads):
             for b in ints(a.batch):
                 for s in ints(a.length):
-                    rows = [run_cell(lm, shape, w, m, b, s, t, a.repetitions, a.warmup, a.min_time, a.seed)
-                            for m in a.modes.split(",")]
-                    print(f"torch {w} b={b} s={s} t={t}: " +
+                    rows = []
+                    for m in a.modes.split(","):
+                        try:
+                            rows.append(run_cell(lm, shape, w, m, b, s, t, a.repetitions, a.warmup, a.min_time,
+                                                 a.seed, a.precision, act_dtype, qengine))
+                        except RuntimeError as e:  # e.g. a mode this precision cannot trace: the others stand
+                            print(f"torch {a.precision} {w} b={b} s={s} t={t} {m}: failed: "
+                                  f"{str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
+                    if not rows:
+                        sys.exit(f"torch_bench: {a.precision} {w} b={b} s={s} t={t}: no mode ran")
+                    print(f"torch {a.precision} {w} b={b} s={s} t={t}: " +
                           ", ".join(f"{r['note']} {r['tokens_per_s_median']:.0f} tok/s" for r in rows),
                           file=sys.stderr)
                     if not a.all_modes:
