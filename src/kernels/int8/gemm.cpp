@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "kernels/int8/int8.hpp"
 
@@ -15,16 +16,20 @@ using lowp::Cols;
 // q = round(v * 127 / max|v|) in [-127, 127], returns the scale max|v| / 127 (0 for an all-zero row; NaN,
 // with q = 0, when v holds a NaN or an infinity, so the results it enters become NaN).
 float quantize(const float* v, int n, int8_t* q) {
-  float amax = 0.0f;
-  bool finite = true;
+  // max|v| on the bits: for non-negative floats the integer order is the float order, and an infinity or
+  // NaN is at least 0x7f800000. Integer reductions vectorise where a float max would not (IEEE order).
+  uint32_t amax_bits = 0;
   for (int k = 0; k < n; ++k) {
-    finite = finite && std::isfinite(v[k]);
-    amax = std::max(amax, std::fabs(v[k]));
+    uint32_t u;
+    std::memcpy(&u, v + k, sizeof u);
+    amax_bits = std::max(amax_bits, u & 0x7fffffffu);
   }
-  if (!finite) {
+  if (amax_bits >= 0x7f800000u) {
     std::fill(q, q + n, int8_t{0});
     return NAN;
   }
+  float amax;
+  std::memcpy(&amax, &amax_bits, sizeof amax);
   if (amax == 0.0f) {
     std::fill(q, q + n, int8_t{0});
     return 0.0f;
@@ -82,7 +87,13 @@ class Gemm final : public lowp::Gemm {
     a.out = out;
     a.cols = cols;
     a.n = n;
-    kernel_(a);
+    // Under 4 rows of at most 128 inputs, an AMX pass is mostly tile set-up and stores: VNNI (the same
+    // exact sums, so the same bits) ran SEED predict at batch 1 ~10% faster on a Sapphire Rapids Xeon;
+    // at K 650 (MEDIUM) AMX stayed ahead even at batch 1.
+    if (kernel_ == &dot_amx && rows < 4 && kp_ <= 128)
+      dot_vnni(a);
+    else
+      kernel_(a);
   }
   size_t bytes() const override {
     return w_.size() + sw_.size() * sizeof(float) + comp_.size() * sizeof(int32_t);
