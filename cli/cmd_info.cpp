@@ -13,6 +13,20 @@ namespace lstmlm::cli {
 
 namespace {
 
+// What each precision would run here, "fp32/avx512, bf16/amx, int8/amx": every precision has a kernel
+// on every x86-64 (bf16 and int8 down to scalar), so this only fails for a bad LSTMLM_ISA, which is then
+// the error.
+std::string kernels_line() {
+  std::string s;
+  for (const char* p : {"fp32", "bf16", "int8"}) s += (s.empty() ? "" : ", ") + kernels_for(p);
+  return s + " (fp32 the default; --precision)";
+}
+nlohmann::json kernels_json() {
+  nlohmann::json j = nlohmann::json::object();
+  for (const char* p : {"fp32", "bf16", "int8"}) j[p] = kernels_for(p);
+  return j;
+}
+
 struct InfoOptions {
   std::string model;
   bool json = false;
@@ -51,6 +65,7 @@ std::string human_bytes(size_t b) {
 
 void print_text(const Model& m, const ModelSummary& s, Output& out) {
   const auto& c = m.config();
+  const std::string kernels = kernels_line();  // before any output: a bad LSTMLM_ISA prints nothing else
   out.line("Model: " + m.directory() + " (lstmlm format v" + std::to_string(c.format_version) + ")");
   if (c.embedding_dim == 0) out.line("Input: one-hot vectors of " + std::to_string(c.vocab_size));
   const std::string rule(78, '=');
@@ -73,6 +88,7 @@ void print_text(const Model& m, const ModelSummary& s, Output& out) {
     out.line("Trainable params: not recorded by the source");
   }
   const size_t bytes = m.memory_bytes() + packed_bytes(m);
+  out.line("Kernels: " + kernels);
   out.line("Memory: " + grouped(static_cast<int64_t>(bytes)) + " bytes (" + human_bytes(bytes) +
            ", weights and kernel tables)");
   const auto& t = c.tokenizer;
@@ -114,6 +130,7 @@ void print_json(const Model& m, const ModelSummary& s, Output& out) {
             {"trainable_params", opt(s.trainable_params)},
             {"non_trainable_params", opt(s.non_trainable_params)},
             {"memory_bytes", m.memory_bytes() + packed_bytes(m)},
+            {"kernels", kernels_json()},
             {"tokenizer", cfg["tokenizer"]},
             {"source", c.source},
             {"warnings", m.warnings()}};

@@ -130,3 +130,27 @@ TEST(Info, BundledModelMatchesItsKerasShape) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["total_params"], 191754);
 }
+
+TEST(Info, NamesTheKernelsOfEveryPrecisionAndRefusesABadIsaBeforePrinting) {
+  TempDir dir("info_kernels");
+  keras_shape().write(dir.path());
+  const std::string args = "info -m '" + dir.path().string() + "'";
+  auto r = lstmlm::test::run_cli(args);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("Kernels: " + lstmlm::kernels_for("fp32") + ", " + lstmlm::kernels_for("bf16") + ", " +
+                       lstmlm::kernels_for("int8")),
+            std::string::npos)
+      << r.out;
+  auto j = lstmlm::test::run_cli(args + " --json");
+  ASSERT_EQ(j.status, 0) << j.err;
+  EXPECT_EQ(json::parse(j.out)["kernels"]["int8"], lstmlm::kernels_for("int8"));
+  setenv("LSTMLM_ISA", "avx2", 1);
+  auto capped = lstmlm::test::run_cli(args);
+  EXPECT_NE(capped.out.find(", bf16/avx2, int8/avx2"), std::string::npos) << capped.out;
+  setenv("LSTMLM_ISA", "pentium", 1);
+  auto bad = lstmlm::test::run_cli(args);
+  unsetenv("LSTMLM_ISA");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_EQ(bad.out, "");
+  EXPECT_NE(bad.err.find("LSTMLM_ISA='pentium'"), std::string::npos) << bad.err;
+}

@@ -29,6 +29,11 @@ inline constexpr int kMaxThreads = 256;
 // Bytes of the kernel-ready copy of the model's weights (packed once per model, shared by its Engines).
 size_t packed_bytes(const Model& model);
 
+// The kernels an Engine of this precision would run on this CPU, "<precision>/<isa>" (e.g. "int8/amx"):
+// fp32 on the ISA the build is compiled for, bf16 and int8 on the best level the CPU has, at most
+// LSTMLM_ISA (docs/precision.md). Throws UsageError for a precision this build or CPU cannot run.
+std::string kernels_for(std::string_view precision);
+
 // Measures of each step's predictive distribution that Engine::score can add beside the scores, from the
 // same logits and log-sum-exp (the scores stay bit-identical); a null pointer is not computed. Sized like
 // the scores: [rows][steps].

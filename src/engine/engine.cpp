@@ -136,6 +136,10 @@ std::string_view Engine::kernels() const { return impl_->packed->backend->name()
 
 size_t packed_bytes(const Model& model) { return detail::packed_model(model)->bytes(); }
 
+std::string kernels_for(std::string_view precision) {
+  return std::string(kernels::backend(precision).name());
+}
+
 void Engine::score(const Sequences& inputs, const Sequences& targets, std::vector<State>& states,
                    std::vector<std::vector<float>>& out) {
   score(inputs, targets, states, out, StepMeasures{});
