@@ -98,6 +98,12 @@ TEST(PrecisionCli, BenchRowsNameTheirPrecision) {
   auto rows = lstmlm::test::jsonl_records(r.out);
   ASSERT_EQ(rows.size(), 2u * 2 * 2);  // workloads x batches x precisions
   for (const auto& row : rows) EXPECT_EQ(row["isa"].get<std::string>().rfind("fp32/", 0), 0u) << row;
+  // startup too: one row per precision.
+  auto st = run_cli("bench " + model() + " -w startup -t 1 -o jsonl --precision fp32,fp32");
+  ASSERT_EQ(st.status, 0) << st.err;
+  auto srows = lstmlm::test::jsonl_records(st.out);
+  ASSERT_EQ(srows.size(), 2u);
+  for (const auto& row : srows) EXPECT_EQ(row["isa"].get<std::string>().rfind("fp32/", 0), 0u) << row;
   // The default run has the same columns as before: no field was added.
   auto d = run_cli("bench --shape 20,4,4,1 -w predict -t 1 --min-time 0 -r 1 --warmup 0 -o csv");
   ASSERT_EQ(d.status, 0) << d.err;
