@@ -199,6 +199,11 @@ TEST(FidelityCli, BadInputIsOneLineWithItsExitCode) {
   auto c = run_cli("fidelity " + model("charrnn-space") + " --precision fp32", "a\nb\n");
   EXPECT_EQ(c.status, 1);
   EXPECT_NE(c.err.find("no scored token to compare"), std::string::npos) << c.err;
+  // A one-character stream without a start token: its only token is context only.
+  auto one =
+      run_cli("fidelity " + model("charrnn-space") + " --precision fp32 --context document --no-eos", "a");
+  EXPECT_EQ(one.status, 1);
+  EXPECT_NE(one.err.find("no scored token to compare"), std::string::npos) << one.err;
   auto u = run_cli("fidelity " + model() + " --precision fp32", "the \xFF king\n");
   EXPECT_EQ(u.status, 1);
   EXPECT_EQ(u.err, "lstmlm: error: -:1: invalid UTF-8 at byte 5\n");

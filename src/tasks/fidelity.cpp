@@ -212,12 +212,12 @@ void Fidelity::run_document(std::vector<Line>& lines) {
     lines[owner_of[0]].first_is_context = true;
     doc_pending_ = all[0];
     pos = 1;
+    if (all.size() == 1) return;  // nothing after it yet: it stays pending
   }
   Sequences inputs(1), targets(1);
   inputs[0].assign(1, doc_pending_);
   inputs[0].insert(inputs[0].end(), all.begin() + static_cast<ptrdiff_t>(pos), all.end() - 1);
   targets[0].assign(all.begin() + static_cast<ptrdiff_t>(pos), all.end());
-  if (targets[0].empty()) inputs[0].clear();
   std::vector<size_t> owners(owner_of.begin() + static_cast<ptrdiff_t>(pos), owner_of.end());
   std::vector<State> sref{doc_ref_}, slow{doc_low_};
   run_rows(lines, owners, inputs, targets, sref, slow);
