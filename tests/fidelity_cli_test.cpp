@@ -98,6 +98,12 @@ TEST(PrecisionCli, BenchRowsNameTheirPrecision) {
   auto rows = lstmlm::test::jsonl_records(r.out);
   ASSERT_EQ(rows.size(), 2u * 2 * 2);  // workloads x batches x precisions
   for (const auto& row : rows) EXPECT_EQ(row["isa"].get<std::string>().rfind("fp32/", 0), 0u) << row;
+  // startup too: one row per precision.
+  auto st = run_cli("bench " + model() + " -w startup -t 1 -o jsonl --precision fp32,fp32");
+  ASSERT_EQ(st.status, 0) << st.err;
+  auto srows = lstmlm::test::jsonl_records(st.out);
+  ASSERT_EQ(srows.size(), 2u);
+  for (const auto& row : srows) EXPECT_EQ(row["isa"].get<std::string>().rfind("fp32/", 0), 0u) << row;
   // The default run has the same columns as before: no field was added.
   auto d = run_cli("bench --shape 20,4,4,1 -w predict -t 1 --min-time 0 -r 1 --warmup 0 -o csv");
   ASSERT_EQ(d.status, 0) << d.err;
@@ -193,6 +199,11 @@ TEST(FidelityCli, BadInputIsOneLineWithItsExitCode) {
   auto c = run_cli("fidelity " + model("charrnn-space") + " --precision fp32", "a\nb\n");
   EXPECT_EQ(c.status, 1);
   EXPECT_NE(c.err.find("no scored token to compare"), std::string::npos) << c.err;
+  // A one-character stream without a start token: its only token is context only.
+  auto one =
+      run_cli("fidelity " + model("charrnn-space") + " --precision fp32 --context document --no-eos", "a");
+  EXPECT_EQ(one.status, 1);
+  EXPECT_NE(one.err.find("no scored token to compare"), std::string::npos) << one.err;
   auto u = run_cli("fidelity " + model() + " --precision fp32", "the \xFF king\n");
   EXPECT_EQ(u.status, 1);
   EXPECT_EQ(u.err, "lstmlm: error: -:1: invalid UTF-8 at byte 5\n");

@@ -112,8 +112,8 @@ void Fidelity::add(const std::vector<std::string>& lines, const std::string& sou
     r_.tokens += l.tokens;
     r_.top1_agree += l.top1;
     r_.kl_sum += l.kl_sum;
-    r_.kl_max = std::max(r_.kl_max, l.kl_max);
-    r_.dlogp_max = std::max(r_.dlogp_max, l.dlogp_max);
+    if (!(l.kl_max <= r_.kl_max)) r_.kl_max = l.kl_max;  // a NaN stays (std::max would drop it)
+    if (!(l.dlogp_max <= r_.dlogp_max)) r_.dlogp_max = l.dlogp_max;
   }
 }
 
@@ -131,8 +131,8 @@ void Fidelity::compare(Line& l, const float* p, const float* q, int32_t target) 
 }
 
 // Rows of inputs and targets through both engines in chunks of steps (states carried), every step's two
-// distributions compared into the line owners[r][t].
-void Fidelity::run_rows(std::vector<Line>& lines, const std::vector<size_t>& owners, Sequences& inputs,
+// distributions compared into its line, owners[offset of row r + t].
+void Fidelity::run_rows(std::vector<Line>& lines, const std::vector<size_t>& owners, const Sequences& inputs,
                         const Sequences& targets, std::vector<State>& sref, std::vector<State>& slow) {
   // owners: the owner of row r's step t at offset[r] + t.
   std::vector<size_t> offset(inputs.size() + 1, 0);
@@ -212,12 +212,12 @@ void Fidelity::run_document(std::vector<Line>& lines) {
     lines[owner_of[0]].first_is_context = true;
     doc_pending_ = all[0];
     pos = 1;
+    if (all.size() == 1) return;  // nothing after it yet: it stays pending
   }
   Sequences inputs(1), targets(1);
   inputs[0].assign(1, doc_pending_);
   inputs[0].insert(inputs[0].end(), all.begin() + static_cast<ptrdiff_t>(pos), all.end() - 1);
   targets[0].assign(all.begin() + static_cast<ptrdiff_t>(pos), all.end());
-  if (targets[0].empty()) inputs[0].clear();
   std::vector<size_t> owners(owner_of.begin() + static_cast<ptrdiff_t>(pos), owner_of.end());
   std::vector<State> sref{doc_ref_}, slow{doc_low_};
   run_rows(lines, owners, inputs, targets, sref, slow);

@@ -65,7 +65,7 @@ class Fidelity {
 
  private:
   struct Line;
-  void run_rows(std::vector<Line>& lines, const std::vector<size_t>& owners, Sequences& inputs,
+  void run_rows(std::vector<Line>& lines, const std::vector<size_t>& owners, const Sequences& inputs,
                 const Sequences& targets, std::vector<State>& sref, std::vector<State>& slow);
   void run_sentences(std::vector<Line>& lines);
   void run_document(std::vector<Line>& lines);
