@@ -17,9 +17,9 @@ constexpr int kTileBytes = 16 * 64;  // one tile
 // out = init + C for the rows of the tile that exist.
 void store(const Args& a, const float (&c)[16][16], int r0, int col) {
   for (int r = 0; r < 16 && r0 + r < a.rows; ++r) {
-    float* o = a.out[r0 + r] + col;
-    const float* in = a.init ? a.init[r0 + r] + col : nullptr;
-    for (int l = 0; l < 16; ++l) o[l] = in ? in[l] + c[r][l] : c[r][l];
+    const __m512 v = _mm512_load_ps(c[r]);
+    _mm512_storeu_ps(a.out[r0 + r] + col,
+                     a.init ? _mm512_add_ps(_mm512_loadu_ps(a.init[r0 + r] + col), v) : v);
   }
 }
 
