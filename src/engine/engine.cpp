@@ -95,9 +95,9 @@ void Engine::Impl::run(const Job& job) {
                    [&](int a, int b) { return in[size_t(a)].size() > in[size_t(b)].size(); });
   const int T = pool.size();
   for (auto& w : work) w.rows.clear();
-  if (B >= 1 && size_t(T) > B && largest_op >= split_bytes) {
-    // Fewer rows than threads: one forward pass of all rows on thread 0, each large operation's columns
-    // split across every thread.
+  if (B >= 1 && B < size_t(T) * size_t(packed->backend->column_split_rows()) && largest_op >= split_bytes) {
+    // Fewer rows than threads (or than the backend's column_split_rows per thread): one forward pass of
+    // all rows on thread 0, each large operation's columns split across every thread.
     work[0].rows.assign(order.begin(), order.end());
     detail::run_session(pool, team, [&] {
       detail::forward(*packed, work[0], job, detail::Split{&team, split_bytes});

@@ -118,7 +118,7 @@ void amx_gemm(const typename T::Args& a) {
   for (int q = 0; q < a.n; ++q)
     for (int j = a.cols[q].begin / 16; j < a.cols[q].end / 16; ++j)
       for (int m = 0; m < row_blocks; m += 4) {
-        switch (std::min(4, row_blocks - m)) {
+        switch (row_blocks - m < 4 ? row_blocks - m : 4) {
           case 4:
             amx_pass<T, 4>(a, m, j);
             break;

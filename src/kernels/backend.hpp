@@ -112,6 +112,10 @@ class Backend {
   // w: [rows, cols] row-major (PyTorch's nn.Linear weight), bias [rows].
   virtual std::unique_ptr<OutputLayer> linear(const float* w, int rows, int cols,
                                               const float* bias) const = 0;
+  // Below how many rows per thread a batch runs faster split by columns (every thread all the rows, a
+  // share of the weights) than by rows. 1 (only when rows < threads) where the kernels reuse each weight
+  // load across a register tile of rows, so a row split streams no more weights than a column split.
+  virtual int column_split_rows() const { return 1; }
 };
 
 // The backend for a precision: fp32 on the ISA this build is compiled for (LSTMLM_ISA does not change
