@@ -3,8 +3,8 @@
 // this header, the only one they include besides the intrinsics, has no out-of-line code.
 //
 // W [N, K] is stored in blocks of 16 output columns; block j holds, for every pair of inputs k = 2p, 2p+1,
-// the 16 columns' two bf16 values side by side: [blocks][Kp / 2][16][2], Kp = K rounded up to 32 (zero
-// padded). That is at once the operand of AVX512-BF16's vdpbf16ps (one 64-byte vector per pair) and an
+// the 16 columns' two bf16 values side by side: [blocks][Kp / 2][16][2], Kp = K rounded up (zero padded; see
+// kDepthAlign). That is at once the operand of AVX512-BF16's vdpbf16ps (one 64-byte vector per pair) and an
 // AMX-BF16 B tile (16 pairs x 64 bytes per 32 inputs). Input rows are rounded to bf16 once per call into
 // [rows rounded up to 16][Kp].
 //
@@ -21,7 +21,9 @@
 
 namespace lstmlm::kernels::bf16 {
 
-inline constexpr int kDepthAlign = 32;  // inputs per AMX tile row
+// Kp: K rounded up to a whole AMX tile row (32 inputs) for AMX, to a pair elsewhere (the zero pairs add
+// nothing but time: a third of SEED's K 100 at 32).
+inline constexpr int kDepthAlignAmx = 32, kDepthAlign = 2;
 
 struct Args {
   int rows = 0, kp = 0;

@@ -33,7 +33,9 @@ float from_bf16(uint16_t b) {
 class Gemm final : public lowp::Gemm {
  public:
   Gemm(Isa isa, const lowp::RowFn& row, int N, int K)
-      : lowp::Gemm(N, K), kp_(lowp::round_up(std::max(K, 1), kDepthAlign)), kernel_(pick(isa)) {
+      : lowp::Gemm(N, K),
+        kp_(lowp::round_up(std::max(K, 1), isa == Isa::Amx ? kDepthAlignAmx : kDepthAlign)),
+        kernel_(pick(isa)) {
     const int blocks = padded_out() / lowp::kBlock;
     w_.assign(static_cast<size_t>(blocks) * static_cast<size_t>(kp_) * 16, 0);
     for (int n = 0; n < N; ++n) {

@@ -37,6 +37,9 @@ template <class Ops, int R>
   for (int q = 0; q < a.n; ++q) {
     int j = a.cols[q].begin / 16;
     const int end = a.cols[q].end / 16;
+    // A lone row has only its blocks' accumulators as independent chains: twice as many blocks per tile.
+    constexpr int NB = R == 1 ? 2 * Ops::kNB : Ops::kNB;
+    for (; j + NB <= end; j += NB) tile<Ops, R, NB>(a, r0, j);
     for (; j + Ops::kNB <= end; j += Ops::kNB) tile<Ops, R, Ops::kNB>(a, r0, j);
     for (; j < end; ++j) tile<Ops, R, 1>(a, r0, j);
   }

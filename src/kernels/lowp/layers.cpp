@@ -20,6 +20,19 @@ Cols part_cols(int blocks, int part, int parts, int offset = 0) {
   return {offset + kBlock * (blocks * part / parts), offset + kBlock * (blocks * (part + 1) / parts)};
 }
 
+// Adjacent ranges merged in place (a whole step's four gate ranges are one), so the kernels' widest tiles
+// run across the gates; returns the new count.
+int coalesce(Cols* c, int n) {
+  int m = 0;
+  for (int i = 0; i < n; ++i) {
+    if (m > 0 && c[m - 1].end == c[i].begin)
+      c[m - 1].end = c[i].end;
+    else
+      c[m++] = c[i];
+  }
+  return m;
+}
+
 class Lstm final : public RecurrentLayer {
  public:
   Lstm(const LstmWeights& w, GemmFactory make, Isa isa)
@@ -117,11 +130,12 @@ class Lstm final : public RecurrentLayer {
     reserve(s, rows, w_hr_ ? Hp_ : 0);
     s.out.resize(static_cast<size_t>(rows));
     for (int r = 0; r < rows; ++r) s.out[size_t(r)] = s.floats.data() + size_t(r) * size_t(kGates * Hp_);
-    w_hh_->multiply(rows, h_prev, term, s.out.data(), cols, kGates, s);
+    const Cols units = cols[0];
+    w_hh_->multiply(rows, h_prev, term, s.out.data(), cols, coalesce(cols, kGates), s);
     const int H = cell_.H;
     for (int r = 0; r < rows; ++r) {
       const float* z = s.out[size_t(r)];
-      for (int u = cols[0].begin; u < cols[0].end && u < H; u += kLanes) {
+      for (int u = units.begin; u < units.end && u < H; u += kLanes) {
         const int t = std::min(kLanes, H - u);
         auto gate = [&](int g) { return load_n(z + g * Hp_ + u, t, 0.0f); };
         V16 cn;
