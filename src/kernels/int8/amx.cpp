@@ -27,20 +27,12 @@ struct Int8Tiles {
   static void dp() {
     if constexpr (C == 0 && A == 4 && B == 6) {
       _tile_dpbssd(0, 4, 6);
-    } else if constexpr (C == 1 && A == 5 && B == 6) {
-      _tile_dpbssd(1, 5, 6);
-    } else if constexpr (C == 2 && A == 4 && B == 6) {
-      _tile_dpbssd(2, 4, 6);
-    } else if constexpr (C == 3 && A == 5 && B == 6) {
-      _tile_dpbssd(3, 5, 6);
-    } else if constexpr (C == 0 && A == 5 && B == 7) {
-      _tile_dpbssd(0, 5, 7);
     } else if constexpr (C == 1 && A == 4 && B == 7) {
       _tile_dpbssd(1, 4, 7);
-    } else if constexpr (C == 2 && A == 5 && B == 7) {
-      _tile_dpbssd(2, 5, 7);
-    } else if constexpr (C == 3 && A == 4 && B == 7) {
-      _tile_dpbssd(3, 4, 7);
+    } else if constexpr (C == 2 && A == 5 && B == 6) {
+      _tile_dpbssd(2, 5, 6);
+    } else if constexpr (C == 3 && A == 5 && B == 7) {
+      _tile_dpbssd(3, 5, 7);
     } else {
       static_assert(C < 0, "a tile combination amx_pass does not use");
     }
