@@ -62,6 +62,29 @@ TEST(Generate, SamplesAreReproducibleAcrossRunsThreadsAndBatchPositions) {
   EXPECT_NE(all_ids(generate(one, o))[0], a[0]);
 }
 
+// The same contract at the low precisions, at the kernel level the CPU picks (tests/engine_precision_test.cpp
+// runs every level): a seed gives the same samples on 1 and 2 threads and at every batch position.
+TEST(Generate, LowPrecisionSamplesAreReproducibleAcrossThreadsAndBatchPositions) {
+  auto model = Model::random(300, 16, 64, 2, 12);
+  for (const char* precision : {"bf16", "int8"}) {
+    SCOPED_TRACE(precision);
+    EngineOptions e1, e2;
+    e1.precision = e2.precision = precision;
+    e1.threads = 1;
+    e2.threads = 2;
+    e2.column_split_bytes = 0;  // a single sample then splits its columns across the two threads
+    Engine one(model, e1), two(model, e2);
+    auto o = sampling("t1 t2", 20, 4, 77);
+    const auto a = all_ids(generate(one, o));
+    EXPECT_EQ(a, all_ids(generate(two, o)));
+    for (int i = 0; i < 4; ++i) {
+      auto oi = o;
+      oi.num_samples = i + 1;
+      EXPECT_EQ(all_ids(generate(two, oi)).back(), a[static_cast<size_t>(i)]) << "sample " << i;
+    }
+  }
+}
+
 TEST(Generate, FinishedSamplesLeaveTheBatchWithoutDisturbingOthers) {
   auto model = model_with_eos(2.5f);
   Engine engine(model, 2);
