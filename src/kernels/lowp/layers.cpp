@@ -198,8 +198,8 @@ class LowpBackend final : public Backend {
   std::unique_ptr<OutputLayer> linear(const float* w, int rows, int cols, const float* bias) const override {
     return std::make_unique<Linear>(w, rows, cols, bias, make_, isa_);
   }
-  // AMX uses each weight tile for at most 4 row blocks of 16 in one pass and streams the weights from L3:
-  // split by rows, every thread streams all of them; split by columns, each its share, for all 64 rows.
+  // AMX streams the weights from L3, each weight tile serving 2 row blocks of 16 per pass: split by rows,
+  // every thread streams all of them; split by columns, each streams its share, for all the rows.
   int column_split_rows() const override { return isa_ == Isa::Amx ? 64 : 1; }
 
  private:
