@@ -29,7 +29,7 @@ double bf16(double v) {
 struct Problem {
   int N, K, rows;
   std::vector<float> w, x, init;  // [N, K], [rows, K], [rows, Np]
-  int Np() const { return lowp::round_up(N, 16); }
+  int Np() const { return round_up(N, 16); }
   lowp::RowFn row() const {
     return [this](int n) { return w.data() + static_cast<size_t>(n) * static_cast<size_t>(K); };
   }
@@ -204,4 +204,46 @@ TEST(KernelsLowp, Int8KeepsZeroAndNonFiniteRowsHonest) {
       EXPECT_TRUE(std::isfinite(out[32 + size_t(n)]));
     }
   }
+}
+
+// The engine passes one Scratch to every matrix of a thread: whatever an earlier call left in it (another
+// depth, more rows, infinities) must not reach a later one. K 69 leaves an input past K in every level's
+// depth padding (bf16 pads to pairs below AMX), where a stale infinity times the zero weight is NaN.
+TEST(KernelsLowp, AScratchReusedAcrossMatricesAndRowCountsChangesNothing) {
+  Problem big = make_problem(48, 200, 37, 41);
+  const Problem small = make_problem(48, 69, 19, 43);
+  std::fill(big.x.begin(), big.x.end(), INFINITY);
+  for (const char* precision : {"bf16", "int8"})
+    for (Isa isa : kLevels) {
+      if (!cpu_has(precision, isa)) continue;
+      SCOPED_TRACE(std::string(precision) + " level " + std::to_string(int(isa)));
+      const Factory make = std::string(precision) == "bf16" ? &lowp::make_bf16_gemm : &lowp::make_int8_gemm;
+      auto gb = make(isa, big.row(), big.N, big.K), gs = make(isa, small.row(), small.N, small.K);
+      const std::vector<Cols> whole = {{0, small.Np()}};
+      const auto fresh = run(*gs, small, all_rows(small.rows), whole);
+      // Fill the scratch with non-zero values through the deeper, taller matrix, then reuse it.
+      Scratch s;
+      std::vector<float> ob(size_t(big.rows) * size_t(big.Np()));
+      std::vector<const float*> xb, ib;
+      std::vector<float*> pb;
+      for (int r = 0; r < big.rows; ++r) {
+        xb.push_back(big.x.data() + size_t(r) * size_t(big.K));
+        ib.push_back(big.init.data() + size_t(r) * size_t(big.Np()));
+        pb.push_back(ob.data() + size_t(r) * size_t(big.Np()));
+      }
+      const Cols cb{0, big.Np()};
+      gb->multiply(big.rows, xb.data(), ib.data(), pb.data(), &cb, 1, s);
+      std::vector<float> os(size_t(small.rows) * size_t(small.Np()));
+      std::vector<const float*> xs, is;
+      std::vector<float*> ps;
+      for (int r = 0; r < small.rows; ++r) {
+        xs.push_back(small.x.data() + size_t(r) * size_t(small.K));
+        is.push_back(small.init.data() + size_t(r) * size_t(small.Np()));
+        ps.push_back(os.data() + size_t(r) * size_t(small.Np()));
+      }
+      gs->multiply(small.rows, xs.data(), is.data(), ps.data(), whole.data(), 1, s);
+      EXPECT_TRUE(same_bits(os, fresh, small.N, small.Np()));
+      gs->multiply(1, xs.data(), is.data(), ps.data(), whole.data(), 1, s);  // one row, after 19
+      for (int c = 0; c < small.N; ++c) ASSERT_EQ(os[size_t(c)], fresh[size_t(c)]) << "col " << c;
+    }
 }

@@ -19,4 +19,7 @@ struct AlignedAllocator {
 using FloatBuf = std::vector<float, AlignedAllocator<float>>;
 using ByteBuf = std::vector<unsigned char, AlignedAllocator<unsigned char>>;
 
+// n rounded up to a multiple of m: the padded sizes of the packed layouts.
+inline int round_up(int n, int m) { return (n + m - 1) / m * m; }
+
 }  // namespace lstmlm::kernels

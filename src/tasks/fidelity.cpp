@@ -231,34 +231,18 @@ void Fidelity::run_windowed(std::vector<Line>& lines) {
   // in sentence mode, the whole stream's in document mode), cut to the window by the predictor.
   const size_t V = static_cast<size_t>(ref_->model().vocab_size());
   const bool doc = opt_.context == ContextMode::Document;
-  std::vector<std::vector<int32_t>> bufs;  // rows point into these: reserved, never reallocated
-  bufs.reserve(lines.size() + 1);
-  std::vector<std::span<const int32_t>> rows;
-  std::vector<int32_t> targets;
-  std::vector<size_t> owners;
-  if (doc) {
-    bufs.emplace_back(doc_history_);
-    for (const auto& l : lines) bufs[0].insert(bufs[0].end(), l.ids.begin(), l.ids.end());
-  }
-  size_t pos = doc ? doc_history_.size() : 0;
+  std::vector<std::span<const int32_t>> ids;
+  for (const auto& l : lines) ids.emplace_back(l.ids);
+  detail::WindowRows w = detail::window_rows(ids, doc, start_, doc_history_);
+  std::vector<size_t> owners(w.rows.size());
   for (size_t i = 0; i < lines.size(); ++i) {
-    if (!doc) {
-      bufs.emplace_back();
-      if (start_ >= 0) bufs.back().push_back(start_);
-      pos = bufs.back().size();
-      bufs.back().insert(bufs.back().end(), lines[i].ids.begin(), lines[i].ids.end());
-    }
-    const std::vector<int32_t>& buf = bufs.back();
-    for (size_t k = 0; k < lines[i].ids.size(); ++k, ++pos) {
-      if (pos == 0) {  // no start token and nothing before: context only
-        lines[i].first_is_context = true;
-        continue;
-      }
-      rows.emplace_back(buf.data(), pos);
-      targets.push_back(buf[pos]);
-      owners.push_back(i);
-    }
+    if (w.first_is_context[i]) lines[i].first_is_context = true;
+    const size_t end = i + 1 < lines.size() ? w.first_row[i + 1] : w.rows.size();
+    std::fill(owners.begin() + static_cast<ptrdiff_t>(w.first_row[i]),
+              owners.begin() + static_cast<ptrdiff_t>(end), i);
   }
+  const auto& rows = w.rows;
+  const auto& targets = w.targets;
   WindowedPredictor wr(*ref_, opt_.window, opt_.batch_size), wl(*low_, opt_.window, opt_.batch_size);
   const size_t chunk = std::max<size_t>(1, std::min<size_t>(1024, kRowBudget / V));
   MatrixRM dr, dl;
@@ -273,12 +257,7 @@ void Fidelity::run_windowed(std::vector<Line>& lines) {
       compare(lines[owners[b + r]], dr.row(row).data(), dl.row(row).data(), targets[b + r]);
     }
   }
-  if (doc) {
-    std::vector<int32_t>& all = bufs[0];
-    const auto n = static_cast<size_t>(opt_.window.length);
-    if (all.size() > n) all.erase(all.begin(), all.end() - static_cast<ptrdiff_t>(n));
-    doc_history_ = std::move(all);
-  }
+  if (doc) detail::keep_history(w, opt_.window.length, doc_history_);
 }
 
 }  // namespace lstmlm::tasks

@@ -157,40 +157,11 @@ void Scorer::run_document(std::vector<LineScore>& out, const std::vector<std::ve
 }
 
 void Scorer::run_windowed(std::vector<LineScore>& out, const std::vector<std::vector<int32_t>>& streams) {
-  // Every scored token is one row: its context is the stream before it (tasks/window.hpp cuts the window).
-  // Sentence mode: line i's stream is [start] + its ids; document mode: one stream, the history first.
-  const Model& model = engine_->model();
-  const int V = model.vocab_size();
+  const int V = engine_->model().vocab_size();
   const bool doc = opt_.context == ContextMode::Document;
-  std::vector<std::vector<int32_t>> bufs;  // rows point into these: reserved, never reallocated
-  bufs.reserve(out.size() + 1);
-  std::vector<std::span<const int32_t>> rows;  // contexts
-  std::vector<int32_t> targets;
-  std::vector<size_t> first_row(out.size());  // per line: its first row (its rows follow in order)
-  std::vector<bool> first_is_context(out.size(), false);
-  if (doc) {
-    bufs.emplace_back(doc_history_);
-    for (const auto& s : streams) bufs[0].insert(bufs[0].end(), s.begin(), s.end());
-  }
-  size_t pos = doc ? doc_history_.size() : 0;  // document mode: where line i's ids start in bufs[0]
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (!doc) {
-      bufs.emplace_back();
-      if (start_ >= 0) bufs.back().push_back(start_);
-      pos = bufs.back().size();
-      bufs.back().insert(bufs.back().end(), streams[i].begin(), streams[i].end());
-    }
-    const std::vector<int32_t>& buf = bufs.back();
-    first_row[i] = rows.size();
-    for (size_t k = 0; k < streams[i].size(); ++k, ++pos) {
-      if (pos == 0) {  // no start token and nothing before: context only
-        first_is_context[i] = true;
-        continue;
-      }
-      rows.emplace_back(buf.data(), pos);
-      targets.push_back(buf[pos]);
-    }
-  }
+  detail::WindowRows w = detail::window_rows({streams.begin(), streams.end()}, doc, start_, doc_history_);
+  const auto& rows = w.rows;
+  const auto& targets = w.targets;
   // Chunks of rows bound the [rows, V] log-prob matrix; the predictor batches each chunk.
   std::vector<float> lp(rows.size()), entropy(opt_.entropy ? rows.size() : 0);
   std::vector<int32_t> rank(opt_.rank ? rows.size() : 0);
@@ -212,16 +183,11 @@ void Scorer::run_windowed(std::vector<LineScore>& out, const std::vector<std::ve
   }
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i].skipped) continue;
-    const size_t f = first_row[i];
-    detail::fill_line(out[i], lp.data() + f, first_is_context[i], opt_.entropy ? entropy.data() + f : nullptr,
-                      opt_.rank ? rank.data() + f : nullptr);
+    const size_t f = w.first_row[i];
+    detail::fill_line(out[i], lp.data() + f, w.first_is_context[i],
+                      opt_.entropy ? entropy.data() + f : nullptr, opt_.rank ? rank.data() + f : nullptr);
   }
-  if (doc) {
-    std::vector<int32_t>& all = bufs[0];
-    const auto n = static_cast<size_t>(opt_.window.length);
-    if (all.size() > n) all.erase(all.begin(), all.end() - static_cast<ptrdiff_t>(n));
-    doc_history_ = std::move(all);
-  }
+  if (doc) detail::keep_history(w, opt_.window.length, doc_history_);
 }
 
 }  // namespace lstmlm::tasks

@@ -74,4 +74,43 @@ void fill_line(LineScore& l, const float* lp, bool first_is_context, const float
   }
 }
 
+WindowRows window_rows(const std::vector<std::span<const int32_t>>& lines, bool document, int32_t start,
+                       const std::vector<int32_t>& history) {
+  WindowRows w;
+  w.bufs.reserve(lines.size() + 1);  // never reallocated: the rows point into the buffers
+  w.first_row.resize(lines.size());
+  w.first_is_context.assign(lines.size(), false);
+  if (document) {
+    w.bufs.emplace_back(history);
+    for (const auto& l : lines) w.bufs[0].insert(w.bufs[0].end(), l.begin(), l.end());
+  }
+  size_t pos = document ? history.size() : 0;  // document mode: where line i's ids start in bufs[0]
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!document) {
+      w.bufs.emplace_back();
+      if (start >= 0) w.bufs.back().push_back(start);
+      pos = w.bufs.back().size();
+      w.bufs.back().insert(w.bufs.back().end(), lines[i].begin(), lines[i].end());
+    }
+    const std::vector<int32_t>& buf = w.bufs.back();
+    w.first_row[i] = w.rows.size();
+    for (size_t k = 0; k < lines[i].size(); ++k, ++pos) {
+      if (pos == 0) {  // no start token and nothing before: context only
+        w.first_is_context[i] = true;
+        continue;
+      }
+      w.rows.emplace_back(buf.data(), pos);
+      w.targets.push_back(buf[pos]);
+    }
+  }
+  return w;
+}
+
+void keep_history(WindowRows& w, int window, std::vector<int32_t>& history) {
+  std::vector<int32_t>& all = w.bufs[0];
+  const auto n = static_cast<size_t>(window);
+  if (all.size() > n) all.erase(all.begin(), all.end() - static_cast<ptrdiff_t>(n));
+  history = std::move(all);
+}
+
 }  // namespace lstmlm::tasks::detail

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,5 +35,21 @@ std::vector<int32_t> fed_ids(const LineScore& l);
 // `entropy` and `rank`, when not null, hold the measures in the same order and are written beside.
 void fill_line(LineScore& l, const float* lp, bool first_is_context, const float* entropy = nullptr,
                const int32_t* rank = nullptr);
+
+// The rows of a windowed pass (Scorer's and Fidelity's run_windowed): every scored token is one row, its
+// context the stream before it (tasks/window.hpp cuts the window). Sentence mode: line i's stream is
+// [start] + its ids; document mode: one stream, `history` first. A line's rows follow in order from
+// first_row[i]; first_is_context[i] when its first id has nothing before it (no start token).
+struct WindowRows {
+  std::vector<std::vector<int32_t>> bufs;  // the rows point into these
+  std::vector<std::span<const int32_t>> rows;
+  std::vector<int32_t> targets;
+  std::vector<size_t> first_row;
+  std::vector<bool> first_is_context;
+};
+WindowRows window_rows(const std::vector<std::span<const int32_t>>& lines, bool document, int32_t start,
+                       const std::vector<int32_t>& history);
+// Document mode: the last `window` ids of the stream become the next call's history.
+void keep_history(WindowRows& w, int window, std::vector<int32_t>& history);
 
 }  // namespace lstmlm::tasks::detail

@@ -34,7 +34,7 @@ class Gemm final : public lowp::Gemm {
  public:
   Gemm(Isa isa, const lowp::RowFn& row, int N, int K)
       : lowp::Gemm(N, K),
-        kp_(lowp::round_up(std::max(K, 1), isa == Isa::Amx ? kDepthAlignAmx : kDepthAlign)),
+        kp_(round_up(std::max(K, 1), isa == Isa::Amx ? kDepthAlignAmx : kDepthAlign)),
         kernel_(pick(isa)) {
     const int blocks = padded_out() / lowp::kBlock;
     w_.assign(static_cast<size_t>(blocks) * static_cast<size_t>(kp_) * 16, 0);
@@ -50,12 +50,7 @@ class Gemm final : public lowp::Gemm {
   void multiply(int rows, const float* const* x, const float* const* init, float* const* out,
                 const Cols* cols, int n, Scratch& s) const override {
     if (rows <= 0) return;
-    const size_t padded_rows = static_cast<size_t>(lowp::round_up(rows, 16));
-    const size_t need = padded_rows * static_cast<size_t>(kp_) * sizeof(uint16_t);
-    if (s.bytes.size() < need) s.bytes.resize(need);
-    // The padding (inputs past K, rows past `rows`) must be zero: AMX reads whole tiles.
-    std::fill(s.bytes.begin(), s.bytes.begin() + static_cast<std::ptrdiff_t>(need), 0);
-    auto* xb = reinterpret_cast<uint16_t*>(s.bytes.data());
+    uint16_t* xb = lowp::input_rows<uint16_t>(s, rows, K_, kp_);
     for (int r = 0; r < rows; ++r) {
       uint16_t* d = xb + static_cast<size_t>(r) * static_cast<size_t>(kp_);
       const float* src = x[r];

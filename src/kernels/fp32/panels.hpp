@@ -28,8 +28,6 @@ inline constexpr int kUnitBlock = kLanes;
 // One block of units is exactly one full panel: the epilogue finds a unit's four gates in one tile.
 static_assert(kGates * kUnitBlock == kPanel);
 
-inline int round_up(int n, int m) { return (n + m - 1) / m * m; }
-
 struct PackedMat {
   int K = 0, N = 0, Np = 0;  // Np = columns in memory: kPanel * full + kLanes * tail
   int full = 0;              // full panels

@@ -43,7 +43,7 @@ float quantize(const float* v, int n, int8_t* q) {
 class Gemm final : public lowp::Gemm {
  public:
   Gemm(Isa isa, const lowp::RowFn& row, int N, int K)
-      : lowp::Gemm(N, K), kp_(lowp::round_up(std::max(K, 1), kDepthAlign)), kernel_(pick(isa)) {
+      : lowp::Gemm(N, K), kp_(round_up(std::max(K, 1), kDepthAlign)), kernel_(pick(isa)) {
     const int padded = padded_out();
     w_.assign(static_cast<size_t>(padded) * static_cast<size_t>(kp_), 0);
     sw_.assign(static_cast<size_t>(padded), 0.0f);
@@ -66,13 +66,13 @@ class Gemm final : public lowp::Gemm {
   void multiply(int rows, const float* const* x, const float* const* init, float* const* out,
                 const Cols* cols, int n, Scratch& s) const override {
     if (rows <= 0) return;
-    const size_t padded_rows = static_cast<size_t>(lowp::round_up(rows, 16));
-    const size_t xbytes = padded_rows * static_cast<size_t>(kp_);
-    const size_t need = xbytes + static_cast<size_t>(rows) * sizeof(float);
-    if (s.bytes.size() < need) s.bytes.resize(need);
-    auto* xq = reinterpret_cast<int8_t*>(s.bytes.data());
-    std::fill(xq, xq + xbytes, int8_t{0});  // padding: AMX reads whole tiles
-    auto* sx = reinterpret_cast<float*>(s.bytes.data() + xbytes);
+    // Under 4 rows of at most 128 inputs, an AMX pass is mostly tile set-up and stores: VNNI (the same
+    // exact sums, so the same bits) ran SEED predict at batch 1 ~10% faster on a Sapphire Rapids Xeon;
+    // at K 650 (MEDIUM) AMX stayed ahead even at batch 1.
+    const Kernel kernel = kernel_ == &dot_amx && rows < 4 && kp_ <= 128 ? &dot_vnni : kernel_;
+    const size_t padded = static_cast<size_t>(round_up(rows, 16)) * static_cast<size_t>(kp_);
+    int8_t* xq = lowp::input_rows<int8_t>(s, rows, K_, kp_, static_cast<size_t>(rows) * sizeof(float));
+    auto* sx = reinterpret_cast<float*>(s.bytes.data() + padded);
     for (int r = 0; r < rows; ++r)
       sx[r] = quantize(x[r], K_, xq + static_cast<size_t>(r) * static_cast<size_t>(kp_));
     Args a;
@@ -87,13 +87,7 @@ class Gemm final : public lowp::Gemm {
     a.out = out;
     a.cols = cols;
     a.n = n;
-    // Under 4 rows of at most 128 inputs, an AMX pass is mostly tile set-up and stores: VNNI (the same
-    // exact sums, so the same bits) ran SEED predict at batch 1 ~10% faster on a Sapphire Rapids Xeon;
-    // at K 650 (MEDIUM) AMX stayed ahead even at batch 1.
-    if (kernel_ == &dot_amx && rows < 4 && kp_ <= 128)
-      dot_vnni(a);
-    else
-      kernel_(a);
+    kernel(a);
   }
   size_t bytes() const override {
     return w_.size() + sw_.size() * sizeof(float) + comp_.size() * sizeof(int32_t);
