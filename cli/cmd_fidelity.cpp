@@ -69,13 +69,7 @@ Record fidelity_record(const Opts& o, const tasks::FidelityResult& r) {
 
 int run(const Opts& o) {
   check_readable(o.files);
-  tasks::ScoreOptions task;
-  task.context = o.context == "document" ? tasks::ContextMode::Document : tasks::ContextMode::Sentence;
-  task.append_eos = !o.no_eos;
-  task.oov = o.oov;
-  task.skip_empty = o.skip_empty;
-  task.ids_input = o.ids;
-  task.batch_size = o.batch_size;
+  tasks::ScoreOptions task = line_options(o);
   auto model = load_model(o.model_dir);
   task.window = resolve_window(o.window, *model);
   Engine low(model, engine_options(o.threads, o.precision));

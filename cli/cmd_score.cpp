@@ -151,13 +151,7 @@ ScoreView checked_view(const Opts& o) {
 int run(const Opts& o) {
   const ScoreView view = checked_view(o);
   check_readable(o.files);
-  tasks::ScoreOptions task;
-  task.context = o.context == "document" ? tasks::ContextMode::Document : tasks::ContextMode::Sentence;
-  task.append_eos = !o.no_eos;
-  task.oov = o.oov;
-  task.skip_empty = o.skip_empty;
-  task.ids_input = o.ids;
-  task.batch_size = o.batch_size;
+  tasks::ScoreOptions task = line_options(o);
   task.entropy = o.entropy;
   task.rank = o.rank;
   task.aggregate = view.words ? tasks::Aggregate::Words : tasks::Aggregate::Tokens;

@@ -12,6 +12,7 @@
 #include "lstmlm/engine.hpp"
 #include "lstmlm/model.hpp"
 #include "lstmlm/tasks/input.hpp"
+#include "lstmlm/tasks/score.hpp"
 #include "lstmlm/tasks/window.hpp"
 
 namespace lstmlm::cli {
@@ -51,6 +52,19 @@ void add_window_options(CLI::App& app, WindowArgs& w);
 // The window of the run: the option given, else --pad-to input_length when the model's config.json has
 // one (with a one-line note on stderr saying so and how to override), else stateful.
 tasks::WindowOptions resolve_window(const WindowArgs& w, const Model& model);
+// The line conventions score and fidelity share (--context, --no-eos, --oov, --skip-empty, --ids,
+// --batch-size), from a subcommand's options with those members.
+template <class Opts>
+tasks::ScoreOptions line_options(const Opts& o) {
+  tasks::ScoreOptions t;
+  t.context = o.context == "document" ? tasks::ContextMode::Document : tasks::ContextMode::Sentence;
+  t.append_eos = !o.no_eos;
+  t.oov = o.oov;
+  t.skip_empty = o.skip_empty;
+  t.ids_input = o.ids;
+  t.batch_size = o.batch_size;
+  return t;
+}
 // One stderr warning line per OOV word skipped in a context (`where`: "prompt", "argument:2", ...).
 void warn_skipped(const Model& model, const std::string& where, const std::vector<std::string>& words);
 
