@@ -47,27 +47,6 @@ uint64_t parse_seed(const std::string& s) {
   return v;
 }
 
-// The printed form of one sample: the prompt as given, then the generated text; in a word model the two are
-// joined by a space. Built incrementally so streaming and the final text agree byte for byte.
-class TextJoin {
- public:
-  TextJoin(const Tokenizer& tok, const std::string& prompt)
-      : tok_(tok), words_(tok.config().type == TokenizerType::Word), any_(!prompt.empty()) {}
-  // The text a token adds ("" for special tokens).
-  std::string piece(int32_t id) {
-    if (tok_.is_special(id)) return "";
-    const int32_t one[] = {id};
-    std::string p = tok_.detokenize(one);
-    if (words_ && any_) p.insert(0, " ");
-    any_ = true;
-    return p;
-  }
-
- private:
-  const Tokenizer& tok_;
-  bool words_, any_;
-};
-
 // Keys in the documented order (type, sample, seed, prompt, text, tokens, logprob, stopped_at_eos); the
 // display field (prompt joined with the text) is for the text format.
 Record sample_record(const Model& model, const Args& a, const GeneratedSample& s) {
@@ -78,10 +57,8 @@ Record sample_record(const Model& model, const Args& a, const GeneratedSample& s
                                      {"id", Value::integer(t.id)},
                                      {"prob", Value::num9(std::exp(static_cast<double>(t.logprob)))},
                                      {"logprob", Value::num9(t.logprob)}}));
-  TextJoin join(model.tokenizer(), a.gen.prompt);
-  std::string display = a.gen.prompt;
-  for (const auto& t : s.tokens) display += join.piece(t.id);
   auto ids = s.ids();
+  std::string display = sample_text(model.tokenizer(), a.gen.prompt, ids);
   Record r{"generate.sample",
            {{"type", Value::str("sample")},
             {"sample", Value::integer(s.index)},

@@ -157,4 +157,23 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
   return r;
 }
 
+TextJoin::TextJoin(const Tokenizer& tok, std::string_view prompt)
+    : tok_(&tok), words_(tok.config().type == TokenizerType::Word), any_(!prompt.empty()) {}
+
+std::string TextJoin::piece(int32_t id) {
+  if (tok_->is_special(id)) return "";
+  const int32_t one[] = {id};
+  std::string p = tok_->detokenize(one);
+  if (words_ && any_) p.insert(0, " ");
+  any_ = true;
+  return p;
+}
+
+std::string sample_text(const Tokenizer& tok, std::string_view prompt, std::span<const int32_t> ids) {
+  TextJoin join(tok, prompt);
+  std::string out(prompt);
+  for (int32_t id : ids) out += join.piece(id);
+  return out;
+}
+
 }  // namespace lstmlm

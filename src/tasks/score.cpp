@@ -42,7 +42,7 @@ Scorer::Scorer(Engine& engine, ScoreOptions opt) : engine_(&engine), opt_(opt) {
       throw UsageError("score: word aggregation needs a char model; this is a word model");
     if (opt_.rank) throw UsageError("score: rank is not defined for aggregated words");
   }
-  start_ = start_token(engine.model().tokenizer());
+  start_ = opt_.add_start ? start_token(engine.model().tokenizer()) : -1;
   doc_state_ = State::zeros(engine.model());
   doc_pending_ = start_;
   check_window(opt_.window);

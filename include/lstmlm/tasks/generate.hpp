@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,6 +66,23 @@ struct GenerateResult {
   Prompt prompt;
   std::vector<GeneratedSample> samples;
 };
+
+// The printed form of a sample, as `lstmlm generate` writes it: the prompt as given, then the generated
+// text; in a word model the two are joined by a space. Built token by token, so a streamed output and the
+// whole text agree byte for byte.
+class TextJoin {
+ public:
+  TextJoin(const Tokenizer& tok, std::string_view prompt);
+  // The text a token adds ("" for special tokens).
+  std::string piece(int32_t id);
+
+ private:
+  const Tokenizer* tok_;
+  bool words_, any_;
+};
+
+// The whole printed text of a sample: the prompt and every TextJoin piece of `ids`.
+std::string sample_text(const Tokenizer& tok, std::string_view prompt, std::span<const int32_t> ids);
 
 // Runs the prompt once, copies its state to every sample, then steps all unfinished samples as one batch.
 // Sample i draws from Rng::stream(seed, i) only, and the engine is batch-invariant, so sample i is the

@@ -45,6 +45,9 @@ enum class LineEnd : uint8_t { Lf, CrLf, None };
 struct ScoreOptions {
   ContextMode context = ContextMode::Sentence;
   bool append_eos = true;  // false: --no-eos (no line-end token at all, eos or "\n")
+  // false: no start token (as for a model without bos/eos): a line's first token is context only
+  // (KenLM's bos=False; the Python module's score(..., bos=False)).
+  bool add_start = true;
   OovPolicy oov = OovPolicy::Skip;
   bool skip_empty = false;  // empty lines (no tokens) produce a skipped record and are not fed
   bool ids_input = false;   // lines are whitespace-separated token ids

@@ -1,0 +1,51 @@
+// Engines for the Python threads that share one Model. An Engine serves one caller at a time, so every
+// call leases one: idle engines are reused, a new one is made while fewer than `max_engines` exist, and
+// past that the caller waits (without the GIL) for one to come back. So N Python threads scoring with one
+// Model run on min(N, max_engines) engines at once, and the number of OS threads stays bounded.
+#pragma once
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "lstmlm/engine.hpp"
+
+namespace lstmlm::py {
+
+class EnginePool {
+ public:
+  // Makes the first engine at once, so a bad option (threads, precision) fails when the Model is made.
+  EnginePool(std::shared_ptr<const Model> model, EngineOptions options, int max_engines);
+
+  class Lease {
+   public:
+    Lease(EnginePool& pool, std::unique_ptr<Engine> engine) : pool_(&pool), engine_(std::move(engine)) {}
+    Lease(Lease&&) = default;
+    Lease& operator=(Lease&&) = delete;
+    ~Lease();
+    Engine& operator*() const { return *engine_; }
+    Engine* operator->() const { return engine_.get(); }
+
+   private:
+    EnginePool* pool_;
+    std::unique_ptr<Engine> engine_;
+  };
+
+  // Blocks until an engine is free: call it with the GIL released.
+  Lease acquire();
+  const Engine& first() const { return *first_; }  // for what every engine shares (kernels, threads)
+  int max_engines() const { return max_; }
+
+ private:
+  void give_back(std::unique_ptr<Engine> e);
+  std::shared_ptr<const Model> model_;
+  EngineOptions options_;
+  int max_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<Engine>> idle_;
+  int made_ = 0;
+  const Engine* first_ = nullptr;
+};
+
+}  // namespace lstmlm::py

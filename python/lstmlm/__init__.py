@@ -1,0 +1,86 @@
+"""lstmlm: LSTM language models exported from TensorFlow, Keras, PyTorch or ONNX, on the CPU.
+
+    import lstmlm
+    m = lstmlm.Model("models/fairytales-word", threads=2)
+    print(m.score("the old man went to the mountains .", bos=True, eos=True))   # log10, as KenLM
+
+Every number is the number `lstmlm score` / `predict` / `generate` prints for the same input (docs/python.md).
+The GIL is released while the engine runs, so Python threads sharing one Model score in parallel.
+"""
+from collections import namedtuple as _namedtuple
+
+from ._lstmlm import (Error, InputError, LineScore, ModelError, OutputError, State, UsageError,  # noqa: F401
+                      __version__, kernels_for)
+from ._lstmlm import _Model
+
+__all__ = ["Model", "State", "LineScore", "FullScore", "Candidate", "Error", "ModelError", "InputError",
+           "UsageError", "OutputError", "kernels_for", "__version__"]
+
+# One predict candidate: the token, its id, p and ln p (the CLI's predict fields).
+Candidate = _namedtuple("Candidate", ["token", "id", "prob", "logprob"])
+
+
+class FullScore(tuple):
+    """One token of Model.full_scores: unpacks as KenLM's (log10 prob, ngram length, oov) triple, and
+    carries the token itself as `.token`. The n-gram length of an LSTM is the tokens of context it has seen
+    (the start token counted) + 1; a token that is not scored (a first token without a start token) has
+    length 0 and log10 prob 0.0, as in `lstmlm score --output-format kenlm`."""
+
+    def __new__(cls, log10prob, length, oov, token):
+        self = super().__new__(cls, (log10prob, length, oov))
+        self.token = token
+        return self
+
+    log10prob = property(lambda self: self[0])
+    length = property(lambda self: self[1])
+    oov = property(lambda self: self[2])
+
+    def __repr__(self):
+        return f"FullScore(log10prob={self[0]!r}, length={self[1]!r}, oov={self[2]!r}, token={self.token!r})"
+
+
+class Model(_Model):
+    """A model directory (config.json, vocab.json, weights.safetensors), loaded once, shared by threads.
+
+    Model(path, threads=0, precision="fp32", *, pad_to=None, window=None, stateful=False)
+      threads: engine threads per call (0: one per core); precision: "fp32", "bf16" or "int8";
+      pad_to / window / stateful: the fixed input window of `lstmlm score --pad-to/--window/--stateful`
+      (a model with input_length in config.json uses pad_to=input_length unless told otherwise).
+    Raises ModelError (an OSError) naming the file and the field when the directory cannot be used.
+    """
+
+    def full_scores(self, sentence, bos=True, eos=True):
+        """Per token (eos included when eos=True): FullScore(log10 prob, ngram length, oov), `.token`."""
+        return iter([FullScore(*t) for t in self._full_scores(sentence, bos, eos)])
+
+    def predict(self, context, top=10):
+        """The `top` most probable next tokens (top=None: the whole vocabulary) as Candidate tuples
+        (token, id, prob, logprob), best first. `context` is text (tokenized, the start token added, as
+        `lstmlm predict`) or a sequence of token ids (fed exactly as given, as `lstmlm predict --ids`)."""
+        n = 0 if top is None else int(top)
+        if n < 0:
+            raise UsageError(f"top must be >= 1 or None, got {top}")
+        if isinstance(context, (str, bytes)):
+            rows = self._predict(context, False, n)
+        else:
+            ids = [int(i) for i in context]
+            for k, i in enumerate(ids):
+                if i < 0 or i >= self.vocab_size:
+                    raise InputError(f"context[{k}]: {i} is not a token id (the vocabulary has {self.vocab_size})")
+            rows = self._predict(" ".join(map(str, ids)), True, n)
+        return [Candidate(*r) for r in rows]
+
+    def generate(self, prompt="", max_tokens=100, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0,
+                 repeat_penalty=1.0, repeat_last_n=64, seed=None, num_samples=1, stop_at_eos=None, oov="skip"):
+        """Samples text after `prompt` with `lstmlm generate`'s sampler: the same seed gives the CLI's text
+        (the prompt, then the generated tokens). Returns a str, or a list of num_samples strs when
+        num_samples > 1 (sample i is the same whatever num_samples). seed=None draws a random seed; the
+        seed used is `last_seed` afterwards."""
+        texts, used = self._generate(prompt, int(max_tokens), float(temperature), int(top_k), float(top_p),
+                                     float(min_p), float(repeat_penalty), int(repeat_last_n), seed,
+                                     int(num_samples), stop_at_eos, oov)
+        self.last_seed = used
+        return texts[0] if num_samples == 1 else list(texts)
+
+    def __repr__(self):
+        return f"<lstmlm.Model {self.path!r} V={self.vocab_size} kernels={self.kernels}>"

@@ -1,0 +1,404 @@
+#include "py_model.hpp"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <optional>
+#include <thread>
+
+#include "lstmlm/error.hpp"
+#include "lstmlm/sampler.hpp"
+#include "lstmlm/tasks/generate.hpp"
+#include "lstmlm/tasks/predict.hpp"
+#include "lstmlm/tasks/score.hpp"
+#include "py_errors.hpp"
+#include "py_state.hpp"
+
+namespace lstmlm::py {
+
+namespace py = pybind11;
+
+namespace {
+
+constexpr double kLn10 = 2.302585092994045684;
+
+tasks::WindowOptions window_of(const Model& model, std::optional<int> pad_to, std::optional<int> window,
+                               bool stateful) {
+  if (int(pad_to.has_value()) + int(window.has_value()) + int(stateful) > 1)
+    throw_usage("pad_to, window and stateful exclude each other: give one");
+  tasks::WindowOptions w;
+  if (pad_to) w = {tasks::WindowMode::Pad, *pad_to};
+  if (window) w = {tasks::WindowMode::Window, *window};
+  if (!pad_to && !window && !stateful && model.config().input_length)
+    w = {tasks::WindowMode::Pad, *model.config().input_length};
+  tasks::check_window(w);
+  return w;
+}
+
+tasks::OovPolicy oov_policy(const std::string& s) {
+  if (s == "skip") return tasks::OovPolicy::Skip;
+  if (s == "error") return tasks::OovPolicy::Error;
+  throw_usage("oov must be 'skip' or 'error', got '" + s + "'");
+}
+
+tasks::ContextMode context_mode(const std::string& s) {
+  if (s == "sentence") return tasks::ContextMode::Sentence;
+  if (s == "document") return tasks::ContextMode::Document;
+  throw_usage("context must be 'sentence' or 'document', got '" + s + "'");
+}
+
+std::vector<tasks::LineScore> score_released(PyModel& m, const tasks::ScoreOptions& o,
+                                             const std::vector<std::string>& lines, const std::string& source,
+                                             uint64_t first_line) {
+  py::gil_scoped_release nogil;
+  auto engine = m.pool().acquire();
+  tasks::Scorer scorer(*engine, o);
+  return scorer.score(lines, source, first_line);
+}
+
+tasks::LineScore score_one(PyModel& m, const std::string& sentence, bool bos, bool eos) {
+  return score_released(m, score_options(m, bos, eos, "sentence", "skip", false), {sentence}, "<sentence>",
+                        1)[0];
+}
+
+int32_t word_id(const Model& model, const std::string& word) {
+  if (auto id = model.vocab().find(word)) return *id;
+  if (auto unk = model.tokenizer().unk_id()) return *unk;
+  throw InputError("'" + word + "' is not in the vocabulary and the model has no unk_token");
+}
+
+void check_state(const Model& model, const PyState& s, const char* what) {
+  if (!s.written())
+    throw_usage(std::string(what) +
+                ": the State has not been written: call BeginSentenceWrite or "
+                "NullContextWrite first");
+  const State z = State::zeros(model);
+  bool fits = s.state.h.size() == z.h.size();
+  for (size_t l = 0; fits && l < z.h.size(); ++l)
+    fits = s.state.h[l].size() == z.h[l].size() && s.state.c[l].size() == z.c[l].size();
+  if (!fits || (!s.next.empty() && s.next.size() != static_cast<size_t>(model.vocab_size())))
+    throw_usage(std::string(what) + ": the State belongs to a model of another shape");
+}
+
+// ln p of every next token after `s` (its `next`, else computed from its h, as predict does for a row
+// without input).
+std::vector<float> next_of(PyModel& m, const PyState& s) {
+  if (!s.next.empty()) return s.next;
+  py::gil_scoped_release nogil;
+  auto engine = m.pool().acquire();
+  std::vector<State> st{s.state};
+  MatrixRM out;
+  engine->predict({{}}, st, out);
+  return {out.data(), out.data() + out.cols()};
+}
+
+void write_after(PyModel& m, const State& from, int32_t token, PyState& out) {
+  PyState next;
+  {
+    py::gil_scoped_release nogil;
+    auto engine = m.pool().acquire();
+    engine->step(from, token, next.state, next.next);
+  }
+  out = std::move(next);
+}
+
+std::vector<int32_t> ids_of(const Model& model, const std::vector<int64_t>& ids) {
+  std::vector<int32_t> out;
+  out.reserve(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= model.vocab_size())
+      throw InputError("ids[" + std::to_string(i) + "]: " + std::to_string(ids[i]) +
+                       " is not a token id (the " + "vocabulary has " + std::to_string(model.vocab_size()) +
+                       ")");
+    out.push_back(static_cast<int32_t>(ids[i]));
+  }
+  return out;
+}
+
+std::vector<int32_t> encode(const Model& model, const std::string& text, bool bos, bool eos) {
+  std::vector<int32_t> ids;
+  const auto& tok = model.tokenizer();
+  const int32_t start = tasks::start_token(tok);
+  if (bos && start >= 0) ids.push_back(start);
+  for (const auto& t : tasks::read_tokens(model, text, false, tasks::OovPolicy::Skip, {"<text>", 1}))
+    if (t.id >= 0) ids.push_back(t.id);
+  if (eos && tok.eos_id()) ids.push_back(*tok.eos_id());
+  return ids;
+}
+
+std::optional<std::string> token_or_none(const Model& model, std::optional<int32_t> id) {
+  if (!id) return std::nullopt;
+  return model.vocab().token(*id);
+}
+
+}  // namespace
+
+tasks::ScoreOptions score_options(const PyModel& m, bool bos, bool eos, const std::string& context,
+                                  const std::string& oov, bool skip_empty) {
+  tasks::ScoreOptions o;
+  o.context = context_mode(context);
+  o.add_start = bos;
+  o.append_eos = eos;
+  o.oov = oov_policy(oov);
+  o.skip_empty = skip_empty;
+  o.window = m.options().window;
+  return o;
+}
+
+PyModel::PyModel(const std::string& path, std::shared_ptr<const Model> model, ModelOptions options)
+    : path_(path),
+      model_(std::move(model)),
+      options_(std::move(options)),
+      pool_(model_, EngineOptions{.threads = options_.threads, .precision = options_.precision},
+            std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 64)) {}
+
+void bind_model(py::module_& m) {
+  py::class_<tasks::LineScore>(m, "LineScore", "One line's totals, as `lstmlm score` computes them.")
+      .def_readonly("line", &tasks::LineScore::line, "1-based line number within its source")
+      .def_readonly("skipped", &tasks::LineScore::skipped, "an empty line under skip_empty")
+      .def_readonly("logprob", &tasks::LineScore::logprob, "sum of ln p of the scored tokens (eos included)")
+      .def_readonly("oov_logprob", &tasks::LineScore::oov_logprob,
+                    "the part of logprob from OOVs scored as unk")
+      .def_readonly("tokens", &tasks::LineScore::tokens, "scored tokens (eos included)")
+      .def_readonly("oovs", &tasks::LineScore::oovs, "OOV words (scored as unk or skipped)")
+      .def_readonly("oov_tokens", &tasks::LineScore::oov_tokens, "OOV words that were scored (as unk)")
+      .def_readonly("nonfinite", &tasks::LineScore::nonfinite, "scored tokens with a NaN or infinite ln p")
+      .def_property_readonly("log10prob", [](const tasks::LineScore& l) { return l.logprob / kLn10; })
+      .def("__repr__", [](const tasks::LineScore& l) {
+        return "LineScore(line=" + std::to_string(l.line) + ", logprob=" + std::to_string(l.logprob) +
+               ", tokens=" + std::to_string(l.tokens) + ", oovs=" + std::to_string(l.oovs) + ")";
+      });
+
+  py::class_<PyModel> cls(m, "_Model");
+  cls.def(py::init([](const std::string& path, int threads, const std::string& precision,
+                      std::optional<int> pad_to, std::optional<int> window, bool stateful) {
+            // The model is loaded without the GIL: other Python threads run meanwhile.
+            std::unique_ptr<PyModel> p;
+            {
+              py::gil_scoped_release nogil;
+              ModelOptions o{threads, precision, {}};
+              auto model = Model::load(path);
+              o.window = window_of(*model, pad_to, window, stateful);
+              p = std::make_unique<PyModel>(path, std::move(model), o);
+            }
+            return p;
+          }),
+          py::arg("path"), py::arg("threads") = 0, py::arg("precision") = "fp32", py::kw_only(),
+          py::arg("pad_to") = py::none(), py::arg("window") = py::none(), py::arg("stateful") = false)
+      .def_property_readonly("path", &PyModel::path)
+      .def_property_readonly("vocab_size", [](const PyModel& p) { return p.model().vocab_size(); })
+      .def_property_readonly(
+          "vocab", [](const PyModel& p) { return p.model().vocab().tokens(); },
+          "The vocabulary: token strings by id (a new list each time).")
+      .def_property_readonly("kernels", [](PyModel& p) { return std::string(p.pool().first().kernels()); })
+      .def_property_readonly("threads", [](PyModel& p) { return p.pool().first().threads(); })
+      .def_property_readonly("precision", [](const PyModel& p) { return p.options().precision; })
+      .def_property_readonly(
+          "max_concurrency", [](PyModel& p) { return p.pool().max_engines(); },
+          "Calls that run at once; more wait for an engine (one per core).")
+      .def_property_readonly("window",
+                             [](const PyModel& p) -> py::object {
+                               const auto& w = p.options().window;
+                               if (!w.windowed()) return py::none();
+                               return py::make_tuple(w.mode == tasks::WindowMode::Pad ? "pad_to" : "window",
+                                                     w.length);
+                             })
+      .def_property_readonly("tokenizer_type",
+                             [](const PyModel& p) {
+                               return p.model().config().tokenizer.type == TokenizerType::Char ? "char"
+                                                                                               : "word";
+                             })
+      .def_property_readonly(
+          "bos", [](const PyModel& p) { return token_or_none(p.model(), p.model().tokenizer().bos_id()); })
+      .def_property_readonly(
+          "eos", [](const PyModel& p) { return token_or_none(p.model(), p.model().tokenizer().eos_id()); })
+      .def_property_readonly(
+          "unk", [](const PyModel& p) { return token_or_none(p.model(), p.model().tokenizer().unk_id()); })
+      .def("__contains__",
+           [](const PyModel& p, const std::string& w) { return p.model().vocab().find(w).has_value(); })
+      .def(
+          "vocab_index",
+          [](const PyModel& p, const std::string& w) -> std::optional<int32_t> {
+            return p.model().vocab().find(w);
+          },
+          py::arg("word"))
+      .def(
+          "tokenize",
+          [](const PyModel& p, const std::string& text) {
+            std::vector<std::string> out;
+            for (const auto& t : p.model().tokenizer().tokenize(text)) out.push_back(t.text);
+            return out;
+          },
+          py::arg("text"))
+      .def(
+          "encode",
+          [](const PyModel& p, const std::string& text, bool bos, bool eos) {
+            return encode(p.model(), text, bos, eos);
+          },
+          py::arg("text"), py::kw_only(), py::arg("bos") = false, py::arg("eos") = false)
+      .def(
+          "decode",
+          [](const PyModel& p, const std::vector<int64_t>& ids) {
+            return p.model().tokenizer().detokenize(ids_of(p.model(), ids));
+          },
+          py::arg("ids"))
+      .def(
+          "score",
+          [](PyModel& p, const std::string& s, bool bos, bool eos) {
+            return score_one(p, s, bos, eos).logprob / kLn10;
+          },
+          py::arg("sentence"), py::arg("bos") = true, py::arg("eos") = true)
+      .def(
+          "perplexity",
+          [](PyModel& p, const std::string& s, bool bos, bool eos) {
+            tasks::ScoreSummary sum;
+            sum.add(score_one(p, s, bos, eos));
+            return sum.perplexity();
+          },
+          py::arg("sentence"), py::arg("bos") = true, py::arg("eos") = true)
+      .def(
+          "_full_scores",
+          [](PyModel& p, const std::string& s, bool bos, bool eos) {
+            const auto line = score_one(p, s, bos, eos);
+            const auto& tok = p.model().tokenizer();
+            // KenLM's n-gram length becomes the tokens of context the LSTM has seen + 1 (the start token
+            // counted), 0 for a token not scored: the CLI's --output-format kenlm.
+            int64_t context = bos && (tok.bos_id() || tok.eos_id()) ? 1 : 0;
+            py::list out;
+            for (const auto& w : line.words) {
+              const double log10 = w.scored ? w.logprob / kLn10 : 0.0;
+              out.append(py::make_tuple(log10, w.scored ? context + 1 : 0, w.oov, w.token));
+              context += w.id >= 0 ? 1 : 0;
+            }
+            return out;
+          },
+          py::arg("sentence"), py::arg("bos") = true, py::arg("eos") = true)
+      .def(
+          "score_batch",
+          [](PyModel& p, const std::vector<std::string>& sentences, bool bos, bool eos) {
+            auto lines = score_released(p, score_options(p, bos, eos, "sentence", "skip", false), sentences,
+                                        "<batch>", 1);
+            py::array_t<double> out(static_cast<py::ssize_t>(lines.size()));
+            auto v = out.mutable_unchecked<1>();
+            for (size_t i = 0; i < lines.size(); ++i)
+              v(static_cast<py::ssize_t>(i)) = lines[i].logprob / kLn10;
+            return out;
+          },
+          py::arg("sentences"), py::arg("bos") = true, py::arg("eos") = true)
+      .def(
+          "score_lines",
+          [](PyModel& p, const std::vector<std::string>& lines, const std::string& source,
+             uint64_t first_line, const std::string& context, bool bos, bool eos, const std::string& oov,
+             bool skip_empty) {
+            auto o = score_options(p, bos, eos, context, oov, skip_empty);
+            auto out = score_released(p, o, lines, source, first_line);
+            for (auto& l : out) l.words.clear();
+            return out;
+          },
+          py::arg("lines"), py::arg("source") = "-", py::arg("first_line") = 1, py::kw_only(),
+          py::arg("context") = "sentence", py::arg("bos") = true, py::arg("eos") = true,
+          py::arg("oov") = "skip", py::arg("skip_empty") = false)
+      .def(
+          "logprobs",
+          [](PyModel& p, const std::vector<int64_t>& ids_in) {
+            const auto ids = ids_of(p.model(), ids_in);
+            std::vector<MatrixRM> out;
+            {
+              py::gil_scoped_release nogil;
+              auto engine = p.pool().acquire();
+              std::vector<State> st{State::zeros(p.model())};
+              engine->logprobs({ids}, st, out);
+            }
+            const auto rows = static_cast<py::ssize_t>(ids.size());
+            const auto cols = static_cast<py::ssize_t>(p.model().vocab_size());
+            py::array_t<float> a({rows, cols});
+            if (rows > 0) std::copy(out[0].data(), out[0].data() + rows * cols, a.mutable_data());
+            return a;
+          },
+          py::arg("ids"))
+      .def(
+          "_predict",
+          [](PyModel& p, const std::string& context, bool ids, int top) {
+            tasks::PredictOptions o;
+            o.top = top;
+            o.window = p.options().window;
+            o.ids_input = ids;
+            std::vector<tasks::Prediction> r;
+            {
+              py::gil_scoped_release nogil;
+              auto engine = p.pool().acquire();
+              r = tasks::predict(*engine, {context}, o, "<context>", 1);
+            }
+            py::list out;
+            for (const auto& c : r[0].top) out.append(py::make_tuple(c.token, c.id, c.prob, c.logprob));
+            return out;
+          },
+          py::arg("context"), py::arg("ids"), py::arg("top"))
+      .def(
+          "_generate",
+          [](PyModel& p, const std::string& prompt, int max_tokens, float temperature, int top_k, float top_p,
+             float min_p, float repeat_penalty, int repeat_last_n, std::optional<uint64_t> seed,
+             int num_samples, std::optional<bool> stop_at_eos, const std::string& oov) {
+            GenerateOptions g;
+            g.prompt = prompt;
+            g.max_tokens = max_tokens;
+            g.sampler = {temperature, top_k, top_p, min_p, repeat_penalty, repeat_last_n};
+            g.sampler.validate();
+            if (max_tokens < 0) throw_usage("max_tokens must be >= 0, got " + std::to_string(max_tokens));
+            if (num_samples < 1) throw_usage("num_samples must be >= 1, got " + std::to_string(num_samples));
+            g.seed = seed ? *seed : random_seed();
+            g.num_samples = num_samples;
+            g.stop_at_eos = stop_at_eos;
+            g.window = p.options().window;
+            g.oov = oov_policy(oov);
+            GenerateResult r;
+            {
+              py::gil_scoped_release nogil;
+              auto engine = p.pool().acquire();
+              r = generate(*engine, g);
+            }
+            py::list texts;
+            for (const auto& s : r.samples) texts.append(sample_text(p.model().tokenizer(), prompt, s.ids()));
+            return py::make_tuple(texts, g.seed);
+          },
+          py::arg("prompt"), py::arg("max_tokens"), py::arg("temperature"), py::arg("top_k"),
+          py::arg("top_p"), py::arg("min_p"), py::arg("repeat_penalty"), py::arg("repeat_last_n"),
+          py::arg("seed"), py::arg("num_samples"), py::arg("stop_at_eos"), py::arg("oov"))
+      .def(
+          "NullContextWrite",
+          [](PyModel& p, PyState& s) {
+            s.state = State::zeros(p.model());
+            s.next.clear();
+          },
+          py::arg("state"), "Writes the zero state (no context) into `state`.")
+      .def(
+          "BeginSentenceWrite",
+          [](PyModel& p, PyState& s) {
+            const int32_t start = tasks::start_token(p.model().tokenizer());
+            if (start < 0) {
+              s.state = State::zeros(p.model());
+              s.next.clear();
+              return;
+            }
+            write_after(p, State::zeros(p.model()), start, s);
+          },
+          py::arg("state"), "Writes the state after the start token (bos, else eos) into `state`.")
+      .def(
+          "BaseScore",
+          [](PyModel& p, const PyState& in, const std::string& word, PyState& out) {
+            check_state(p.model(), in, "BaseScore");
+            const int32_t id =
+                word == "</s>" && p.model().tokenizer().eos_id() && !p.model().vocab().find(word)
+                    ? *p.model().tokenizer().eos_id()
+                    : word_id(p.model(), word);
+            const double log10 = next_of(p, in)[static_cast<size_t>(id)] / kLn10;
+            write_after(p, in.state, id, out);
+            return log10;
+          },
+          py::arg("in_state"), py::arg("word"), py::arg("out_state"),
+          "log10 p(word | in_state); writes the state after `word` into out_state (which may be in_state).");
+  bind_jsonl(cls);
+}
+
+}  // namespace lstmlm::py
