@@ -274,4 +274,26 @@ TEST(ScoreJsonl, RefusedOptions) {
   EXPECT_THROW(JsonlScorer(e, entropy), UsageError);
 }
 
+TEST(ScoreJsonl, DeepNestingAndWindowsAreHandled) {
+  Engine e(fairytales(), 1);
+  // No DOM is built: a deeply nested value next to the text costs its bytes only.
+  const std::string deep =
+      R"({"text": "the king", "x": )" + std::string(200000, '[') + std::string(200000, ']') + "}";
+  auto r = JsonlScorer(e, {}).score({deep, std::string(200000, '[')}, "-", 1);
+  ASSERT_EQ(r[0].status, Status::Kept) << r[0].error;
+  EXPECT_EQ(r[0].total.logprob, scorer_totals(e, {"the king"}).logprob);
+  EXPECT_EQ(r[1].status, Status::Error);
+  // A window is the Scorer's, in both modes.
+  for (ContextMode mode : {ContextMode::Sentence, ContextMode::Document}) {
+    JsonlOptions o;
+    o.score.context = mode;
+    o.score.window = WindowOptions{WindowMode::Window, 2};
+    auto w = JsonlScorer(e, o).score({R"({"text": "once upon a time\nthere was a king"})"}, "-", 1);
+    ASSERT_EQ(w[0].status, Status::Kept) << w[0].error;
+    EXPECT_EQ(w[0].total.logprob, scorer_totals(e, {"once upon a time", "there was a king"}, o.score,
+                                                {LineEnd::Lf, LineEnd::None})
+                                      .logprob);
+  }
+}
+
 }  // namespace
