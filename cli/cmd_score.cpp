@@ -2,7 +2,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <optional>
 
 #include "commands.hpp"
 #include "emit.hpp"
@@ -13,6 +15,7 @@
 #include "lstmlm/tasks/score.hpp"
 #include "options.hpp"
 #include "output.hpp"
+#include "score_jsonl.hpp"
 #include "score_records.hpp"
 
 namespace lstmlm::cli {
@@ -96,6 +99,23 @@ state over them, as a Keras app's model.predict(pad_sequences(..., maxlen=N, pad
 stays context only). A model whose config.json has input_length uses --pad-to input_length by default (a
 note on stderr says so); --stateful carries the state instead. N in [1, 1000000]. Each token then costs
 up to N steps (checkpointed pads are shared): a long document with a large --window is slow.
+JSONL documents (docs/scoring.md, section JSONL documents): --input-format jsonl reads one JSON object per
+line and writes each back, in input order, as a filter (Hadoop streaming, spark pipe): the line's own bytes
+(never re-serialized), trailing whitespace removed, its final '}' replaced by ', "logprob": L, "tokens": N,
+"oovs": K, "perplexity": P}'; L (ln) and P with 9 significant digits, null when
+not finite or nothing was scored. The text is the top-level string field --text-field (default "text"),
+read as a file would be: split at "\n" (a "\r" before it stripped), a final "\n" ends the last line;
+each line is scored as score scores a line of a file with the same options (--context, --no-eos, --oov,
+--skip-empty, --ids, --pad-to/--window); --context document: one stream per document, from the start state,
+so documents never depend on each other. L, N, K are the sums over the lines, P = exp(-L/N) (OOVs
+included). --min-perplexity X / --max-perplexity X keep a document only when X <= P (P <= X); one with no
+scored token is then dropped. stdout: the kept documents only; stderr: one summary line (documents, kept,
+filtered, errors, tokens, perplexity of the scored documents). A bad document (invalid JSON, not an object,
+the text field missing or not a string, a top-level logprob/tokens/oovs/perplexity already present, invalid
+UTF-8, an OOV under --oov error) is "FILE:LINE: ...": --on-error fail (default) writes every document before
+it, then the error, exit 1; --on-error skip writes a warning line for it on stderr and goes on (exit 0).
+Not with -v, --output-format, --units, --entropy, --rank or --aggregate words (exit 2); the jsonl options
+are refused without --input-format jsonl.
 Numbers in jsonl/tsv/lmzoo have 9 significant digits. Speed (tokens/s) goes to stderr, never to stdout.)";
 
 struct Opts {
@@ -110,7 +130,52 @@ struct Opts {
   int batch_size = 64, threads = 0;
   std::string precision = "fp32";
   WindowArgs window;
+  // --input-format jsonl (cli/score_jsonl.cpp): the options only it takes, and the ones it refuses.
+  std::string input_format = "text", text_field = "text", on_error = "fail";
+  double min_perplexity = 0, max_perplexity = 0;
+  CLI::Option *verbosity_opt = nullptr, *format_opt = nullptr, *text_field_opt = nullptr,
+              *on_error_opt = nullptr, *min_opt = nullptr, *max_opt = nullptr;
 };
+
+// --input-format jsonl: stdout carries only the documents, so what would shape per-line records is refused,
+// and the jsonl options are refused without it (exit 2, before the model loads).
+std::optional<JsonlRun> jsonl_run(const Opts& o) {
+  const bool jsonl = o.input_format == "jsonl";
+  if (!jsonl) {
+    for (const CLI::Option* opt : {o.text_field_opt, o.on_error_opt, o.min_opt, o.max_opt})
+      if (opt->count() > 0)
+        throw UsageError(opt->get_name() + ": only with --input-format jsonl (JSONL documents)");
+    return std::nullopt;
+  }
+  auto refuse = [](const std::string& what) {
+    throw UsageError(
+        what +
+        ": not with --input-format jsonl (stdout carries the documents, each with logprob, tokens, "
+        "oovs and perplexity added)");
+  };
+  if (o.verbosity_opt->count() > 0) refuse("-v/--verbosity");
+  if (o.format_opt->count() > 0) refuse("--output-format");
+  if (!o.units.empty()) refuse("--units");
+  if (o.entropy) refuse("--entropy");
+  if (o.rank) refuse("--rank");
+  if (o.aggregate == "words") refuse("--aggregate words");
+  if (o.min_opt->count() > 0 && o.max_opt->count() > 0 && o.min_perplexity > o.max_perplexity)
+    throw UsageError("--min-perplexity " + o.min_opt->as<std::string>() + " is above --max-perplexity " +
+                     o.max_opt->as<std::string>() + ": every document would be filtered");
+  JsonlRun r;
+  r.model_dir = o.model_dir;
+  r.files = o.files;
+  r.score = line_options(o);
+  r.window = o.window;
+  r.threads = o.threads;
+  r.precision = o.precision;
+  r.progress = o.progress;
+  r.text_field = o.text_field;
+  r.skip_errors = o.on_error == "skip";
+  if (o.min_opt->count() > 0) r.min_perplexity = o.min_perplexity;
+  if (o.max_opt->count() > 0) r.max_perplexity = o.max_perplexity;
+  return r;
+}
 
 // The combinations that cannot be honoured, refused before the model loads (exit 2).
 ScoreView checked_view(const Opts& o) {
@@ -149,6 +214,7 @@ ScoreView checked_view(const Opts& o) {
 }
 
 int run(const Opts& o) {
+  if (auto jsonl = jsonl_run(o)) return run_score_jsonl(*jsonl);
   const ScoreView view = checked_view(o);
   check_readable(o.files);
   tasks::ScoreOptions task = line_options(o);
@@ -262,12 +328,38 @@ Subcommand setup_score(CLI::App& parent) {
   s.app->footer(kHelp);
   add_model_option(*s.app, o->model_dir);
   s.app->add_option("files", o->files, "Input files ('-' or none: stdin)");
-  s.app->add_option("-v,--verbosity", o->verbosity, "word, sentence or summary")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, Verbosity>{
-          {"word", Verbosity::Word}, {"sentence", Verbosity::Sentence}, {"summary", Verbosity::Summary}}))
-      ->default_str("word");
-  add_format_option(*s.app, o->format,
-                    {Format::Text, Format::Jsonl, Format::Tsv, Format::Lmzoo, Format::Kenlm, Format::Srilm});
+  o->verbosity_opt =
+      s.app->add_option("-v,--verbosity", o->verbosity, "word, sentence or summary")
+          ->transform(CLI::CheckedTransformer(std::map<std::string, Verbosity>{
+              {"word", Verbosity::Word}, {"sentence", Verbosity::Sentence}, {"summary", Verbosity::Summary}}))
+          ->default_str("word");
+  o->format_opt = add_format_option(
+      *s.app, o->format,
+      {Format::Text, Format::Jsonl, Format::Tsv, Format::Lmzoo, Format::Kenlm, Format::Srilm});
+  s.app->add_option("--input-format", o->input_format, "text (a sentence per line) or jsonl (documents)")
+      ->check(CLI::IsMember({"text", "jsonl"}))
+      ->capture_default_str();
+  o->text_field_opt =
+      s.app
+          ->add_option("--text-field", o->text_field,
+                       "jsonl: the top-level string field holding a document's text")
+          ->check(CLI::Validator(
+              [](std::string& v) { return v.empty() ? std::string("an empty field name") : ""; }, "NAME"))
+          ->capture_default_str();
+  o->on_error_opt =
+      s.app
+          ->add_option("--on-error", o->on_error,
+                       "jsonl: a bad document stops the run (fail, exit 1) or is skipped (skip)")
+          ->check(CLI::IsMember({"fail", "skip"}))
+          ->capture_default_str();
+  o->min_opt = s.app
+                   ->add_option("--min-perplexity", o->min_perplexity,
+                                "jsonl: keep only documents with a perplexity of at least X")
+                   ->check(real_range(0, std::numeric_limits<double>::max()));
+  o->max_opt = s.app
+                   ->add_option("--max-perplexity", o->max_perplexity,
+                                "jsonl: keep only documents with a perplexity of at most X")
+                   ->check(real_range(0, std::numeric_limits<double>::max()));
   s.app->add_option("--units", o->units, "Log-probabilities as ln, log10 or bits (surprisal = -log2 p)")
       ->check(CLI::IsMember({"ln", "log10", "bits"}));
   s.app->add_flag("--entropy", o->entropy, "Entropy of the distribution each token is predicted from");
