@@ -32,8 +32,8 @@ dropped), else on any whitespace as Python's str.split(); char models: one token
 (filtered characters deleted). With --ids each line is token ids.
 
 Sentence mode (default): state reset per line; the first token is predicted from bos_token, else
-eos_token, else it is context only (not scored); the model's eos_token, if it has one, is appended and
-scored unless --no-eos. A model without eos gets nothing appended (the line's end is not scored; a char
+eos_token, else (or with --no-bos) it is context only (not scored); the model's eos_token, if it has
+one, is appended and scored unless --no-eos. A model without eos gets nothing appended (the line's end is not scored; a char
 model's "\n" is not fed in sentence mode). An empty line is scored as just its line end, so as nothing
 without eos (--skip-empty: not scored, record marked skipped). Document mode (--context document): one
 stream across lines and files, its first token predicted as in sentence mode, each line followed by its
@@ -126,7 +126,7 @@ struct Opts {
   std::string context = "sentence", progress = "auto";
   std::string units, aggregate = "tokens";  // units "": the historic logprob and log10prob fields
   tasks::OovPolicy oov = tasks::OovPolicy::Skip;
-  bool no_eos = false, skip_empty = false, ids = false, entropy = false, rank = false;
+  bool no_eos = false, no_bos = false, skip_empty = false, ids = false, entropy = false, rank = false;
   int batch_size = 64, threads = 0;
   std::string precision = "fp32";
   WindowArgs window;
@@ -166,6 +166,7 @@ std::optional<JsonlRun> jsonl_run(const Opts& o) {
   r.model_dir = o.model_dir;
   r.files = o.files;
   r.score = line_options(o);
+  r.score.add_start = !o.no_bos;
   r.window = o.window;
   r.threads = o.threads;
   r.precision = o.precision;
@@ -218,6 +219,7 @@ int run(const Opts& o) {
   const ScoreView view = checked_view(o);
   check_readable(o.files);
   tasks::ScoreOptions task = line_options(o);
+  task.add_start = !o.no_bos;
   task.entropy = o.entropy;
   task.rank = o.rank;
   task.aggregate = view.words ? tasks::Aggregate::Words : tasks::Aggregate::Tokens;
@@ -370,6 +372,8 @@ Subcommand setup_score(CLI::App& parent) {
   s.app->add_option("--context", o->context, "sentence (state reset per line) or document")
       ->check(CLI::IsMember({"sentence", "document"}))
       ->capture_default_str();
+  s.app->add_flag("--no-bos", o->no_bos,
+                  "No start token: a line's first token is context only (KenLM's bos=False)");
   s.app->add_flag("--no-eos", o->no_eos,
                   "Do not append a line end (eos_token; in document mode a char model's \"\\n\")");
   add_oov_option(*s.app, o->oov);

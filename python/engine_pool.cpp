@@ -4,11 +4,12 @@
 
 namespace lstmlm::py {
 
-EnginePool::EnginePool(std::shared_ptr<const Model> model, EngineOptions options, int max_engines)
-    : model_(std::move(model)), options_(std::move(options)), max_(std::max(1, max_engines)) {
+EnginePool::EnginePool(std::shared_ptr<const Model> model, EngineOptions options, int thread_budget)
+    : model_(std::move(model)), options_(std::move(options)) {
   idle_.push_back(std::make_unique<Engine>(model_, options_));
   first_ = idle_.back().get();
   made_ = 1;
+  max_ = std::max(2, thread_budget / std::max(1, first_->threads()));
 }
 
 EnginePool::Lease EnginePool::acquire() {

@@ -1,7 +1,7 @@
 // Engines for the Python threads that share one Model. An Engine serves one caller at a time, so every
-// call leases one: idle engines are reused, a new one is made while fewer than `max_engines` exist, and
-// past that the caller waits (without the GIL) for one to come back. So N Python threads scoring with one
-// Model run on min(N, max_engines) engines at once, and the number of OS threads stays bounded.
+// call leases one: idle engines are reused, a new one is made while the engines' threads stay within the
+// budget (at least two engines), and past that the caller waits (without the GIL) for one to come back.
+// So N Python threads scoring with one Model run on a bounded number of engines and OS threads.
 #pragma once
 #include <condition_variable>
 #include <memory>
@@ -15,7 +15,8 @@ namespace lstmlm::py {
 class EnginePool {
  public:
   // Makes the first engine at once, so a bad option (threads, precision) fails when the Model is made.
-  EnginePool(std::shared_ptr<const Model> model, EngineOptions options, int max_engines);
+  // At most max(2, thread_budget / the engine's threads) engines exist.
+  EnginePool(std::shared_ptr<const Model> model, EngineOptions options, int thread_budget);
 
   class Lease {
    public:

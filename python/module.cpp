@@ -1,5 +1,6 @@
 // The compiled part of the Python module: lstmlm._lstmlm. The package (python/lstmlm/__init__.py) adds
 // the KenLM-style wrappers written in Python and re-exports everything.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include <string>
@@ -11,6 +12,11 @@
 
 PYBIND11_MODULE(_lstmlm, m) {
   m.doc() = "lstmlm: LSTM language models on the CPU (docs/python.md)";
+  // pybind11 reaches numpy's C API through a function-local static made on first use, whose initializer
+  // imports numpy and so lets go of the GIL: two threads making their first array at once deadlock (one
+  // waits for the static's guard holding the GIL, the other for the GIL inside the guard). Made here, on
+  // import, it is made once, before any thread can race for it.
+  pybind11::array_t<float> numpy_api_ready(0);
   lstmlm::py::register_errors(m);
   lstmlm::py::bind_state(m);
   lstmlm::py::bind_model(m);

@@ -2,9 +2,8 @@
 
 #include <optional>
 
-#include "py_model.hpp"
-#if __has_include("lstmlm/tasks/jsonl.hpp")  // TEMPORARY until the jsonl branch lands
 #include "lstmlm/tasks/jsonl.hpp"
+#include "py_model.hpp"
 
 namespace lstmlm::py {
 
@@ -50,8 +49,3 @@ void bind_jsonl(py::class_<PyModel>& cls) {
 }
 
 }  // namespace lstmlm::py
-#else
-namespace lstmlm::py {
-void bind_jsonl(pybind11::class_<PyModel>&) {}
-}  // namespace lstmlm::py
-#endif

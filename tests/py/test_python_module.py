@@ -108,7 +108,15 @@ class ScoreAgainstCli(unittest.TestCase):
             os.unlink(f)
         self.assertEqual(g9(m.score(s, eos=False)), rec["log10prob"])
         self.assertEqual(len(list(m.full_scores(s, eos=False))), len(s.split()))
-        # Without the start token the first word is context only (length 0), as for a model without bos.
+        # Without the start token the first word is context only (length 0), as --no-bos.
+        f = write_lines([s])
+        try:
+            rec = cli_jsonl("score", "-m", WORD, "--output-format", "jsonl", "-v", "word", "--no-bos", f)[0]
+        finally:
+            os.unlink(f)
+        self.assertEqual(g9(m.score(s, bos=False)), rec["log10prob"])
+        self.assertEqual(rec["words"][0]["log10prob"], None)
+        self.assertEqual(rec["tokens"], len(s.split()))  # the first word not scored, eos scored
         first = next(m.full_scores(s, bos=False))
         self.assertEqual((first.length, first.log10prob), (0, 0.0))
         self.assertLess(m.score(s, bos=False), 0)

@@ -1,0 +1,557 @@
+"""Scoring text and JSONL documents across machines with Dask (docs/distributed.md).
+
+    from distributed import Client
+    import lstmlm.dask
+    client = Client("tcp://scheduler:8786")
+    r = lstmlm.dask.score_text(client, "/shared/models/fairytales-word", ["a.txt", "b.txt"], output="scores.jsonl")
+    print(r.perplexity, r.tokens)
+
+The driver cuts the input into partitions of consecutive lines (never across files), submits them to the
+workers and takes the results back in input order, whatever order they finish in. Each worker process loads
+the model once, from the directory path (the model is never pickled): `model_dir` must name the same
+directory on every worker. The numbers are exactly those of `lstmlm score`: the engine is batch-invariant,
+so where a line is scored does not change a bit of its result.
+
+Fault tolerance is Dask's: a partition lost with its worker is recomputed elsewhere (up to the scheduler's
+`distributed.scheduler.allowed-failures`), and since the driver takes one result per partition index, no
+line is lost or written twice.
+"""
+import collections
+import json
+import math
+import os
+import threading
+import uuid
+
+from . import InputError, Model, ModelError, UsageError
+
+__all__ = ["score_text", "score_jsonl", "warm", "TextResult", "JsonlResult", "load_counts"]
+
+_LN10 = 2.302585092994045684  # as the CLI divides by it (cli/score_records.cpp)
+_BOM = b"\xef\xbb\xbf"
+
+# ---------------------------------------------------------------------------------------------------------
+# Worker side: one model per (absolute path, threads, precision) and process, loaded on first use.
+
+_MODELS = {}
+_LOADS = collections.Counter()
+_LOCK = threading.Lock()
+
+
+def _model(key):
+    with _LOCK:
+        m = _MODELS.get(key)
+        if m is None:
+            path, threads, precision = key
+            m = Model(path, threads=threads, precision=precision)
+            _MODELS[key] = m
+            _LOADS[key] += 1
+        return m
+
+
+def load_counts():
+    """{(path, threads, precision): loads} of this process: run it on the workers with
+    `client.run(lstmlm.dask.load_counts)` to see that each loaded its model once."""
+    with _LOCK:
+        return dict(_LOADS)
+
+
+def _warm(key):
+    try:
+        _model(key)
+    except ModelError as e:
+        return _one_line(e)
+    return None
+
+
+def _one_line(e):
+    return " ".join(str(e).split("\n")).strip() or type(e).__name__
+
+
+def _probe(key, kind, opts):
+    """Loads the model and runs an empty call with the options, so a bad model directory or option is one
+    message in the driver before any partition runs."""
+    try:
+        m = _model(key)
+    except ModelError as e:
+        return ("model_error", _one_line(e))
+    try:
+        if kind == "text":
+            m.score_lines([], "-", 1, **opts)
+        elif not hasattr(m, "score_jsonl"):
+            return ("missing", "the lstmlm module on the workers has no Model.score_jsonl (a build without "
+                               "the JSONL scorer): install the same lstmlm on every worker")
+        else:
+            m.score_jsonl([], "-", 1, **opts)
+    except (ValueError, TypeError) as e:
+        return ("usage_error", _one_line(e))
+    return ("ok",)
+
+
+def _clean(line, first):
+    """A bag element as the CLI's line reader leaves a line: without its line end ("\\n", then one "\\r")
+    and, on the first line of the input, without a UTF-8 BOM."""
+    if isinstance(line, str):
+        if line.endswith("\n"):
+            line = line[:-1]
+        if line.endswith("\r"):
+            line = line[:-1]
+        if first and line.startswith("\ufeff"):
+            line = line[1:]
+        return line.encode("utf-8", "surrogateescape")
+    line = bytes(line)
+    if line.endswith(b"\n"):
+        line = line[:-1]
+    if line.endswith(b"\r"):
+        line = line[:-1]
+    if first and line.startswith(_BOM):
+        line = line[3:]
+    return line
+
+
+def _pack(scores):
+    return [(s.line, bool(s.skipped), float(s.logprob), int(s.tokens), int(s.oovs), int(s.oov_tokens),
+             int(s.nonfinite), float(s.oov_logprob)) for s in scores]
+
+
+def _score_text_part(key, lines, source, first_line, opts, bag_first=None):
+    """Scores one partition. Returns ("ok", rows), ("model_error", message) or ("input_error", rows, index,
+    message): the rows before the bad line (scored one by one, as the CLI writes the lines before an error)
+    and the bad line's index in the partition. bag_first: the lines are bag elements (None: file lines);
+    True on the bag's first partition (its BOM is stripped)."""
+    try:
+        m = _model(key)
+    except ModelError as e:
+        return ("model_error", _one_line(e))
+    if bag_first is not None:
+        lines = [_clean(x, bag_first and i == 0) for i, x in enumerate(lines)]
+    try:
+        return ("ok", _pack(m.score_lines(lines, source, first_line, **opts)))
+    except UsageError as e:
+        return ("usage_error", _one_line(e))
+    except InputError as e:
+        rows = []
+        for i, line in enumerate(lines):
+            try:
+                rows.extend(_pack(m.score_lines([line], source, first_line + i, **opts)))
+            except InputError as e1:
+                return ("input_error", rows, i, _one_line(e1))
+        return ("input_error", rows, len(lines), _one_line(e))
+
+
+def _score_jsonl_part(key, lines, source, first_line, opts):
+    """Scores one partition of JSONL documents: ("ok", [(status, text)]) or ("model_error", message)."""
+    try:
+        m = _model(key)
+    except ModelError as e:
+        return ("model_error", _one_line(e))
+    try:
+        return ("ok", [(str(s), str(t)) for s, t in m.score_jsonl(lines, source, first_line, **opts)])
+    except UsageError as e:
+        return ("usage_error", _one_line(e))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Driver side.
+
+def _num9(v):
+    return "%.9g" % v if math.isfinite(v) else "null"
+
+
+def _json_str(s):
+    if isinstance(s, bytes):
+        s = s.decode("utf-8", "replace")
+    else:
+        s = s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return json.dumps(s, ensure_ascii=False)
+
+
+def _check_paths(paths):
+    """Every input readable, before any work: InputError "PATH: cannot open: REASON" (the CLI's message)."""
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        raise TypeError("paths: a list of file paths (got one path; wrap it in a list)")
+    paths = [os.fspath(p) for p in paths]
+    if not paths:
+        raise ValueError("paths: no input file")
+    for p in paths:
+        try:
+            os.stat(p)
+        except OSError as e:
+            raise InputError(f"{p}: cannot open: {e.strerror}") from None
+        if os.path.isdir(p):
+            raise InputError(f"{p}: cannot open: is a directory")
+        if not os.access(p, os.R_OK):
+            raise InputError(f"{p}: cannot open: Permission denied")
+    return paths
+
+
+def _file_partitions(paths, lines_per_partition):
+    """(source, first_line, [line bytes]) of at most lines_per_partition consecutive lines of one file,
+    split as the CLI reads a file: at "\\n", one "\\r" before it removed, a last line without "\\n" kept,
+    a BOM at the start of the file removed."""
+    for p in paths:
+        with open(p, "rb") as f:
+            block, first, n = [], 1, 0
+            for raw in f:
+                if raw.endswith(b"\n"):
+                    raw = raw[:-1]
+                if raw.endswith(b"\r"):
+                    raw = raw[:-1]
+                n += 1
+                if n == 1 and raw.startswith(_BOM):
+                    raw = raw[3:]
+                block.append(raw)
+                if len(block) == lines_per_partition:
+                    yield p, first, block
+                    block, first = [], n + 1
+            if block:
+                yield p, first, block
+
+
+def _client(client):
+    if client is None:
+        from distributed import default_client
+        return default_client()
+    return client
+
+
+def _key(model_dir, threads, precision):
+    return (os.path.abspath(os.fspath(model_dir)), int(threads), str(precision))
+
+
+def _run_probe(client, key, kind, opts):
+    r = client.submit(_probe, key, kind, opts, pure=False, key=f"lstmlm-probe-{uuid.uuid4().hex}").result()
+    if r[0] == "model_error":
+        raise ModelError(r[1]) from None
+    if r[0] == "usage_error":
+        raise UsageError(r[1]) from None
+    if r[0] == "missing":
+        raise RuntimeError(r[1]) from None
+
+
+def warm(client, model_dir, *, threads=1, precision="fp32"):
+    """Loads the model on every worker now (client.run), so the first partitions do not wait for it; a new
+    worker loads it on its first partition. Raises ModelError with the first worker's message."""
+    client = _client(client)
+    key = _key(model_dir, threads, precision)
+    for message in client.run(_warm, key).values():
+        if message is not None:
+            raise ModelError(message) from None
+
+
+def _window(client, max_in_flight):
+    if max_in_flight is not None:
+        if max_in_flight < 1:
+            raise ValueError("max_in_flight: at least 1")
+        return int(max_in_flight)
+    threads = sum(client.nthreads().values()) or 1
+    return max(4 * threads, 8)
+
+
+def _ordered(client, func, key, parts, opts, window, name):
+    """Submits func(key, lines, source, first, opts) per partition, at most `window` in flight, and yields
+    (source, first, lines, result) in partition order. Pending futures are cancelled when the consumer
+    stops early (an error)."""
+    prefix = f"lstmlm-{name}-{uuid.uuid4().hex[:12]}"
+    it = enumerate(parts)
+    pending = collections.deque()
+
+    def refill():
+        while len(pending) < window:
+            try:
+                i, (source, first, lines) = next(it)
+            except StopIteration:
+                return
+            fut = client.submit(func, key, lines, source, first, opts, key=f"{prefix}-{i}", priority=-i,
+                                pure=False)
+            pending.append((source, first, len(lines), fut))
+
+    refill()
+    try:
+        while pending:
+            source, first, n, fut = pending.popleft()
+            refill()
+            result = fut.result()
+            fut.release()
+            yield source, first, n, result
+    finally:
+        if pending:
+            client.cancel([p[3] for p in pending])
+
+
+class TextResult:
+    """What score_text returns: `lines` (a dict per input line, in input order, unless collect=False: file,
+    line, skipped, logprob, log10prob, tokens, oovs, oov_tokens, oov_logprob, nonfinite) and the summary of
+    `lstmlm score`: sentences (lines not skipped), skipped, tokens (scored, eos included), oovs,
+    oov_tokens (OOVs scored as unk), logprob (natural log), log10prob, perplexity (including OOVs),
+    perplexity_excl_oov, nonfinite; `partitions`: how many tasks ran."""
+
+    def __init__(self):
+        self.lines = []
+        self.sentences = self.skipped = self.tokens = self.oovs = self.oov_tokens = self.nonfinite = 0
+        self.logprob = self.oov_logprob = 0.0
+        self.partitions = 0
+
+    def _add(self, skipped, logprob, tokens, oovs, oov_tokens, nonfinite, oov_logprob):
+        # ScoreSummary::add, in input order (the sums are the CLI's bit for bit).
+        if skipped:
+            self.skipped += 1
+            return
+        self.sentences += 1
+        self.tokens += tokens
+        self.oovs += oovs
+        self.oov_tokens += oov_tokens
+        self.logprob += logprob
+        self.oov_logprob += oov_logprob
+        self.nonfinite += nonfinite
+
+    @property
+    def log10prob(self):
+        return self.logprob / _LN10
+
+    @property
+    def perplexity(self):
+        return math.exp(-self.logprob / self.tokens) if self.tokens else math.nan
+
+    @property
+    def perplexity_excl_oov(self):
+        n = self.tokens - self.oov_tokens
+        return math.exp(-(self.logprob - self.oov_logprob) / n) if n else math.nan
+
+    def summary(self):
+        """The summary as a dict with the fields of the CLI's jsonl summary record."""
+        d = {"sentences": self.sentences, "skipped": self.skipped, "tokens": self.tokens, "oovs": self.oovs,
+             "logprob": self.logprob, "log10prob": self.log10prob, "perplexity": self.perplexity,
+             "perplexity_excl_oov": self.perplexity_excl_oov}
+        if self.nonfinite:
+            d["nonfinite"] = self.nonfinite
+        return d
+
+    def summary_record(self):
+        """The CLI's jsonl summary line (without the newline)."""
+        s = (f'{{"type": "summary", "sentences": {self.sentences}, "skipped": {self.skipped}, '
+             f'"tokens": {self.tokens}, "oovs": {self.oovs}, "logprob": {_num9(self.logprob)}, '
+             f'"log10prob": {_num9(self.log10prob)}, "perplexity": {_num9(self.perplexity)}, '
+             f'"perplexity_excl_oov": {_num9(self.perplexity_excl_oov)}')
+        if self.nonfinite:
+            s += f', "nonfinite": {self.nonfinite}'
+        return s + "}"
+
+    def __repr__(self):
+        return (f"TextResult(sentences={self.sentences}, skipped={self.skipped}, tokens={self.tokens}, "
+                f"oovs={self.oovs}, logprob={self.logprob!r}, perplexity={self.perplexity!r}, "
+                f"perplexity_excl_oov={self.perplexity_excl_oov!r}, partitions={self.partitions})")
+
+
+def _line_record(file_json, line, skipped, logprob, tokens, oovs, nonfinite):
+    s = (f'{{"type": "line", "file": {file_json}, "line": {line}, "skipped": {"true" if skipped else "false"}, '
+         f'"logprob": {_num9(logprob)}, "log10prob": {_num9(logprob / _LN10)}, "tokens": {tokens}, '
+         f'"oovs": {oovs}')
+    if nonfinite:
+        s += f', "nonfinite": {nonfinite}'
+    return s + "}\n"
+
+
+def score_text(client, model_dir, paths_or_bag, *, lines_per_partition=2000, threads=1, precision="fp32",
+               context="sentence", eos=True, oov="skip", skip_empty=False, output=None, source="-",
+               collect=True, max_in_flight=None, on_partition=None):
+    """Scores text, one sentence per line, on the Dask cluster of `client` (None: the default client), with
+    the numbers of `lstmlm score -m MODEL_DIR`.
+
+    paths_or_bag: a list of text file paths, read by the driver and cut into partitions of
+    `lines_per_partition` consecutive lines (line numbers per file, "file" the path as given); or a
+    dask.bag.Bag of lines (str or bytes; a trailing "\\n" or "\\r\\n" is removed, as dask.bag.read_text
+    leaves it), scored partition by partition where the bag lives, numbered 1.. across the bag as one input
+    named `source` (the CLI's "-" for stdin by default).
+    threads, precision: Model(threads=..., precision=...) on each worker (one model per worker process).
+    context="document" is refused (ValueError): it carries the state from line to line, so the input
+    cannot be split; run `lstmlm score --context document` or Model.score_lines on one machine.
+    output: a path; gets exactly what `lstmlm score -v sentence --output-format jsonl FILES...` writes,
+    written in input order as the partitions arrive. collect=False keeps no per-line dicts in memory.
+    max_in_flight: partitions submitted at once (default 4 per worker thread); on_partition(index, lines)
+    is called in the driver as each partition's result is taken, in order.
+
+    Returns a TextResult. Raises lstmlm.InputError before any work for a path that cannot be read, and with
+    the first bad line's message "SOURCE:LINE: ..." (after writing the lines before it, as the CLI does);
+    lstmlm.ModelError with the worker's message when the model cannot load; lstmlm.UsageError (a
+    ValueError) for an option the model refuses, ValueError for others.
+    """
+    if context == "document":
+        raise ValueError("context='document' carries the state across lines and files, so it cannot be split "
+                         "into partitions: use lstmlm.Model.score_lines or `lstmlm score --context document` "
+                         "on one machine")
+    if context != "sentence":
+        raise ValueError(f"context: 'sentence' (got {context!r})")
+    if int(lines_per_partition) < 1:
+        raise ValueError("lines_per_partition: at least 1")
+    lines_per_partition = int(lines_per_partition)
+    try:
+        import dask.bag as dbag
+        is_bag = isinstance(paths_or_bag, dbag.Bag)
+    except ImportError:
+        is_bag = False
+    paths = None if is_bag else _check_paths(paths_or_bag)
+    client = _client(client)
+    key = _key(model_dir, threads, precision)
+    opts = {"context": context, "eos": bool(eos), "oov": oov, "skip_empty": bool(skip_empty)}
+    _run_probe(client, key, "text", opts)
+
+    result = TextResult()
+    out = open(output, "wb") if output is not None else None
+    stream = None
+    try:
+        if is_bag:
+            stream = _bag_results(client, key, paths_or_bag, source, opts)
+        else:
+            stream = _ordered(client, _score_text_part, key, _file_partitions(paths, lines_per_partition),
+                              opts, _window(client, max_in_flight), "score")
+        offsets = collections.defaultdict(int)  # bag: lines before the partition
+        for index, (src, first, n, r) in enumerate(stream):
+            if r[0] == "model_error":
+                raise ModelError(r[1]) from None
+            if r[0] == "usage_error":
+                raise UsageError(r[1]) from None
+            rows = r[1]
+            if is_bag:
+                first = offsets[src] + 1
+                rows = [(first + j,) + row[1:] for j, row in enumerate(rows)]
+                offsets[src] += n
+            file_json = _json_str(src)
+            buf = []
+            for (line, skipped, logprob, tokens, oovs, oov_tokens, nonfinite, oov_logprob) in rows:
+                result._add(skipped, logprob, tokens, oovs, oov_tokens, nonfinite, oov_logprob)
+                if out is not None:
+                    buf.append(_line_record(file_json, line, skipped, logprob, tokens, oovs, nonfinite))
+                if collect:
+                    result.lines.append({"file": src, "line": line, "skipped": skipped, "logprob": logprob,
+                                         "log10prob": logprob / _LN10, "tokens": tokens, "oovs": oovs,
+                                         "oov_tokens": oov_tokens, "oov_logprob": oov_logprob,
+                                         "nonfinite": nonfinite})
+            if out is not None:
+                out.write("".join(buf).encode("utf-8"))
+            result.partitions += 1
+            if r[0] == "input_error":
+                message = r[3]
+                if is_bag:  # the worker numbered the partition from 1: renumber in the whole bag
+                    local = f"{src}:{r[2] + 1}:"
+                    if message.startswith(local):
+                        message = f"{src}:{first + r[2]}:" + message[len(local):]
+                raise InputError(message) from None
+            if on_partition is not None:
+                on_partition(index, n)
+        if out is not None:
+            out.write((result.summary_record() + "\n").encode("utf-8"))
+    finally:
+        if stream is not None:
+            stream.close()  # cancels the partitions still in flight after an error
+        if out is not None:
+            out.close()
+    return result
+
+
+def _bag_results(client, key, bag, source, opts):
+    """Each partition of the bag scored where it is computed (numbered from 1; the driver renumbers),
+    results taken in partition order."""
+    import dask
+    parts = bag.to_delayed()
+    tasks = [dask.delayed(_score_text_part, pure=False)(key, p, source, 1, opts, i == 0)
+             for i, p in enumerate(parts)]
+    futures = client.compute(tasks)
+    try:
+        for fut in futures:
+            r = fut.result()
+            fut.release()
+            # A partition's length is its number of results, or the rows before the error + the bad line.
+            n = len(r[1]) if r[0] == "ok" else (r[2] + 1 if r[0] == "input_error" else 0)
+            yield source, 1, n, r
+    finally:
+        client.cancel([f for f in futures if f.status == "pending"])
+
+
+class JsonlResult:
+    """What score_jsonl returns: `documents` (the kept output lines, without newline, in input order, unless
+    collect=False), kept, filtered, `errors` (the messages "SOURCE:LINE: ..." of the documents dropped under
+    on_error="skip") and `partitions`."""
+
+    def __init__(self):
+        self.documents = []
+        self.kept = self.filtered = 0
+        self.errors = []
+        self.partitions = 0
+
+    @property
+    def n_errors(self):
+        return len(self.errors)
+
+    def __repr__(self):
+        return (f"JsonlResult(kept={self.kept}, filtered={self.filtered}, errors={len(self.errors)}, "
+                f"partitions={self.partitions})")
+
+
+def score_jsonl(client, model_dir, paths, *, text_field="text", min_perplexity=None, max_perplexity=None,
+                on_error="fail", output=None, lines_per_partition=1000, threads=1, precision="fp32",
+                context="sentence", eos=True, oov="skip", collect=True, max_in_flight=None, on_partition=None):
+    """Scores JSONL documents (one JSON object per line, its text in the string field `text_field`) on the
+    cluster, as `lstmlm score --input-format jsonl --text-field F [--min-perplexity X] [--max-perplexity Y]`
+    does: each kept document is its input line with `, "logprob": L, "tokens": N, "oovs": K,
+    "perplexity": P` added before the final "}"; documents outside [min_perplexity, max_perplexity] are
+    filtered out. context="document" scores each document as one stream (documents stay independent, so
+    the input can be split). output: a path that gets the kept lines, byte for byte the CLI's stdout.
+
+    on_error="fail": the first bad document (invalid JSON, no text field, invalid UTF-8, ...) raises
+    lstmlm.InputError with its message "SOURCE:LINE: ...", after the documents before it are written;
+    "skip": bad documents are dropped, their messages in JsonlResult.errors.
+    Returns a JsonlResult. Paths, model and option errors as score_text.
+    """
+    if on_error not in ("fail", "skip"):
+        raise ValueError(f"on_error: 'fail' or 'skip' (got {on_error!r})")
+    if context not in ("sentence", "document"):
+        raise ValueError(f"context: 'sentence' or 'document' (got {context!r})")
+    if int(lines_per_partition) < 1:
+        raise ValueError("lines_per_partition: at least 1")
+    paths = _check_paths(paths)
+    client = _client(client)
+    key = _key(model_dir, threads, precision)
+    opts = {"text_field": text_field, "min_perplexity": min_perplexity, "max_perplexity": max_perplexity,
+            "context": context, "eos": bool(eos), "oov": oov}
+    _run_probe(client, key, "jsonl", opts)
+
+    result = JsonlResult()
+    out = open(output, "wb") if output is not None else None
+    stream = None
+    try:
+        stream = _ordered(client, _score_jsonl_part, key, _file_partitions(paths, int(lines_per_partition)),
+                          opts, _window(client, max_in_flight), "jsonl")
+        for index, (src, first, n, r) in enumerate(stream):
+            if r[0] == "model_error":
+                raise ModelError(r[1]) from None
+            if r[0] == "usage_error":
+                raise UsageError(r[1]) from None
+            buf = []
+            error = None
+            for status, text in r[1]:
+                if status == "kept":
+                    result.kept += 1
+                    buf.append(text)
+                    if collect:
+                        result.documents.append(text)
+                elif status == "filtered":
+                    result.filtered += 1
+                elif on_error == "skip":
+                    result.errors.append(text)
+                else:
+                    error = text
+                    break
+            if out is not None and buf:
+                out.write(("\n".join(buf) + "\n").encode("utf-8", "surrogateescape"))
+            result.partitions += 1
+            if error is not None:
+                raise InputError(error) from None
+            if on_partition is not None:
+                on_partition(index, n)
+    finally:
+        if stream is not None:
+            stream.close()  # cancels the partitions still in flight after an error
+        if out is not None:
+            out.close()
+    return result

@@ -1,0 +1,392 @@
+"""lstmlm.dask (docs/distributed.md) on a LocalCluster of 2 worker processes with 1 thread each: the output
+files byte for byte the CLI's (`score -v sentence --output-format jsonl`, `score --input-format jsonl`) on
+multi-partition inputs, file lists and bags; one model load per worker process; a worker killed mid-run;
+bad inputs. Needs the module (LSTMLM_PYTHONPATH, the build's python dir) and python3-distributed; skips
+with a printed reason without them."""
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import pyutil
+
+MODEL = os.path.join(pyutil.SOURCE_DIR, "models", "fairytales-word")
+
+
+def _skip(reason):
+    print(f"SKIP: {reason}", file=sys.stderr)
+    raise unittest.SkipTest(reason)
+
+
+def _import():
+    """(lstmlm, lstmlm.dask, distributed, dask.bag), or SkipTest saying what is missing."""
+    path = os.environ.get("LSTMLM_PYTHONPATH", "")
+    if not path:
+        _skip("LSTMLM_PYTHONPATH not set (the build's python dir; ctest sets it when the module is built)")
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    # The worker processes (spawned) import lstmlm.dask too.
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (path, os.environ.get("PYTHONPATH", "")) if p)
+    try:
+        import distributed
+        import dask.bag
+    except ImportError as e:
+        _skip(f"dask/distributed not importable ({e}): apt-get install python3-distributed")
+    try:
+        import lstmlm
+        import lstmlm.dask
+    except ImportError as e:
+        _skip(f"lstmlm.dask not importable from {path} ({e})")
+    return lstmlm, lstmlm.dask, distributed, dask.bag
+
+
+def _words():
+    with open(os.path.join(MODEL, "vocab.json"), encoding="utf-8") as f:
+        vocab = json.load(f)
+    return [w for w in vocab if w not in ("<unk>", "<eos>")]
+
+
+def _text_lines(seed, n):
+    """n lines of vocabulary words with OOV words (ASCII and not), capitalised words and empty lines."""
+    rnd = random.Random(seed)
+    words = _words()
+    oovs = ["zzqx", "Élan", "naïve", "Kyōto", "qwertyuiop"]
+    out = []
+    for i in range(n):
+        if i % 37 == 5:
+            out.append("")
+            continue
+        k = rnd.randint(1, 30)
+        ws = [rnd.choice(oovs) if rnd.random() < 0.08 else rnd.choice(words) for _ in range(k)]
+        if rnd.random() < 0.1:
+            ws[0] = ws[0].capitalize()
+        out.append(" ".join(ws))
+    return out
+
+
+class DaskTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.lstmlm, cls.ld, distributed, cls.db = _import()
+        cls.cli = pyutil.CLI if pyutil.CLI and os.path.exists(pyutil.CLI) else None
+        cls.tmp = tempfile.mkdtemp(prefix="lstmlm-dask-test-")
+        cls.cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                               dashboard_address=None)
+        try:
+            cls.client = distributed.Client(cls.cluster)
+            cls.client.wait_for_workers(2, timeout=60)
+        except BaseException:
+            cls.cluster.close()
+            raise
+        # Three files, 430 lines: a BOM, CRLF line ends, a last line without a line break, empty lines.
+        lines = _text_lines(13, 430)
+        cls.paths = []
+        for name, part, raw in (("a.txt", lines[:150], False), ("b.txt", lines[150:330], True),
+                                ("c.txt", lines[330:], False)):
+            p = os.path.join(cls.tmp, name)
+            data = "\n".join(part).encode("utf-8")
+            if name == "a.txt":
+                data = b"\xef\xbb\xbf" + data + b"\n"
+            elif raw:
+                data = data.replace(b"\n", b"\r\n") + b"\r\n"
+            with open(p, "wb") as f:
+                f.write(data)  # c.txt: no final line break
+            cls.paths.append(p)
+        cls.docs = cls._write_jsonl(os.path.join(cls.tmp, "docs.jsonl"), lines, 0)
+        cls.docs2 = cls._write_jsonl(os.path.join(cls.tmp, "docs2.jsonl"), lines[100:], 1)
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            cls.client.close()
+        finally:
+            cls.cluster.close()
+            shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    @classmethod
+    def _write_jsonl(cls, path, lines, seed):
+        """JSONL documents of 1-6 lines of text each, with other fields and unicode, compact and spaced."""
+        rnd = random.Random(seed)
+        out, i, n = [], 0, 0
+        while i < len(lines):
+            k = rnd.randint(1, 6)
+            text = "\n".join(lines[i:i + k])
+            i += k
+            n += 1
+            if n % 3 == 0:
+                out.append(json.dumps({"id": n, "text": text, "meta": {"ü": [1, 2]}}, ensure_ascii=False))
+            else:
+                out.append('{"id":%d,"text":%s}  ' % (n, json.dumps(text)))
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(out) + "\n")
+        return path
+
+    def out(self, name):
+        return os.path.join(self.tmp, name)
+
+    def read(self, path):
+        with open(path, "rb") as f:
+            return f.read()
+
+    def cli_run(self, *args, stdin=None):
+        if not self.cli:
+            self.skipTest("LSTMLM_CLI not set (run through ctest)")
+        return subprocess.run([self.cli, *args], input=stdin, capture_output=True)
+
+    def cli_score(self, *args, stdin=None):
+        r = self.cli_run("score", "-m", MODEL, "-v", "sentence", "--output-format", "jsonl", *args, stdin=stdin)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout
+
+    def require_jsonl(self):
+        if not hasattr(self.lstmlm.Model, "score_jsonl"):
+            print("SKIP: this build's lstmlm.Model has no score_jsonl (the JSONL scorer, tasks/jsonl.hpp, is not "
+                  "in it yet)", file=sys.stderr)
+            self.skipTest("lstmlm.Model.score_jsonl not in this build")
+
+    def jsonl_reference(self, paths, **kw):
+        """What `score --input-format jsonl` writes, from the CLI when it has that option, else from
+        Model.score_jsonl run here on each whole file (the same scorer)."""
+        args = ["score", "-m", MODEL, "--input-format", "jsonl"]
+        if kw.get("min_perplexity") is not None:
+            args += ["--min-perplexity", repr(kw["min_perplexity"])]
+        if kw.get("max_perplexity") is not None:
+            args += ["--max-perplexity", repr(kw["max_perplexity"])]
+        if self.cli:
+            r = subprocess.run([self.cli, *args, *paths], capture_output=True)
+            if r.returncode == 0:
+                return r.stdout
+            if b"input-format" not in r.stderr:
+                self.fail(r.stderr)
+        m = self.lstmlm.Model(MODEL, threads=1)
+        out = b""
+        for p in paths:
+            with open(p, "rb") as f:
+                lines = f.read().split(b"\n")
+            if lines and lines[-1] == b"":
+                lines.pop()
+            for status, text in m.score_jsonl(lines, p, 1, **kw):
+                self.assertNotEqual(status, "error", text)
+                if status == "kept":
+                    out += text.encode("utf-8") + b"\n"
+        return out
+
+    # ---------------------------------------------------------------------------------------------------
+
+    def test_score_text_files_equal_cli(self):
+        expected = self.cli_score(*self.paths)
+        out = self.out("text.jsonl")
+        r = self.ld.score_text(self.client, MODEL, self.paths, lines_per_partition=17, output=out)
+        self.assertGreater(r.partitions, 20)
+        self.assertEqual(self.read(out), expected)
+        summary = json.loads(expected.splitlines()[-1])
+        self.assertEqual(r.sentences, summary["sentences"])
+        self.assertEqual(r.tokens, summary["tokens"])
+        self.assertEqual(r.oovs, summary["oovs"])
+        self.assertGreater(r.oovs, 0)
+        self.assertEqual("%.9g" % r.perplexity, "%.9g" % summary["perplexity"])
+        self.assertEqual("%.9g" % r.perplexity_excl_oov, "%.9g" % summary["perplexity_excl_oov"])
+        self.assertEqual([(d["file"], d["line"]) for d in r.lines],
+                         [(x["file"], x["line"]) for x in map(json.loads, expected.splitlines()[:-1])])
+
+    def test_score_text_skip_empty_and_no_eos(self):
+        expected = self.cli_score("--skip-empty", "--no-eos", *self.paths)
+        out = self.out("text-skip.jsonl")
+        r = self.ld.score_text(self.client, MODEL, self.paths, lines_per_partition=50, output=out,
+                               skip_empty=True, eos=False)
+        self.assertGreater(r.skipped, 0)
+        self.assertEqual(self.read(out), expected)
+
+    def test_score_text_bag_equals_cli_stdin(self):
+        data = self.read(self.paths[1])  # CRLF line ends
+        for name, bag in (("read_text", self.db.read_text(self.paths[1], blocksize=3000)),
+                          ("bytes", self.db.from_sequence(data.split(b"\n")[:-1], npartitions=7))):
+            with self.subTest(name):
+                self.assertGreater(bag.npartitions, 3)
+                out = self.out(f"bag-{name}.jsonl")
+                r = self.ld.score_text(self.client, MODEL, bag, output=out)
+                self.assertEqual(self.read(out), self.cli_score(stdin=data))
+                self.assertEqual([d["line"] for d in r.lines], list(range(1, 181)))
+
+    def test_document_mode_refused(self):
+        with self.assertRaisesRegex(ValueError, "document"):
+            self.ld.score_text(self.client, MODEL, self.paths, context="document")
+
+    def test_score_jsonl_equals_cli(self):
+        self.require_jsonl()
+        paths = [self.docs, self.docs2]
+        # Bounds from the documents' own perplexities, so that each filter keeps some and drops some.
+        ppl = sorted(p for p in (json.loads(x)["perplexity"] for x in self.jsonl_reference(paths).splitlines())
+                     if p is not None)
+        q = [float("%.4g" % ppl[len(ppl) * k // 4]) for k in (1, 2, 3)]
+        for kw in ({}, {"min_perplexity": q[1]}, {"max_perplexity": q[1]},
+                   {"min_perplexity": q[0], "max_perplexity": q[2]}):
+            with self.subTest(**kw):
+                out = self.out("docs-out.jsonl")
+                r = self.ld.score_jsonl(self.client, MODEL, paths, output=out, lines_per_partition=9, **kw)
+                expected = self.jsonl_reference(paths, **kw)
+                self.assertEqual(self.read(out), expected)
+                self.assertEqual(r.kept, len(expected.splitlines()))
+                self.assertEqual([d.encode("utf-8") for d in r.documents], expected.splitlines())
+                self.assertGreater(r.partitions, 10)
+                if kw:
+                    self.assertGreater(r.filtered, 0)
+                    self.assertGreater(r.kept, 0)
+                self.assertEqual(r.errors, [])
+
+    def test_model_loaded_once_per_worker(self):
+        self.ld.score_text(self.client, MODEL, self.paths, lines_per_partition=10, max_in_flight=8)
+        if hasattr(self.lstmlm.Model, "score_jsonl"):
+            self.ld.score_jsonl(self.client, MODEL, [self.docs], lines_per_partition=10)
+        key = (os.path.abspath(MODEL), 1, "fp32")
+        counts = self.client.run(self.ld.load_counts)
+        self.assertEqual(len(counts), 2)
+        for worker, c in counts.items():
+            self.assertEqual(c.get(key), 1, f"{worker}: {c}")
+
+    def test_worker_killed_mid_run(self):
+        """One worker process is SIGKILLed when the first partition's result arrives, while others are in
+        flight (partitions of 250 lines, tens of ms each): Dask reruns what it held elsewhere, and the
+        output is still the CLI's, every line once, in order."""
+        big = self.out("big.txt")
+        with open(big, "wb") as f:
+            for i in range(10):
+                for p in self.paths:
+                    f.write(self.read(p).replace(b"\xef\xbb\xbf", b"").rstrip(b"\r\n") + b"\n")
+        n_lines = len(self.read(big).splitlines())
+        expected = self.cli_score(big)
+        killed = []
+        before = self.client.run(os.getpid)
+
+        def kill_one(index, n):
+            if killed:
+                return
+            # A worker that has tasks of this job (running or queued there); the job is far from done, so
+            # one exists: the wait is for the scheduler's view, not a timing that must be guessed.
+            processing = {}
+            for _ in range(500):
+                processing = {w: keys for w, keys in self.client.processing().items() if keys}
+                if processing:
+                    break
+            self.assertTrue(processing, "no worker is processing a partition")
+            victim = max(processing, key=lambda w: len(processing[w]))
+            os.kill(before[victim], signal.SIGKILL)
+            killed.append((victim, len(processing[victim])))
+            print(f"\nkilled worker {victim} (pid {before[victim]}) with {len(processing[victim])} task(s) "
+                  f"assigned, after partition {index}", file=sys.stderr)
+
+        out = self.out("killed.jsonl")
+        try:
+            r = self.ld.score_text(self.client, MODEL, [big], lines_per_partition=250, max_in_flight=6,
+                                   output=out, on_partition=kill_one)
+        finally:
+            self.client.wait_for_workers(2, timeout=60)
+        self.assertEqual(len(killed), 1)
+        self.assertGreaterEqual(killed[0][1], 1)
+        self.assertEqual(r.partitions, -(-n_lines // 250))
+        self.assertEqual(len(r.lines), n_lines)
+        self.assertEqual(self.read(out), expected)
+        after = self.client.run(os.getpid)
+        self.assertNotIn(before[killed[0][0]], after.values(), "the worker was not restarted")
+
+    def test_invalid_utf8_writes_lines_before_as_cli(self):
+        p = self.out("bad-utf8.txt")
+        good = _text_lines(5, 60)
+        with open(p, "wb") as f:
+            f.write("\n".join(good[:41]).encode() + b"\nthe king \xff\xfe said\n" + "\n".join(good[41:]).encode())
+        out = self.out("bad-utf8.jsonl")
+        with self.assertRaises(self.lstmlm.InputError) as cm:
+            self.ld.score_text(self.client, MODEL, [self.paths[0], p], lines_per_partition=8, output=out)
+        self.assertTrue(str(cm.exception).startswith(f"{p}:42:"), str(cm.exception))
+        r = self.cli_run("score", "-m", MODEL, "-v", "sentence", "--output-format", "jsonl", self.paths[0], p)
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(self.read(out), r.stdout)
+        self.assertIn(str(cm.exception).encode(), r.stderr)
+        # The same from a bag: the worker's partition-local line number is renumbered in the whole bag.
+        data = self.read(p)
+        bag = self.db.from_sequence(data.split(b"\n"), npartitions=6)
+        with self.assertRaises(self.lstmlm.InputError) as cm:
+            self.ld.score_text(self.client, MODEL, bag, output=out)
+        self.assertTrue(str(cm.exception).startswith("-:42:"), str(cm.exception))
+        r = self.cli_run("score", "-m", MODEL, "-v", "sentence", "--output-format", "jsonl", stdin=data)
+        self.assertEqual(self.read(out), r.stdout)
+
+    def test_bad_option(self):
+        for call, path in ((self.ld.score_text, self.paths[0]), (self.ld.score_jsonl, self.docs)):
+            with self.subTest(call.__name__):
+                if call is self.ld.score_jsonl:
+                    self.require_jsonl()
+                with self.assertRaisesRegex(self.lstmlm.UsageError, "oov") as cm:
+                    call(self.client, MODEL, [path], oov="bogus")
+                self.assertNotIn("\n", str(cm.exception))
+
+    def test_missing_file(self):
+        missing = self.out("no-such-file.txt")
+        out = self.out("missing.jsonl")
+        for call in (self.ld.score_text, self.ld.score_jsonl):
+            with self.subTest(call.__name__):  # before any work: no score_jsonl needed on the workers
+                with self.assertRaises(self.lstmlm.InputError) as cm:
+                    call(self.client, MODEL, [self.paths[0], missing], output=out)
+                self.assertEqual(str(cm.exception), f"{missing}: cannot open: No such file or directory")
+                self.assertFalse(os.path.exists(out))
+
+    def test_bad_model_dir(self):
+        bad = self.out("bad-model")
+        os.makedirs(bad, exist_ok=True)
+        with open(os.path.join(bad, "config.json"), "w") as f:
+            f.write("{not json")
+        for model in (bad, self.out("no-model-here")):
+            for call, path in ((self.ld.score_text, self.paths[0]), (self.ld.score_jsonl, self.docs)):
+                with self.subTest(model=model, call=call.__name__):
+                    with self.assertRaises(self.lstmlm.ModelError) as cm:
+                        call(self.client, model, [path])
+                    msg = str(cm.exception)
+                    self.assertIn(model, msg)
+                    self.assertNotIn("\n", msg)
+                    self.assertNotIn("Traceback", msg)
+                    self.assertIsNone(cm.exception.__cause__)
+
+    def test_invalid_json_fail_and_skip(self):
+        self.require_jsonl()
+        with open(self.docs, encoding="utf-8") as f:
+            docs = f.read().splitlines()
+        bad = docs[:20] + ['{"id": 999, "text": "the king" '] + docs[20:40] + ['{"id": 1000}'] + docs[40:]
+        p = self.out("bad.jsonl")
+        with open(p, "w", encoding="utf-8") as f:
+            f.write("\n".join(bad) + "\n")
+        good = self.out("good.jsonl")
+        with open(good, "w", encoding="utf-8") as f:
+            f.write("\n".join(docs[:20] + docs[20:40] + docs[40:]) + "\n")
+        expected = self.jsonl_reference([good])
+        n_before = len(self.jsonl_reference_lines(docs[:20]))
+
+        out = self.out("bad-fail.jsonl")
+        with self.assertRaises(self.lstmlm.InputError) as cm:
+            self.ld.score_jsonl(self.client, MODEL, [p], output=out, lines_per_partition=7)
+        self.assertTrue(str(cm.exception).startswith(f"{p}:21:"), str(cm.exception))
+        self.assertEqual(self.read(out), b"".join(expected.splitlines(True)[:n_before]))
+
+        out = self.out("bad-skip.jsonl")
+        r = self.ld.score_jsonl(self.client, MODEL, [p], output=out, lines_per_partition=7, on_error="skip")
+        self.assertEqual(self.read(out), expected)
+        self.assertEqual(r.n_errors, 2)
+        self.assertTrue(r.errors[0].startswith(f"{p}:21:"), r.errors)
+        self.assertTrue(r.errors[1].startswith(f"{p}:42:"), r.errors)
+        if self.cli:
+            cr = subprocess.run([self.cli, "score", "-m", MODEL, "--input-format", "jsonl", p], capture_output=True)
+            if b"input-format" not in cr.stderr:
+                self.assertEqual(cr.returncode, 1)
+                self.assertEqual(cr.stdout, self.read(self.out("bad-fail.jsonl")))
+
+    def jsonl_reference_lines(self, docs):
+        m = self.lstmlm.Model(MODEL, threads=1)
+        return [t for s, t in m.score_jsonl(docs) if s == "kept"]
+
+
+if __name__ == "__main__":
+    unittest.main()
