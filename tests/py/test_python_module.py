@@ -291,7 +291,52 @@ class Errors(unittest.TestCase):
             m.score_lines(["\u4e2d"], source="src", oov="error")
 
 
+class Jsonl(unittest.TestCase):
+    def test_score_jsonl_is_the_cli_filter(self):
+        import subprocess
+        docs = [json.dumps({"id": 1, "text": "the old man went to the mountains ."}),
+                '{"text": "the princess\\nwas very beautiful .", "z": 1.50}',
+                "not json",
+                json.dumps({"title": "no text"})]
+        m = lstmlm.Model(WORD, threads=1)
+        got = m.score_jsonl(docs, source="docs.jsonl")
+        self.assertEqual([g[0] for g in got], ["kept", "kept", "error", "error"])
+        self.assertRegex(got[2][1], r"^docs.jsonl:3: ")
+        f = write_lines(docs)
+        try:
+            r = subprocess.run([pyutil.require_cli(), "score", "-m", WORD, "--input-format", "jsonl",
+                                "--on-error", "skip", f], capture_output=True, text=True)
+        finally:
+            os.unlink(f)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "".join(g[1] + "\n" for g in got if g[0] == "kept"))
+        ppl = [json.loads(g[1])["perplexity"] for g in got[:2]]
+        cut = (ppl[0] + ppl[1]) / 2
+        kept = m.score_jsonl(docs[:2], max_perplexity=cut)
+        self.assertEqual(sorted(k[0] for k in kept), ["filtered", "kept"])
+
+
 class Threads(unittest.TestCase):
+    def test_first_arrays_from_two_threads_do_not_deadlock(self):
+        # pybind11 makes numpy's API on first use, importing numpy without the GIL: two threads' first
+        # arrays at once once deadlocked. A fresh interpreter, numpy not imported before the module.
+        import subprocess
+        code = """import sys, threading
+sys.path.insert(0, sys.argv[1])
+import lstmlm
+m = lstmlm.Model(sys.argv[2], threads=1)
+def work():
+    for _ in range(20):
+        m.score_batch(["the old man went to the mountains ."] * 64)
+ts = [threading.Thread(target=work) for _ in range(2)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+print("done")
+"""
+        r = subprocess.run([sys.executable, "-c", code, PYTHONPATH, WORD], capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual((r.returncode, r.stdout), (0, "done\n"), r.stderr)
+
     def test_threads_sharing_one_model_get_the_sequential_numbers(self):
         m = lstmlm.Model(WORD, threads=1)
         sentences = [f"the old man went to the mountains {i} ." for i in range(40)] + SENTENCES
