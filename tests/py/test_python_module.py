@@ -316,6 +316,28 @@ class Jsonl(unittest.TestCase):
         self.assertEqual(sorted(k[0] for k in kept), ["filtered", "kept"])
 
 
+class Stubs(unittest.TestCase):
+    def test_the_stub_declares_what_the_module_has(self):
+        import ast
+        path = os.path.join(pyutil.SOURCE_DIR, "python", "lstmlm", "__init__.pyi")
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        declared = {}
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                declared[node.name] = {n.name for n in node.body if isinstance(n, ast.FunctionDef)} | {
+                    n.target.id for n in node.body if isinstance(n, ast.AnnAssign)}
+            elif isinstance(node, ast.FunctionDef):
+                declared[node.name] = set()
+        self.assertEqual(set(declared), {n for n in lstmlm.__all__ if n != "__version__"})
+        m = lstmlm.Model(WORD, threads=1)
+        m.generate("the", max_tokens=1, seed=1)  # sets last_seed
+        public = {n for n in dir(m) if not n.startswith("_")}
+        self.assertEqual(declared["Model"] - {"__init__", "__contains__"}, public)
+        state = {n for n in dir(lstmlm.State()) if not n.startswith("_")}
+        self.assertEqual(declared["State"] - {"__init__", "__eq__", "__copy__", "__deepcopy__"}, state)
+
+
 class Threads(unittest.TestCase):
     def test_first_arrays_from_two_threads_do_not_deadlock(self):
         # pybind11 makes numpy's API on first use, importing numpy without the GIL: two threads' first
