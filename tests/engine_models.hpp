@@ -12,21 +12,24 @@ namespace lstmlm::test {
 
 struct LayerSpec {
   LayerSpec(int h, int p = 0, RecurrentActivation a = RecurrentActivation::Sigmoid,
-            std::optional<float> cl = {})
-      : hidden(h), proj(p), act(a), clip(cl) {}
+            std::optional<float> cl = {}, Activation ca = Activation::Tanh)
+      : hidden(h), proj(p), act(a), clip(cl), cell(ca) {}
   int hidden, proj;
   RecurrentActivation act;
   std::optional<float> clip;
+  Activation cell;  // format v2 when not tanh
 };
 
 // Weights uniform in [-scale, scale] (embedding N(0, 1)); scale > 1/sqrt(H) drives gates into saturation.
 inline std::shared_ptr<const Model> make_model(int V, int E, const std::vector<LayerSpec>& specs, bool tied,
-                                               uint64_t seed, float scale = 0.5f) {
+                                               uint64_t seed, float scale = 0.5f,
+                                               const std::vector<DenseConfig>& head = {}) {
   ModelConfig c;
   c.vocab_size = V;
   c.embedding_dim = E;
   c.tied = tied;
-  for (const auto& s : specs) c.layers.push_back(LayerConfig{s.hidden, s.proj, s.act, s.clip});
+  c.head = head;
+  for (const auto& s : specs) c.layers.push_back(LayerConfig{s.hidden, s.proj, s.act, s.clip, s.cell});
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> u(-scale, scale);
   std::normal_distribution<float> n(0.0f, 1.0f);
@@ -46,7 +49,14 @@ inline std::shared_ptr<const Model> make_model(int V, int E, const std::vector<L
     if (s.proj > 0) fill(lw.w_hr, s.proj, s.hidden, u);
     w.layers.push_back(std::move(lw));
   }
-  if (!tied) fill(w.decoder, V, c.last_output_size(), u);
+  for (size_t k = 0; k < head.size(); ++k) {
+    DenseWeights d;
+    fill(d.weight, head[k].units, c.head_input_size(k), u);
+    d.bias.resize(head[k].units);
+    for (auto& b : d.bias) b = u(rng);
+    w.head.push_back(std::move(d));
+  }
+  if (!tied) fill(w.decoder, V, c.decoder_input_size(), u);
   w.decoder_bias.resize(V);
   for (auto& b : w.decoder_bias) b = u(rng);
   std::vector<std::string> toks;
@@ -76,6 +86,13 @@ inline std::vector<NamedModel> test_models() {
       {"tails", make_model(45, 6, {{46}, {12}}, false, 9, 0.5f)},
       // A [V, 4H] table over 4 MB and > 8x the embedding: layer 0 takes the GEMM path instead of the table.
       {"no_table", make_model(600, 1, {{448}, {5}}, false, 8, 0.05f)},
+      // Format v2: cell activations other than tanh, and output heads of Dense layers (one tied).
+      {"v2_relu_head", make_model(29, 6,
+                                  {{13, 0, A::Sigmoid, {}, Activation::Relu},
+                                   {11, 0, A::HardSigmoid, {}, Activation::Linear}},
+                                  false, 10, 0.5f, {{7, Activation::Relu}, {9, Activation::Tanh}})},
+      {"v2_sigmoid_tied_head", make_model(30, 8, {{10, 0, A::Sigmoid, {}, Activation::Sigmoid}}, true, 11,
+                                          0.5f, {{8, Activation::Linear}})},
   };
 }
 

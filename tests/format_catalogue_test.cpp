@@ -158,8 +158,22 @@ std::vector<Case> catalogue() {
        [](ModelFiles& f) { f.config.erase("embedding_dim"); }},
       {"wrong_format_name", C, "field 'format': expected \"lstmlm\"",
        [](ModelFiles& f) { f.config["format"] = "keras"; }},
-      {"newer_format_version", C, "format_version 2 is newer than this build reads (1); upgrade lstmlm",
-       [](ModelFiles& f) { f.config["format_version"] = 2; }},
+      {"newer_format_version", C, "format_version 3 is newer than this build reads (2); upgrade lstmlm",
+       [](ModelFiles& f) { f.config["format_version"] = 3; }},
+      {"v2_activation_in_v1", C, "field 'layers[0].activation': \"relu\" needs format_version 2",
+       [](ModelFiles& f) { f.config["layers"][0]["activation"] = "relu"; }},
+      {"v2_head_in_v1", C, "field 'output.head': needs format_version 2",
+       [](ModelFiles& f) { f.config["output"]["head"] = json::array(); }},
+      {"unknown_cell_activation", C, "field 'layers[0].activation': expected \"tanh\", \"relu\"",
+       [](ModelFiles& f) {
+         f.config["format_version"] = 2;
+         f.config["layers"][0]["activation"] = "elu";
+       }},
+      {"head_without_tensors", W, "missing tensor 'head.0.weight'",
+       [](ModelFiles& f) {
+         f.config["format_version"] = 2;
+         f.config["output"]["head"] = json::array({{{"units", 4}, {"activation", "relu"}}});
+       }},
       {"unknown_recurrent_activation", C, "field 'layers[0].recurrent_activation'",
        [](ModelFiles& f) { f.config["layers"][0]["recurrent_activation"] = "relu"; }},
       {"negative_hidden_size", C, "field 'layers[0].hidden_size': expected a positive integer, found -3",

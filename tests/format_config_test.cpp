@@ -108,10 +108,10 @@ TEST(Config, SizesAreBounded) {
 
 TEST(Config, NewerVersionIsRefusedNamingTheVersionRead) {
   json j = good();
-  j["format_version"] = 2;
-  j["layers"] = "whatever v2 holds";  // the version is judged before anything else
+  j["format_version"] = 3;
+  j["layers"] = "whatever v3 holds";  // the version is judged before anything else
   EXPECT_EQ(error_of(j),
-            "model/config.json: format_version 2 is newer than this build reads (1); upgrade lstmlm");
+            "model/config.json: format_version 3 is newer than this build reads (2); upgrade lstmlm");
   j["format_version"] = 0;
   EXPECT_NE(error_of(j).find("field 'format_version'"), std::string::npos);
 }

@@ -23,6 +23,21 @@ double activate(RecurrentActivation a, double x) {
       return 1.0 / (1.0 + std::exp(-x));
   }
 }
+
+// Keras' activations by name: tanh, relu = max(x, 0), linear = x, sigmoid.
+double activate(Activation a, double x) {
+  switch (a) {
+    case Activation::Relu:
+      return std::max(x, 0.0);
+    case Activation::Linear:
+      return x;
+    case Activation::Sigmoid:
+      return 1.0 / (1.0 + std::exp(-x));
+    case Activation::Tanh:
+      break;
+  }
+  return std::tanh(x);
+}
 }  // namespace
 
 std::vector<double> reference_input(const Model& model, int32_t token) {
@@ -52,11 +67,11 @@ void reference_step(const Model& model, size_t k, const std::vector<double>& x, 
   for (int u = 0; u < H; ++u) {
     auto g = [&](int q) { return gates[static_cast<size_t>(q * H + u)]; };
     double i = activate(lc.recurrent_activation, g(0)), f = activate(lc.recurrent_activation, g(1));
-    double gg = std::tanh(g(2)), o = activate(lc.recurrent_activation, g(3));
+    double gg = activate(lc.activation, g(2)), o = activate(lc.recurrent_activation, g(3));
     double c = f * s.c[k][static_cast<size_t>(u)] + i * gg;
     if (lc.cell_clip) c = std::clamp(c, -double(*lc.cell_clip), double(*lc.cell_clip));
     s.c[k][static_cast<size_t>(u)] = c;
-    m[static_cast<size_t>(u)] = o * std::tanh(c);
+    m[static_cast<size_t>(u)] = o * activate(lc.activation, c);
   }
   if (lc.proj_size > 0) {
     for (int p = 0; p < lc.proj_size; ++p) {
@@ -69,8 +84,20 @@ void reference_step(const Model& model, size_t k, const std::vector<double>& x, 
   }
 }
 
-std::vector<double> reference_logprobs(const Model& model, const std::vector<double>& h) {
+std::vector<double> reference_logprobs(const Model& model, const std::vector<double>& h_last) {
   const auto& W = model.weights();
+  // The head's Dense layers (format v2), then the decoder.
+  std::vector<double> h = h_last;
+  for (size_t k = 0; k < W.head.size(); ++k) {
+    const auto& d = W.head[k];
+    std::vector<double> y(static_cast<size_t>(d.weight.rows()));
+    for (Eigen::Index u = 0; u < d.weight.rows(); ++u) {
+      double a = d.bias(u);
+      for (Eigen::Index j = 0; j < d.weight.cols(); ++j) a += d.weight(u, j) * h[static_cast<size_t>(j)];
+      y[static_cast<size_t>(u)] = activate(model.config().head[k].activation, a);
+    }
+    h = std::move(y);
+  }
   const int V = model.vocab_size();
   std::vector<double> z(static_cast<size_t>(V));
   double mx = -INFINITY;

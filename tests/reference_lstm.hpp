@@ -17,7 +17,7 @@ RefState to_ref(const State& s);
 void reference_step(const Model& model, size_t k, const std::vector<double>& x, RefState& s);
 // Input of layer 0 for a token.
 std::vector<double> reference_input(const Model& model, int32_t token);
-// ln softmax(decoder h + b) over the whole vocabulary.
+// ln softmax(decoder head(h) + b) over the whole vocabulary (head: the Dense layers of a v2 model).
 std::vector<double> reference_logprobs(const Model& model, const std::vector<double>& h_last);
 
 // Runs tokens from `s`, returning the full log-softmax after every token; s is advanced.

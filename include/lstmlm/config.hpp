@@ -1,4 +1,5 @@
-// Model configuration: the parsed and validated contents of config.json (format v1, docs/model-format.md).
+// Model configuration: the parsed and validated contents of config.json (format v1 and v2,
+// docs/model-format.md).
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -8,7 +9,9 @@
 
 namespace lstmlm {
 
-inline constexpr int kFormatVersion = 1;
+// The newest format_version this build reads. Version 2 adds what version 1 cannot hold: the LSTM's cell
+// activation and an output head of Dense layers; a model that uses neither is written as version 1.
+inline constexpr int kFormatVersion = 2;
 
 // The loader's limits on a model's shape (config.json and Model::random): far above any real LSTM LM but
 // low enough that V*H products stay far from overflow and a corrupt file cannot ask for terabytes.
@@ -26,13 +29,16 @@ inline constexpr uint64_t kMaxVocabBytes = uint64_t{4} << 30;
 inline constexpr int kMaxJsonDepth = 64;
 
 enum class RecurrentActivation { Sigmoid, HardSigmoid, HardSigmoidKeras3 };
+// The LSTM's cell activation (g and h = o act(c); Keras' `activation`) and a head layer's activation.
+enum class Activation { Tanh, Relu, Linear, Sigmoid };
 enum class TokenizerType { Word, Char };
 
 struct LayerConfig {
   int hidden_size = 0;
   int proj_size = 0;  // 0 = no projection (LSTMP when > 0)
   RecurrentActivation recurrent_activation = RecurrentActivation::Sigmoid;
-  std::optional<float> cell_clip;  // none = no clipping
+  std::optional<float> cell_clip;            // none = no clipping
+  Activation activation = Activation::Tanh;  // format v2 for any other
 
   // Width of the layer's output h (proj_size when projected, else hidden_size).
   int output_size() const { return proj_size > 0 ? proj_size : hidden_size; }
@@ -49,12 +55,20 @@ struct TokenizerConfig {
   std::optional<int32_t> pad_id;
 };
 
+// One Dense layer of the output head (format v2): y = act(W x + b), between the last LSTM layer and the
+// decoder (the final Dense, whose softmax is the model's output).
+struct DenseConfig {
+  int units = 0;
+  Activation activation = Activation::Linear;
+};
+
 struct ModelConfig {
-  int format_version = kFormatVersion;
+  int format_version = 1;  // of the file read (a config made in code: 1, config_to_json writes what it needs)
   int vocab_size = 0;
   int embedding_dim = 0;  // 0 = one-hot input
   std::vector<LayerConfig> layers;
   bool tied = false;
+  std::vector<DenseConfig> head;  // format v2: Dense layers before the decoder (empty: none)
   TokenizerConfig tokenizer;
   nlohmann::json source = nlohmann::json::object();  // free-form provenance
   // The model's fixed input length (a Keras Input of shape (None, N)): score, predict and generate then
@@ -66,6 +80,13 @@ struct ModelConfig {
     return k == 0 ? (embedding_dim > 0 ? embedding_dim : vocab_size) : layers[k - 1].output_size();
   }
   int last_output_size() const { return layers.back().output_size(); }
+  // Width of the decoder's input: the head's last layer, else the last LSTM layer's output.
+  int decoder_input_size() const { return head.empty() ? last_output_size() : head.back().units; }
+  // Input width of head layer k.
+  int head_input_size(size_t k) const { return k == 0 ? last_output_size() : head[k - 1].units; }
+  // The oldest format_version that holds this config: 2 when it uses a cell activation other than tanh or
+  // a head, else 1 (so such a model stays readable by builds that read version 1 only).
+  int required_format_version() const;
 };
 
 // Parses and validates config.json. `file` names the file in error messages.
@@ -79,6 +100,7 @@ void check_config(const ModelConfig& c, const std::string& file);
 nlohmann::json config_to_json(const ModelConfig& c);
 
 const char* to_string(RecurrentActivation a);
+const char* to_string(Activation a);
 const char* to_string(TokenizerType t);
 
 }  // namespace lstmlm

@@ -26,11 +26,18 @@ struct LayerWeights {
   MatrixRM w_hr;         // [P, H], empty when proj_size == 0
 };
 
+// A Dense layer of the output head (format v2).
+struct DenseWeights {
+  MatrixRM weight;       // [units, in]
+  Eigen::VectorXf bias;  // [units]
+};
+
 struct Weights {
   MatrixRM embedding;  // [V, E], empty when embedding_dim == 0
   std::vector<LayerWeights> layers;
-  MatrixRM decoder;              // [V, H_last]; a copy of `embedding` when the output is tied
-  Eigen::VectorXf decoder_bias;  // [V]
+  std::vector<DenseWeights> head;  // one per config head layer
+  MatrixRM decoder;                // [V, decoder_input_size]; a copy of `embedding` when the output is tied
+  Eigen::VectorXf decoder_bias;    // [V]
 };
 
 // The three files of a model as error messages name them: Model::load gives their paths in the

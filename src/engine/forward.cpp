@@ -220,13 +220,16 @@ class Forward {
     for (int g0 = 0; g0 < count; g0 += group) {
       const int n = std::min(group, count - g0);
       for (int i = 0; i < n; ++i) out[size_t(i)] = w_.logits.data() + size_t(i) * size_t(stride);
+      const float* const* x = w_.x_rows.data() + g0;
+      if (!pm_.head.empty()) {
+        apply_head(pm_.head, n, x, w_.head, w_.head_rows);
+        x = w_.head_rows.data();
+      }
       if (split(dec.bytes())) {
         Team& team = *split_.team;
-        team.run([&](int part) {
-          dec.logits_part(part, team.size(), n, w_.x_rows.data() + g0, out.data(), team.scratch(part));
-        });
+        team.run([&](int part) { dec.logits_part(part, team.size(), n, x, out.data(), team.scratch(part)); });
       } else {
-        dec.logits(n, w_.x_rows.data() + g0, out.data(), w_.scratch);
+        dec.logits(n, x, out.data(), w_.scratch);
       }
       for (int i = 0; i < n; ++i) {
         const float* z = out[size_t(i)];

@@ -24,12 +24,14 @@ struct Job {
 
 // Per-thread scratch, grow-only: sized once per batch shape, reused by every later call.
 struct Work {
-  std::vector<int> rows;             // this thread's rows of the batch, longest first
-  kernels::FloatBuf memory;          // [layer][row] memory vectors (an LSTM's c)
-  kernels::FloatBuf last_h;          // [layer][row] latest output: the state in, carried across chunks, out
-  kernels::FloatBuf out_a, out_b;    // [step][row] one layer's outputs over a chunk (the next layer's input)
-  kernels::FloatBuf terms;           // [step][row] input terms of a chunk
-  kernels::FloatBuf logits;          // [row] of one decoder group
+  std::vector<int> rows;           // this thread's rows of the batch, longest first
+  kernels::FloatBuf memory;        // [layer][row] memory vectors (an LSTM's c)
+  kernels::FloatBuf last_h;        // [layer][row] latest output: the state in, carried across chunks, out
+  kernels::FloatBuf out_a, out_b;  // [step][row] one layer's outputs over a chunk (the next layer's input)
+  kernels::FloatBuf terms;         // [step][row] input terms of a chunk
+  kernels::FloatBuf logits;        // [row] of one decoder group
+  kernels::FloatBuf head;          // [row] the output head's layers of one decoder group (format v2)
+  std::vector<const float*> head_rows;
   std::vector<const float*> x_rows;  // inputs of an input-term GEMM / hidden rows to decode
   std::vector<const float*> h_rows;  // previous outputs of a step
   std::vector<const float*> term_rows;

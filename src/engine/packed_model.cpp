@@ -24,6 +24,7 @@ std::unique_ptr<kernels::RecurrentLayer> make_layer(const kernels::Backend& be, 
   v.w_hr = lc.proj_size > 0 ? lw.w_hr.data() : nullptr;
   v.activation = lc.recurrent_activation;
   v.cell_clip = lc.cell_clip;
+  v.cell_activation = lc.activation;
   return be.lstm(v);
 }
 
@@ -77,6 +78,7 @@ std::shared_ptr<const PackedModel> pack(const Model& model, const kernels::Backe
     pm->embedding = w.embedding.data();
   }
   for (size_t k = 1; k < c.layers.size(); ++k) pm->layers.push_back(make_layer(be, c, w, k, true));
+  pm->head = head_layers(model);
   pm->decoder = be.linear(w.decoder.data(), static_cast<int>(w.decoder.rows()),
                           static_cast<int>(w.decoder.cols()), w.decoder_bias.data());
   return pm;

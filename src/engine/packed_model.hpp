@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/head.hpp"
 #include "kernels/backend.hpp"
 #include "lstmlm/model.hpp"
 
@@ -19,6 +20,7 @@ struct PackedModel {
   // embedding: then layer 0 computes its term from the embedding rows like any other layer.
   kernels::FloatBuf table;
   const float* embedding = nullptr;  // [V, E] canonical (owned by the Model), for the unfolded path
+  std::vector<HeadLayer> head;       // format v2: Dense layers before the decoder (fp32, the Model's weights)
   std::unique_ptr<kernels::OutputLayer> decoder;
 
   bool folded() const { return !table.empty(); }

@@ -1,6 +1,8 @@
-// config.json (format v1): every field checked, messages name the file and the field (docs/model-format.md).
+// config.json (format v1 and v2): every field checked, messages name the file and the field
+// (docs/model-format.md).
 #include "lstmlm/config.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
 #include <string_view>
@@ -88,7 +90,34 @@ class Reader {
   std::string file_;
 };
 
-LayerConfig parse_layer(const Reader& r, const json& j, const std::string& p) {
+Activation parse_activation(const Reader& r, const json& j, const std::string& field) {
+  const std::string a = r.string(j, field);
+  for (Activation x : {Activation::Tanh, Activation::Relu, Activation::Linear, Activation::Sigmoid})
+    if (a == to_string(x)) return x;
+  r.fail(field, "expected \"tanh\", \"relu\", \"linear\" or \"sigmoid\", found " + format::brief(j));
+}
+
+// output.head (format v2): [{"units": N, "activation": A}, ...].
+std::vector<DenseConfig> parse_head(const Reader& r, const json& j) {
+  if (!j.is_array()) r.fail("output.head", "expected an array of Dense layers, found " + format::brief(j));
+  if (j.size() > static_cast<size_t>(kMaxLayers))
+    r.fail("output.head",
+           "expected at most " + std::to_string(kMaxLayers) + " layers, found " + std::to_string(j.size()));
+  std::vector<DenseConfig> head;
+  for (size_t k = 0; k < j.size(); ++k) {
+    const std::string p = "output.head[" + std::to_string(k) + "].";
+    r.object(j[k], p.substr(0, p.size() - 1));
+    r.only_keys(j[k], p, {"units", "activation"});
+    DenseConfig d;
+    d.units = static_cast<int>(
+        r.integer(r.require(j[k], p, "units"), p + "units", 1, kMaxWidth, "a positive integer"));
+    d.activation = parse_activation(r, r.require(j[k], p, "activation"), p + "activation");
+    head.push_back(d);
+  }
+  return head;
+}
+
+LayerConfig parse_layer(const Reader& r, const json& j, const std::string& p, int version) {
   r.object(j, p.substr(0, p.size() - 1));
   r.only_keys(j, p, {"hidden_size", "proj_size", "activation", "recurrent_activation", "cell_clip"});
   LayerConfig l;
@@ -100,10 +129,10 @@ LayerConfig parse_layer(const Reader& r, const json& j, const std::string& p) {
                                              "0 (no projection) or an integer below hidden_size"));
   }
   if (auto it = j.find("activation"); it != j.end()) {
-    std::string a = r.string(*it, p + "activation");
-    if (a != "tanh")
-      r.fail(p + "activation",
-             "expected \"tanh\" (the only cell activation supported), found " + format::brief(*it));
+    l.activation = parse_activation(r, *it, p + "activation");
+    if (l.activation != Activation::Tanh && version < 2)
+      r.fail(p + "activation", "\"" + std::string(to_string(l.activation)) +
+                                   "\" needs format_version 2 (format_version 1 has \"tanh\" only)");
   }
   std::string ra = r.string(r.require(j, p, "recurrent_activation"), p + "recurrent_activation");
   if (ra == "sigmoid")
@@ -154,7 +183,7 @@ TokenizerConfig parse_tokenizer(const Reader& r, const json& j, int vocab_size) 
 }
 
 // The `source.trainable` convention (docs/model-format.md): an object of booleans keyed by layer name.
-void check_trainable(const Reader& r, const json& source, size_t layers) {
+void check_trainable(const Reader& r, const json& source, size_t layers, size_t heads) {
   auto it = source.find("trainable");
   if (it == source.end()) return;
   r.object(*it, "source.trainable");
@@ -162,6 +191,7 @@ void check_trainable(const Reader& r, const json& source, size_t layers) {
     const std::string& k = e.key();
     bool known = k == "embedding" || k == "decoder";
     for (size_t i = 0; i < layers && !known; ++i) known = k == "lstm_l" + std::to_string(i);
+    for (size_t i = 0; i < heads && !known; ++i) known = k == "head_" + std::to_string(i);
     if (!known)
       r.fail("source.trainable." + k, "unknown layer name (expected embedding, lstm_l0..lstm_l" +
                                           std::to_string(layers - 1) + " or decoder)");
@@ -204,11 +234,15 @@ ModelConfig parse_config(const json& j, const std::string& file) {
     r.fail("layers", "expected at most " + std::to_string(kMaxLayers) + " layers, found " +
                          std::to_string(layers.size()));
   for (size_t k = 0; k < layers.size(); ++k)
-    c.layers.push_back(parse_layer(r, layers[k], "layers[" + std::to_string(k) + "]."));
+    c.layers.push_back(parse_layer(r, layers[k], "layers[" + std::to_string(k) + "].", c.format_version));
 
   const json& out = r.object(r.require(j, "", "output"), "output");
-  r.only_keys(out, "output.", {"tied"});
+  r.only_keys(out, "output.", {"tied", "head"});
   c.tied = r.boolean(r.require(out, "output.", "tied"), "output.tied");
+  if (auto it = out.find("head"); it != out.end()) {
+    if (c.format_version < 2) r.fail("output.head", "needs format_version 2 (format_version 1 has no head)");
+    c.head = parse_head(r, *it);
+  }
   check_config(c, file);  // the rules between fields, shared with Model::create
 
   c.tokenizer = parse_tokenizer(r, r.require(j, "", "tokenizer"), c.vocab_size);
@@ -218,7 +252,7 @@ ModelConfig parse_config(const json& j, const std::string& file) {
                                                 "a positive integer (the model's fixed input length)"));
   if (auto it = j.find("source"); it != j.end()) {
     c.source = r.object(*it, "source");
-    check_trainable(r, c.source, c.layers.size());
+    check_trainable(r, c.source, c.layers.size(), c.head.size());
   }
   return c;
 }
@@ -227,11 +261,12 @@ void check_config(const ModelConfig& c, const std::string& file) {
   if (c.layers.empty()) throw ModelError::in_field(file, "layers", "expected at least one layer, found none");
   if (c.tied && c.embedding_dim == 0)
     throw ModelError::in_field(file, "output.tied", "a tied output needs an embedding (embedding_dim > 0)");
-  if (c.tied && c.embedding_dim != c.last_output_size())
-    throw ModelError::in_field(file, "output.tied",
-                               "a tied output needs embedding_dim (" + std::to_string(c.embedding_dim) +
-                                   ") equal to the last layer's output size (" +
-                                   std::to_string(c.last_output_size()) + ")");
+  if (c.tied && c.embedding_dim != c.decoder_input_size())
+    throw ModelError::in_field(
+        file, "output.tied",
+        "a tied output needs embedding_dim (" + std::to_string(c.embedding_dim) + ") equal to the " +
+            (c.head.empty() ? "last layer's output size (" : "last head layer's units (") +
+            std::to_string(c.decoder_input_size()) + ")");
 }
 
 ModelConfig load_config(const std::string& path) {
@@ -243,7 +278,7 @@ json config_to_json(const ModelConfig& c) {
   for (const auto& l : c.layers)
     layers.push_back({{"hidden_size", l.hidden_size},
                       {"proj_size", l.proj_size},
-                      {"activation", "tanh"},
+                      {"activation", to_string(l.activation)},
                       {"recurrent_activation", to_string(l.recurrent_activation)},
                       {"cell_clip", l.cell_clip ? json(*l.cell_clip) : json(nullptr)}});
   auto opt = [](const std::optional<std::string>& s) { return s ? json(*s) : json(nullptr); };
@@ -257,12 +292,27 @@ json config_to_json(const ModelConfig& c) {
               {"pad_id", t.pad_id ? json(*t.pad_id) : json(nullptr)}};
   // Written only when set: a model without it stays readable by builds that predate the field.
   if (t.split) tok["split"] = *t.split;
-  json j = {{"format", "lstmlm"},         {"format_version", c.format_version},
+  // A config made in code says version 1; what it holds decides (a model is written in the oldest version
+  // that holds it).
+  const int version = std::max(c.format_version, c.required_format_version());
+  json j = {{"format", "lstmlm"},         {"format_version", version},
             {"vocab_size", c.vocab_size}, {"embedding_dim", c.embedding_dim},
             {"layers", layers},           {"output", {{"tied", c.tied}}},
             {"tokenizer", tok},           {"source", c.source}};
   if (c.input_length) j["input_length"] = *c.input_length;
+  if (!c.head.empty()) {
+    json head = json::array();
+    for (const auto& d : c.head)
+      head.push_back({{"units", d.units}, {"activation", to_string(d.activation)}});
+    j["output"]["head"] = head;
+  }
   return j;
+}
+
+int ModelConfig::required_format_version() const {
+  bool v2 = !head.empty();
+  for (const auto& l : layers) v2 = v2 || l.activation != Activation::Tanh;
+  return v2 ? 2 : 1;
 }
 
 const char* to_string(RecurrentActivation a) {
@@ -273,6 +323,20 @@ const char* to_string(RecurrentActivation a) {
       return "hard_sigmoid";
     case RecurrentActivation::HardSigmoidKeras3:
       return "hard_sigmoid_keras3";
+  }
+  return "?";
+}
+
+const char* to_string(Activation a) {
+  switch (a) {
+    case Activation::Tanh:
+      return "tanh";
+    case Activation::Relu:
+      return "relu";
+    case Activation::Linear:
+      return "linear";
+    case Activation::Sigmoid:
+      return "sigmoid";
   }
   return "?";
 }

@@ -39,6 +39,7 @@ struct LstmWeights {
   const float* w_hr = nullptr;          // [proj, hidden] when proj > 0
   RecurrentActivation activation = RecurrentActivation::Sigmoid;
   std::optional<float> cell_clip;
+  Activation cell_activation = Activation::Tanh;
 };
 
 // A recurrent layer packed for one backend. Per row it keeps a memory vector (an LSTM's c; empty for a

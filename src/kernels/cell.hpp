@@ -17,6 +17,7 @@ struct CellParams {
   int H = 0;
   RecurrentActivation act = RecurrentActivation::Sigmoid;
   std::optional<float> clip;
+  Activation cell_act = Activation::Tanh;  // of g and of c in h = o act(c) (Keras' `activation`)
 };
 
 [[gnu::always_inline]] inline V16 recurrent(RecurrentActivation act, V16 x) {
@@ -30,13 +31,27 @@ struct CellParams {
   }
 }
 
-// c = f c + i g (clipped), returns h = o tanh(c).
+[[gnu::always_inline]] inline V16 activate(Activation act, V16 x) {
+  switch (act) {
+    case Activation::Relu:
+      return max(x, set1(0.0f));
+    case Activation::Linear:
+      return x;
+    case Activation::Sigmoid:
+      return sigmoid(x);
+    default:
+      return simd::tanh(x);
+  }
+}
+
+// c = f c + i g (clipped), returns h = o act(c); act is tanh but in a format v2 model.
 [[gnu::always_inline]] inline V16 cell(const CellParams& L, V16 zi, V16 zf, V16 zg, V16 zo, V16 c_prev,
                                        V16& c_out) {
-  V16 i = recurrent(L.act, zi), f = recurrent(L.act, zf), g = simd::tanh(zg), o = recurrent(L.act, zo);
+  V16 i = recurrent(L.act, zi), f = recurrent(L.act, zf), g = activate(L.cell_act, zg),
+      o = recurrent(L.act, zo);
   c_out = fma(f, c_prev, i * g);
   if (L.clip) c_out = min(max(c_out, set1(-*L.clip)), set1(*L.clip));
-  return o * simd::tanh(c_out);
+  return o * activate(L.cell_act, c_out);
 }
 
 // Log-sum-exp of x[0..n), max-subtracted, the sum of exps accumulated lane-wise in a fixed order.

@@ -51,7 +51,14 @@ void validate(const ModelConfig& c, const Weights& w, const std::string& file) {
     expect_len(lw.bias, g, names::bias_ih(k) + " + " + names::bias_hh(k), file);
     if (lc.proj_size > 0) expect_shape(lw.w_hr, lc.proj_size, lc.hidden_size, names::weight_hr(k), file);
   }
-  expect_shape(w.decoder, c.vocab_size, c.last_output_size(),
+  if (w.head.size() != c.head.size())
+    throw ModelError(
+        file, std::to_string(w.head.size()) + " head layers, config has " + std::to_string(c.head.size()));
+  for (size_t k = 0; k < c.head.size(); ++k) {
+    expect_shape(w.head[k].weight, c.head[k].units, c.head_input_size(k), names::head_weight(k), file);
+    expect_len(w.head[k].bias, c.head[k].units, names::head_bias(k), file);
+  }
+  expect_shape(w.decoder, c.vocab_size, c.decoder_input_size(),
                c.tied ? names::embedding() + " (tied decoder)" : names::decoder_weight(), file);
   expect_len(w.decoder_bias, c.vocab_size, names::decoder_bias(), file);
 }
@@ -139,6 +146,7 @@ std::shared_ptr<const Model> Model::random(int vocab_size, int embedding_dim, in
 int64_t Model::parameter_count() const {
   int64_t n = weights_.embedding.size();
   for (const auto& l : weights_.layers) n += l.w_ih.size() + l.w_hh.size() + l.bias.size() + l.w_hr.size();
+  for (const auto& d : weights_.head) n += d.weight.size() + d.bias.size();
   if (!config_.tied) n += weights_.decoder.size();
   return n + weights_.decoder_bias.size();
 }
@@ -148,6 +156,8 @@ size_t Model::memory_bytes() const {
                                                  weights_.decoder_bias.size());
   for (const auto& l : weights_.layers)
     n += sizeof(float) * static_cast<size_t>(l.w_ih.size() + l.w_hh.size() + l.bias.size() + l.w_hr.size());
+  for (const auto& d : weights_.head)
+    n += sizeof(float) * static_cast<size_t>(d.weight.size() + d.bias.size());
   return n;
 }
 

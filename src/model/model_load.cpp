@@ -188,6 +188,14 @@ std::shared_ptr<const Model> Model::load(const std::string& dir) {
       r.reject_present(names::weight_hr(k), why + " has proj_size 0");
     w.layers.push_back(std::move(lw));
   }
+  for (size_t k = 0; k < config.head.size(); ++k) {
+    const std::string why = "config.json output.head[" + std::to_string(k) + "]";
+    DenseWeights d;
+    d.weight = r.matrix(names::head_weight(k), why);
+    r.get(names::head_bias(k), 1, true, why + "'s bias");
+    r.add_vector(names::head_bias(k), d.bias);
+    w.head.push_back(std::move(d));
+  }
   if (config.tied)
     r.reject_present(names::decoder_weight(),
                      "config.json output.tied is true (the decoder is embedding.weight)");

@@ -23,11 +23,17 @@ ModelSummary summarize(const Model& model) {
     std::string note = "hidden " + std::to_string(l.hidden_size);
     if (l.proj_size > 0) note += ", proj " + std::to_string(l.proj_size);
     note += std::string(", ") + to_string(l.recurrent_activation);
+    if (l.activation != Activation::Tanh) note += std::string(", activation ") + to_string(l.activation);
     if (l.cell_clip) note += ", cell_clip " + std::to_string(*l.cell_clip);
     // One bias vector of 4H, as Keras counts it (PyTorch stores two: bias_ih and bias_hh).
     int64_t p = lw.w_ih.size() + lw.w_hh.size() + lw.bias.size() + lw.w_hr.size();
     std::string name = "lstm_l" + std::to_string(k);
     s.layers.push_back({name, "LSTM", l.output_size(), p, trainable(name), note});
+  }
+  for (size_t k = 0; k < c.head.size(); ++k) {
+    const std::string name = "head_" + std::to_string(k);
+    s.layers.push_back({name, "Dense", c.head[k].units, w.head[k].weight.size() + w.head[k].bias.size(),
+                        trainable(name), to_string(c.head[k].activation)});
   }
   // A tied decoder shares embedding.weight: only its bias is a parameter of its own.
   int64_t dec = w.decoder_bias.size() + (c.tied ? 0 : w.decoder.size());

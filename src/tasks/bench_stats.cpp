@@ -39,7 +39,8 @@ double flops_per_call(const ModelConfig& c, Workload w, int batch, int length) {
     lstm += 2.0 * h4 * (c.layer_input_size(k) + l.output_size());
     if (l.proj_size > 0) lstm += 2.0 * l.proj_size * l.hidden_size;
   }
-  double proj = 2.0 * c.last_output_size() * c.vocab_size;
+  double proj = 2.0 * c.decoder_input_size() * c.vocab_size;
+  for (size_t k = 0; k < c.head.size(); ++k) proj += 2.0 * c.head_input_size(k) * c.head[k].units;
   double tokens = static_cast<double>(batch) * length;
   switch (w) {
     case Workload::Score:

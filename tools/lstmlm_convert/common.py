@@ -117,7 +117,7 @@ def _opt_token(value, default):
 
 
 def assemble(args, *, size, tensors, embedding_dim, layers, tied, source, source_vocab=None,
-             default_eos=None, where):
+             default_eos=None, where, head=None):
     """write_model kwargs: the vocabulary (--vocab / --corpus-dir win over the source's), completed to
     `size` ids, and the tokenizer from options, else the vocabulary file, else neutral defaults."""
     v = None
@@ -158,4 +158,4 @@ def assemble(args, *, size, tensors, embedding_dim, layers, tied, source, source
         source["notes"] = notes
     return dict(vocab=tokens, embedding_dim=embedding_dim, layers=layers, tied=tied,
                 tokenizer=fmt_tokenizer(kind, lowercase, filters, unk, eos, bos, pad_id, split),
-                tensors=tensors, source=source)
+                tensors=tensors, source=source, **({"head": head} if head else {}))

@@ -1,4 +1,4 @@
-"""Writer of the lstmlm model directory (format v1, docs/model-format.md), shared by every tool.
+"""Writer of the lstmlm model directory (format v1 and v2, docs/model-format.md), shared by every tool.
 
 Tensor names and the gate order come from src/format/tensor_names.json, the spec the C++ loader is
 generated from: `names.weight_ih(k)`, `names.embedding`, ..., `GATE_ORDER`."""
@@ -12,7 +12,10 @@ import tempfile
 
 import numpy as np
 
+# A model is written in the oldest version that holds it: 2 only when it has a cell activation other than
+# tanh or an output head (Dense layers before the decoder), so every other model stays readable by v1 builds.
 FORMAT_VERSION = 1
+FORMAT_VERSION_V2 = 2
 
 # The loader's limits (include/lstmlm/config.hpp kMaxVocabSize, kMaxLayerWidth, kMaxLayerCount): a config
 # outside them is refused by lstmlm, so the writer refuses it first.
@@ -22,6 +25,8 @@ MAX_LAYER_COUNT = 256
 # config.json's optional input_length (kMaxInputLength): the fixed input window of a Keras model.
 MAX_INPUT_LENGTH = 1000000
 RECURRENT_ACTIVATIONS = ("sigmoid", "hard_sigmoid", "hard_sigmoid_keras3")
+# Cell activations (format v2 for all but tanh) and head Dense activations.
+ACTIVATIONS = ("tanh", "relu", "linear", "sigmoid")
 
 SPEC_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "src", "format",
                          "tensor_names.json")
@@ -42,16 +47,17 @@ class _Names:
         for key, t in self.templates.items():
             setattr(self, key, (lambda t: lambda k: t.replace("{k}", str(int(k))))(t) if "{k}" in t else t)
 
-    def is_known(self, name, num_layers):
-        """True when `name` is a format tensor name for a model of `num_layers` LSTM layers."""
-        for t in self.templates.values():
+    def is_known(self, name, num_layers, num_heads=0):
+        """True when `name` is a format tensor name for a model of `num_layers` LSTM layers and `num_heads`
+        head Dense layers."""
+        for key, t in self.templates.items():
             if "{k}" not in t:
                 if name == t:
                     return True
                 continue
             pre, post = t.split("{k}")
             m = re.fullmatch(re.escape(pre) + r"(0|[1-9][0-9]*)" + re.escape(post), name)
-            if m and int(m.group(1)) < num_layers:
+            if m and int(m.group(1)) < (num_heads if key.startswith("head_") else num_layers):
                 return True
         return False
 
@@ -77,9 +83,14 @@ def write_safetensors(path, tensors):
             f.write(b)
 
 
-def layer(hidden_size, proj_size=0, recurrent_activation="sigmoid", cell_clip=None):
-    return {"hidden_size": int(hidden_size), "proj_size": int(proj_size), "activation": "tanh",
+def layer(hidden_size, proj_size=0, recurrent_activation="sigmoid", cell_clip=None, activation="tanh"):
+    return {"hidden_size": int(hidden_size), "proj_size": int(proj_size), "activation": activation,
             "recurrent_activation": recurrent_activation, "cell_clip": cell_clip}
+
+
+def dense(units, activation):
+    """One head layer (format v2): its tensors are names.head_weight(k) [units, in] and names.head_bias(k)."""
+    return {"units": int(units), "activation": activation}
 
 
 def tokenizer(type="word", lowercase=False, filters="", unk_token=None, eos_token=None, bos_token=None,
@@ -117,10 +128,18 @@ def check_config(config):
         if l.get("recurrent_activation") not in RECURRENT_ACTIVATIONS:
             raise ValueError(f"write_model: {p}recurrent_activation {l.get('recurrent_activation')!r} is not one "
                              f"of {', '.join(RECURRENT_ACTIVATIONS)}")
+        if l.get("activation", "tanh") not in ACTIVATIONS:
+            raise ValueError(f"write_model: {p}activation {l.get('activation')!r} is not one of "
+                             f"{', '.join(ACTIVATIONS)}")
         clip = l.get("cell_clip")
         if clip is not None and (isinstance(clip, bool) or not isinstance(clip, (int, float)) or
                                  not math.isfinite(clip) or clip <= 0):
             raise ValueError(f"write_model: {p}cell_clip is {clip!r}, expected a positive finite number or null")
+    for k, d in enumerate(config["output"].get("head", [])):
+        _int_in(d["units"], 1, MAX_LAYER_WIDTH, f"output.head[{k}].units")
+        if d.get("activation") not in ACTIVATIONS:
+            raise ValueError(f"write_model: output.head[{k}].activation {d.get('activation')!r} is not one of "
+                             f"{', '.join(ACTIVATIONS)}")
     t = config["tokenizer"]
     if t.get("type") not in ("word", "char"):
         raise ValueError(f"write_model: tokenizer.type {t.get('type')!r} is not word or char")
@@ -147,7 +166,8 @@ def _write_files(outdir, config, vocab, tensors):
     write_safetensors(os.path.join(outdir, "weights.safetensors"), tensors)
 
 
-def write_model(outdir, *, vocab, embedding_dim, layers, tied, tokenizer, tensors, source, input_length=None):
+def write_model(outdir, *, vocab, embedding_dim, layers, tied, tokenizer, tensors, source, input_length=None,
+                head=None):
     """Writes config.json, vocab.json and weights.safetensors into outdir (created if needed; in an existing
     directory the three files are replaced, other files are left alone).
     A tensor name outside the spec (src/format/tensor_names.json) is a converter bug, and a config lstmlm
@@ -155,15 +175,22 @@ def write_model(outdir, *, vocab, embedding_dim, layers, tied, tokenizer, tensor
     sibling directory and moved into place only when all three are complete, so a failure at any point
     leaves outdir as it was (absent, or with its previous files).
     input_length: the model's fixed input time dimension (Keras Input shape (None, N)), written as the
-    top-level "input_length" when given (lstmlm then pre-pads every context to it by default)."""
-    unknown = [n for n in tensors if not names.is_known(n, len(layers))]
+    top-level "input_length" when given (lstmlm then pre-pads every context to it by default).
+    head: Dense layers (dense(units, activation)) between the last LSTM layer and the decoder, format v2."""
+    head = list(head or [])
+    unknown = [n for n in tensors if not names.is_known(n, len(layers), len(head))]
     if unknown:
         raise ValueError(f"write_model: tensor name {unknown[0]!r} is not in the lstmlm format spec "
-                         f"({os.path.normpath(SPEC_PATH)}) for {len(layers)} LSTM layer(s)")
+                         f"({os.path.normpath(SPEC_PATH)}) for {len(layers)} LSTM layer(s) and {len(head)} "
+                         "head layer(s)")
     if isinstance(embedding_dim, np.integer):
         embedding_dim = int(embedding_dim)
-    config = {"format": "lstmlm", "format_version": FORMAT_VERSION, "vocab_size": len(vocab),
-              "embedding_dim": embedding_dim, "layers": layers, "output": {"tied": bool(tied)},
+    v2 = bool(head) or any(l.get("activation", "tanh") != "tanh" for l in layers)
+    output = {"tied": bool(tied)}
+    if head:
+        output["head"] = head
+    config = {"format": "lstmlm", "format_version": FORMAT_VERSION_V2 if v2 else FORMAT_VERSION,
+              "vocab_size": len(vocab), "embedding_dim": embedding_dim, "layers": layers, "output": output,
               "tokenizer": tokenizer, "source": source}
     if input_length is not None:
         config["input_length"] = int(input_length) if isinstance(input_length, np.integer) else input_length

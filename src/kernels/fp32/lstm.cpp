@@ -123,7 +123,7 @@ class Lstm final : public RecurrentLayer {
         out_(w.proj > 0 ? w.proj : w.hidden),
         Hp_(round_up(w.hidden, kUnitBlock)),
         G_(gate_columns(w.hidden)),
-        cell_{w.hidden, w.activation, w.cell_clip} {
+        cell_{w.hidden, w.activation, w.cell_clip, w.cell_activation} {
     const int H = w.hidden;
     w_hh_ = pack_gates(w.w_hh, H, out_);
     if (w.w_ih) w_ih_ = pack_gates(w.w_ih, H, in_);

@@ -39,7 +39,7 @@ class Lstm final : public RecurrentLayer {
       : in_(w.input),
         out_(w.proj > 0 ? w.proj : w.hidden),
         Hp_(round_up(w.hidden, kBlock)),
-        cell_{w.hidden, w.activation, w.cell_clip} {
+        cell_{w.hidden, w.activation, w.cell_clip, w.cell_activation} {
     const int H = w.hidden, Hp = Hp_;
     auto gate_row = [H, Hp](const float* m, int K) {
       return [=](int n) -> const float* {
