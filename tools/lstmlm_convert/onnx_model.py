@@ -8,6 +8,7 @@ is evaluated by a small numpy constant folder over the initializers and Constant
 """
 import os
 import sys
+import warnings
 
 import numpy as np
 
@@ -403,7 +404,9 @@ def load(path):
     """The ModelProto of `path`; a file that is not one (or is truncated) is one ConvertError."""
     onnx, _ = _onnx()
     try:
-        m = onnx.load(path, load_external_data=False)
+        with warnings.catch_warnings():  # onnx warns of bytes left over: that is a damaged file too
+            warnings.simplefilter("error", RuntimeWarning)
+            m = onnx.load(path, load_external_data=False)
     except Exception as e:  # google.protobuf.message.DecodeError and friends
         raise ConvertError(f"{path}: not a readable ONNX model (protobuf decoding failed: "
                            f"{type(e).__name__}: {e}); truncated or not an .onnx file") from None
