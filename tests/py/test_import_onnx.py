@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import warnings
 
 import numpy as np
 
@@ -319,6 +320,22 @@ def keras_reference(h5path):
     return next_logprobs
 
 
+def TorchLM(torch, batch_first):
+    """Embedding(11, 6) -> LSTM(6, 8, 2 layers) -> Linear(8, 11) -> log_softmax, seeded."""
+    nn = torch.nn
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb, self.rnn = nn.Embedding(11, 6), nn.LSTM(6, 8, num_layers=2, batch_first=batch_first)
+            self.dec = nn.Linear(8, 11)
+
+        def forward(self, x):
+            return torch.log_softmax(self.dec(self.rnn(self.emb(x))[0]), -1)
+    torch.manual_seed(0)
+    return LM().eval()
+
+
 @unittest.skipIf(onnx is None, "python3-onnx is not installed")
 class RealFilesTest(unittest.TestCase):
     @classmethod
@@ -383,6 +400,39 @@ class RealFilesTest(unittest.TestCase):
         want = log_softmax(h_ref @ p["linear.weight"].T + p["linear.bias"])
         got = log_softmax(h @ p["linear.weight"].T + p["linear.bias"])
         self.assertLess(np.abs(got - want).max(), 1e-4)
+
+    def test_torch_onnx_export_two_layers(self):
+        # A PyTorch LM exported here with torch.onnx: with do_constant_folding the weights are initializers in
+        # ONNX order, without it PyTorch's tensors re-sliced by Slice / Concat / Unsqueeze (the folder's job);
+        # batch_first adds Transposes. Each converts and matches the PyTorch math of the state_dict.
+        try:
+            import torch
+        except ImportError:
+            self.skipTest("torch is not installed")
+        vocab = os.path.join(self.tmp, "v11.json")
+        with open(vocab, "w") as f:
+            f.write('["a","b","c","d","e","f","g","h","i","j","k"]')
+        for fold, batch_first in ((True, False), (False, False), (False, True)):
+            lm = TorchLM(torch, batch_first)
+            path = os.path.join(self.tmp, f"torch_{fold}_{batch_first}.onnx")
+            shape = (1, 3) if batch_first else (3, 1)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                torch.onnx.export(lm, torch.zeros(*shape, dtype=torch.long), path, opset_version=13,
+                                  do_constant_folding=fold, input_names=["ids"], output_names=["logp"],
+                                  dynamic_axes={"ids": {1 if batch_first else 0: "T"}})
+            out = path[:-5]
+            pyutil.convert_ok(self, path, out, "--vocab", vocab)
+            self.assertEqual([l["hidden_size"] for l in pyutil.read_config(out)["layers"]], [8, 8])
+            sd = {k: v.double().numpy() for k, v in lm.state_dict().items()}
+            contexts = [[1], [3, 4, 5], [10, 0, 2, 7, 7, 1]]
+            for ctx, got in zip(contexts, pyutil.predict_logprobs(out, contexts)):
+                x = sd["emb.weight"][ctx][:, None]
+                for k in range(2):
+                    x, _, _ = torch_lstm(x, sd[f"rnn.weight_ih_l{k}"], sd[f"rnn.weight_hh_l{k}"],
+                                         sd[f"rnn.bias_ih_l{k}"] + sd[f"rnn.bias_hh_l{k}"])
+                want = log_softmax(x[-1, 0] @ sd["dec.weight"].T + sd["dec.bias"])
+                self.assertLess(np.abs(got - want).max(), 1e-4, (fold, batch_first, ctx))
 
     def test_torch_patterns_refused(self):
         # Neither file is a language model: refused with what is missing.

@@ -126,7 +126,8 @@ FOLD = {
 }
 # Ops whose output is all zeros when their first input is (for initial states built as zeros of a shape
 # computed at run time).
-ZERO_PRESERVING = {"Expand", "Unsqueeze", "Squeeze", "Reshape", "Identity", "Cast", "Tile", "Transpose"}
+ZERO_PRESERVING = {"Expand", "Unsqueeze", "Squeeze", "Reshape", "Identity", "Cast", "Tile", "Transpose", "Slice",
+                   "Gather"}
 
 
 class Graph:
