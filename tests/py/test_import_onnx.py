@@ -348,6 +348,8 @@ class RealFilesTest(unittest.TestCase):
         out, h5out = os.path.join(self.tmp, "pk_onnx"), os.path.join(self.tmp, "pk_h5")
         pyutil.convert_ok(self, os.path.join(d, "next_word_model.onnx"), out, "--vocab", tok)
         pyutil.convert_ok(self, os.path.join(d, "next_word_model.h5"), h5out, "--vocab", tok)
+        self.assertEqual(pyutil.read_config(out)["input_length"], 5)  # Input (None, 5), as the .h5 says
+        self.assertEqual(pyutil.read_vocab(out), pyutil.read_vocab(h5out))
         idx = {w: i for i, w in enumerate(pyutil.read_vocab(out))}
         with open(os.path.join(d, "pak_rupee_data.txt"), encoding="utf-8") as f:
             seq = [idx[w] for w in keras_words(f.read()) if w in idx]
@@ -361,6 +363,10 @@ class RealFilesTest(unittest.TestCase):
               file=sys.stderr)
         self.assertLess(d_ref, 1e-4)
         self.assertLess(d_h5, 1e-5)
+        # With the default 5-word window (input_length) both conversions predict the same text the same way.
+        runs = [pyutil.run_lstmlm("predict", "-m", o, "--top", "5", "the pakistani rupee is") for o in (out, h5out)]
+        self.assertEqual([r.returncode for r in runs], [0, 0], runs[0].stderr)
+        self.assertEqual(runs[0].stdout, runs[1].stdout)
         # Trained on 5-word windows of its text: 0.53 nats there (uniform: ln 309 = 5.7), so the vocabulary fits.
         nll = -np.mean([ref(seq[max(0, k - 5):k])[seq[k]] for k in range(1, 60)])
         self.assertLess(nll, 0.2 * np.log(309))
@@ -423,7 +429,8 @@ class RealFilesTest(unittest.TestCase):
                                   dynamic_axes={"ids": {1 if batch_first else 0: "T"}})
             out = path[:-5]
             pyutil.convert_ok(self, path, out, "--vocab", vocab)
-            self.assertEqual([l["hidden_size"] for l in pyutil.read_config(out)["layers"]], [8, 8])
+            cfg = pyutil.read_config(out)
+            self.assertEqual(([l["hidden_size"] for l in cfg["layers"]], cfg.get("input_length")), ([8, 8], None))
             sd = {k: v.double().numpy() for k, v in lm.state_dict().items()}
             contexts = [[1], [3, 4, 5], [10, 0, 2, 7, 7, 1]]
             for ctx, got in zip(contexts, pyutil.predict_logprobs(out, contexts)):

@@ -387,6 +387,29 @@ def opset(m):
     return max([o.version for o in m.opset_import if o.domain in ("", "ai.onnx")] or [1])
 
 
+def input_length(m, g, first_lstm):
+    """A tf2onnx (Keras) model's fixed input window: the dimension of the id input that becomes the first
+    LSTM's time axis, when fixed (Keras Input(shape=(N,))) and only Transposes lie between. None otherwise,
+    and for other producers, whose fixed shapes are the traced example's (torch.onnx without dynamic_axes)."""
+    if not m.producer_name.startswith("tf2onnx"):
+        return None
+    axis, name = attrs(first_lstm).get("layout", 0), first_lstm.input[0]
+    n = g.producer.get(name)
+    while n is not None and n.op_type in ("Transpose", "Identity"):
+        axis = attrs(n)["perm"][axis] if n.op_type == "Transpose" and "perm" in attrs(n) else axis
+        n = g.producer.get(n.input[0])
+    if n is None or n.op_type != "Gather":
+        return None
+    name = n.input[1]
+    while name in g.producer and g.producer[name].op_type in ("Cast", "Identity"):
+        name = g.producer[name].input[0]
+    inputs = {i.name: i for i in g.graph.input}
+    dims = inputs[name].type.tensor_type.shape.dim if name in inputs else []
+    if len(dims) != 2 or axis > 1 or dims[axis].dim_value < 1:
+        return None
+    return dims[axis].dim_value
+
+
 def _check_dims(emb, layers, w_dec, where):
     in_dim = emb.shape[1]
     for k, l in enumerate(layers):
@@ -417,7 +440,8 @@ def load(path):
 
 
 def read_graph(m, where):
-    """Walks the model's graph; returns (embedding [V, E], [lstm_node dicts], decoder weight, bias)."""
+    """Walks the model's graph; returns (embedding [V, E], [lstm_node dicts], decoder weight, bias,
+    input_length or None)."""
     g = Graph(m.graph, where, opset(m))
     if len(m.graph.output) != 1:
         raise ConvertError(f"{where}: the graph has {len(m.graph.output)} outputs "
@@ -430,12 +454,12 @@ def read_graph(m, where):
     emb = wk.embedding(x)
     layers = [lstm_node(n, g.const, g.known_zero, where) for n in nodes]
     _check_dims(emb, layers, w_dec, where)
-    return emb, layers, w_dec, b_dec
+    return emb, layers, w_dec, b_dec, input_length(m, g, nodes[0])
 
 
 def convert(path, args):
     m = load(path)
-    emb, layers, w_dec, b_dec = read_graph(m, path)
+    emb, layers, w_dec, b_dec, length = read_graph(m, path)
     tensors = {tensor_names.embedding: emb}
     for k, l in enumerate(layers):
         tensors[tensor_names.weight_ih(k)] = l["weight_ih"]
@@ -445,7 +469,10 @@ def convert(path, args):
     tensors[tensor_names.decoder_bias] = b_dec
     source = {"framework": "onnx", "file": os.path.basename(path), "exporter": "tools/convert.py",
               "producer": f"{m.producer_name} {m.producer_version}".strip(), "opset": opset(m)}
-    return common.assemble(args, size=emb.shape[0], tensors=tensors, embedding_dim=emb.shape[1],
-                           layers=[fmt_layer(l["hidden_size"], recurrent_activation=l["recurrent_activation"])
-                                   for l in layers],
-                           tied=False, source=source, where=path)
+    kwargs = common.assemble(args, size=emb.shape[0], tensors=tensors, embedding_dim=emb.shape[1],
+                             layers=[fmt_layer(l["hidden_size"], recurrent_activation=l["recurrent_activation"])
+                                     for l in layers],
+                             tied=False, source=source, where=path)
+    if length is not None:
+        kwargs["input_length"] = length
+    return kwargs
