@@ -255,6 +255,12 @@ class TinyGraphTests(unittest.TestCase):
         g.node.insert(list(g.node).index(squeeze) + 1, helper.make_node("Relu", ["y0"], ["y"], name="act"))
         self.refused(m, "relu_mid", r"node 'act' \(Relu\) feeds the output Dense; expected an LSTM node")
 
+    def test_cycle_refused(self):
+        m, _ = tiny_lm()
+        lstm = [n for n in m.graph.node if n.op_type == "LSTM"][0]
+        lstm.input[0] = "y"  # the LSTM reads the Squeeze of its own output
+        self.refused(m, "cycle", r"a cycle in the graph")
+
     def test_several_outputs_refused(self):
         m, _ = tiny_lm()
         m.graph.output.append(helper.make_tensor_value_info("Y_h", TensorProto.FLOAT, None))

@@ -295,13 +295,20 @@ class _Walker:
 
     def skip(self, name):
         """Back over selection / reshape ops to the value they come from."""
-        n = self.g.producer.get(name)
+        n, seen = self.g.producer.get(name), set()
         while n is not None and n.op_type in PASS_THROUGH and self.g.const(name) is None:
             if n.op_type == "Gather" and self.g.const(n.input[1]) is None:
                 break  # a Gather on a non-constant index is the embedding lookup
+            self.acyclic(n, seen)
             name = n.input[0]
             n = self.g.producer.get(name)
         return name
+
+    def acyclic(self, n, seen):
+        """Adds n to seen; a node met twice walking back is a cycle (not a valid ONNX graph)."""
+        if id(n) in seen:
+            raise ConvertError(f"{self.where}: {describe(n)} is its own input (a cycle in the graph)")
+        seen.add(id(n))
 
     def softmax(self, name, out_rank):
         n = self.node(name, "the output Dense")
@@ -353,11 +360,12 @@ class _Walker:
 
     def lstms(self, name):
         """(input name, [LSTM nodes first to last]); the last may give Y or Y_h, the others Y."""
-        nodes = []
+        nodes, seen = [], set()
         while True:
             n = self.g.producer.get(name)
             if n is None or n.op_type != "LSTM":
                 break
+            self.acyclic(n, seen)
             k = list(n.output).index(name)
             if k == 2 or (k == 1 and nodes):
                 raise ConvertError(f"{self.where}: {describe(n)}: its output {'Y_c' if k == 2 else 'Y_h'} "
