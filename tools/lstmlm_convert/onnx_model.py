@@ -1,0 +1,486 @@
+"""ONNX models (read with Debian's python3-onnx): Gather(embedding) -> LSTM node x n -> MatMul+Add or Gemm
+[-> Softmax / LogSoftmax], as tf2onnx writes a Keras model and torch.onnx a PyTorch one.
+
+The LSTM op keeps W [1, 4H, in], R [1, 4H, H] with gate blocks i, o, f, c and B [1, 8H] = Wb | Rb; lstmlm's
+layout is PyTorch's (i, f, g, o, [4H, in]). torch.onnx does not store its weights in the LSTM's form: it
+re-slices PyTorch's tensors with Slice / Concat / Unsqueeze nodes before the LSTM node, so every LSTM input
+is evaluated by a small numpy constant folder over the initializers and Constant nodes (no name patterns).
+"""
+import os
+import sys
+import warnings
+
+import numpy as np
+
+from lstmlm_format import layer as fmt_layer
+from lstmlm_format import names as tensor_names
+
+from . import common
+from .common import ConvertError
+
+# ONNX gate blocks i, o, f, c -> canonical i, f, g(c), o.
+IOFC_TO_IFGO = (0, 2, 3, 1)
+# Ops between the layers that only select time steps or reshape (the Dense's shape check catches a
+# selection over the features).
+PASS_THROUGH = {"Squeeze", "Unsqueeze", "Reshape", "Identity", "Transpose", "Slice", "Gather", "Dropout",
+                "Flatten"}
+# Activation functions of the LSTM op that take (alpha, beta) from activation_alpha / activation_beta.
+ACT_PARAMS = {"affine": "ab", "leakyrelu": "a", "thresholdedrelu": "a", "scaledtanh": "ab",
+              "hardsigmoid": "ab", "elu": "a"}
+HARD_SIGMOID_DEFAULTS = (0.2, 0.5)  # the HardSigmoid op's alpha / beta defaults
+
+
+def _onnx():
+    try:
+        import onnx
+        from onnx import numpy_helper
+    except ImportError:
+        raise ConvertError(f"python3-onnx is not installed for {sys.executable}: apt-get install "
+                           "python3-onnx") from None
+    return onnx, numpy_helper
+
+
+def detect(path):
+    return os.path.isfile(path) and path.lower().endswith(".onnx")
+
+
+def add_arguments(p):
+    """No ONNX-specific options: everything that changes inference is in the graph."""
+
+
+def attrs(node):
+    """{name: value} of a node's attributes (strings decoded, tensors left as TensorProto)."""
+    onnx, _ = _onnx()
+    out = {}
+    for a in node.attribute:
+        v = onnx.helper.get_attribute_value(a)
+        if isinstance(v, bytes):
+            v = v.decode("utf-8", "replace")
+        elif isinstance(v, list) and v and isinstance(v[0], bytes):
+            v = [s.decode("utf-8", "replace") for s in v]
+        out[a.name] = v
+    return out
+
+
+def describe(node):
+    return f"node {node.name or node.output[0]!r} ({node.op_type})"
+
+
+# ------------------------------------------------------------------------------------- constant folding
+def _axes(a, ins, k):
+    """Axes from attribute `axes` (older opsets) or input k (opset 13 on)."""
+    if "axes" in a:
+        return list(a["axes"])
+    return [int(x) for x in ins[k]] if len(ins) > k and ins[k] is not None else None
+
+
+def _slice(a, ins):
+    x = ins[0]
+    if "starts" in a:  # opset < 10
+        starts, ends, axes, steps = a["starts"], a["ends"], a.get("axes"), None
+    else:
+        starts, ends = ins[1], ins[2]
+        axes = ins[3] if len(ins) > 3 else None
+        steps = ins[4] if len(ins) > 4 else None
+    axes = list(range(len(starts))) if axes is None else list(axes)
+    steps = [1] * len(starts) if steps is None else list(steps)
+    idx = [slice(None)] * x.ndim
+    for s, e, ax, st in zip(starts, ends, axes, steps):
+        idx[int(ax)] = slice(int(s), int(e), int(st))  # ONNX clamps out-of-range ends, as Python does
+    return x[tuple(idx)]
+
+
+def _reshape(ins):
+    x, shape = ins[0], [int(d) for d in ins[1]]
+    shape = [x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
+    return x.reshape(shape)
+
+
+def _squeeze(a, ins):
+    axes = _axes(a, ins, 1)
+    return np.squeeze(ins[0]) if axes is None else np.squeeze(ins[0], axis=tuple(axes))
+
+
+def _unsqueeze(a, ins):
+    x = ins[0]
+    for ax in sorted(ax % (x.ndim + len(_axes(a, ins, 1))) for ax in _axes(a, ins, 1)):
+        x = np.expand_dims(x, ax)
+    return x
+
+
+def _cast(a, ins):
+    onnx, _ = _onnx()
+    return ins[0].astype(onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[a["to"]])
+
+
+FOLD = {
+    "Identity": lambda a, ins: ins[0],
+    "Cast": _cast,
+    "Slice": _slice,
+    "Concat": lambda a, ins: np.concatenate([x for x in ins if x is not None], axis=a["axis"]),
+    "Unsqueeze": _unsqueeze,
+    "Squeeze": _squeeze,
+    "Reshape": lambda a, ins: _reshape(ins),
+    "Transpose": lambda a, ins: np.transpose(ins[0], a.get("perm")),
+    "Gather": lambda a, ins: np.take(ins[0], ins[1], axis=a.get("axis", 0)),
+}
+# Ops whose output is all zeros when their first input is (for initial states built as zeros of a shape
+# computed at run time).
+ZERO_PRESERVING = {"Expand", "Unsqueeze", "Squeeze", "Reshape", "Identity", "Cast", "Tile", "Transpose", "Slice",
+                   "Gather"}
+
+
+class Graph:
+    """A GraphProto's nodes by output name, with constant values folded on demand."""
+
+    def __init__(self, graph, where, opset):
+        self.graph, self.where, self.opset = graph, where, opset
+        self.producer = {o: n for n in graph.node for o in n.output if o}
+        self.init = {t.name: t for t in graph.initializer}
+        self.cache = {}
+
+    def _tensor(self, t):
+        _, nh = _onnx()
+        if t.data_location == 1:  # TensorProto.EXTERNAL
+            raise ConvertError(f"{self.where}: tensor {t.name!r} is stored in an external file; only "
+                               "self-contained .onnx files are read")
+        common.checked_count(list(t.dims), 4, common.alloc_limit(self.where), f"{self.where}: tensor {t.name!r}")
+        return nh.to_array(t)
+
+    def const(self, name):
+        """The value of `name` when it is an initializer or computed from constants only, else None."""
+        if name not in self.cache:
+            self.cache[name] = self._const(name)
+        return self.cache[name]
+
+    def _const(self, name):
+        if name in self.init:
+            return self._tensor(self.init[name])
+        n = self.producer.get(name)
+        if n is None:
+            return None
+        a = attrs(n)
+        if n.op_type == "Constant":
+            if "value" not in a:
+                raise ConvertError(f"{self.where}: {describe(n)}: only a tensor `value` is read")
+            return self._tensor(a["value"])
+        if n.op_type not in FOLD:
+            return None
+        ins = [self.const(i) if i else None for i in n.input]
+        if any(v is None for i, v in zip(n.input, ins) if i):
+            return None
+        return FOLD[n.op_type](a, ins)
+
+    def known_zero(self, name):
+        """True when `name` is all zeros: a zero constant, or zeros expanded to a run-time shape."""
+        v = self.const(name)
+        if v is not None:
+            return not np.any(v)
+        n = self.producer.get(name)
+        if n is None:
+            return False
+        if n.op_type == "ConstantOfShape":
+            value = attrs(n).get("value")
+            return value is None or not np.any(self._tensor(value))
+        return n.op_type in ZERO_PRESERVING and self.known_zero(n.input[0])
+
+
+# -------------------------------------------------------------------------------------------- LSTM node
+def _activations(a, where):
+    """[(name lowercased, alpha, beta)] for f, g, h: alpha / beta are consumed in order by the functions
+    that take them, as the op's spec and onnxruntime read them."""
+    names = a.get("activations", ["Sigmoid", "Tanh", "Tanh"])
+    if len(names) != 3:
+        raise ConvertError(f"{where}: {len(names)} activations; a forward LSTM has 3 (f, g, h)")
+    alphas, betas = list(a.get("activation_alpha", [])), list(a.get("activation_beta", []))
+    out = []
+    for name in names:
+        key = name.lower()
+        p = ACT_PARAMS.get(key, "")
+        dflt = HARD_SIGMOID_DEFAULTS if key == "hardsigmoid" else (None, None)
+        alpha = alphas.pop(0) if "a" in p and alphas else dflt[0]
+        beta = betas.pop(0) if "b" in p and betas else dflt[1]
+        out.append((key, alpha, beta))
+    return out
+
+
+def _recurrent_activation(f, where):
+    key, alpha, beta = f
+    if key == "sigmoid":
+        return "sigmoid"
+    if key == "hardsigmoid":
+        if np.float32(alpha) == np.float32(0.2) and np.float32(beta) == np.float32(0.5):
+            return "hard_sigmoid"
+        raise ConvertError(f"{where}: HardSigmoid alpha {alpha} beta {beta}; lstmlm's hard_sigmoid is "
+                           "clip(0.2x + 0.5, 0, 1) (alpha 0.2, beta 0.5) only")
+    raise ConvertError(f"{where}: gate activation (f) {key}; lstmlm supports Sigmoid and HardSigmoid")
+
+
+def _check_options(node, a, where):
+    direction = a.get("direction", "forward")
+    if direction != "forward":
+        raise ConvertError(f"{where}: direction {direction}; only forward LSTMs are supported")
+    if a.get("input_forget", 0):
+        raise ConvertError(f"{where}: input_forget={a['input_forget']} (coupled input and forget gates) is "
+                           "not supported")
+    if "clip" in a:
+        raise ConvertError(f"{where}: clip={a['clip']} clips the gates' inputs before their activations; "
+                           "lstmlm's cell_clip clips the cell state, which is not the same")
+    if a.get("layout", 0) not in (0, 1):
+        raise ConvertError(f"{where}: layout {a['layout']} (0 or 1)")
+
+
+def _array(value, name, shape, where, what):
+    v = value(name) if name else None
+    if v is None:
+        raise ConvertError(f"{where}: {what} ({name!r}) is not a constant of the graph")
+    v = np.asarray(v, dtype=np.float64)
+    if v.shape != shape:
+        raise ConvertError(f"{where}: {what} has shape {list(v.shape)}, expected {list(shape)}")
+    return v
+
+
+def _reorder(x, hidden):
+    """Gate blocks (axis 0) i, o, f, c -> i, f, g, o."""
+    return np.concatenate([x[k * hidden:(k + 1) * hidden] for k in IOFC_TO_IFGO], axis=0)
+
+
+def lstm_node(node, value, is_zero, where):
+    """One forward LSTM node in canonical form: {hidden_size, weight_ih [4H, in], weight_hh [4H, H], bias
+    [4H] (Wb + Rb), recurrent_activation, layout}. value(name) -> array or None (not constant),
+    is_zero(name) -> bool for the initial states. Refuses what lstmlm's cell does not compute."""
+    where = f"{where}: {describe(node)}"
+    a = attrs(node)
+    _check_options(node, a, where)
+    ins = list(node.input) + [""] * (8 - len(node.input))
+    if ins[7] and not is_zero(ins[7]):
+        raise ConvertError(f"{where}: peepholes (input P) are not supported by lstmlm's cell")
+    if ins[4]:
+        raise ConvertError(f"{where}: sequence_lens is given; lstmlm runs every step of its input")
+    for k, what in ((5, "initial_h"), (6, "initial_c")):
+        if ins[k] and not is_zero(ins[k]):
+            raise ConvertError(f"{where}: {what} is not all zeros; lstmlm starts from the zero state")
+    r = value(ins[2]) if ins[2] else None
+    if r is None or np.ndim(r) != 3:
+        raise ConvertError(f"{where}: R ({ins[2]!r}) is not a constant [1, 4H, H]")
+    hidden = int(a.get("hidden_size", np.shape(r)[2]))
+    w = value(ins[1]) if ins[1] else None
+    if w is None or np.ndim(w) != 3:
+        raise ConvertError(f"{where}: W ({ins[1]!r}) is not a constant [1, 4H, input]")
+    w = _array(value, ins[1], (1, 4 * hidden, np.shape(w)[2]), where, "W")[0]
+    r = _array(value, ins[2], (1, 4 * hidden, hidden), where, "R")[0]
+    b = _array(value, ins[3], (1, 8 * hidden), where, "B")[0] if ins[3] else np.zeros(8 * hidden)
+    f, g, h = _activations(a, where)
+    if (g[0], h[0]) != ("tanh", "tanh"):
+        raise ConvertError(f"{where}: cell activations g={g[0]}, h={h[0]}; lstmlm format v1 has tanh only "
+                           "(other cell activations need format v2)")
+    return {"hidden_size": hidden, "weight_ih": _reorder(w, hidden), "weight_hh": _reorder(r, hidden),
+            "bias": _reorder(b[:4 * hidden] + b[4 * hidden:], hidden),
+            "recurrent_activation": _recurrent_activation(f, where), "layout": a.get("layout", 0)}
+
+
+# ----------------------------------------------------------------------------------------- graph walk
+class _Walker:
+    """Walks back from the graph's one output: [Softmax] <- Dense <- LSTM... <- Gather(embedding)."""
+
+    def __init__(self, g):
+        self.g, self.where = g, g.where
+
+    def node(self, name, expected):
+        n = self.g.producer.get(name)
+        if n is None:
+            raise ConvertError(f"{self.where}: value {name!r} is a graph input or constant where {expected} "
+                               "was expected")
+        return n
+
+    def skip(self, name):
+        """Back over selection / reshape ops to the value they come from."""
+        n, seen = self.g.producer.get(name), set()
+        while n is not None and n.op_type in PASS_THROUGH and self.g.const(name) is None:
+            if n.op_type == "Gather" and self.g.const(n.input[1]) is None:
+                break  # a Gather on a non-constant index is the embedding lookup
+            self.acyclic(n, seen)
+            name = n.input[0]
+            n = self.g.producer.get(name)
+        return name
+
+    def acyclic(self, n, seen):
+        """Adds n to seen; a node met twice walking back is a cycle (not a valid ONNX graph)."""
+        if id(n) in seen:
+            raise ConvertError(f"{self.where}: {describe(n)} is its own input (a cycle in the graph)")
+        seen.add(id(n))
+
+    def softmax(self, name, out_rank):
+        n = self.node(name, "the output Dense")
+        if n.op_type not in ("Softmax", "LogSoftmax"):
+            return name
+        axis = attrs(n).get("axis", 1 if self.g.opset < 13 else -1)
+        if axis != -1 and not (out_rank is not None and axis == out_rank - 1):
+            raise ConvertError(f"{self.where}: {describe(n)} over axis {axis}; only the last axis")
+        return n.input[0]
+
+    def dense(self, name):
+        """(x name, weight [V, in], bias [V]) of MatMul [+ Add] or Gemm."""
+        n = self.node(name, "the output Dense")
+        bias = None
+        if n.op_type == "Add":
+            consts = [self.g.const(i) for i in n.input]
+            k = 1 if consts[1] is not None else 0
+            if consts[k] is None or consts[1 - k] is not None:
+                raise ConvertError(f"{self.where}: {describe(n)} is not a bias add (one constant operand)")
+            bias = np.asarray(consts[k], dtype=np.float64).reshape(-1)
+            n = self.node(n.input[1 - k], "the output MatMul")
+        if n.op_type == "MatMul":
+            w = self.g.const(n.input[1])
+            if w is None or np.ndim(w) != 2:
+                raise ConvertError(f"{self.where}: {describe(n)}: the weight is not a constant matrix")
+            w = np.asarray(w, dtype=np.float64).T
+        elif n.op_type == "Gemm" and bias is None:
+            w, bias = self._gemm(n)
+        else:
+            raise ConvertError(f"{self.where}: {describe(n)} where the output Dense (MatMul + Add, Gemm) was "
+                               "expected; nothing else may follow the last LSTM")
+        bias = np.zeros(w.shape[0]) if bias is None else bias
+        if bias.shape != (w.shape[0],):
+            raise ConvertError(f"{self.where}: {describe(n)}: bias of {bias.size} values for {w.shape[0]} outputs")
+        return n.input[0], w, bias
+
+    def _gemm(self, n):
+        a = attrs(n)
+        if a.get("transA", 0):
+            raise ConvertError(f"{self.where}: {describe(n)}: transA=1 is not a Dense layer")
+        w = self.g.const(n.input[1])
+        c = self.g.const(n.input[2]) if len(n.input) > 2 and n.input[2] else None
+        if w is None or np.ndim(w) != 2 or (len(n.input) > 2 and n.input[2] and c is None):
+            raise ConvertError(f"{self.where}: {describe(n)}: B and C must be constants")
+        w = np.asarray(w, dtype=np.float64) * a.get("alpha", 1.0)
+        w = w if a.get("transB", 0) else w.T
+        bias = None if c is None else np.asarray(c, dtype=np.float64).reshape(-1) * a.get("beta", 1.0)
+        return w, bias
+
+    def lstms(self, name):
+        """(input name, [LSTM nodes first to last]); the last may give Y or Y_h, the others Y."""
+        nodes, seen = [], set()
+        while True:
+            n = self.g.producer.get(name)
+            if n is None or n.op_type != "LSTM":
+                break
+            self.acyclic(n, seen)
+            k = list(n.output).index(name)
+            if k == 2 or (k == 1 and nodes):
+                raise ConvertError(f"{self.where}: {describe(n)}: its output {'Y_c' if k == 2 else 'Y_h'} "
+                                   "feeds the model; lstmlm passes every step's h on")
+            nodes.insert(0, n)
+            name = self.skip(n.input[0])
+        if not nodes:
+            n = self.g.producer.get(name)
+            what = describe(n) if n is not None else f"value {name!r}"
+            raise ConvertError(f"{self.where}: {what} feeds the output Dense; expected an LSTM node")
+        return name, nodes
+
+    def embedding(self, name):
+        if name not in self.g.producer:
+            raise ConvertError(f"{self.where}: the first LSTM reads {name!r}, a graph input or constant, not "
+                               "token ids looked up in an embedding (Gather on a constant [V, E] matrix)")
+        n = self.g.producer[name]
+        data = self.g.const(n.input[0]) if n.op_type == "Gather" else None
+        if data is None or np.ndim(data) != 2 or attrs(n).get("axis", 0) != 0:
+            raise ConvertError(f"{self.where}: {describe(n)} feeds the first LSTM; expected the embedding "
+                               "lookup (Gather on a constant [V, E] matrix)")
+        return np.asarray(data, dtype=np.float64)
+
+
+def opset(m):
+    """The model's ai.onnx opset version."""
+    return max([o.version for o in m.opset_import if o.domain in ("", "ai.onnx")] or [1])
+
+
+def input_length(m, g, first_lstm):
+    """A tf2onnx (Keras) model's fixed input window: the dimension of the id input that becomes the first
+    LSTM's time axis, when fixed (Keras Input(shape=(N,))) and only Transposes lie between. None otherwise,
+    and for other producers, whose fixed shapes are the traced example's (torch.onnx without dynamic_axes)."""
+    if not m.producer_name.startswith("tf2onnx"):
+        return None
+    axis, name = attrs(first_lstm).get("layout", 0), first_lstm.input[0]
+    n = g.producer.get(name)
+    while n is not None and n.op_type in ("Transpose", "Identity"):
+        axis = attrs(n)["perm"][axis] if n.op_type == "Transpose" and "perm" in attrs(n) else axis
+        n = g.producer.get(n.input[0])
+    if n is None or n.op_type != "Gather":
+        return None
+    name = n.input[1]
+    while name in g.producer and g.producer[name].op_type in ("Cast", "Identity"):
+        name = g.producer[name].input[0]
+    inputs = {i.name: i for i in g.graph.input}
+    dims = inputs[name].type.tensor_type.shape.dim if name in inputs else []
+    if len(dims) != 2 or axis > 1 or dims[axis].dim_value < 1:
+        return None
+    return dims[axis].dim_value
+
+
+def _check_dims(emb, layers, w_dec, where):
+    in_dim = emb.shape[1]
+    for k, l in enumerate(layers):
+        if l["weight_ih"].shape[1] != in_dim:
+            raise ConvertError(f"{where}: LSTM layer {k} reads {l['weight_ih'].shape[1]} inputs, the layer "
+                               f"before gives {in_dim}")
+        in_dim = l["hidden_size"]
+    if w_dec.shape[1] != in_dim:
+        raise ConvertError(f"{where}: the output Dense reads {w_dec.shape[1]} inputs, the last LSTM gives {in_dim}")
+    if w_dec.shape[0] != emb.shape[0]:
+        raise ConvertError(f"{where}: {w_dec.shape[0]} outputs but the embedding has {emb.shape[0]} ids; lstmlm "
+                           "needs one vocabulary for both")
+
+
+def load(path):
+    """The ModelProto of `path`; a file that is not one (or is truncated) is one ConvertError."""
+    onnx, _ = _onnx()
+    try:
+        with warnings.catch_warnings():  # onnx warns of bytes left over: that is a damaged file too
+            warnings.simplefilter("error", RuntimeWarning)
+            m = onnx.load(path, load_external_data=False)
+    except Exception as e:  # google.protobuf.message.DecodeError and friends
+        raise ConvertError(f"{path}: not a readable ONNX model (protobuf decoding failed: "
+                           f"{type(e).__name__}: {e}); truncated or not an .onnx file") from None
+    if not m.ir_version or not m.graph.node:
+        raise ConvertError(f"{path}: not an ONNX model (no IR version or no graph nodes)")
+    return m
+
+
+def read_graph(m, where):
+    """Walks the model's graph; returns (embedding [V, E], [lstm_node dicts], decoder weight, bias,
+    input_length or None)."""
+    g = Graph(m.graph, where, opset(m))
+    if len(m.graph.output) != 1:
+        raise ConvertError(f"{where}: the graph has {len(m.graph.output)} outputs "
+                           f"({', '.join(o.name for o in m.graph.output)}); a language model has one")
+    out = m.graph.output[0]
+    dims = out.type.tensor_type.shape.dim if out.type.tensor_type.HasField("shape") else None
+    wk = _Walker(g)
+    x, w_dec, b_dec = wk.dense(wk.skip(wk.softmax(out.name, len(dims) if dims is not None else None)))
+    x, nodes = wk.lstms(wk.skip(x))
+    emb = wk.embedding(x)
+    layers = [lstm_node(n, g.const, g.known_zero, where) for n in nodes]
+    _check_dims(emb, layers, w_dec, where)
+    return emb, layers, w_dec, b_dec, input_length(m, g, nodes[0])
+
+
+def convert(path, args):
+    m = load(path)
+    emb, layers, w_dec, b_dec, length = read_graph(m, path)
+    tensors = {tensor_names.embedding: emb}
+    for k, l in enumerate(layers):
+        tensors[tensor_names.weight_ih(k)] = l["weight_ih"]
+        tensors[tensor_names.weight_hh(k)] = l["weight_hh"]
+        tensors[tensor_names.bias_ih(k)] = l["bias"]
+    tensors[tensor_names.decoder_weight] = w_dec
+    tensors[tensor_names.decoder_bias] = b_dec
+    source = {"framework": "onnx", "file": os.path.basename(path), "exporter": "tools/convert.py",
+              "producer": f"{m.producer_name} {m.producer_version}".strip(), "opset": opset(m)}
+    kwargs = common.assemble(args, size=emb.shape[0], tensors=tensors, embedding_dim=emb.shape[1],
+                             layers=[fmt_layer(l["hidden_size"], recurrent_activation=l["recurrent_activation"])
+                                     for l in layers],
+                             tied=False, source=source, where=path)
+    if length is not None:
+        kwargs["input_length"] = length
+    return kwargs
