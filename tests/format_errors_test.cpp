@@ -67,8 +67,8 @@ std::string convert_hint(const std::filesystem::path& p, const std::string& what
 
 std::string unsupported(const std::filesystem::path& p, const std::string& what, const std::string& format) {
   return p.string() + ": this is " + what + ", not an lstmlm model directory: " + format +
-         " models are not supported yet (tools/convert.py reads Keras .h5/.keras, PyTorch .pt/.pth and TF1 "
-         "checkpoints)";
+         " models are not supported yet (tools/convert.py reads Keras .h5/.keras, PyTorch .pt/.pth, TF1 "
+         "checkpoints and ONNX)";
 }
 
 ModelFiles small_model() { return lstmlm::test::files_of(*Model::random(6, 4, 3, 1, 5)); }
@@ -264,7 +264,7 @@ TEST(ForeignModel, NotSupportedYet) {
       unsupported(dir / "saved", "a TensorFlow SavedModel directory", "TensorFlow SavedModel").c_str());
   put(dir / "model.onnx", "\x08\x07\x12\x04onnx");
   EXPECT_STREQ(load_error(dir / "model.onnx").what(),
-               unsupported(dir / "model.onnx", "an ONNX file", "ONNX").c_str());
+               convert_hint(dir / "model.onnx", "an ONNX file").c_str());
   put(dir / "web.json", R"({"format": "layers-model", "modelTopology": {}, "weightsManifest": []})");
   EXPECT_STREQ(load_error(dir / "web.json").what(),
                unsupported(dir / "web.json", "a TensorFlow.js model (model.json)", "TensorFlow.js").c_str());

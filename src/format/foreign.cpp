@@ -148,7 +148,7 @@ std::optional<ForeignModel> identify_file(const std::string& path) {
     return convertible("a PyTorch pickle file (.pt/.pth)", "PyTorch");
   if (ends_with(name, ".index") || ends_with(name, ".meta") || is_tf1_data_shard(name))
     return convertible("a TensorFlow 1 checkpoint file", "TF1 checkpoint");
-  if (ends_with(name, ".onnx")) return unsupported("an ONNX file", "ONNX");
+  if (ends_with(name, ".onnx")) return convertible("an ONNX file", "ONNX");
   if (name == "saved_model.pb") return unsupported("a TensorFlow SavedModel file", "TensorFlow SavedModel");
   if (name == "model.json" || (head.find("\"modelTopology\"") != std::string::npos ||
                                head.find("\"weightsManifest\"") != std::string::npos))
