@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Converts a Keras (.h5 / .keras), PyTorch (.pt) or TF1 (checkpoint prefix) language model into an lstmlm model
-directory.  usage: python3 tools/convert.py SOURCE OUTDIR [--vocab FILE] [options]   (see docs/importing.md)"""
+"""Converts a Keras (.h5 / .keras, Keras 1-3), TF.js layers (model.json), PyTorch (.pt), TF1 (checkpoint prefix)
+or ml5 char-rnn (manifest.json directory) language model into an lstmlm model directory.  usage: python3 tools/convert.py SOURCE OUTDIR [--vocab FILE] [options]   (see docs/importing.md)"""
 import argparse
 import importlib
 import os
@@ -18,9 +18,9 @@ from lstmlm_convert.vocab import VocabError  # noqa: E402
 
 
 def converters():
-    """(name, module) in detection order; tf1 is optional (another module of this package)."""
+    """(name, module) in detection order; a module missing from the package is left out."""
     out = []
-    for name in ("tf1", "keras", "torch_pt"):
+    for name in ("tfjs", "ml5", "tf1", "keras", "torch_pt"):
         try:
             out.append((name, importlib.import_module(f"lstmlm_convert.{name}")))
         except ModuleNotFoundError as e:
@@ -57,7 +57,7 @@ def _error(e, args, with_type):
 def main(argv=None):
     mods = converters()
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("source", help="model file (.h5, .keras, .pt) or TF checkpoint prefix")
+    p.add_argument("source", help="model file (.h5, .keras, .pt, model.json), TF checkpoint prefix or ml5 directory")
     p.add_argument("outdir", help="model directory to write")
     p.add_argument("--from", dest="source_type", choices=[n for n, _ in mods],
                    help="source type (default: detected from the file)")
@@ -96,7 +96,7 @@ def convert(args, mods):
         if not os.path.exists(args.source) and not found:
             raise common.ConvertError(f"{args.source}: no such file")
         if not found:
-            raise common.ConvertError(f"{args.source}: not recognised as a Keras, PyTorch or TF1 model "
+            raise common.ConvertError(f"{args.source}: not recognised as a Keras, TF.js, PyTorch, TF1 or ml5 model "
                                       f"(use --from {'|'.join(n for n, _ in mods)})")
         mod = found[0][1]
     kwargs = mod.convert(args.source, args)
