@@ -63,13 +63,21 @@ class Keras1Case(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix="lstmlm_keras1_")
 
     def compare(self, outdir, ref, ctxs):
+        """Every next-token log-prob within 1e-4 of the float64 reference. Beyond ln p < -50 (p < 2e-22)
+        float32 itself cannot do that: tfjs-keras215-nietzsche-char's Dense kernel has entries near 96, a
+        logit sum of 128 such products carries ~1e-4 of float32 rounding (ln p -96.43 is 1.1e-4 off); there
+        the bound is relative, 1e-4 + 2e-6 |ln p|."""
         got = pyutil.predict_logprobs(outdir, ctxs)
-        worst = 0.0
+        worst = worst_all = 0.0
         for c, g in zip(ctxs, got):
             r = ref(c)
             self.assertFalse(np.isnan(g).any())
-            worst = max(worst, float(np.abs(g - r).max()))
-        print(f"  {os.path.basename(outdir)}: max |d log-prob| {worst:.2e} over {len(ctxs)} contexts", flush=True)
+            d = np.abs(g - r)
+            worst = max(worst, float(d[r > -50].max()))
+            worst_all = max(worst_all, float(d.max()))
+            self.assertTrue(np.all(d < TOL + 2e-6 * np.abs(r)), f"context {c}: {d.max()}")
+        print(f"  {os.path.basename(outdir)}: max |d log-prob| {worst:.2e} (ln p > -50), {worst_all:.2e} (all) "
+              f"over {len(ctxs)} contexts", flush=True)
         self.assertLess(worst, TOL)
         return worst
 

@@ -447,6 +447,9 @@ def _build(plan, get_weights, where):
                 raise ConvertError(f"{lw}: expected kernel [{in_dim}, V]")
             size = kern.shape[1]
             bias = w.get("bias")
+            if bias is None and info.get("use_bias", True):
+                raise ConvertError(f"{lw}: the Dense has use_bias=True but no bias weight (has "
+                                   f"{', '.join(sorted(w)) or 'none'})")
             if bias is None:
                 bias = np.zeros(size, dtype=np.float32)
             if bias.shape != (size,):
@@ -476,7 +479,7 @@ def _weights_only_plan(entries, args, keras_version, where):
             plan.append(("lstm", name, {"recurrent_activation": ract, "use_bias": "bias" in keys,
                                         "return_sequences": True}))
         elif "kernel" in keys and w["kernel"].ndim == 2 and keys <= {"kernel", "bias"}:
-            plan.append(("dense", name, {}))
+            plan.append(("dense", name, {"use_bias": "bias" in keys}))
         elif keys:
             raise ConvertError(f"{where}: layer {name!r} with weights {sorted(keys)} is not Embedding/LSTM/Dense")
     # Order: Embedding, then LSTMs chained by shape, then the Dense.
