@@ -7,7 +7,6 @@ BasicLSTMCell in float64 numpy, written here from TF's documented semantics (not
 import json
 import os
 import shutil
-import tempfile
 import unittest
 
 import numpy as np

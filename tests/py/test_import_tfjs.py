@@ -4,8 +4,6 @@ documented semantics, hard_sigmoid = clip(0.2x + 0.5, 0, 1)), fed with weights t
 shards itself (float32 back to back in manifest order, uint8/uint16 dequantized as q * scale + min)."""
 import json
 import os
-import shutil
-import tempfile
 import unittest
 
 import numpy as np
