@@ -68,7 +68,7 @@ std::string convert_hint(const std::filesystem::path& p, const std::string& what
 std::string unsupported(const std::filesystem::path& p, const std::string& what, const std::string& format) {
   return p.string() + ": this is " + what + ", not an lstmlm model directory: " + format +
          " models are not supported yet (tools/convert.py reads Keras .h5/.keras, PyTorch .pt/.pth, TF1 "
-         "checkpoints and ONNX)";
+         "checkpoints, ONNX, TF.js and ml5 dumps)";
 }
 
 ModelFiles small_model() { return lstmlm::test::files_of(*Model::random(6, 4, 3, 1, 5)); }
@@ -267,11 +267,11 @@ TEST(ForeignModel, NotSupportedYet) {
                convert_hint(dir / "model.onnx", "an ONNX file").c_str());
   put(dir / "web.json", R"({"format": "layers-model", "modelTopology": {}, "weightsManifest": []})");
   EXPECT_STREQ(load_error(dir / "web.json").what(),
-               unsupported(dir / "web.json", "a TensorFlow.js model (model.json)", "TensorFlow.js").c_str());
+               convert_hint(dir / "web.json", "a TensorFlow.js model (model.json)").c_str());
   std::filesystem::create_directories(dir / "tfjs");
   put(dir / "tfjs" / "model.json", "{}");
   EXPECT_STREQ(load_error(dir / "tfjs").what(),
-               unsupported(dir / "tfjs", "a TensorFlow.js model directory", "TensorFlow.js").c_str());
+               convert_hint(dir / "tfjs", "a TensorFlow.js model directory").c_str());
 }
 
 TEST(ForeignModel, OtherFilesAreNotAModelDirectory) {

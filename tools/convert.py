@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Converts a Keras (.h5 / .keras), PyTorch (.pt), ONNX (.onnx) or TF1 (checkpoint prefix) language model into an lstmlm model
-directory.  usage: python3 tools/convert.py SOURCE OUTDIR [--vocab FILE] [options]   (see docs/importing.md)"""
+"""Converts a Keras (.h5 / .keras, Keras 1-3), TF.js layers (model.json), PyTorch (.pt), ONNX (.onnx), TF1
+(checkpoint prefix) or ml5 char-rnn (manifest.json directory) language model into an lstmlm model directory.
+usage: python3 tools/convert.py SOURCE OUTDIR [--vocab FILE] [options]   (see docs/importing.md)"""
 import argparse
 import importlib
 import os
@@ -18,9 +19,10 @@ from lstmlm_convert.vocab import VocabError  # noqa: E402
 
 
 def converters():
-    """(name, module) in detection order; tf1 is optional (another module of this package)."""
+    """(name, module) in detection order; a module missing from the package is left out."""
     out = []
-    for name, module in (("tf1", "tf1"), ("keras", "keras"), ("torch_pt", "torch_pt"), ("onnx", "onnx_model")):
+    for name, module in (("tfjs", "tfjs"), ("ml5", "ml5"), ("tf1", "tf1"), ("keras", "keras"),
+                         ("torch_pt", "torch_pt"), ("onnx", "onnx_model")):
         try:
             out.append((name, importlib.import_module(f"lstmlm_convert.{module}")))
         except ModuleNotFoundError as e:
@@ -57,7 +59,8 @@ def _error(e, args, with_type):
 def main(argv=None):
     mods = converters()
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("source", help="model file (.h5, .keras, .pt, .onnx) or TF checkpoint prefix")
+    p.add_argument("source", help="model file (.h5, .keras, .pt, .onnx, model.json), TF checkpoint prefix or ml5 "
+                   "directory")
     p.add_argument("outdir", help="model directory to write")
     p.add_argument("--from", dest="source_type", choices=[n for n, _ in mods],
                    help="source type (default: detected from the file)")
@@ -96,7 +99,8 @@ def convert(args, mods):
         if not os.path.exists(args.source) and not found:
             raise common.ConvertError(f"{args.source}: no such file")
         if not found:
-            raise common.ConvertError(f"{args.source}: not recognised as a Keras, PyTorch, ONNX or TF1 model "
+            raise common.ConvertError(f"{args.source}: not recognised as a Keras, TF.js, PyTorch, ONNX, TF1 or ml5 "
+                                      "model "
                                       f"(use --from {'|'.join(n for n, _ in mods)})")
         mod = found[0][1]
     kwargs = mod.convert(args.source, args)

@@ -152,7 +152,7 @@ std::optional<ForeignModel> identify_file(const std::string& path) {
   if (name == "saved_model.pb") return unsupported("a TensorFlow SavedModel file", "TensorFlow SavedModel");
   if (name == "model.json" || (head.find("\"modelTopology\"") != std::string::npos ||
                                head.find("\"weightsManifest\"") != std::string::npos))
-    return unsupported("a TensorFlow.js model (model.json)", "TensorFlow.js");
+    return convertible("a TensorFlow.js model (model.json)", "TensorFlow.js");
   return std::nullopt;
 }
 
@@ -163,7 +163,7 @@ std::optional<ForeignModel> identify_directory(const fs::path& dir) {
   if (is_file("saved_model.pb") || is_file("saved_model.pbtxt"))
     return unsupported("a TensorFlow SavedModel directory", "TensorFlow SavedModel");
   if (is_file("checkpoint")) return convertible("a TensorFlow 1 checkpoint directory", "TF1 checkpoint");
-  if (is_file("model.json")) return unsupported("a TensorFlow.js model directory", "TensorFlow.js");
+  if (is_file("model.json")) return convertible("a TensorFlow.js model directory", "TensorFlow.js");
   return std::nullopt;
 }
 

@@ -2,6 +2,7 @@
 import argparse
 import math
 import os
+import sys
 import zipfile
 
 from lstmlm_format import layer as fmt_layer  # noqa: F401  (re-exported for converters)
@@ -116,6 +117,34 @@ def _opt_token(value, default):
     return value or None  # '' on the command line = none
 
 
+# Special tokens taken from the vocabulary when neither an option nor the vocabulary file names them:
+# (option, tokenizer field, the names tried in order).
+GUESSED_SPECIALS = (("unk", "unk_token", ("<unk>",)), ("eos", "eos_token", ("<eos>", "</s>")),
+                    ("bos", "bos_token", ("<s>",)))
+
+
+def _special_tokens(args, v, names, default_eos):
+    """unk, eos, bos and {field: token} of those guessed from the vocabulary's names. An option always wins
+    ('' = none); then what the source states (a Keras Tokenizer's oov_token, word_language_model's <eos>);
+    then the conventional names. Every guess is printed on stderr, one line each."""
+    stated = {"unk": v.unk_token, "eos": default_eos if default_eos in names else None, "bos": None}
+    out, guessed = {}, {}
+    for opt, field, candidates in GUESSED_SPECIALS:
+        given = getattr(args, opt, None)
+        if given is not None:
+            out[opt] = given or None
+        elif stated[opt] is not None:
+            out[opt] = stated[opt]
+        else:
+            tok = next((c for c in candidates if c in names), None)
+            out[opt] = tok
+            if tok is not None:
+                guessed[field] = tok
+                print(f"convert.py: note: {field} {tok!r} (found in the vocabulary; --{opt} '' to turn off)",
+                      file=sys.stderr)
+    return out["unk"], out["eos"], out["bos"], guessed
+
+
 def assemble(args, *, size, tensors, embedding_dim, layers, tied, source, source_vocab=None,
              default_eos=None, where, head=None):
     """write_model kwargs: the vocabulary (--vocab / --corpus-dir win over the source's), completed to
@@ -137,10 +166,7 @@ def assemble(args, *, size, tensors, embedding_dim, layers, tied, source, source
     lowercase = args.lowercase if args.lowercase is not None else bool(v.lowercase)
     filters = args.filters if args.filters is not None else (v.filters or "")
     split = _opt_token(getattr(args, "split", None), v.split) if kind == "word" else None
-    unk = _opt_token(args.unk, v.unk_token if v.unk_token is not None else
-                     ("<unk>" if "<unk>" in names else None))
-    eos = _opt_token(args.eos, default_eos if default_eos in names else None)
-    bos = _opt_token(args.bos, None)
+    unk, eos, bos, guessed = _special_tokens(args, v, names, default_eos)
     pad_id = args.pad_id if args.pad_id is not None else (0 if v.keras else None)
     if pad_id is not None and pad_id < 0:
         pad_id = None
@@ -153,6 +179,8 @@ def assemble(args, *, size, tensors, embedding_dim, layers, tied, source, source
         raise ConvertError(f"{where}: --pad-id {pad_id} is outside the vocabulary (0..{size - 1})")
     source = dict(source)
     source["vocab"] = {"form": v.form, "file": os.path.basename(v.path.rstrip("/")) if v.path else None}
+    if guessed:
+        source["guessed"] = guessed
     notes = list(source.get("notes", [])) + v.notes
     if notes:
         source["notes"] = notes

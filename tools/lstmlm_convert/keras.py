@@ -58,6 +58,10 @@ def add_arguments(p):
     g.add_argument("--recurrent-activation", choices=("sigmoid", "hard_sigmoid"),
                    help="weights-only files (save_weights) carry no config: the LSTM recurrent_activation "
                         "(required for them; ignored when the file has the model config)")
+    g.add_argument("--architecture", metavar="FILE",
+                   help="weights-only files (save_weights): the architecture, from a full model file of the same "
+                        "model (.h5), its model.to_json() / model_config JSON, a model.to_yaml() file or a "
+                        "TF.js model.json")
     g.add_argument("--keras-version", metavar="V",
                    help="Keras version that trained the model when the file does not say (decides what "
                         "hard_sigmoid means: Keras 2 clip(0.2x+0.5), Keras 3 clip(x/6+0.5))")
@@ -65,6 +69,41 @@ def add_arguments(p):
 
 def _s(v):
     return v.decode("utf-8") if isinstance(v, bytes) else v
+
+
+# Keras 1 layer options that do not change inference (initialisers, regularisers, training-time dropout, the
+# implementation choice consume_less, shape bookkeeping).
+KERAS1_IGNORED = {"init", "inner_init", "forget_bias_init", "W_regularizer", "U_regularizer", "b_regularizer",
+                  "W_constraint", "U_constraint", "b_constraint", "dropout_W", "dropout_U", "consume_less",
+                  "input_dim", "input_length", "input_dtype"}
+
+
+def _is_keras1(cls, c):
+    return cls in ("LSTM", "Dense") and "output_dim" in c and "units" not in c
+
+
+def _keras1_to_keras2(cls, c):
+    """A Keras 1 LSTM / Dense config in Keras 2 terms: output_dim -> units, inner_activation ->
+    recurrent_activation (Keras 1's default hard_sigmoid when absent), bias -> use_bias; the options that
+    do not change inference dropped. Anything else is kept, so an unknown option is still refused."""
+    c = {k: v for k, v in c.items() if k not in KERAS1_IGNORED}
+    c["units"] = c.pop("output_dim")
+    if cls == "LSTM":
+        c["recurrent_activation"] = c.pop("inner_activation", "hard_sigmoid")
+        c.setdefault("activation", "tanh")
+    if "bias" in c:
+        c["use_bias"] = c.pop("bias")
+    return c
+
+
+def config_is_keras1(model_config):
+    """True when the layers use Keras 1 option names (output_dim, no units)."""
+    try:
+        layers = _layer_list(model_config, "")
+    except (ConvertError, KeyError, TypeError, AttributeError):
+        return False
+    return any(isinstance(l, dict) and isinstance(l.get("config"), dict) and
+               _is_keras1(l.get("class_name"), l["config"]) for l in layers)
 
 
 def _activation_name(act, where):
@@ -125,7 +164,7 @@ def _input_length(model_config):
 
 def _parse_architecture(model_config, keras_version, where):
     """[(kind, name, info)] for embedding / lstm / dense, in order; refuses what lstmlm cannot run."""
-    plan, softmax_pending, out_done = [], False, False
+    plan, softmax_pending, out_done, hidden_dense = [], False, False, None
     for lay in _layer_list(model_config, where):
         cls, c = lay.get("class_name"), lay.get("config", {})
         name = c.get("name", cls)
@@ -133,8 +172,17 @@ def _parse_architecture(model_config, keras_version, where):
         if cls == "TimeDistributed" and c.get("layer", {}).get("class_name") == "Dense":
             inner = c["layer"]
             cls, c = "Dense", dict(inner.get("config", {}), name=name)
+        if _is_keras1(cls, c):
+            c = _keras1_to_keras2(cls, c)
         if cls in NOOP_LAYERS:
             continue
+        if hidden_dense is not None:
+            if cls == "Dense":
+                raise ConvertError(f"{lw}: a Dense after the Dense {hidden_dense[0]!r} ({hidden_dense[1]}): a "
+                                   "Dense head before the output layer needs lstmlm format v2 (this converter "
+                                   "writes format v1)")
+            raise ConvertError(f"{hidden_dense[2]}: output activation {hidden_dense[1]!r}; only softmax (in the "
+                               "Dense or a following Activation/Softmax layer) is a language model's output")
         trainable = bool(c.get("trainable", True))
         if out_done:
             raise ConvertError(f"{lw} follows the softmax output; nothing may come after it")
@@ -149,7 +197,8 @@ def _parse_architecture(model_config, keras_version, where):
             plan.append(("lstm", name, dict(_lstm_options(cls, c, keras_version, lw), trainable=trainable)))
         elif cls == "Dense":
             if plan and plan[-1][0] == "dense":
-                raise ConvertError(f"{lw}: only one Dense (the output projection) is supported")
+                raise ConvertError(f"{lw}: only one Dense (the output projection) is supported; a Dense head "
+                                   "before the output layer needs lstmlm format v2")
             if not plan or plan[-1][0] != "lstm":
                 raise ConvertError(f"{lw}: the Dense output layer must follow an LSTM")
             act = _activation_name(c.get("activation", "linear"), lw)
@@ -157,9 +206,8 @@ def _parse_architecture(model_config, keras_version, where):
                 out_done = True
             elif act == "linear":
                 softmax_pending = True
-            else:
-                raise ConvertError(f"{lw}: output activation {act!r}; only softmax (in the Dense or a "
-                                   "following Activation/Softmax layer) is a language model's output")
+            else:  # a hidden Dense (format v2) if another Dense follows, else a wrong output activation
+                hidden_dense = (name, act, lw)
             plan.append(("dense", name, {"units": c.get("units"), "use_bias": c.get("use_bias", True),
                                          "activation": act, "trainable": trainable}))
         elif cls in ("Activation", "Softmax") and softmax_pending:
@@ -173,6 +221,9 @@ def _parse_architecture(model_config, keras_version, where):
         else:
             raise ConvertError(f"{lw}: layer type {cls} is not supported (Embedding -> LSTM... -> Dense "
                                "[-> softmax])")
+    if hidden_dense is not None:
+        raise ConvertError(f"{hidden_dense[2]}: output activation {hidden_dense[1]!r}; only softmax (in the "
+                           "Dense or a following Activation/Softmax layer) is a language model's output")
     kinds = [k for k, _, _ in plan]
     if "lstm" not in kinds or kinds[-1] != "dense":
         raise ConvertError(f"{where}: expected Embedding (optional) -> LSTM (1..n) -> Dense, found "
@@ -203,7 +254,8 @@ def _lstm_options(cls, c, keras_version, lw):
     if unknown:
         raise ConvertError(f"{lw}: option(s) {', '.join(unknown)} not understood by this converter")
     if act != "tanh":
-        raise ConvertError(f"{lw}: activation={act!r}; lstmlm's cell uses tanh")
+        raise ConvertError(f"{lw}: activation={act!r}; lstmlm format v1's cell uses tanh (other cell "
+                           "activations need lstmlm format v2)")
     return {"recurrent_activation": _recurrent_activation(ract, keras_version, lw), "use_bias": use_bias,
             "return_sequences": bool(c.get("return_sequences", False)), "cudnn": cls == "CuDNNLSTM"}
 
@@ -269,6 +321,44 @@ def _legacy_layer_weights(group, layer_name, read):
     return out
 
 
+_KERAS1_GATE = re.compile(r"(?:^|_)([WUb])_([icfo])$")
+
+
+def keras1_weights(kind, w, where):
+    """Keras 1 weight names in Keras 2 terms. An LSTM stores 12 per-gate arrays (W_i, U_i, b_i, W_c, ... with
+    W [in, H], U [H, H], b [H]): concatenated in Keras 2's gate order i, f, c, o they are kernel,
+    recurrent_kernel and bias. A Dense stores <name>_W / <name>_b, an Embedding <name>_W. kind None
+    (weights-only file without an architecture): decided by the names. Keras 2/3 names pass unchanged."""
+    if not w or any(k in w for k in ("kernel", "recurrent_kernel", "embeddings")):
+        return w
+    gates = {}
+    for key in w:
+        m = _KERAS1_GATE.search(key)
+        if m:
+            gates[(m.group(1), m.group(2))] = key
+    if gates and kind in (None, "lstm"):
+        missing = [f"{a}_{g}" for a in "WUb" for g in "icfo" if (a, g) not in gates]
+        if missing or len(gates) != len(w):
+            raise ConvertError(f"{where}: Keras 1 LSTM weights {sorted(w)}: expected the 12 per-gate arrays "
+                               f"W_*, U_*, b_* for gates i, c, f, o (missing: {', '.join(missing) or 'none'})")
+        try:
+            return {new: np.concatenate([w[gates[(a, g)]] for g in "ifco"], axis=axis)
+                    for new, a, axis in (("kernel", "W", 1), ("recurrent_kernel", "U", 1), ("bias", "b", 0))}
+        except ValueError as e:
+            raise ConvertError(f"{where}: Keras 1 LSTM per-gate arrays of different shapes "
+                               f"({', '.join(f'{k} {list(v.shape)}' for k, v in w.items())}): {e}") from None
+    ws = [k for k in w if k == "W" or k.endswith("_W")]
+    bs = [k for k in w if k == "b" or k.endswith("_b")]
+    if len(ws) == 1 and len(bs) <= 1 and len(w) == len(ws) + len(bs):
+        if kind == "embedding" or (kind is None and not bs):
+            return {"embeddings": w[ws[0]]}
+        out = {"kernel": w[ws[0]]}
+        if bs:
+            out["bias"] = w[bs[0]]
+        return out
+    return w
+
+
 _K3_VAR_NAMES = {"embedding": ["embeddings"], "lstm": ["kernel", "recurrent_kernel", "bias"],
                  "dense": ["kernel", "bias"]}
 
@@ -315,8 +405,8 @@ def _build(plan, get_weights, where):
     tensors, layers, meta = {}, [], {"mask_zero": None}
     emb_dim, vocab_in, in_dim, k = 0, None, None, 0
     for kind, name, info in plan:
-        w = get_weights(kind, name)
         lw = f"{where}: layer {name!r}"
+        w = keras1_weights(kind, get_weights(kind, name), lw)
         if kind == "embedding":
             e = w.get("embeddings")
             if e is None or e.ndim != 2:
@@ -357,6 +447,9 @@ def _build(plan, get_weights, where):
                 raise ConvertError(f"{lw}: expected kernel [{in_dim}, V]")
             size = kern.shape[1]
             bias = w.get("bias")
+            if bias is None and info.get("use_bias", True):
+                raise ConvertError(f"{lw}: the Dense has use_bias=True but no bias weight (has "
+                                   f"{', '.join(sorted(w)) or 'none'})")
             if bias is None:
                 bias = np.zeros(size, dtype=np.float32)
             if bias.shape != (size,):
@@ -373,8 +466,9 @@ def _weights_only_plan(entries, args, keras_version, where):
     """Architecture of a save_weights file from its shapes. entries: [(name, {var: array})]."""
     ract = args.recurrent_activation
     if not ract:
-        raise ConvertError(f"{where}: weights-only file (no model config): give --recurrent-activation "
-                           "sigmoid|hard_sigmoid (the LSTM setting the model was built with; not guessed)")
+        raise ConvertError(f"{where}: weights-only file (no model config): give --architecture FILE (the "
+                           "model's full file or its to_json()) or --recurrent-activation sigmoid|hard_sigmoid "
+                           "(the LSTM setting the model was built with; not guessed)")
     ract = _recurrent_activation(ract, keras_version, where)
     plan = []
     for name, w in entries:
@@ -385,7 +479,7 @@ def _weights_only_plan(entries, args, keras_version, where):
             plan.append(("lstm", name, {"recurrent_activation": ract, "use_bias": "bias" in keys,
                                         "return_sequences": True}))
         elif "kernel" in keys and w["kernel"].ndim == 2 and keys <= {"kernel", "bias"}:
-            plan.append(("dense", name, {}))
+            plan.append(("dense", name, {"use_bias": "bias" in keys}))
         elif keys:
             raise ConvertError(f"{where}: layer {name!r} with weights {sorted(keys)} is not Embedding/LSTM/Dense")
     # Order: Embedding, then LSTMs chained by shape, then the Dense.
@@ -413,7 +507,8 @@ def _weights_only_plan(entries, args, keras_version, where):
 
 def _read_legacy_weights_only(f, read):
     names = [_s(n) for n in f.attrs["layer_names"]]
-    return [(n, _legacy_layer_weights(f, n, read)) for n in names]
+    return [(n, keras1_weights(None, _legacy_layer_weights(f, n, read), f"{read.where}: layer {n!r}"))
+            for n in names]
 
 
 def _read_k3_weights_only(root, read):
@@ -449,12 +544,73 @@ def _trainable(plan):
     return keys
 
 
+def _keras_version(stated, config, source):
+    """The Keras version that defines hard_sigmoid: the file's (or --keras-version), else 1 for a config in
+    Keras 1 terms (output_dim / inner_activation: Keras 1's hard_sigmoid is clip(0.2x + 0.5, 0, 1))."""
+    if stated:
+        return stated
+    if config is not None and config_is_keras1(config):
+        source.setdefault("notes", []).append("Keras 1 config (output_dim, inner_activation): keras_version 1 "
+                                              "assumed for hard_sigmoid = clip(0.2x + 0.5, 0, 1)")
+        return "1"
+    return None
+
+
+class _YamlLoader:
+    """yaml.SafeLoader that also reads the python/tuple tags of Keras' model.to_yaml() (as lists)."""
+
+    @staticmethod
+    def load(text):
+        import yaml
+
+        class Loader(yaml.SafeLoader):
+            pass
+        Loader.add_constructor("tag:yaml.org,2002:python/tuple",
+                               lambda loader, node: loader.construct_sequence(node))
+        return yaml.load(text, Loader=Loader)
+
+
+def load_architecture(path):
+    """(model_config dict, keras_version or None) from --architecture FILE: a full Keras HDF5 file (its
+    model_config attribute), a model.to_json() / model_config JSON, a model.to_yaml() file, or a TF.js
+    model.json (its modelTopology)."""
+    with open(path, "rb") as f:
+        head = f.read(8)
+    if head == HDF5_MAGIC:
+        import h5py
+        with h5py.File(path, "r") as f:
+            if "model_config" not in f.attrs:
+                raise ConvertError(f"{path}: --architecture HDF5 file has no model_config (a weights-only file "
+                                   "cannot give an architecture)")
+            return json.loads(_s(f.attrs["model_config"])), _s(f.attrs.get("keras_version", "")) or None
+    if os.path.getsize(path) > 1 << 24:
+        raise ConvertError(f"{path}: {os.path.getsize(path)} bytes: too large for a model architecture")
+    with open(path, "rb") as f:
+        text = f.read().decode("utf-8", "replace")
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            obj = _YamlLoader.load(text)
+        except Exception as e:  # yaml's errors span lines; the message is what matters
+            raise ConvertError(f"{path}: --architecture is neither JSON nor YAML ({type(e).__name__})") from None
+    if isinstance(obj, dict) and isinstance(obj.get("modelTopology"), dict):  # TF.js model.json
+        obj = obj["modelTopology"]
+    version = obj.get("keras_version") if isinstance(obj, dict) else None
+    if isinstance(obj, dict) and isinstance(obj.get("model_config"), dict):
+        obj = obj["model_config"]
+    if not isinstance(obj, dict) or "class_name" not in obj or "config" not in obj:
+        raise ConvertError(f"{path}: --architecture holds no Keras model config ({{\"class_name\": ..., "
+                           "\"config\": ...}}, as model.to_json() writes)")
+    return obj, version if isinstance(version, str) else None
+
+
 def convert(path, args):
     import h5py
     where = path
     base = os.path.basename(path)
     source = {"framework": "keras", "file": base, "exporter": "tools/convert.py"}
-    input_length = None
+    arch_path = getattr(args, "architecture", None)
     if zipfile.is_zipfile(path):
         limit = common.alloc_limit(path)
         with zipfile.ZipFile(path) as z:
@@ -466,41 +622,63 @@ def convert(path, args):
         source.update(format="keras-v3-zip", keras_version=keras_version)
         read = _DatasetReader(where, len(weights_bytes))
         with h5py.File(io.BytesIO(weights_bytes), "r") as f:
-            plan = _parse_architecture(config, keras_version, where)
-            input_length = _input_length(config)
             groups = _k3_groups(f)
-            built = _build(plan, lambda kind, name: _k3_layer_weights(groups, kind, name, read), where)
-        source["trainable"] = _trainable(plan)
-    else:
-        read = _DatasetReader(where, path)
-        with h5py.File(path, "r") as f:
-            keras_version = _s(f.attrs.get("keras_version", "")) or args.keras_version
-            source.update(keras_version=keras_version, backend=_s(f.attrs.get("backend", "")) or None)
-            if "model_config" in f.attrs:
-                config = json.loads(_s(f.attrs["model_config"]))
-                plan = _parse_architecture(config, keras_version, where)
-                input_length = _input_length(config)
-                source["format"] = "h5-model"
-                mw = f["model_weights"]
-                built = _build(plan, lambda kind, name: _legacy_layer_weights(mw, name, read), where)
-                source["trainable"] = _trainable(plan)
-            elif "layer_names" in f.attrs or "layers" in f:
-                if "layer_names" in f.attrs:
-                    entries = _read_legacy_weights_only(f, read)
-                    source["format"] = "h5-weights (save_weights, Keras 1/2 layout)"
-                else:
-                    keras_version = keras_version or "3"
-                    entries = _read_k3_weights_only(f, read)
-                    source["format"] = "h5-weights (Keras 3 .weights.h5)"
-                source["keras_version"] = keras_version
-                plan = _weights_only_plan(entries, args, keras_version, where)
-                w = dict(entries)
-                built = _build(plan, lambda kind, name: w[name], where)
-                source["notes"] = ["architecture inferred from weight shapes (activation tanh, "
-                                   f"recurrent_activation {args.recurrent_activation} from the command line)"]
+            return from_config(args, config, keras_version,
+                               lambda kind, name: _k3_layer_weights(groups, kind, name, read), where, source)
+    read = _DatasetReader(where, path)
+    with h5py.File(path, "r") as f:
+        keras_version = _s(f.attrs.get("keras_version", "")) or args.keras_version
+        source.update(keras_version=keras_version, backend=_s(f.attrs.get("backend", "")) or None)
+        if "model_config" in f.attrs:
+            config = json.loads(_s(f.attrs["model_config"]))
+            keras_version = source["keras_version"] = _keras_version(keras_version, config, source)
+            source["format"] = "h5-model"
+            mw = f["model_weights"]
+            return from_config(args, config, keras_version,
+                               lambda kind, name: _legacy_layer_weights(mw, name, read), where, source)
+        if "layer_names" not in f.attrs and "layers" not in f:
+            raise ConvertError(f"{where}: HDF5 file holds neither a Keras model (model_config) nor Keras "
+                               "weights (layer_names or layers/)")
+        legacy = "layer_names" in f.attrs
+        source["format"] = ("h5-weights (save_weights, Keras 1/2 layout)" if legacy else
+                            "h5-weights (Keras 3 .weights.h5)")
+        if arch_path:
+            config, arch_version = load_architecture(arch_path)
+            keras_version = _keras_version(keras_version or arch_version, config, source)
+            if not legacy:
+                keras_version = keras_version or "3"
+            source.update(keras_version=keras_version, architecture=os.path.basename(arch_path))
+            if legacy:
+                get = lambda kind, name: _legacy_layer_weights(f, name, read)  # noqa: E731
             else:
-                raise ConvertError(f"{where}: HDF5 file holds neither a Keras model (model_config) nor Keras "
-                                   "weights (layer_names or layers/)")
+                groups = _k3_groups(f)
+                get = lambda kind, name: _k3_layer_weights(groups, kind, name, read)  # noqa: E731
+            return from_config(args, config, keras_version, get, f"{where} (architecture {arch_path})", source)
+        if legacy:
+            entries = _read_legacy_weights_only(f, read)
+        else:
+            keras_version = keras_version or "3"
+            entries = _read_k3_weights_only(f, read)
+        source["keras_version"] = keras_version
+        plan = _weights_only_plan(entries, args, keras_version, where)
+        w = dict(entries)
+        built = _build(plan, lambda kind, name: w[name], where)
+        source["notes"] = ["architecture inferred from weight shapes (activation tanh, "
+                           f"recurrent_activation {args.recurrent_activation} from the command line)"]
+        return _finish(args, built, source, None, where)
+
+
+def from_config(args, config, keras_version, get_weights, where, source):
+    """write_model kwargs of a Keras model given its model_config (dict), the Keras version that defines
+    hard_sigmoid, and get_weights(kind, layer name) -> {weight name: array} (Keras 1, 2 or 3 names):
+    the layer mapping shared by the HDF5/zip reader and the TF.js reader."""
+    plan = _parse_architecture(config, keras_version, where)
+    built = _build(plan, get_weights, where)
+    source = dict(source, trainable=_trainable(plan))
+    return _finish(args, built, source, _input_length(config), where)
+
+
+def _finish(args, built, source, input_length, where):
     tensors, layers, emb_dim, size, meta = built
     source["mask_zero"] = meta["mask_zero"]
     if meta["mask_zero"]:

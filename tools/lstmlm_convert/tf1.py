@@ -40,9 +40,13 @@ _PEEPHOLES = re.compile(r"^(w_[fio]_diag|W_[FIO]_diag)$")
 _MULTI = re.compile(r"^(MultiRNNCell|multi_rnn_cell)$")
 _CELL_INDEX = re.compile(r"^(?:Cell|cell_)(\d+)$")
 
-_EMBEDDING_NAMES = ("embedding", "embeddings", "embedding_matrix", "word_embeddings")
-_SOFTMAX_W_NAMES = ("softmax_w", "softmax/w", "softmax/weights", "softmax/kernel", "output_w", "proj_w")
-_SOFTMAX_B_NAMES = ("softmax_b", "softmax/b", "softmax/biases", "softmax/bias", "output_b", "proj_b")
+# "Embedding" and "Projection/Matrix|Bias": tf.get_variable('Embedding') + a hand-made output projection
+# (the seed user's graph, and TF's old PTB tutorial style).
+_EMBEDDING_NAMES = ("embedding", "embeddings", "embedding_matrix", "word_embeddings", "Embedding")
+_SOFTMAX_W_NAMES = ("softmax_w", "softmax/w", "softmax/weights", "softmax/kernel", "output_w", "proj_w",
+                    "Projection/Matrix")
+_SOFTMAX_B_NAMES = ("softmax_b", "softmax/b", "softmax/biases", "softmax/bias", "output_b", "proj_b",
+                    "Projection/Bias")
 
 
 # --- source detection --------------------------------------------------------------------------------------
@@ -230,6 +234,17 @@ def convert(source, args):
     if prefix is None:
         raise ConvertError(f"{source}: not a TF checkpoint (no {source}.index)")
     ckpt = Checkpoint(prefix)
+    source = {"framework": "tensorflow1", "format": "TF V2 checkpoint", "file": os.path.basename(prefix),
+              "exporter": "tools/lstmlm_convert/tf1.py"}
+    # char-rnn semantics: zero initial state, no bos/eos; the tokenizer is guessed from the vocabulary
+    # (char when every token is one character) unless options say otherwise.
+    return convert_variables(ckpt, args, source, lambda size: _vocab(prefix, args, size, ckpt.index_path))
+
+
+def convert_variables(ckpt, args, source, vocab_for):
+    """write_model kwargs from TF1 variables: `ckpt` has names(), shape(name), entries, tensor(name) and
+    index_path (the file named in errors) - a Checkpoint, or another store of the same variables (ml5's
+    manifest); vocab_for(size) returns the Vocab (or None for --corpus-dir)."""
     names = model_variables(ckpt)
     cells = find_cells(ckpt, names, getattr(args, "cell_prefix", None))
     cell_vars = {v for _, _, vs in cells for v in vs.values()}
@@ -289,13 +304,10 @@ def convert(source, args):
     tensors[tensor_names.decoder_weight] = np.ascontiguousarray(sw.T)
     tensors[tensor_names.decoder_bias] = sb
 
-    source = {"framework": "tensorflow1", "format": "TF V2 checkpoint", "file": os.path.basename(prefix),
-              "cells": [kind for _, kind, _ in cells],
-              "variables": {"embedding": emb_name, "softmax_w": sw_name, "softmax_b": sb_name,
-                            "cells": [vs for _, _, vs in cells]},
-              "forget_bias_folded": forget_bias, "exporter": "tools/lstmlm_convert/tf1.py"}
-    # char-rnn semantics: zero initial state, no bos/eos; the tokenizer is guessed from the vocabulary
-    # (char when every token is one character) unless options say otherwise.
-    v = _vocab(prefix, args, vocab_size, ckpt.index_path)
+    source = dict(source, cells=[kind for _, kind, _ in cells],
+                  variables={"embedding": emb_name, "softmax_w": sw_name, "softmax_b": sb_name,
+                             "cells": [vs for _, _, vs in cells]},
+                  forget_bias_folded=forget_bias)
+    v = vocab_for(vocab_size)
     return common.assemble(args, size=vocab_size, tensors=tensors, embedding_dim=int(emb.shape[1]),
                            layers=layers, tied=False, source=source, source_vocab=v, where=ckpt.index_path)
