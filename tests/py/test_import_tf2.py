@@ -134,6 +134,48 @@ class TF2SavedModelTest(unittest.TestCase):
             self.refused(dst, "--vocab", pyutil.data("tf2-savedmodel-sc2-nextunit", "classes.json"),
                          want=("variables.index",))
 
+    def test_bidirectional_refused(self):
+        # The real metadata with the LSTM's layer config wrapped as Bidirectional, the protobuf re-encoded here.
+        from lstmlm_convert.tf1_checkpoint import _fields
+        dst = self.copy(self.sc2(), "sc2-bidi")
+        path = os.path.join(dst, "keras_metadata.pb")
+        with open(path, "rb") as f:
+            data = f.read()
+
+        def varint(n):
+            out = bytearray()
+            while True:
+                b, n = n & 0x7F, n >> 7
+                out.append(b | (0x80 if n else 0))
+                if not n:
+                    return bytes(out)
+
+        def field(num, wire, v):
+            if wire == 0:
+                return varint(num << 3) + varint(v)
+            return varint(num << 3 | 2) + varint(len(v)) + v
+
+        nodes = []
+        for num, wire, v in _fields(data):
+            sub = list(_fields(v))
+            if any(f == 3 and val == b"root" for f, _, val in sub):
+                sub2 = []
+                for f, w, val in sub:
+                    if f == 5:
+                        meta = json.loads(val)
+                        for lay in meta["config"]["layers"]:
+                            if lay["class_name"] == "LSTM":
+                                lay["config"] = {"name": lay["config"]["name"], "layer": dict(lay)}
+                                lay["class_name"] = "Bidirectional"
+                        val = json.dumps(meta).encode()
+                    sub2.append((f, w, val))
+                sub = sub2
+            nodes.append(field(num, wire, b"".join(field(f, w, val) for f, w, val in sub)))
+        with open(path, "wb") as f:
+            f.write(b"".join(nodes))
+        self.refused(dst, "--vocab", pyutil.data("tf2-savedmodel-sc2-nextunit", "classes.json"),
+                     want=("'LSTM_1'", "Bidirectional", "not supported"))
+
     def test_missing_keras_metadata(self):
         dst = self.copy(self.sc2(), "sc2-nometa")
         os.remove(os.path.join(dst, "keras_metadata.pb"))
