@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Converts a Keras (.h5 / .keras, Keras 1-3), TF.js layers (model.json), PyTorch (.pt), ONNX (.onnx), TF1
-(checkpoint prefix) or ml5 char-rnn (manifest.json directory) language model into an lstmlm model directory.
+"""Converts a Keras (.h5 / .keras, Keras 1-3; TF2 SavedModel directory), TF.js layers (model.json), PyTorch (.pt),
+ONNX (.onnx), TF1 (checkpoint prefix) or ml5 char-rnn (manifest.json directory) language model into an lstmlm model directory.
 usage: python3 tools/convert.py SOURCE OUTDIR [--vocab FILE] [options]   (see docs/importing.md)"""
 import argparse
 import importlib
@@ -21,7 +21,7 @@ from lstmlm_convert.vocab import VocabError  # noqa: E402
 def converters():
     """(name, module) in detection order; a module missing from the package is left out."""
     out = []
-    for name, module in (("tfjs", "tfjs"), ("ml5", "ml5"), ("tf1", "tf1"), ("keras", "keras"),
+    for name, module in (("tfjs", "tfjs"), ("ml5", "ml5"), ("tf2", "tf2_savedmodel"), ("tf1", "tf1"), ("keras", "keras"),
                          ("torch_pt", "torch_pt"), ("onnx", "onnx_model")):
         try:
             out.append((name, importlib.import_module(f"lstmlm_convert.{module}")))
@@ -99,7 +99,7 @@ def convert(args, mods):
         if not os.path.exists(args.source) and not found:
             raise common.ConvertError(f"{args.source}: no such file")
         if not found:
-            raise common.ConvertError(f"{args.source}: not recognised as a Keras, TF.js, PyTorch, ONNX, TF1 or ml5 "
+            raise common.ConvertError(f"{args.source}: not recognised as a Keras, TF2 SavedModel, TF.js, PyTorch, ONNX, TF1 or ml5 "
                                       "model "
                                       f"(use --from {'|'.join(n for n, _ in mods)})")
         mod = found[0][1]

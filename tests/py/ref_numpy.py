@@ -28,6 +28,8 @@ ACTIVATIONS = {
     "tanh": np.tanh,
     "hard_sigmoid_keras2": lambda x: np.clip(0.2 * x + 0.5, 0.0, 1.0),
     "hard_sigmoid_keras3": lambda x: np.clip(x / 6.0 + 0.5, 0.0, 1.0),
+    "relu": lambda x: np.maximum(x, 0.0),  # keras.activations.relu (alpha 0, no max_value)
+    "linear": lambda x: x,
 }
 
 
@@ -38,9 +40,12 @@ def log_softmax(z):
 
 # ------------------------------------------------------------------------------------------------- Keras
 class KerasLM:
-    """Embedding (or one-hot) -> Keras LSTMs -> Dense(softmax), in float64."""
+    """Embedding (or one-hot) -> Keras LSTMs -> Dense(act)... -> Dense(softmax), in float64. head: the Dense
+    layers between the last LSTM and the output, [(kernel [in, units], bias [units], activation name)]:
+    y = act(x·kernel + bias) (keras Dense)."""
 
-    def __init__(self, embeddings, lstms, dense_kernel, dense_bias, vocab_size):
+    def __init__(self, embeddings, lstms, dense_kernel, dense_bias, vocab_size, head=()):
+        self.head = [(np.asarray(k, np.float64), np.asarray(b, np.float64), a) for k, b, a in head]
         self.emb = None if embeddings is None else np.asarray(embeddings, np.float64)
         self.lstms = [{k: (np.asarray(v, np.float64) if isinstance(v, np.ndarray) else v) for k, v in l.items()}
                       for l in lstms]
@@ -67,6 +72,8 @@ class KerasLM:
                 cs[k] = f * cs[k] + i * c_
                 hs[k] = o * a(cs[k])
                 x = hs[k]
+        for kern, bias, act in self.head:
+            x = ACTIVATIONS[act](x @ kern + bias)
         return log_softmax(x @ self.wk + self.wb)
 
 
@@ -84,7 +91,7 @@ def keras_h5(path):
         version = version.decode() if isinstance(version, bytes) else version
         cfg = json.loads(f.attrs["model_config"])
         layers = cfg["config"]["layers"]
-        emb, lstms, dense = None, [], None
+        emb, lstms, denses = None, [], []
 
         def weights(layer_name):
             g = f["model_weights"][layer_name]
@@ -102,9 +109,11 @@ def keras_h5(path):
                 lstms.append(dict(w, activation=c["activation"],
                                   recurrent_activation=_keras_activation(c["recurrent_activation"], version)))
             elif layer["class_name"] == "Dense":
-                dense = weights(c["name"])
+                denses.append(dict(weights(c["name"]), activation=c.get("activation", "linear")))
+    dense = denses[-1]
     V = dense["kernel"].shape[1]
-    return KerasLM(emb, lstms, dense["kernel"], dense["bias"], V)
+    return KerasLM(emb, lstms, dense["kernel"], dense["bias"], V,
+                   head=[(d["kernel"], d["bias"], d["activation"]) for d in denses[:-1]])
 
 
 def keras_zip(path):

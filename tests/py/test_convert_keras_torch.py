@@ -56,7 +56,7 @@ class KerasVariantsTest(unittest.TestCase):
         cases = [
             (lambda l: l["config"].update(go_backwards=True), "go_backwards"),
             (lambda l: l["config"].update(stateful=True), "stateful"),
-            (lambda l: l["config"].update(activation="relu"), "activation='relu'"),
+            (lambda l: l["config"].update(activation="softsign"), "activation='softsign'"),
             (lambda l: l["config"].pop("recurrent_activation"), "no recurrent_activation"),
             (lambda l: l["config"].update(recurrent_activation="tanh"), "recurrent_activation='tanh'"),
             (lambda l: l.update(class_name="GRU"), "layer type GRU"),

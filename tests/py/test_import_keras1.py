@@ -29,9 +29,15 @@ def log_softmax(z):
     return z - np.log(np.exp(z).sum())
 
 
-def keras_next_logprobs(ids, vocab_size, embeddings, lstms, dense_w, dense_b):
-    """Keras Sequential [Embedding] -> LSTM... -> Dense softmax on one unpadded sequence from the zero state.
-    lstms: [(gates {g: (W [in, H], U [H, H], b [H])} for g in "ifco", act)] (float64)."""
+CELL_ACTS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0), "linear": lambda x: x,
+             "sigmoid": lambda x: sigmoid(x)}
+
+
+def keras_next_logprobs(ids, vocab_size, embeddings, lstms, dense_w, dense_b, cell_act="tanh", head=()):
+    """Keras Sequential [Embedding] -> LSTM... -> [Dense(act)...] -> Dense softmax on one unpadded sequence from
+    the zero state. lstms: [(gates {g: (W [in, H], U [H, H], b [H])} for g in "ifco", act)] (float64);
+    cell_act: the LSTM `activation` (of z_c and in h = o act(c)); head: [(W [in, units], b, act name)]."""
+    a = CELL_ACTS[cell_act]
     xs = [embeddings[i] if embeddings is not None else np.eye(vocab_size)[i] for i in ids]
     for gates, act in lstms:
         H = gates["i"][1].shape[0]
@@ -39,11 +45,14 @@ def keras_next_logprobs(ids, vocab_size, embeddings, lstms, dense_w, dense_b):
         for x in xs:
             z = {g: x @ W + h @ U + b for g, (W, U, b) in gates.items()}
             i, f, o = act(z["i"]), act(z["f"]), act(z["o"])
-            c = f * c + i * np.tanh(z["c"])
-            h = o * np.tanh(c)
+            c = f * c + i * a(z["c"])
+            h = o * a(c)
             out.append(h)
         xs = out
-    return log_softmax(xs[-1] @ dense_w + dense_b)
+    y = xs[-1]
+    for W, b, act in head:
+        y = CELL_ACTS[act](y @ W + b)
+    return log_softmax(y @ dense_w + dense_b)
 
 
 def keras2_gates(kernel, rec, bias):
@@ -164,13 +173,15 @@ def write_keras1_h5(path, layers_cfg, weights, keras_version="1.0.8"):
 class Keras1SyntheticTest(Keras1Case):
     """A Keras 1 Embedding -> LSTM(sigmoid inner) -> Dense(softmax) file made here, and hostile variants."""
 
-    def make(self, name, inner="sigmoid", extra_layer=None, drop=None, activation="tanh"):
+    def make(self, name, inner="sigmoid", extra_layer=None, drop=None, activation="tanh", extra_weights=None):
         rng = np.random.RandomState(5)
         V, E, H = 7, 4, 5
         w = {"embedding_1": {"embedding_1_W": rng.randn(V, E).astype(np.float32)},
              "lstm_1": {f"lstm_1_{a}_{g}": (rng.randn(*shape) * 0.5).astype(np.float32)
                         for g in "icfo" for a, shape in (("W", (E, H)), ("U", (H, H)), ("b", (H,)))},
              "dense_1": {"dense_1_W": rng.randn(H, V).astype(np.float32), "dense_1_b": rng.randn(V).astype(np.float32)}}
+        if extra_weights:
+            w.update(extra_weights)
         if drop:
             del w["lstm_1"][drop]
         cfg = [{"class_name": "Embedding", "config": {"name": "embedding_1", "input_dim": V, "output_dim": E,
@@ -213,14 +224,49 @@ class Keras1SyntheticTest(Keras1Case):
                                                                                         "output_dim": 5}})
         self.refused(path, vocab, "gru_1", "GRU", "not supported")
 
-    def test_dense_head_refused_as_v2(self):
-        path, vocab, _ = self.make("head", extra_layer={"class_name": "Dense", "config": {
-            "name": "dense_0", "output_dim": 5, "activation": "relu"}})
-        self.refused(path, vocab, "format v2")
+    def reference(self, w, cell_act="tanh", head=()):
+        f64 = lambda a: np.asarray(a, dtype=np.float64)  # noqa: E731
+        gates = {g: tuple(f64(w["lstm_1"][f"lstm_1_{a}_{g}"]) for a in "WUb") for g in "ifco"}
+        return lambda ids: keras_next_logprobs(ids, 7, f64(w["embedding_1"]["embedding_1_W"]), [(gates, sigmoid)],  # noqa: E731
+                                               f64(w["dense_1"]["dense_1_W"]), f64(w["dense_1"]["dense_1_b"]),
+                                               cell_act, [(f64(W), f64(b), act) for W, b, act in head])
 
-    def test_relu_cell_refused_as_v2(self):
-        path, vocab, _ = self.make("relu", activation="relu")
-        self.refused(path, vocab, "lstm_1", "format v2")
+    def test_dense_head_is_format_v2(self):
+        # LSTM(5) -> Dense(3, relu) -> Dense(7, softmax): the hidden Dense is the model's output.head.
+        rng = np.random.RandomState(11)
+        hw = {"dense_0_W": rng.randn(5, 3).astype(np.float32), "dense_0_b": rng.randn(3).astype(np.float32)}
+        path, vocab, w = self.make("head", extra_layer={"class_name": "Dense", "config": {
+            "name": "dense_0", "output_dim": 3, "activation": "relu"}}, extra_weights={"dense_0": hw})
+        w["dense_1"]["dense_1_W"] = rng.randn(3, 7).astype(np.float32)
+        write_keras1_h5(path, [{"class_name": "Embedding", "config": {"name": "embedding_1", "input_dim": 7,
+                                                                      "output_dim": 4}},
+                               {"class_name": "LSTM", "config": {"name": "lstm_1", "output_dim": 5,
+                                                                 "activation": "tanh", "inner_activation": "sigmoid"}},
+                               {"class_name": "Dense", "config": {"name": "dense_0", "output_dim": 3,
+                                                                  "activation": "relu"}},
+                               {"class_name": "Dense", "config": {"name": "dense_1", "output_dim": 7,
+                                                                  "activation": "softmax"}}], w)
+        out = os.path.join(self.tmp, "head")
+        pyutil.convert_ok(self, path, out, "--vocab", vocab)
+        cfg = pyutil.read_config(out)
+        self.assertEqual((cfg["format_version"], cfg["output"]["head"]), (2, [{"units": 3, "activation": "relu"}]))
+        self.compare(out, self.reference(w, head=[(hw["dense_0_W"], hw["dense_0_b"], "relu")]),
+                     contexts(np.random.RandomState(4), 7))
+
+    def test_relu_cell_is_format_v2(self):
+        path, vocab, w = self.make("relu", activation="relu")
+        out = os.path.join(self.tmp, "relu")
+        pyutil.convert_ok(self, path, out, "--vocab", vocab)
+        cfg = pyutil.read_config(out)
+        self.assertEqual((cfg["format_version"], cfg["layers"][0]["activation"]), (2, "relu"))
+        self.compare(out, self.reference(w, "relu"), contexts(np.random.RandomState(6), 7))
+
+    def test_other_activations_refused(self):
+        path, vocab, _ = self.make("softsign", activation="softsign")
+        self.refused(path, vocab, "lstm_1", "softsign")
+        path, vocab, _ = self.make("eluhead", extra_layer={"class_name": "Dense", "config": {
+            "name": "dense_0", "output_dim": 5, "activation": "elu"}})
+        self.refused(path, vocab, "dense_0", "elu")
 
     def test_missing_gate_weight(self):
         path, vocab, _ = self.make("missing", drop="lstm_1_U_f")

@@ -15,6 +15,7 @@ import zipfile
 
 import numpy as np
 
+from lstmlm_format import dense as fmt_dense
 from lstmlm_format import layer as fmt_layer
 from lstmlm_format import names as tensor_names
 
@@ -26,6 +27,9 @@ HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 NOOP_LAYERS = {"InputLayer", "Dropout", "SpatialDropout1D", "GaussianDropout", "GaussianNoise", "AlphaDropout",
                "ActivityRegularization"}
 LSTM_LAYERS = {"LSTM", "CuDNNLSTM"}
+# Cell activations of an LSTM and activations of a Dense before the output (format v2 for all but tanh).
+CELL_ACTIVATIONS = ("tanh", "relu", "linear", "sigmoid")
+HEAD_ACTIVATIONS = ("relu", "linear", "tanh", "sigmoid")
 # LSTM options that do not change what a trained model computes at inference.
 IGNORED_LSTM_OPTIONS = {"name", "trainable", "dtype", "batch_input_shape", "batch_shape", "input_shape",
                         "units", "kernel_initializer", "recurrent_initializer", "bias_initializer",
@@ -163,8 +167,10 @@ def _input_length(model_config):
 
 
 def _parse_architecture(model_config, keras_version, where):
-    """[(kind, name, info)] for embedding / lstm / dense, in order; refuses what lstmlm cannot run."""
-    plan, softmax_pending, out_done, hidden_dense = [], False, False, None
+    """[(kind, name, info)] for embedding / lstm / dense, in order; refuses what lstmlm cannot run. Dense
+    layers between the last LSTM and the output Dense are the head (format v2, activations HEAD_ACTIVATIONS);
+    the last Dense is the decoder: softmax, or linear followed by a softmax Activation/Softmax layer."""
+    plan, out_done = [], False
     for lay in _layer_list(model_config, where):
         cls, c = lay.get("class_name"), lay.get("config", {})
         name = c.get("name", cls)
@@ -176,13 +182,6 @@ def _parse_architecture(model_config, keras_version, where):
             c = _keras1_to_keras2(cls, c)
         if cls in NOOP_LAYERS:
             continue
-        if hidden_dense is not None:
-            if cls == "Dense":
-                raise ConvertError(f"{lw}: a Dense after the Dense {hidden_dense[0]!r} ({hidden_dense[1]}): a "
-                                   "Dense head before the output layer needs lstmlm format v2 (this converter "
-                                   "writes format v1)")
-            raise ConvertError(f"{hidden_dense[2]}: output activation {hidden_dense[1]!r}; only softmax (in the "
-                               "Dense or a following Activation/Softmax layer) is a language model's output")
         trainable = bool(c.get("trainable", True))
         if out_done:
             raise ConvertError(f"{lw} follows the softmax output; nothing may come after it")
@@ -196,38 +195,35 @@ def _parse_architecture(model_config, keras_version, where):
                 raise ConvertError(f"{lw}: an LSTM after a Dense layer is not supported")
             plan.append(("lstm", name, dict(_lstm_options(cls, c, keras_version, lw), trainable=trainable)))
         elif cls == "Dense":
-            if plan and plan[-1][0] == "dense":
-                raise ConvertError(f"{lw}: only one Dense (the output projection) is supported; a Dense head "
-                                   "before the output layer needs lstmlm format v2")
-            if not plan or plan[-1][0] != "lstm":
+            if not plan or plan[-1][0] not in ("lstm", "dense"):
                 raise ConvertError(f"{lw}: the Dense output layer must follow an LSTM")
             act = _activation_name(c.get("activation", "linear"), lw)
             if act == "softmax":
                 out_done = True
-            elif act == "linear":
-                softmax_pending = True
-            else:  # a hidden Dense (format v2) if another Dense follows, else a wrong output activation
-                hidden_dense = (name, act, lw)
+            elif act not in HEAD_ACTIVATIONS:
+                raise ConvertError(f"{lw}: activation {act!r}; a Dense before the output layer takes "
+                                   f"{', '.join(HEAD_ACTIVATIONS)}, the output Dense softmax")
             plan.append(("dense", name, {"units": c.get("units"), "use_bias": c.get("use_bias", True),
-                                         "activation": act, "trainable": trainable}))
-        elif cls in ("Activation", "Softmax") and softmax_pending:
+                                         "activation": act, "trainable": trainable, "lw": lw}))
+        elif cls in ("Activation", "Softmax") and plan and plan[-1][0] == "dense" and \
+                plan[-1][2]["activation"] == "linear":
             act = "softmax" if cls == "Softmax" else _activation_name(c.get("activation"), lw)
             if act != "softmax":
                 raise ConvertError(f"{lw}: activation {act!r} after the output Dense; only softmax")
             if cls == "Softmax" and c.get("axis", -1) != -1:
                 raise ConvertError(f"{lw}: softmax over axis {c.get('axis')} (only the last axis)")
             plan[-1][2]["activation"] = "softmax"
-            softmax_pending, out_done = False, True
+            out_done = True
         else:
-            raise ConvertError(f"{lw}: layer type {cls} is not supported (Embedding -> LSTM... -> Dense "
+            raise ConvertError(f"{lw}: layer type {cls} is not supported (Embedding -> LSTM... -> Dense... "
                                "[-> softmax])")
-    if hidden_dense is not None:
-        raise ConvertError(f"{hidden_dense[2]}: output activation {hidden_dense[1]!r}; only softmax (in the "
-                           "Dense or a following Activation/Softmax layer) is a language model's output")
     kinds = [k for k, _, _ in plan]
     if "lstm" not in kinds or kinds[-1] != "dense":
         raise ConvertError(f"{where}: expected Embedding (optional) -> LSTM (1..n) -> Dense, found "
                            f"{' -> '.join(kinds) or 'no layers'}")
+    if plan[-1][2]["activation"] != "softmax":
+        raise ConvertError(f"{plan[-1][2]['lw']}: output activation {plan[-1][2]['activation']!r}; only softmax "
+                           "(in the Dense or a following Activation/Softmax layer) is a language model's output")
     lstms = [info for k, _, info in plan if k == "lstm"]
     for info in lstms[:-1]:
         if not info["return_sequences"]:
@@ -253,10 +249,10 @@ def _lstm_options(cls, c, keras_version, lw):
     unknown = sorted(k for k in c if k not in IGNORED_LSTM_OPTIONS)
     if unknown:
         raise ConvertError(f"{lw}: option(s) {', '.join(unknown)} not understood by this converter")
-    if act != "tanh":
-        raise ConvertError(f"{lw}: activation={act!r}; lstmlm format v1's cell uses tanh (other cell "
-                           "activations need lstmlm format v2)")
-    return {"recurrent_activation": _recurrent_activation(ract, keras_version, lw), "use_bias": use_bias,
+    if act not in CELL_ACTIVATIONS:
+        raise ConvertError(f"{lw}: activation={act!r}; the LSTM cell activation must be one of "
+                           f"{', '.join(CELL_ACTIVATIONS)}")
+    return {"activation": act, "recurrent_activation": _recurrent_activation(ract, keras_version, lw), "use_bias": use_bias,
             "return_sequences": bool(c.get("return_sequences", False)), "cudnn": cls == "CuDNNLSTM"}
 
 
@@ -402,8 +398,10 @@ def _k3_layer_weights(groups, kind, layer_name, read):
 
 # ------------------------------------------------------------------------------------------- assembling
 def _build(plan, get_weights, where):
-    tensors, layers, meta = {}, [], {"mask_zero": None}
+    tensors, layers, head, meta = {}, [], [], {"mask_zero": None}
+    meta["head"] = head
     emb_dim, vocab_in, in_dim, k = 0, None, None, 0
+    n_dense, di = sum(1 for kind, _, _ in plan if kind == "dense"), 0
     for kind, name, info in plan:
         lw = f"{where}: layer {name!r}"
         w = keras1_weights(kind, get_weights(kind, name), lw)
@@ -439,12 +437,15 @@ def _build(plan, get_weights, where):
             tensors[tensor_names.weight_ih(k)] = kern.T
             tensors[tensor_names.weight_hh(k)] = rec.T
             tensors[tensor_names.bias_ih(k)] = bias
-            layers.append(fmt_layer(hidden, recurrent_activation=info["recurrent_activation"]))
+            layers.append(fmt_layer(hidden, recurrent_activation=info["recurrent_activation"],
+                                    activation=info.get("activation", "tanh")))
             in_dim, k = hidden, k + 1
         elif kind == "dense":
+            last = di == n_dense - 1
+            di += 1
             kern = w.get("kernel")
             if kern is None or kern.ndim != 2 or kern.shape[0] != in_dim:
-                raise ConvertError(f"{lw}: expected kernel [{in_dim}, V]")
+                raise ConvertError(f"{lw}: expected kernel [{in_dim}, {'V' if last else 'units'}]")
             size = kern.shape[1]
             bias = w.get("bias")
             if bias is None and info.get("use_bias", True):
@@ -454,6 +455,13 @@ def _build(plan, get_weights, where):
                 bias = np.zeros(size, dtype=np.float32)
             if bias.shape != (size,):
                 raise ConvertError(f"{lw}: bias {bias.shape} should be [{size}]")
+            if not last:  # a head layer (format v2): y = act(W x + b), W = kernel.T [units, in]
+                hk = len(head)
+                tensors[tensor_names.head_weight(hk)] = kern.T
+                tensors[tensor_names.head_bias(hk)] = bias
+                head.append(fmt_dense(size, info["activation"]))
+                in_dim = size
+                continue
             if vocab_in != size:
                 raise ConvertError(f"{lw}: {size} outputs but the input vocabulary has {vocab_in} ids; lstmlm "
                                    "needs one vocabulary for both")
@@ -535,9 +543,12 @@ def _read_k3_weights_only(root, read):
 def _trainable(plan):
     """source.trainable (docs/model-format.md) from the stored layer configs: Keras's trainable flags."""
     keys, k = {}, 0
+    n_dense, d = sum(1 for kind, _, _ in plan if kind == "dense"), 0
     for kind, _, info in plan:
         if kind == "lstm":
             key, k = f"lstm_l{k}", k + 1
+        elif kind == "dense" and d < n_dense - 1:
+            key, d = f"head_{d}", d + 1
         else:
             key = "embedding" if kind == "embedding" else "decoder"
         keys[key] = info["trainable"]
@@ -685,7 +696,7 @@ def _finish(args, built, source, input_length, where):
         source.setdefault("notes", []).append(
             "Embedding mask_zero=True: Keras skips steps with id 0 (padding); do not feed pad ids")
     kwargs = common.assemble(args, size=size, tensors=tensors, embedding_dim=emb_dim, layers=layers, tied=False,
-                             source=source, source_vocab=None, where=where)
+                             source=source, source_vocab=None, where=where, head=meta.get("head") or None)
     if input_length is not None:
         kwargs["input_length"] = input_length
     return kwargs

@@ -1,0 +1,187 @@
+"""TF2 Keras SavedModel directories (tools/lstmlm_convert/tf2_savedmodel.py): two real models convert and give
+every next-token log-prob of ref_numpy.KerasLM (float64, Keras' documented LSTM / Dense semantics) within 1e-4.
+The reference reads the weights by the generic checkpoint keys written down in each model's SOURCE.md
+(variables/N, trainable_variables/N, layer_with_weights-N) and the architecture stated there, not through the
+converter's metadata / object-graph resolution. Refusals: a two-head model without --output, a head whose size
+is not the input vocabulary's, a truncated variables.index, a missing keras_metadata.pb."""
+import json
+import os
+import shutil
+import tempfile
+import unittest
+
+import numpy as np
+
+import pyutil
+import ref_numpy
+
+TOL = 1e-4
+VALUE = "/.ATTRIBUTES/VARIABLE_VALUE"
+
+
+def bundle(model_dir):
+    from lstmlm_convert.tf1_checkpoint import Checkpoint
+    return Checkpoint(os.path.join(model_dir, "variables", "variables"))
+
+
+class TF2SavedModelTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="lstmlm_tf2_")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def sc2(self):
+        return pyutil.data("tf2-savedmodel-sc2-nextunit", "trained_nns", "rnn")
+
+    def guitar(self):
+        return pyutil.data("tf2-savedmodel-guitar-nextbeat", "models", "lstm")
+
+    def vocab13(self):
+        p = os.path.join(self.tmp, "notes.json")
+        with open(p, "w") as f:
+            json.dump([f"n{i}" for i in range(13)], f)
+        return p
+
+    def compare(self, out, ref, V, seed, lengths=(1, 2, 3, 5, 8, 8, 12)):
+        rng = np.random.RandomState(seed)
+        ctxs = [list(rng.randint(0, V, size=n)) for n in lengths]
+        worst = 0.0
+        for c, g in zip(ctxs, pyutil.predict_logprobs(out, ctxs)):
+            r = ref.next_logprobs(c)
+            self.assertFalse(np.isnan(g).any())
+            worst = max(worst, float(np.abs(g - r).max()))
+        print(f"  {os.path.basename(out)}: max |d log-prob| {worst:.2e} over {len(ctxs)} contexts", flush=True)
+        self.assertLess(worst, TOL)
+
+    def test_sc2_nextunit(self):
+        src = self.sc2()
+        vocab = pyutil.data("tf2-savedmodel-sc2-nextunit", "classes.json")
+        out = os.path.join(self.tmp, "sc2")
+        pyutil.convert_ok(self, src, out, "--vocab", vocab)
+        cfg = pyutil.read_config(out)
+        self.assertEqual((cfg["format_version"], cfg["vocab_size"], cfg["embedding_dim"], cfg["input_length"]),
+                         (2, 53, 0, 8))
+        self.assertEqual(cfg["output"]["head"], [{"units": 48, "activation": "relu"}])
+        self.assertEqual([(l["hidden_size"], l["activation"]) for l in cfg["layers"]], [(48, "tanh")])
+        b = bundle(src)
+        t = lambda k: b.tensor(k + VALUE)  # noqa: E731
+        lstm = {"kernel": t("variables/0"), "recurrent_kernel": t("variables/1"), "bias": t("variables/2"),
+                "activation": "tanh", "recurrent_activation": "sigmoid"}
+        ref = ref_numpy.KerasLM(None, [lstm], t("layer_with_weights-2/kernel"), t("layer_with_weights-2/bias"), 53,
+                                head=[(t("layer_with_weights-1/kernel"), t("layer_with_weights-1/bias"), "relu")])
+        self.compare(out, ref, 53, 0)
+
+    def test_guitar_notes_head(self):
+        src = self.guitar()
+        out = os.path.join(self.tmp, "guitar-notes")
+        pyutil.convert_ok(self, src, out, "--vocab", self.vocab13(), "--output", "notes")
+        cfg = pyutil.read_config(out)
+        self.assertEqual((cfg["format_version"], cfg["vocab_size"], cfg["embedding_dim"], cfg["input_length"]),
+                         (2, 13, 0, 5))
+        self.assertEqual([(l["hidden_size"], l["activation"]) for l in cfg["layers"]], [(65, "relu")])
+        self.assertNotIn("head", cfg["output"])
+        b = bundle(src)
+        t = lambda k: b.tensor(k + VALUE)  # noqa: E731
+        lstm = {"kernel": t("trainable_variables/0"), "recurrent_kernel": t("trainable_variables/1"),
+                "bias": t("trainable_variables/2"), "activation": "relu", "recurrent_activation": "sigmoid"}
+        ref = ref_numpy.KerasLM(None, [lstm], t("layer_with_weights-1/kernel"), t("layer_with_weights-1/bias"), 13)
+        # Contexts inside the model's input window (None, 5, 13). Past it the unbounded relu cell amplifies
+        # float32 rounding: after 12 random steps numpy's own float32 run is 3e-5 from float64 and lstmlm's
+        # 1.5e-4 (its summation order differs), while both stay within 6e-6 up to 5 steps.
+        self.compare(out, ref, 13, 1, lengths=(1, 2, 3, 4, 5, 5, 5, 5, 5, 5))
+
+    def refused(self, src, *args, want=()):
+        r = pyutil.convert(src, os.path.join(self.tmp, "refused"), *args)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
+        for s in want:
+            self.assertIn(s, lines[0])
+        return lines[0]
+
+    def test_two_heads_need_output(self):
+        self.refused(self.guitar(), "--vocab", self.vocab13(), want=("keras_metadata.pb", "2 outputs", "notes",
+                                                                     "duration", "--output"))
+
+    def test_duration_head_is_not_an_lm(self):
+        self.refused(self.guitar(), "--vocab", self.vocab13(), "--output", "duration",
+                     want=("lstm", "'duration'", "8 outputs", "13"))
+
+    def test_unknown_output(self):
+        self.refused(self.guitar(), "--vocab", self.vocab13(), "--output", "pitch", want=("'pitch'", "notes"))
+
+    def copy(self, src, name):
+        dst = os.path.join(self.tmp, name)
+        shutil.rmtree(dst, ignore_errors=True)
+        shutil.copytree(src, dst)
+        for root, dirs, files in os.walk(dst):
+            for f in files + dirs:
+                os.chmod(os.path.join(root, f), 0o755)
+        return dst
+
+    def test_truncated_index(self):
+        dst = self.copy(self.sc2(), "sc2-cut")
+        idx = os.path.join(dst, "variables", "variables.index")
+        with open(idx, "rb") as f:
+            data = f.read()
+        for keep in (len(data) // 2, len(data) - 10):
+            with open(idx, "wb") as f:
+                f.write(data[:keep])
+            self.refused(dst, "--vocab", pyutil.data("tf2-savedmodel-sc2-nextunit", "classes.json"),
+                         want=("variables.index",))
+
+    def test_bidirectional_refused(self):
+        # The real metadata with the LSTM's layer config wrapped as Bidirectional, the protobuf re-encoded here.
+        from lstmlm_convert.tf1_checkpoint import _fields
+        dst = self.copy(self.sc2(), "sc2-bidi")
+        path = os.path.join(dst, "keras_metadata.pb")
+        with open(path, "rb") as f:
+            data = f.read()
+
+        def varint(n):
+            out = bytearray()
+            while True:
+                b, n = n & 0x7F, n >> 7
+                out.append(b | (0x80 if n else 0))
+                if not n:
+                    return bytes(out)
+
+        def field(num, wire, v):
+            if wire == 0:
+                return varint(num << 3) + varint(v)
+            return varint(num << 3 | 2) + varint(len(v)) + v
+
+        nodes = []
+        for num, wire, v in _fields(data):
+            sub = list(_fields(v))
+            if any(f == 3 and val == b"root" for f, _, val in sub):
+                sub2 = []
+                for f, w, val in sub:
+                    if f == 5:
+                        meta = json.loads(val)
+                        for lay in meta["config"]["layers"]:
+                            if lay["class_name"] == "LSTM":
+                                lay["config"] = {"name": lay["config"]["name"], "layer": dict(lay)}
+                                lay["class_name"] = "Bidirectional"
+                        val = json.dumps(meta).encode()
+                    sub2.append((f, w, val))
+                sub = sub2
+            nodes.append(field(num, wire, b"".join(field(f, w, val) for f, w, val in sub)))
+        with open(path, "wb") as f:
+            f.write(b"".join(nodes))
+        self.refused(dst, "--vocab", pyutil.data("tf2-savedmodel-sc2-nextunit", "classes.json"),
+                     want=("'LSTM_1'", "Bidirectional", "not supported"))
+
+    def test_missing_keras_metadata(self):
+        dst = self.copy(self.sc2(), "sc2-nometa")
+        os.remove(os.path.join(dst, "keras_metadata.pb"))
+        self.refused(dst, "--vocab", pyutil.data("tf2-savedmodel-sc2-nextunit", "classes.json"),
+                     want=("keras_metadata.pb", "not found"))
+
+
+if __name__ == "__main__":
+    unittest.main()

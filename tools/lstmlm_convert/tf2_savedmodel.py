@@ -1,0 +1,239 @@
+"""TF2 Keras SavedModel directories (model.save(DIR) in TF 2.5 .. 2.15): saved_model.pb, keras_metadata.pb and
+variables/variables.{index,data-*}, read without TensorFlow or the protobuf package.
+
+- The layers: keras_metadata.pb is a SavedMetadata proto (repeated SavedObject nodes = 1, each with node_id = 2,
+  node_path = 3, identifier = 4 and the Keras JSON metadata = 5). The model's node (path "root", identifier
+  _tf_keras_network / _tf_keras_model) holds the model config: a JSON object with class_name Functional /
+  Sequential / Model and config. The nodes "root.layer_with_weights-N" name the layer whose weights are
+  checkpoint object N.
+- The weights: variables/variables.index + .data, a TF tensor bundle (tf1_checkpoint.Checkpoint). Keras stores
+  some variables under generic keys (variables/0/.ATTRIBUTES/VARIABLE_VALUE, trainable_variables/N/...); the
+  names live in the _CHECKPOINTABLE_OBJECT_GRAPH string tensor, a TrackableObjectGraph proto (nodes = 1; a
+  node's children = 1 {node_id = 1, local_name = 2} and attributes = 2 {name = 1, full_name = 2,
+  checkpoint_key = 3}). From the root (node 0): layer_with_weights-N -> [cell ->] kernel / recurrent_kernel /
+  bias / embeddings, each variable's VARIABLE_VALUE attribute giving its checkpoint key. Optimizer slots and
+  metrics are not read.
+- The layer mapping is keras.from_config's (Embedding -> LSTM... -> Dense... -> softmax Dense). A model with
+  several outputs converts one of them, chosen with --output NAME: its chain of layers back to the input.
+"""
+import json
+import os
+import struct
+
+from . import keras
+from .common import ConvertError
+from .tf1_checkpoint import Checkpoint, _fields, _varint
+
+MODEL_CLASSES = ("Functional", "Sequential", "Model")
+MODEL_IDENTIFIERS = ("_tf_keras_model", "_tf_keras_network", "_tf_keras_sequential")
+# The variables of a layer by kind: (sub-object path, weight name).
+_VARS = {"embedding": [((), "embeddings")],
+         "lstm": [(("cell",), "kernel"), (("cell",), "recurrent_kernel"), (("cell",), "bias")],
+         "dense": [((), "kernel"), ((), "bias")]}
+
+
+def detect(path):
+    return (os.path.isdir(path) and os.path.isfile(os.path.join(path, "saved_model.pb")) and
+            os.path.isfile(os.path.join(path, "variables", "variables.index")))
+
+
+def add_arguments(p):
+    g = p.add_argument_group("TF2 SavedModel")
+    g.add_argument("--output", metavar="NAME",
+                   help="a model with several outputs: the name of the output layer (head) to convert")
+
+
+def _parse(buf, what, where):
+    try:
+        return list(_fields(buf))
+    except (ValueError, struct.error) as e:
+        raise ConvertError(f"{where}: malformed {what} ({e})") from None
+
+
+def _untuple(v):
+    """Keras' SavedModel JSON writes tuples as {"class_name": "__tuple__", "items": [...]}: as lists."""
+    if isinstance(v, dict):
+        if v.get("class_name") == "__tuple__" and isinstance(v.get("items"), list) and len(v) == 2:
+            return [_untuple(x) for x in v["items"]]
+        return {k: _untuple(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_untuple(x) for x in v]
+    return v
+
+
+def read_metadata(path):
+    """(root metadata JSON, {node_path: metadata JSON}) of keras_metadata.pb."""
+    with open(path, "rb") as f:
+        data = f.read()
+    nodes, model = {}, []
+    for field, wire, v in _parse(data, "SavedMetadata protobuf", path):
+        if field != 1 or wire != 2:
+            continue
+        node = {}
+        for f2, w2, v2 in _parse(v, "SavedObject protobuf", path):
+            if w2 == 2:
+                node.setdefault(f2, v2)
+        npath = node.get(3, b"").decode("utf-8", "replace")
+        ident = node.get(4, b"").decode("utf-8", "replace")
+        meta = None
+        for f2, v2 in node.items():  # the JSON string, wherever it is
+            if isinstance(v2, bytes) and v2[:1] == b"{":
+                try:
+                    obj = json.loads(v2.decode("utf-8"))
+                except (UnicodeDecodeError, json.JSONDecodeError):
+                    continue
+                if isinstance(obj, dict):
+                    meta = obj
+                    break
+        if meta is None:
+            continue
+        nodes[npath] = meta
+        if meta.get("class_name") in MODEL_CLASSES and isinstance(meta.get("config"), dict):
+            model.append((npath != "root", ident not in MODEL_IDENTIFIERS, len(model), meta))
+    if not model:
+        raise ConvertError(f"{path}: no Keras model config in the metadata (a JSON object with class_name "
+                           f"{'/'.join(MODEL_CLASSES)} and config)")
+    return min(model, key=lambda m: m[:3])[3], nodes
+
+
+class ObjectGraph:
+    """The TrackableObjectGraph of a TF2 checkpoint: nodes with children {local_name: node_id} and attributes
+    {name: checkpoint_key}."""
+
+    def __init__(self, ckpt):
+        where = ckpt.index_path
+        key = "_CHECKPOINTABLE_OBJECT_GRAPH"
+        if key not in ckpt.entries:
+            raise ConvertError(f"{where}: no {key} entry: not a TF2 object-based checkpoint")
+        e = ckpt.entries[key]
+        data = ckpt._shard(e.shard_id)
+        if e.offset + e.size > len(data):
+            raise ConvertError(f"{ckpt.shard_path(e.shard_id)}: {key} at bytes {e.offset}..{e.offset + e.size} runs "
+                               f"past the end of the shard ({len(data)} bytes); the data file is truncated")
+        raw = data[e.offset:e.offset + e.size]
+        # A scalar DT_STRING in a bundle: varint64 length, a 4-byte checksum of the lengths, the bytes.
+        try:
+            n, pos = _varint(raw, 0)
+        except ValueError as err:
+            raise ConvertError(f"{where}: {key}: {err}") from None
+        if pos + 4 + n != len(raw):
+            raise ConvertError(f"{where}: {key}: string of {n} bytes does not fit its {len(raw)} stored bytes")
+        self.nodes = []
+        for field, wire, v in _parse(raw[pos + 4:], "TrackableObjectGraph protobuf", where):
+            if field != 1 or wire != 2:
+                continue
+            children, attrs = {}, {}
+            for f2, w2, v2 in _parse(v, "TrackableObject protobuf", where):
+                if f2 == 1 and w2 == 2:
+                    ref = {f3: v3 for f3, _, v3 in _parse(v2, "ObjectReference protobuf", where)}
+                    name = ref.get(2, b"")
+                    children[name.decode("utf-8", "replace") if isinstance(name, bytes) else ""] = ref.get(1, 0)
+                elif f2 == 2 and w2 == 2:
+                    t = {f3: v3 for f3, _, v3 in _parse(v2, "SerializedTensor protobuf", where)}
+                    if isinstance(t.get(1), bytes) and isinstance(t.get(3), bytes):
+                        attrs[t[1].decode("utf-8", "replace")] = t[3].decode("utf-8", "replace")
+            self.nodes.append((children, attrs))
+        if not self.nodes:
+            raise ConvertError(f"{where}: {key} has no objects")
+        self.where = where
+
+    def key(self, path):
+        """The checkpoint key of the variable at the path of local names from the root, or None."""
+        node = 0
+        for name in path:
+            children = self.nodes[node][0]
+            if name not in children or not 0 <= children[name] < len(self.nodes):
+                return None
+            node = children[name]
+        return self.nodes[node][1].get("VARIABLE_VALUE")
+
+
+def _chain(config, output, where):
+    """The functional config reduced to the chain of layers from the input to the output layer `output`
+    (its name): refuses branches and merges on the way."""
+    layers = config["config"]["layers"]
+    by_name = {l.get("name", l.get("config", {}).get("name")): l for l in layers}
+    chain, name, seen = [], output, set()
+    while True:
+        if name not in by_name or name in seen:
+            raise ConvertError(f"{where}: layer {name!r} (on the way to output {output!r}) is not in the model")
+        seen.add(name)
+        lay = by_name[name]
+        chain.append(lay)
+        nodes = lay.get("inbound_nodes") or []
+        if not nodes:
+            break
+        if len(nodes) != 1 or len(nodes[0]) != 1:
+            raise ConvertError(f"{where}: layer {name!r} has {sum(len(n) for n in nodes)} inputs; only a single "
+                               "chain of layers is supported")
+        name = nodes[0][0][0]
+    chain.reverse()
+    cfg = dict(config["config"], layers=chain, output_layers=[[output, 0, 0]])
+    return dict(config, config=cfg)
+
+
+def _outputs(config):
+    outs = config["config"].get("output_layers") if isinstance(config.get("config"), dict) else None
+    if not isinstance(outs, list):
+        return None
+    if outs and isinstance(outs[0], str):  # a single [name, 0, 0]
+        outs = [outs]
+    return [o[0] for o in outs if isinstance(o, list) and o and isinstance(o[0], str)]
+
+
+def convert(path, args):
+    d = path.rstrip("/") or path
+    where = d
+    meta_path = os.path.join(d, "keras_metadata.pb")
+    if not os.path.isfile(meta_path):
+        raise ConvertError(f"{meta_path}: not found: a SavedModel without Keras metadata (saved by TF 2.0 - 2.4, "
+                           "or not by Keras) is not supported; load it with TensorFlow and save it as .h5 "
+                           "(model.save('model.h5'))")
+    root, nodes = read_metadata(meta_path)
+    config = _untuple(root)
+    config = {"class_name": config["class_name"], "config": config["config"]}
+    keras_version = root.get("keras_version") if isinstance(root.get("keras_version"), str) else None
+    output = getattr(args, "output", None)
+    outs = _outputs(config) if config["class_name"] in ("Functional", "Model") else None
+    if outs is not None:
+        if output is None and len(outs) > 1:
+            raise ConvertError(f"{meta_path}: the model has {len(outs)} outputs ({', '.join(outs)}); choose one "
+                               "with --output NAME")
+        if output is not None and output not in outs:
+            raise ConvertError(f"{meta_path}: --output {output!r} is not an output of the model (outputs: "
+                               f"{', '.join(outs)})")
+        config = _chain(config, output or outs[0], meta_path)
+    elif output is not None:
+        raise ConvertError(f"{meta_path}: --output {output!r}: a {config['class_name']} model has one output")
+
+    # layer name -> layer_with_weights-N, from the metadata's node paths.
+    slot = {}
+    for npath, m in nodes.items():
+        parts = npath.split(".")
+        if len(parts) == 2 and parts[0] == "root" and parts[1].startswith("layer_with_weights-"):
+            if isinstance(m.get("name"), str):
+                slot[m["name"]] = parts[1]
+    ckpt = Checkpoint(os.path.join(d, "variables", "variables"))
+    graph = ObjectGraph(ckpt)
+
+    def get_weights(kind, name):
+        if name not in slot:
+            raise ConvertError(f"{meta_path}: layer {name!r} has no layer_with_weights-N object in the metadata")
+        out = {}
+        for sub, wname in _VARS.get(kind, []):
+            obj_path = (slot[name],) + sub + (wname,)
+            key = graph.key(obj_path)
+            if key is None:
+                continue
+            a = ckpt.tensor(key)
+            if a.dtype.kind != "f":
+                raise ConvertError(f"{ckpt.index_path}: {'/'.join(obj_path)} ({key}) has dtype {a.dtype}, expected "
+                                   "floats")
+            out[wname] = a.astype("float32")
+        return out
+
+    source = {"framework": "keras", "file": os.path.basename(d), "exporter": "tools/convert.py",
+              "format": "tf2-savedmodel", "keras_version": keras_version}
+    if output is not None:
+        source["output"] = output
+    return keras.from_config(args, config, keras_version, get_weights, where, source)
