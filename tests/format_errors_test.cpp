@@ -65,12 +65,6 @@ std::string convert_hint(const std::filesystem::path& p, const std::string& what
          "tools/convert.py " + p.string() + " OUTDIR`";
 }
 
-std::string unsupported(const std::filesystem::path& p, const std::string& what, const std::string& format) {
-  return p.string() + ": this is " + what + ", not an lstmlm model directory: " + format +
-         " models are not supported yet (tools/convert.py reads Keras .h5/.keras, PyTorch .pt/.pth, TF1 "
-         "checkpoints, ONNX, TF.js and ml5 dumps)";
-}
-
 ModelFiles small_model() { return lstmlm::test::files_of(*Model::random(6, 4, 3, 1, 5)); }
 
 }  // namespace
@@ -259,9 +253,8 @@ TEST(ForeignModel, NotSupportedYet) {
   TempDir dir("foreign_unsupported");
   std::filesystem::create_directories(dir / "saved");
   put(dir / "saved" / "saved_model.pb", "pb");
-  EXPECT_STREQ(
-      load_error(dir / "saved").what(),
-      unsupported(dir / "saved", "a TensorFlow SavedModel directory", "TensorFlow SavedModel").c_str());
+  EXPECT_STREQ(load_error(dir / "saved").what(),
+               convert_hint(dir / "saved", "a TensorFlow SavedModel directory").c_str());
   put(dir / "model.onnx", "\x08\x07\x12\x04onnx");
   EXPECT_STREQ(load_error(dir / "model.onnx").what(),
                convert_hint(dir / "model.onnx", "an ONNX file").c_str());

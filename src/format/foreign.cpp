@@ -124,9 +124,6 @@ bool is_tf1_data_shard(const std::string& name) {
 ForeignModel convertible(std::string what, std::string format) {
   return {std::move(what), std::move(format), true};
 }
-ForeignModel unsupported(std::string what, std::string format) {
-  return {std::move(what), std::move(format), false};
-}
 
 std::optional<ForeignModel> identify_file(const std::string& path) {
   File f(path);
@@ -149,7 +146,7 @@ std::optional<ForeignModel> identify_file(const std::string& path) {
   if (ends_with(name, ".index") || ends_with(name, ".meta") || is_tf1_data_shard(name))
     return convertible("a TensorFlow 1 checkpoint file", "TF1 checkpoint");
   if (ends_with(name, ".onnx")) return convertible("an ONNX file", "ONNX");
-  if (name == "saved_model.pb") return unsupported("a TensorFlow SavedModel file", "TensorFlow SavedModel");
+  if (name == "saved_model.pb") return convertible("a TensorFlow SavedModel file", "TensorFlow SavedModel");
   if (name == "model.json" || (head.find("\"modelTopology\"") != std::string::npos ||
                                head.find("\"weightsManifest\"") != std::string::npos))
     return convertible("a TensorFlow.js model (model.json)", "TensorFlow.js");
@@ -161,7 +158,7 @@ std::optional<ForeignModel> identify_directory(const fs::path& dir) {
   auto is_file = [&](const char* n) { return fs::is_regular_file(dir / n, ec); };
   if (is_file("config.json")) return std::nullopt;  // an lstmlm directory, however broken
   if (is_file("saved_model.pb") || is_file("saved_model.pbtxt"))
-    return unsupported("a TensorFlow SavedModel directory", "TensorFlow SavedModel");
+    return convertible("a TensorFlow SavedModel directory", "TensorFlow SavedModel");
   if (is_file("checkpoint")) return convertible("a TensorFlow 1 checkpoint directory", "TF1 checkpoint");
   if (is_file("model.json")) return convertible("a TensorFlow.js model directory", "TensorFlow.js");
   return std::nullopt;

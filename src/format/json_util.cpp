@@ -70,6 +70,10 @@ std::string strip_tag(std::string m) {
     constexpr size_t kKeep = 40;
     if (end != std::string::npos && end > begin + kKeep) m.replace(begin, end - kKeep - begin, "...");
   }
+  // Other messages quote the token too ("number overflow parsing '<4000 digits>'"): keep any message short.
+  constexpr size_t kMaxMessage = 300;
+  if (m.size() > kMaxMessage)
+    m = m.substr(0, kMaxMessage - 60) + "... (" + std::to_string(m.size()) + " bytes)";
   // Keep the message to one printable line.
   for (char& ch : m) {
     auto u = static_cast<unsigned char>(ch);

@@ -110,7 +110,7 @@ class TensorReader {
   throw ModelError(path,
                    what + f.format +
                        " models are not supported yet (tools/convert.py reads Keras .h5/.keras, PyTorch "
-                       ".pt/.pth, TF1 checkpoints, ONNX, TF.js and ml5 dumps)");
+                       ".pt/.pth, TF1 checkpoints, ONNX, TF.js, TF2 SavedModels and ml5 dumps)");
 }
 
 // A directory without config.json that holds a framework's model file (a downloaded Keras project, say):

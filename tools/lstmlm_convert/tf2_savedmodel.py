@@ -32,7 +32,13 @@ _VARS = {"embedding": [((), "embeddings")],
          "dense": [((), "kernel"), ((), "bias")]}
 
 
+def _directory(path):
+    """The SavedModel directory of a path that may name its saved_model.pb (what the CLI's hint gives)."""
+    return os.path.dirname(path) or "." if os.path.basename(path) == "saved_model.pb" else path
+
+
 def detect(path):
+    path = _directory(path)
     return (os.path.isdir(path) and os.path.isfile(os.path.join(path, "saved_model.pb")) and
             os.path.isfile(os.path.join(path, "variables", "variables.index")))
 
@@ -182,7 +188,7 @@ def _outputs(config):
 
 
 def convert(path, args):
-    d = path.rstrip("/") or path
+    d = _directory(path).rstrip("/") or path
     where = d
     meta_path = os.path.join(d, "keras_metadata.pb")
     if not os.path.isfile(meta_path):
