@@ -39,18 +39,18 @@ def sigmoid(x):
     return 1.0 / (1.0 + np.exp(-x))
 
 
-def torch_lstm(x, w_ih, w_hh, b, ract=sigmoid, h=None, c=None):
+def torch_lstm(x, w_ih, w_hh, b, ract=sigmoid, h=None, c=None, act=np.tanh):
     """PyTorch nn.LSTM (docs), one layer, float64: x [T, B, in]; rows of w_ih / w_hh / b are i, f, g, o.
-    Returns (Y [T, B, H], h_T, c_T)."""
+    `act`: the cell activation (ONNX's g and h; tanh in PyTorch). Returns (Y [T, B, H], h_T, c_T)."""
     H = w_hh.shape[1]
     h = np.zeros((x.shape[1], H)) if h is None else h
     c = np.zeros((x.shape[1], H)) if c is None else c
     ys = []
     for xt in x:
         z = xt @ w_ih.T + h @ w_hh.T + b
-        i, f, g, o = ract(z[:, :H]), ract(z[:, H:2 * H]), np.tanh(z[:, 2 * H:3 * H]), ract(z[:, 3 * H:])
+        i, f, g, o = ract(z[:, :H]), ract(z[:, H:2 * H]), act(z[:, 2 * H:3 * H]), ract(z[:, 3 * H:])
         c = f * c + i * g
-        h = o * np.tanh(c)
+        h = o * act(c)
         ys.append(h)
     return np.stack(ys), h, c
 
@@ -238,7 +238,29 @@ class TinyGraphTests(unittest.TestCase):
         pyutil.convert_ok(self, path, os.path.join(self.tmp, "zero_state_out"), "--vocab", self.vocab(7))
 
     def test_cell_activation_refused(self):
-        self.refused(tiny_lm(activations=["Sigmoid", "Relu", "Tanh"])[0], "relu", r"g=relu.*format v2")
+        self.refused(tiny_lm(activations=["Sigmoid", "Relu", "Tanh"])[0], "relu", r"g=relu, h=tanh.*one activation")
+        self.refused(tiny_lm(activations=["Sigmoid", "Elu", "Elu"])[0], "elu", r"g=elu")
+
+    def test_cell_activations_of_format_v2(self):
+        # ONNX's activations (operator spec): Relu(x) = max(0, x), Affine(x) = alpha x + beta.
+        for acts, name, fn in ((["Sigmoid", "Relu", "Relu"], "relu", lambda x: np.maximum(x, 0.0)),
+                               (["Sigmoid", "Sigmoid", "Sigmoid"], "sigmoid", sigmoid),
+                               (["Sigmoid", "Affine", "Affine"], "linear", lambda x: x)):
+            m, ref = tiny_lm(activations=acts, seed=4)
+            if name == "linear":
+                for node in m.graph.node:
+                    if node.op_type == "LSTM":
+                        node.attribute.extend([helper.make_attribute("activation_alpha", [1.0, 1.0]),
+                                               helper.make_attribute("activation_beta", [0.0, 0.0])])
+            out = os.path.join(self.tmp, f"tiny_v2_{name}")
+            pyutil.convert_ok(self, self.save(m, f"tiny_v2_{name}"), out, "--vocab", self.vocab(7))
+            cfg = pyutil.read_config(out)
+            self.assertEqual((cfg["format_version"], cfg["layers"][0]["activation"]), (2, name))
+            contexts = [[1], [1, 2, 3], [6, 0, 5, 4, 2]]
+            for ctx, got in zip(contexts, pyutil.predict_logprobs(out, contexts)):
+                _, h, _ = torch_lstm(ref["emb"][ctx][:, None], ref["w_ih"], ref["w_hh"], ref["b"], act=fn)
+                want = log_softmax(h[0] @ ref["dec"] + ref["dec_b"])
+                self.assertLess(np.abs(got - want).max(), 1e-4, (name, ctx))
 
     def test_gate_activation_refused(self):
         self.refused(tiny_lm(activations=["Tanh", "Tanh", "Tanh"])[0], "tanhgate", r"gate activation \(f\) tanh")

@@ -216,6 +216,21 @@ def _recurrent_activation(f, where):
     raise ConvertError(f"{where}: gate activation (f) {key}; lstmlm supports Sigmoid and HardSigmoid")
 
 
+def _cell_activation(g, h, where):
+    """The format's one cell activation (of g and of c in h = o act(c)): ONNX names one for each, lstmlm
+    needs them equal. Tanh (format v1); Relu, Sigmoid and Affine with alpha 1, beta 0 (= linear), format v2."""
+    def name(act):
+        key, alpha, beta = act
+        if key == "affine" and (alpha in (None, 1.0)) and (beta in (None, 0.0)):
+            return "linear"
+        return {"tanh": "tanh", "relu": "relu", "sigmoid": "sigmoid"}.get(key)
+    ng, nh = name(g), name(h)
+    if ng is None or nh is None or ng != nh:
+        raise ConvertError(f"{where}: cell activations g={g[0]}, h={h[0]}; lstmlm's cell has one activation "
+                           "for both, Tanh, Relu, Sigmoid or Affine(alpha 1, beta 0)")
+    return ng
+
+
 def _check_options(node, a, where):
     direction = a.get("direction", "forward")
     if direction != "forward":
@@ -271,12 +286,10 @@ def lstm_node(node, value, is_zero, where):
     r = _array(value, ins[2], (1, 4 * hidden, hidden), where, "R")[0]
     b = _array(value, ins[3], (1, 8 * hidden), where, "B")[0] if ins[3] else np.zeros(8 * hidden)
     f, g, h = _activations(a, where)
-    if (g[0], h[0]) != ("tanh", "tanh"):
-        raise ConvertError(f"{where}: cell activations g={g[0]}, h={h[0]}; lstmlm format v1 has tanh only "
-                           "(other cell activations need format v2)")
     return {"hidden_size": hidden, "weight_ih": _reorder(w, hidden), "weight_hh": _reorder(r, hidden),
             "bias": _reorder(b[:4 * hidden] + b[4 * hidden:], hidden),
-            "recurrent_activation": _recurrent_activation(f, where), "layout": a.get("layout", 0)}
+            "recurrent_activation": _recurrent_activation(f, where), "activation": _cell_activation(g, h, where),
+            "layout": a.get("layout", 0)}
 
 
 # ----------------------------------------------------------------------------------------- graph walk
@@ -478,7 +491,8 @@ def convert(path, args):
     source = {"framework": "onnx", "file": os.path.basename(path), "exporter": "tools/convert.py",
               "producer": f"{m.producer_name} {m.producer_version}".strip(), "opset": opset(m)}
     kwargs = common.assemble(args, size=emb.shape[0], tensors=tensors, embedding_dim=emb.shape[1],
-                             layers=[fmt_layer(l["hidden_size"], recurrent_activation=l["recurrent_activation"])
+                             layers=[fmt_layer(l["hidden_size"], recurrent_activation=l["recurrent_activation"],
+                                               activation=l["activation"])
                                      for l in layers],
                              tied=False, source=source, where=path)
     if length is not None:
