@@ -3,7 +3,9 @@ every next-token log-prob of ref_numpy.KerasLM (float64, Keras' documented LSTM 
 The reference reads the weights by the generic checkpoint keys written down in each model's SOURCE.md
 (variables/N, trainable_variables/N, layer_with_weights-N) and the architecture stated there, not through the
 converter's metadata / object-graph resolution. Refusals: a two-head model without --output, a head whose size
-is not the input vocabulary's, a truncated variables.index, a missing keras_metadata.pb."""
+is not the input vocabulary's, a truncated variables.index, a directory with no Keras metadata anywhere.
+TF 2.0 - 2.4 kept the metadata in saved_model.pb's object graph (SavedUserObject.metadata) instead of
+keras_metadata.pb: such a directory is made here from the real TF 2.9 one and must give the same model."""
 import json
 import os
 import shutil
@@ -176,11 +178,89 @@ class TF2SavedModelTest(unittest.TestCase):
         self.refused(dst, "--vocab", pyutil.data("tf2-savedmodel-sc2-nextunit", "classes.json"),
                      want=("'LSTM_1'", "Bidirectional", "not supported"))
 
-    def test_missing_keras_metadata(self):
-        dst = self.copy(self.sc2(), "sc2-nometa")
+    def tf24_layout(self, name):
+        """sc2 as TF 2.0 - 2.4 saved it: no keras_metadata.pb, each object's JSON in saved_model.pb's
+        SavedObjectGraph (SavedModel.meta_graphs = 2 -> MetaGraphDef.object_graph_def = 7 -> nodes = 1 ->
+        SavedObject.user_object = 4 -> SavedUserObject.metadata = 3; tensorflow/core/protobuf/*.proto), the
+        node of path root.a.b found through SavedObject.children = 1 {node_id = 1, local_name = 2}."""
+        import struct
+        from lstmlm_convert.tf1_checkpoint import _fields
+        dst = self.copy(self.sc2(), name)
+        by_path = {}
+        with open(os.path.join(dst, "keras_metadata.pb"), "rb") as f:
+            for _, _, v in _fields(f.read()):
+                node = {fn: val for fn, _, val in _fields(v)}
+                by_path[node[3].decode()] = node[5]
         os.remove(os.path.join(dst, "keras_metadata.pb"))
+
+        def varint(n):
+            out = bytearray()
+            while True:
+                b, n = n & 0x7F, n >> 7
+                out.append(b | (0x80 if n else 0))
+                if not n:
+                    return bytes(out)
+
+        def encode(fields):
+            out = bytearray()
+            for num, wire, v in fields:
+                out += varint(num << 3 | wire)
+                out += {0: lambda: varint(v), 1: lambda: struct.pack("<Q", v), 5: lambda: struct.pack("<I", v),
+                        2: lambda: varint(len(v)) + v}[wire]()
+            return bytes(out)
+
+        def replace(fields, num, fn):
+            return [(f, w, fn(v) if f == num and w == 2 else v) for f, w, v in fields]
+
+        pb = os.path.join(dst, "saved_model.pb")
+        with open(pb, "rb") as f:
+            top = list(_fields(f.read()))
+
+        def object_graph(og):
+            nodes = [list(_fields(v)) for f, w, v in _fields(og) if f == 1 and w == 2]
+            paths, queue = {0: "root"}, [0]
+            while queue:
+                n = queue.pop(0)
+                for f, w, v in nodes[n]:
+                    if f == 1 and w == 2:
+                        ref = {fn: val for fn, _, val in _fields(v)}
+                        child = ref.get(1, 0)
+                        if child not in paths:
+                            paths[child] = paths[n] + "." + ref[2].decode()
+                            queue.append(child)
+            done = 0
+            for k, fields in enumerate(nodes):
+                meta = by_path.get(paths.get(k))
+                if meta is None:
+                    continue
+                nodes[k] = replace(fields, 4, lambda u: encode([(f, w, v) for f, w, v in _fields(u) if f != 3] +
+                                                               [(3, 2, meta)]))
+                done += 1
+            self.assertGreaterEqual(done, 4)  # the model and its layers
+            rest = [(f, w, v) for f, w, v in _fields(og) if not (f == 1 and w == 2)]
+            return encode([(1, 2, encode(n)) for n in nodes] + rest)
+
+        meta_graph = lambda mg: encode(replace(list(_fields(mg)), 7, object_graph))  # noqa: E731
+        with open(pb, "wb") as f:
+            f.write(encode(replace(top, 2, meta_graph)))
+        return dst
+
+    def test_tf24_metadata_in_the_object_graph(self):
+        vocab = pyutil.data("tf2-savedmodel-sc2-nextunit", "classes.json")
+        new, old = os.path.join(self.tmp, "sc2-new"), os.path.join(self.tmp, "sc2-tf24")
+        pyutil.convert_ok(self, self.sc2(), new, "--vocab", vocab)
+        pyutil.convert_ok(self, self.tf24_layout("sc2-tf24-src"), old, "--vocab", vocab)
+        a, b = pyutil.read_config(new), pyutil.read_config(old)
+        self.assertEqual((a["layers"], a["output"], a["input_length"]), (b["layers"], b["output"], b["input_length"]))
+        with open(os.path.join(new, "weights.safetensors"), "rb") as f1, \
+                open(os.path.join(old, "weights.safetensors"), "rb") as f2:
+            self.assertEqual(f1.read(), f2.read())
+
+    def test_no_keras_metadata_anywhere(self):
+        dst = self.copy(self.sc2(), "sc2-nometa")
+        os.remove(os.path.join(dst, "keras_metadata.pb"))  # TF 2.9's saved_model.pb has empty metadata
         self.refused(dst, "--vocab", pyutil.data("tf2-savedmodel-sc2-nextunit", "classes.json"),
-                     want=("keras_metadata.pb", "not found"))
+                     want=("saved_model.pb", "no Keras model config"))
 
 
 if __name__ == "__main__":

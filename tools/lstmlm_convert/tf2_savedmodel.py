@@ -1,11 +1,15 @@
-"""TF2 Keras SavedModel directories (model.save(DIR) in TF 2.5 .. 2.15): saved_model.pb, keras_metadata.pb and
-variables/variables.{index,data-*}, read without TensorFlow or the protobuf package.
+"""TF2 Keras SavedModel directories (model.save(DIR) in TF 2.0 .. 2.15): saved_model.pb, keras_metadata.pb (TF 2.5
+and later) and variables/variables.{index,data-*}, read without TensorFlow or the protobuf package.
 
 - The layers: keras_metadata.pb is a SavedMetadata proto (repeated SavedObject nodes = 1, each with node_id = 2,
   node_path = 3, identifier = 4 and the Keras JSON metadata = 5). The model's node (path "root", identifier
   _tf_keras_network / _tf_keras_model) holds the model config: a JSON object with class_name Functional /
   Sequential / Model and config. The nodes "root.layer_with_weights-N" name the layer whose weights are
   checkpoint object N.
+- TF 2.0 - 2.4 wrote no keras_metadata.pb: the same JSON is then in saved_model.pb, a SavedModel proto
+  (meta_graphs = 2) -> MetaGraphDef (object_graph_def = 7) -> SavedObjectGraph (nodes = 1) -> SavedObject
+  (children = 1 {node_id = 1, local_name = 2}, user_object = 4) -> SavedUserObject (identifier = 1,
+  metadata = 3); node 0 is the root, and a node's path is its parent's path, ".", its local name.
 - The weights: variables/variables.index + .data, a TF tensor bundle (tf1_checkpoint.Checkpoint). Keras stores
   some variables under generic keys (variables/0/.ATTRIBUTES/VARIABLE_VALUE, trainable_variables/N/...); the
   names live in the _CHECKPOINTABLE_OBJECT_GRAPH string tensor, a TrackableObjectGraph proto (nodes = 1; a
@@ -67,11 +71,69 @@ def _untuple(v):
     return v
 
 
+def _json_object(b):
+    if not isinstance(b, bytes) or b[:1] != b"{":
+        return None
+    try:
+        obj = json.loads(b.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _model_of(entries, path):
+    """The model config among (path, identifier, metadata): the root's, else the first model-like one."""
+    model = [(p != "root", ident not in MODEL_IDENTIFIERS, k, meta) for k, (p, ident, meta) in enumerate(entries)
+             if meta.get("class_name") in MODEL_CLASSES and isinstance(meta.get("config"), dict)]
+    if not model:
+        raise ConvertError(f"{path}: no Keras model config in the metadata (a JSON object with class_name "
+                           f"{'/'.join(MODEL_CLASSES)} and config)")
+    return min(model, key=lambda m: m[:3])[3], {p: meta for p, _, meta in entries}
+
+
+def read_object_graph_metadata(path):
+    """(root metadata JSON, {node_path: metadata JSON}) from saved_model.pb's object graph (TF 2.0 - 2.4)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    graphs = [v for fld, w, v in _parse(data, "SavedModel protobuf", path) if fld == 2 and w == 2]
+    if not graphs:
+        raise ConvertError(f"{path}: no meta graph in the SavedModel")
+    objects = [v for fld, w, v in _parse(graphs[0], "MetaGraphDef protobuf", path) if fld == 7 and w == 2]
+    if not objects:
+        raise ConvertError(f"{path}: the meta graph has no object graph (not a TF2 SavedModel)")
+    nodes = []  # (children [(node_id, local_name)], identifier, metadata JSON or None)
+    for fld, w, v in _parse(objects[0], "SavedObjectGraph protobuf", path):
+        if fld != 1 or w != 2:
+            continue
+        children, ident, meta = [], "", None
+        for f2, w2, v2 in _parse(v, "SavedObject protobuf", path):
+            if f2 == 1 and w2 == 2:
+                ref = {f3: v3 for f3, _, v3 in _parse(v2, "ObjectReference protobuf", path)}
+                if isinstance(ref.get(1, 0), int) and isinstance(ref.get(2, b""), bytes):
+                    children.append((ref.get(1, 0), ref.get(2, b"").decode("utf-8", "replace")))
+            elif f2 == 4 and w2 == 2:
+                user = {f3: v3 for f3, _, v3 in _parse(v2, "SavedUserObject protobuf", path)}
+                ident = user.get(1, b"").decode("utf-8", "replace") if isinstance(user.get(1), bytes) else ""
+                meta = _json_object(user.get(3))
+        nodes.append((children, ident, meta))
+    if not nodes:
+        raise ConvertError(f"{path}: the object graph has no nodes")
+    paths, queue = {0: "root"}, [0]
+    while queue:  # breadth first, so each node gets its shortest path (objects are shared in the graph)
+        n = queue.pop(0)
+        for child, name in nodes[n][0]:
+            if 0 <= child < len(nodes) and child not in paths:
+                paths[child] = paths[n] + "." + name
+                queue.append(child)
+    entries = [(paths[k], ident, meta) for k, (_, ident, meta) in enumerate(nodes) if meta is not None and k in paths]
+    return _model_of(entries, path)
+
+
 def read_metadata(path):
     """(root metadata JSON, {node_path: metadata JSON}) of keras_metadata.pb."""
     with open(path, "rb") as f:
         data = f.read()
-    nodes, model = {}, []
+    entries = []
     for field, wire, v in _parse(data, "SavedMetadata protobuf", path):
         if field != 1 or wire != 2:
             continue
@@ -81,25 +143,10 @@ def read_metadata(path):
                 node.setdefault(f2, v2)
         npath = node.get(3, b"").decode("utf-8", "replace")
         ident = node.get(4, b"").decode("utf-8", "replace")
-        meta = None
-        for f2, v2 in node.items():  # the JSON string, wherever it is
-            if isinstance(v2, bytes) and v2[:1] == b"{":
-                try:
-                    obj = json.loads(v2.decode("utf-8"))
-                except (UnicodeDecodeError, json.JSONDecodeError):
-                    continue
-                if isinstance(obj, dict):
-                    meta = obj
-                    break
-        if meta is None:
-            continue
-        nodes[npath] = meta
-        if meta.get("class_name") in MODEL_CLASSES and isinstance(meta.get("config"), dict):
-            model.append((npath != "root", ident not in MODEL_IDENTIFIERS, len(model), meta))
-    if not model:
-        raise ConvertError(f"{path}: no Keras model config in the metadata (a JSON object with class_name "
-                           f"{'/'.join(MODEL_CLASSES)} and config)")
-    return min(model, key=lambda m: m[:3])[3], nodes
+        meta = next((m for m in map(_json_object, node.values()) if m is not None), None)  # wherever it is
+        if meta is not None:
+            entries.append((npath, ident, meta))
+    return _model_of(entries, path)
 
 
 class ObjectGraph:
@@ -191,11 +238,11 @@ def convert(path, args):
     d = _directory(path).rstrip("/") or path
     where = d
     meta_path = os.path.join(d, "keras_metadata.pb")
-    if not os.path.isfile(meta_path):
-        raise ConvertError(f"{meta_path}: not found: a SavedModel without Keras metadata (saved by TF 2.0 - 2.4, "
-                           "or not by Keras) is not supported; load it with TensorFlow and save it as .h5 "
-                           "(model.save('model.h5'))")
-    root, nodes = read_metadata(meta_path)
+    if os.path.isfile(meta_path):
+        root, nodes = read_metadata(meta_path)
+    else:  # TF 2.0 - 2.4: the metadata is in saved_model.pb's object graph
+        meta_path = os.path.join(d, "saved_model.pb")
+        root, nodes = read_object_graph_metadata(meta_path)
     config = _untuple(root)
     config = {"class_name": config["class_name"], "config": config["config"]}
     keras_version = root.get("keras_version") if isinstance(root.get("keras_version"), str) else None
