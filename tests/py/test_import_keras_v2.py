@@ -16,14 +16,15 @@ import ref_numpy
 TOL = 1e-4
 
 
-def write_keras2_h5(path, layers, weights, keras_version="2.9.0"):
-    """layers: Sequential layer configs; weights: {layer name: [(weight name, array)]}."""
+def write_keras2_h5(path, layers, weights, keras_version="2.9.0", model_config=None):
+    """layers: Sequential layer configs (or a functional model_config's); weights: {layer name: [(weight
+    name, array)]}."""
     import h5py
     with h5py.File(path, "w") as f:
         f.attrs["keras_version"] = keras_version
         f.attrs["backend"] = "tensorflow"
-        f.attrs["model_config"] = json.dumps({"class_name": "Sequential",
-                                              "config": {"name": "sequential", "layers": layers}})
+        f.attrs["model_config"] = json.dumps(model_config or {"class_name": "Sequential",
+                                                              "config": {"name": "sequential", "layers": layers}})
         mw = f.create_group("model_weights")
         mw.attrs["layer_names"] = [l["config"]["name"].encode() for l in layers]
         for l in layers:
@@ -112,6 +113,39 @@ class KerasV2Test(unittest.TestCase):
                   {"class_name": "Activation", "config": {"name": "act", "activation": "softmax"}}]
         self.check(layers, self.weights((5, 3)), [{"units": 5, "activation": "tanh"},
                                                    {"units": 3, "activation": "linear"}])
+
+    def test_functional_model_with_two_outputs(self):
+        # Keras' functional JSON: each layer names its inputs (inbound_nodes [[[layer, 0, 0, {}]]]); two Dense
+        # heads read the LSTM. --output picks one; it must give the numbers of the same chain as a Sequential.
+        def node(cfg, inbound):
+            return dict(cfg, name=cfg["config"]["name"], inbound_nodes=[[[inbound, 0, 0, {}]]] if inbound else [])
+        emb = {"class_name": "Embedding", "config": {"name": "embedding", "input_dim": self.V, "output_dim": self.E}}
+        lstm, out = lstm_cfg("lstm", self.H, "tanh"), dense_cfg("dense_out", self.V, "softmax")
+        other = dense_cfg("other", 3, "softmax")
+        inp = {"class_name": "InputLayer", "config": {"name": "ids", "batch_input_shape": [None, None],
+                                                      "dtype": "int32"}}
+        layers = [node(inp, None), node(emb, "ids"), node(lstm, "embedding"), node(out, "lstm"), node(other, "lstm")]
+        functional = {"class_name": "Functional", "config": {"name": "two_heads", "layers": layers,
+                                                             "input_layers": [["ids", 0, 0]],
+                                                             "output_layers": [["dense_out", 0, 0], ["other", 0, 0]]}}
+        w = self.weights(())
+        w["other"] = [("kernel", self.rng.randn(self.H, 3).astype(np.float32)),
+                      ("bias", self.rng.randn(3).astype(np.float32))]
+        src, seq = os.path.join(self.tmp, "two.h5"), os.path.join(self.tmp, "seq.h5")
+        write_keras2_h5(src, layers, w, model_config=functional)
+        write_keras2_h5(seq, [emb, lstm, out], w)
+        r = pyutil.convert(src, os.path.join(self.tmp, "two_none"), "--vocab", self.vocab())
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("2 outputs (dense_out, other); choose one with --output NAME", r.stderr)
+        r = pyutil.convert(src, os.path.join(self.tmp, "two_other"), "--vocab", self.vocab(), "--output", "other")
+        self.assertEqual(r.returncode, 1, r.stderr)  # 3 outputs for a 9-token vocabulary: not an LM head
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        a, b = os.path.join(self.tmp, "two_out"), os.path.join(self.tmp, "seq_out")
+        pyutil.convert_ok(self, src, a, "--vocab", self.vocab(), "--output", "dense_out")
+        pyutil.convert_ok(self, seq, b, "--vocab", self.vocab())
+        ctxs = self.contexts()
+        for g, h in zip(pyutil.predict_logprobs(a, ctxs), pyutil.predict_logprobs(b, ctxs)):
+            np.testing.assert_array_equal(g, h)
 
     def refused(self, layers, w, *want):
         src = os.path.join(self.tmp, "bad.h5")

@@ -679,10 +679,62 @@ def convert(path, args):
         return _finish(args, built, source, None, where)
 
 
+def output_chain(config, output, where):
+    """The functional config reduced to the chain of layers from the input to the output layer `output`
+    (its name): refuses branches and merges on the way."""
+    layers = config["config"]["layers"]
+    by_name = {l.get("name", l.get("config", {}).get("name")): l for l in layers}
+    chain, name, seen = [], output, set()
+    while True:
+        if name not in by_name or name in seen:
+            raise ConvertError(f"{where}: layer {name!r} (on the way to output {output!r}) is not in the model")
+        seen.add(name)
+        lay = by_name[name]
+        chain.append(lay)
+        nodes = lay.get("inbound_nodes") or []
+        if not nodes:
+            break
+        if len(nodes) != 1 or len(nodes[0]) != 1:
+            raise ConvertError(f"{where}: layer {name!r} has {sum(len(n) for n in nodes)} inputs; only a single "
+                               "chain of layers is supported")
+        name = nodes[0][0][0]
+    chain.reverse()
+    cfg = dict(config["config"], layers=chain, output_layers=[[output, 0, 0]])
+    return dict(config, config=cfg)
+
+
+def output_names(config):
+    """The names of a functional config's output layers, or None when it lists none."""
+    outs = config["config"].get("output_layers") if isinstance(config.get("config"), dict) else None
+    if not isinstance(outs, list):
+        return None
+    if outs and isinstance(outs[0], str):  # a single [name, 0, 0]
+        outs = [outs]
+    return [o[0] for o in outs if isinstance(o, list) and o and isinstance(o[0], str)]
+
+
+def select_output(config, output, where):
+    """A functional model with several outputs reduced to the chain of the one named by --output; without
+    it, refused with the list of outputs."""
+    outs = output_names(config) if config.get("class_name") in ("Functional", "Model") else None
+    if not outs or (len(outs) == 1 and output in (None, outs[0])):
+        if output is not None and outs is None:
+            raise ConvertError(f"{where}: --output {output!r}: a {config.get('class_name')} model has one output")
+        return config if output is None else output_chain(config, output, where)
+    if output is None:
+        raise ConvertError(f"{where}: the model has {len(outs)} outputs ({', '.join(outs)}); choose one with "
+                           "--output NAME")
+    if output not in outs:
+        raise ConvertError(f"{where}: --output {output!r} is not an output of the model (outputs: "
+                           f"{', '.join(outs)})")
+    return output_chain(config, output, where)
+
+
 def from_config(args, config, keras_version, get_weights, where, source):
     """write_model kwargs of a Keras model given its model_config (dict), the Keras version that defines
     hard_sigmoid, and get_weights(kind, layer name) -> {weight name: array} (Keras 1, 2 or 3 names):
     the layer mapping shared by the HDF5/zip reader and the TF.js reader."""
+    config = select_output(config, getattr(args, "output", None), where)
     plan = _parse_architecture(config, keras_version, where)
     built = _build(plan, get_weights, where)
     source = dict(source, trainable=_trainable(plan))

@@ -48,7 +48,7 @@ def detect(path):
 
 
 def add_arguments(p):
-    g = p.add_argument_group("TF2 SavedModel")
+    g = p.add_argument_group("TF2 SavedModel and Keras functional models")
     g.add_argument("--output", metavar="NAME",
                    help="a model with several outputs: the name of the output layer (head) to convert")
 
@@ -201,39 +201,6 @@ class ObjectGraph:
         return self.nodes[node][1].get("VARIABLE_VALUE")
 
 
-def _chain(config, output, where):
-    """The functional config reduced to the chain of layers from the input to the output layer `output`
-    (its name): refuses branches and merges on the way."""
-    layers = config["config"]["layers"]
-    by_name = {l.get("name", l.get("config", {}).get("name")): l for l in layers}
-    chain, name, seen = [], output, set()
-    while True:
-        if name not in by_name or name in seen:
-            raise ConvertError(f"{where}: layer {name!r} (on the way to output {output!r}) is not in the model")
-        seen.add(name)
-        lay = by_name[name]
-        chain.append(lay)
-        nodes = lay.get("inbound_nodes") or []
-        if not nodes:
-            break
-        if len(nodes) != 1 or len(nodes[0]) != 1:
-            raise ConvertError(f"{where}: layer {name!r} has {sum(len(n) for n in nodes)} inputs; only a single "
-                               "chain of layers is supported")
-        name = nodes[0][0][0]
-    chain.reverse()
-    cfg = dict(config["config"], layers=chain, output_layers=[[output, 0, 0]])
-    return dict(config, config=cfg)
-
-
-def _outputs(config):
-    outs = config["config"].get("output_layers") if isinstance(config.get("config"), dict) else None
-    if not isinstance(outs, list):
-        return None
-    if outs and isinstance(outs[0], str):  # a single [name, 0, 0]
-        outs = [outs]
-    return [o[0] for o in outs if isinstance(o, list) and o and isinstance(o[0], str)]
-
-
 def convert(path, args):
     d = _directory(path).rstrip("/") or path
     where = d
@@ -247,7 +214,7 @@ def convert(path, args):
     config = {"class_name": config["class_name"], "config": config["config"]}
     keras_version = root.get("keras_version") if isinstance(root.get("keras_version"), str) else None
     output = getattr(args, "output", None)
-    outs = _outputs(config) if config["class_name"] in ("Functional", "Model") else None
+    outs = keras.output_names(config) if config["class_name"] in ("Functional", "Model") else None
     if outs is not None:
         if output is None and len(outs) > 1:
             raise ConvertError(f"{meta_path}: the model has {len(outs)} outputs ({', '.join(outs)}); choose one "
@@ -255,7 +222,7 @@ def convert(path, args):
         if output is not None and output not in outs:
             raise ConvertError(f"{meta_path}: --output {output!r} is not an output of the model (outputs: "
                                f"{', '.join(outs)})")
-        config = _chain(config, output or outs[0], meta_path)
+        config = keras.output_chain(config, output or outs[0], meta_path)
     elif output is not None:
         raise ConvertError(f"{meta_path}: --output {output!r}: a {config['class_name']} model has one output")
 
