@@ -9,6 +9,7 @@ keras_metadata.pb: such a directory is made here from the real TF 2.9 one and mu
 import json
 import os
 import shutil
+import struct
 import tempfile
 import unittest
 
@@ -19,6 +20,25 @@ import ref_numpy
 
 TOL = 1e-4
 VALUE = "/.ATTRIBUTES/VARIABLE_VALUE"
+
+
+def varint(n):
+    out = bytearray()
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def encode(fields):
+    """A protobuf message of (field number, wire type, value) triples, as tf1_checkpoint._fields yields them."""
+    out = bytearray()
+    for num, wire, v in fields:
+        out += varint(num << 3 | wire)
+        out += {0: lambda: varint(v), 1: lambda: struct.pack("<Q", v), 5: lambda: struct.pack("<I", v),
+                2: lambda: varint(len(v)) + v}[wire]()
+    return bytes(out)
 
 
 def bundle(model_dir):
@@ -144,18 +164,8 @@ class TF2SavedModelTest(unittest.TestCase):
         with open(path, "rb") as f:
             data = f.read()
 
-        def varint(n):
-            out = bytearray()
-            while True:
-                b, n = n & 0x7F, n >> 7
-                out.append(b | (0x80 if n else 0))
-                if not n:
-                    return bytes(out)
-
         def field(num, wire, v):
-            if wire == 0:
-                return varint(num << 3) + varint(v)
-            return varint(num << 3 | 2) + varint(len(v)) + v
+            return encode([(num, wire, v)])
 
         nodes = []
         for num, wire, v in _fields(data):
@@ -183,7 +193,6 @@ class TF2SavedModelTest(unittest.TestCase):
         SavedObjectGraph (SavedModel.meta_graphs = 2 -> MetaGraphDef.object_graph_def = 7 -> nodes = 1 ->
         SavedObject.user_object = 4 -> SavedUserObject.metadata = 3; tensorflow/core/protobuf/*.proto), the
         node of path root.a.b found through SavedObject.children = 1 {node_id = 1, local_name = 2}."""
-        import struct
         from lstmlm_convert.tf1_checkpoint import _fields
         dst = self.copy(self.sc2(), name)
         by_path = {}
@@ -192,22 +201,6 @@ class TF2SavedModelTest(unittest.TestCase):
                 node = {fn: val for fn, _, val in _fields(v)}
                 by_path[node[3].decode()] = node[5]
         os.remove(os.path.join(dst, "keras_metadata.pb"))
-
-        def varint(n):
-            out = bytearray()
-            while True:
-                b, n = n & 0x7F, n >> 7
-                out.append(b | (0x80 if n else 0))
-                if not n:
-                    return bytes(out)
-
-        def encode(fields):
-            out = bytearray()
-            for num, wire, v in fields:
-                out += varint(num << 3 | wire)
-                out += {0: lambda: varint(v), 1: lambda: struct.pack("<Q", v), 5: lambda: struct.pack("<I", v),
-                        2: lambda: varint(len(v)) + v}[wire]()
-            return bytes(out)
 
         def replace(fields, num, fn):
             return [(f, w, fn(v) if f == num and w == 2 else v) for f, w, v in fields]
