@@ -17,16 +17,8 @@ import sys
 import threading
 import time
 
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dask_scaling import cpu_name  # noqa: E402  (the CPU named the same way in both tables)
 
 
 def run(model, lines, nthreads, mode):
