@@ -1,7 +1,7 @@
-// bf16 and int8 through the whole engine at every kernel level this CPU has (LSTMLM_ISA picks the level):
-// the batch, position and thread invariance that fp32 has holds within each precision and level; the
-// levels that promise the same bits (kernels/bf16/bf16.hpp, kernels/int8/int8.hpp) give them; and the
-// results stay near fp32's.
+// Every precision through the whole engine at every kernel level this CPU has (LSTMLM_ISA picks the
+// level): the batch, position and thread invariance holds within each precision and level; the levels
+// that promise the same bits (fp32: every level, kernels/fp32/tiles.hpp; kernels/bf16/bf16.hpp,
+// kernels/int8/int8.hpp) give them; and bf16 and int8 stay near fp32.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -64,7 +64,7 @@ std::vector<MatrixRM> logprobs(Engine& e, const Sequences& in, std::vector<State
 }  // namespace
 
 TEST(EnginePrecision, EveryLevelIsBatchPositionAndThreadInvariant) {
-  for (const std::string p : {"bf16", "int8"})
+  for (const std::string p : {"fp32", "bf16", "int8"})
     for (const Level& lv : levels(p)) {
       const IsaEnv env(lv.env);
       for (const auto& nm : test_models()) {
@@ -101,7 +101,7 @@ TEST(EnginePrecision, EveryLevelIsBatchPositionAndThreadInvariant) {
 }
 
 TEST(EnginePrecision, LevelsThatPromiseTheSameBitsGiveThem) {
-  for (const std::string p : {"bf16", "int8"}) {
+  for (const std::string p : {"fp32", "bf16", "int8"}) {
     for (const auto& nm : test_models()) {
       SCOPED_TRACE(p + " " + nm.name);
       std::mt19937_64 rng(23);
@@ -113,6 +113,7 @@ TEST(EnginePrecision, LevelsThatPromiseTheSameBitsGiveThem) {
         if (p == "bf16" && std::string(lv.env) == "amx") continue;  // AMX sums in its own order (bf16.hpp)
         const IsaEnv env(lv.env);
         Engine e(nm.model, options(p, 1));
+        ASSERT_EQ(e.kernels(), lv.kernels);
         std::vector<State> st(in.size(), State::zeros(*nm.model));
         auto lp = logprobs(e, in, st);
         if (first.empty()) {
@@ -153,12 +154,18 @@ TEST(EnginePrecision, IsaVariableCapsTheLevelAndIsChecked) {
     const IsaEnv env("avx2");
     EXPECT_EQ(Engine(model, options("bf16", 1)).kernels(), "bf16/avx2");
     EXPECT_EQ(Engine(model, options("int8", 1)).kernels(), "int8/avx2");
-    // fp32 is compiled for the build's ISA; the variable leaves it alone (and its name says what ran).
-    EXPECT_EQ(Engine(model, options("fp32", 1)).kernels().substr(0, 5), "fp32/");
+    EXPECT_EQ(Engine(model, options("fp32", 1)).kernels(), "fp32/avx2");
+  }
+  {
+    // fp32 has no dot-product or tile kernels: capped there (or unset) it runs AVX-512 where the CPU has it.
+    const IsaEnv env("avx512vnni");
+    EXPECT_EQ(Engine(model, options("fp32", 1)).kernels(),
+              kernels::cpu_features().avx512 ? "fp32/avx512" : "fp32/avx2");
   }
   {
     const IsaEnv env("scalar");
     EXPECT_EQ(Engine(model, options("int8", 1)).kernels(), "int8/scalar");
+    EXPECT_EQ(Engine(model, options("fp32", 1)).kernels(), "fp32/scalar");
   }
   {
     const IsaEnv env("avx9000");

@@ -119,12 +119,12 @@ class Backend {
   virtual int column_split_rows() const { return 1; }
 };
 
-// The backend for a precision: fp32 on the ISA this build is compiled for (LSTMLM_ISA does not change
-// it), bf16 and int8 on the best level the CPU has, at most LSTMLM_ISA (cpu.hpp). Throws UsageError for
-// an unknown precision or LSTMLM_ISA value.
+// The backend for a precision on the best level the CPU has, at most LSTMLM_ISA (cpu.hpp): fp32 at
+// AVX-512, AVX2 or scalar, bf16 and int8 up to AMX. Throws UsageError for an unknown precision or
+// LSTMLM_ISA value.
 const Backend& backend(std::string_view precision = "fp32");
-// bf16 or int8 at exactly `isa`, or null when the CPU lacks it (or for fp32): how the tests run every
-// level the machine has.
+// A precision at exactly `isa`, or null when the CPU lacks it or the precision has no kernels there
+// (fp32 at Dot or Amx): how the tests run every level the machine has.
 const Backend* backend_at(std::string_view precision, Isa isa);
 
 }  // namespace lstmlm::kernels

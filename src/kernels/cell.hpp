@@ -9,16 +9,17 @@
 
 namespace lstmlm::kernels {
 
-namespace {
-
-using namespace simd;
-
+// A layer's cell, as every kernel variant receives it (plain data: the same type in every copy).
 struct CellParams {
   int H = 0;
   RecurrentActivation act = RecurrentActivation::Sigmoid;
   std::optional<float> clip;
   Activation cell_act = Activation::Tanh;  // of g and of c in h = o act(c) (Keras' `activation`)
 };
+
+namespace {
+
+using namespace simd;
 
 [[gnu::always_inline]] inline V16 recurrent(RecurrentActivation act, V16 x) {
   switch (act) {

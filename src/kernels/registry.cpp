@@ -1,6 +1,6 @@
-// Which backend serves a precision. fp32 is compiled for the build's ISA (simd.hpp); bf16 and int8 carry
-// a kernel per ISA and take the best the CPU has, at most LSTMLM_ISA. A new precision or ISA adds its
-// backend here.
+// Which backend serves a precision. Every precision carries kernels for several ISAs in one binary and
+// takes the best the CPU has, at most LSTMLM_ISA: fp32 at AVX-512, AVX2 or scalar (fp32/kernels.hpp),
+// bf16 and int8 up to AMX. A new precision or ISA adds its backend here.
 #include <array>
 #include <memory>
 #include <mutex>
@@ -20,6 +20,12 @@ constexpr int kLevels = 5;
 
 bool has(std::string_view precision, Isa isa) {
   const CpuFeatures& f = cpu_features();
+  if (precision == "fp32") {
+    // fp32 has no dot-product or tile kernels: above AVX-512 it runs AVX-512.
+    if (isa == Isa::Avx512) return f.avx512;
+    if (isa == Isa::Avx2) return f.avx2_fma;
+    return isa == Isa::Scalar;
+  }
   switch (isa) {
     case Isa::Amx:
       return precision == "int8" ? f.amx_int8 : f.amx_bf16;
@@ -46,14 +52,14 @@ const Backend& lowp_backend(std::string_view precision, Isa isa) {
 }  // namespace
 
 const Backend* backend_at(std::string_view precision, Isa isa) {
-  if (precision == "fp32") return nullptr;
+  if (precision != "fp32" && precision != "bf16" && precision != "int8") return nullptr;
   if (!has(precision, isa)) return nullptr;
+  if (precision == "fp32") return &fp32::backend_at(isa);
   return &lowp_backend(precision, isa);
 }
 
 const Backend& backend(std::string_view precision) {
-  if (precision == "fp32") return fp32::native_backend();
-  if (precision == "bf16" || precision == "int8") {
+  if (precision == "fp32" || precision == "bf16" || precision == "int8") {
     for (int level = static_cast<int>(isa_ceiling()); level >= 0; --level)
       if (const Backend* b = backend_at(precision, static_cast<Isa>(level))) return *b;
   }

@@ -15,7 +15,16 @@
 #define LSTMLM_SIMD_AVX2 1
 #endif
 
+// Each copy of the kernels compiled for another ISA (kernels/fp32/{avx512,avx2,scalar}.cpp) names its
+// variant first: V16 has a different layout per ISA, and an inline function compiled with AVX-512 must
+// never be the one the linker keeps for code that runs on an AVX2 CPU. The inline namespace gives every
+// variant its own symbols; code outside those files gets "build", the build's own target.
+#ifndef LSTMLM_KERNEL_VARIANT
+#define LSTMLM_KERNEL_VARIANT build
+#endif
+
 namespace lstmlm::simd {
+inline namespace LSTMLM_KERNEL_VARIANT {
 
 inline constexpr int kLanes = 16;
 
@@ -219,4 +228,5 @@ inline V16 tanh(V16 x) {
   return select_lt(a, set1(0.625f), small, big);
 }
 
+}  // namespace LSTMLM_KERNEL_VARIANT
 }  // namespace lstmlm::simd

@@ -21,7 +21,9 @@ struct Avx512Fma {
   static V init(const float* p) { return p ? _mm512_loadu_ps(p) : _mm512_setzero_ps(); }
   static W weights(const uint16_t* p) {
     const __m512i v = _mm512_loadu_si512(p);
-    return {_mm512_castsi512_ps(_mm512_slli_epi32(v, 16)),
+    // The all-lanes masked shift is vpslld itself, without the _mm512_undefined_epi32() that GCC 12 reports
+    // as uninitialized (bug 105593) where the build's own target lacks AVX-512.
+    return {_mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, v, 16)),
             _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0xffff0000u))))};
   }
   static X pair(uint32_t x) {

@@ -1,10 +1,10 @@
-// fp32 on the ISA this file is compiled for (simd.hpp picks AVX-512, AVX2+FMA or scalar code).
+// fp32 at each kernel level: the same layers over the kernels of avx512.cpp, avx2.cpp or scalar.cpp.
 #include "kernels/fp32/backend.hpp"
 
+#include <stdexcept>
 #include <string>
 
 #include "kernels/fp32/layers.hpp"
-#include "kernels/simd.hpp"
 
 namespace lstmlm::kernels::fp32 {
 
@@ -12,21 +12,37 @@ namespace {
 
 class Fp32Backend final : public Backend {
  public:
+  explicit Fp32Backend(const Kernels& k) : k_(k), name_(std::string("fp32/") + k.isa) {}
   std::string_view name() const override { return name_; }
-  std::unique_ptr<RecurrentLayer> lstm(const LstmWeights& w) const override { return make_lstm(w); }
+  std::unique_ptr<RecurrentLayer> lstm(const LstmWeights& w) const override { return make_lstm(w, k_); }
   std::unique_ptr<OutputLayer> linear(const float* w, int rows, int cols, const float* bias) const override {
-    return make_linear(w, rows, cols, bias);
+    return make_linear(w, rows, cols, bias, k_);
   }
 
  private:
-  std::string name_ = std::string("fp32/") + simd::kIsa;
+  const Kernels& k_;
+  std::string name_;
 };
 
 }  // namespace
 
-const Backend& native_backend() {
-  static const Fp32Backend b;
-  return b;
+const Backend& backend_at(Isa isa) {
+  switch (isa) {
+    case Isa::Avx512: {
+      static const Fp32Backend b(fp32_avx512::kernels());
+      return b;
+    }
+    case Isa::Avx2: {
+      static const Fp32Backend b(fp32_avx2::kernels());
+      return b;
+    }
+    case Isa::Scalar: {
+      static const Fp32Backend b(fp32_scalar::kernels());
+      return b;
+    }
+    default:
+      throw std::logic_error("fp32 has no kernels at this level");
+  }
 }
 
 }  // namespace lstmlm::kernels::fp32

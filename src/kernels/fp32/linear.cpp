@@ -1,7 +1,7 @@
-// The fp32 output layer: logits = bias + W h over packed panels, and the shared log-sum-exp (cell.hpp).
-#include "kernels/cell.hpp"
+// The fp32 output layer: logits = bias + W h over packed panels, and the shared log-sum-exp (cell.hpp), both
+// from the ISA's variant of kernels.hpp.
+#include "kernels/fp32/kernels.hpp"
 #include "kernels/fp32/layers.hpp"
-#include "kernels/fp32/tiles.hpp"
 
 namespace lstmlm::kernels::fp32 {
 
@@ -9,7 +9,8 @@ namespace {
 
 class Linear final : public OutputLayer {
  public:
-  Linear(const float* w, int rows, int cols, const float* bias) : w_(pack_transposed(w, rows, cols)) {
+  Linear(const float* w, int rows, int cols, const float* bias, const Kernels& k)
+      : k_(k), w_(pack_transposed(w, rows, cols)) {
     bias_.assign(static_cast<size_t>(w_.Np), 0.0f);
     std::copy(bias, bias + rows, bias_.begin());
   }
@@ -23,22 +24,24 @@ class Linear final : public OutputLayer {
   void logits_part(int part, int parts, int rows, const float* const* h, float* const* out,
                    Scratch& s) const override {
     s.init.assign(static_cast<size_t>(rows), bias_.data());
-    gemm_rows(rows, h, s.init.data(), out, w_, part, parts);
+    k_.gemm_rows(rows, h, s.init.data(), out, w_, part, parts);
   }
 
-  float log_sum_exp(const float* x) const override { return kernels::log_sum_exp(x, w_.N); }
+  float log_sum_exp(const float* x) const override { return k_.log_sum_exp(x, w_.N); }
 
   size_t bytes() const override { return w_.bytes() + bias_.size() * sizeof(float); }
 
  private:
+  const Kernels& k_;
   PackedMat w_;    // [K = cols, N = rows]
   FloatBuf bias_;  // [Np], zero past N
 };
 
 }  // namespace
 
-std::unique_ptr<OutputLayer> make_linear(const float* w, int rows, int cols, const float* bias) {
-  return std::make_unique<Linear>(w, rows, cols, bias);
+std::unique_ptr<OutputLayer> make_linear(const float* w, int rows, int cols, const float* bias,
+                                         const Kernels& k) {
+  return std::make_unique<Linear>(w, rows, cols, bias, k);
 }
 
 }  // namespace lstmlm::kernels::fp32

@@ -1,125 +1,22 @@
 // The fp32 LSTM layer: W_ih and W_hh packed gate-blocked (panels.hpp), one fused kernel per step (the
-// recurrent GEMM with the cell update in its epilogue, in registers), then the projection when the layer
-// has one. c = f c + i g (clipped), m = o tanh(c), h = W_hr m or m.
+// recurrent GEMM with the cell update in its epilogue, in registers: lstm_step.hpp, in the ISA's variant
+// of kernels.hpp), then the projection when the layer has one. c = f c + i g (clipped), m = o tanh(c), h =
+// W_hr m or m.
 #include <algorithm>
 #include <stdexcept>
 
-#include "kernels/cell.hpp"
+#include "kernels/fp32/kernels.hpp"
 #include "kernels/fp32/layers.hpp"
-#include "kernels/fp32/tiles.hpp"
 
 namespace lstmlm::kernels::fp32 {
 
 namespace {
 
-#if defined(LSTMLM_SIMD_AVX2)
-// AVX2, 2+ rows: the sub-panel tiles hold a few gates of the rows at a time, the cell needs all four: the
-// panel's gates go through an L1-resident buffer (R x 64 floats, next to K x 64 x R fmas). Out of line,
-// the epilogue not unrolled over rows: inlined into lstm_rows, the extra code pushed the one-row path's
-// tanh out of line and made batch 1 slower.
-template <int R, int NP>
-[[gnu::noinline, gnu::flatten]] void lstm_sub(const float* const* h, const float* const* init,
-                                              float* const* c, float* const* m, const PackedMat& w_hh,
-                                              const CellParams& L, int u, bool first) {
-  for (int p = 0; p < NP; ++p) {
-    const int col = (u + p) * kPanel, unit = (u + p) * kUnitBlock;
-    alignas(64) float buf[R][kPanel];
-    float* z[R];
-    for (int r = 0; r < R; ++r) z[r] = buf[r];
-    sub_tiles<R>(h, init, col, z, 0, w_hh.panel(u + p), 2 * kPanelVectors, w_hh.K, first);
-#pragma GCC unroll 1
-    for (int r = 0; r < R; ++r) {
-      V16 cn;
-      V16 hn = cell(L, load(buf[r] + kLanes * format::kGateI), load(buf[r] + kLanes * format::kGateF),
-                    load(buf[r] + kLanes * format::kGateG), load(buf[r] + kLanes * format::kGateO),
-                    load(c[r] + unit), cn);
-      store(c[r] + unit, cn);
-      store(m[r] + unit, hn);
-    }
-  }
-}
-#endif
-
-// A full block tile: panel u holds the [i f g o] x 16 gates of units 16u..16u+15, one vector per gate.
-template <int R, int NP>
-void lstm_tile(const float* const* h, const float* const* init, float* const* c, float* const* m,
-               const PackedMat& w_hh, const CellParams& L, int u, [[maybe_unused]] bool first) {
-  static_assert(kPanelVectors == kGates);
-#if defined(LSTMLM_SIMD_AVX2)
-  if constexpr (R >= kSubRowsMin) {
-    lstm_sub<R, NP>(h, init, c, m, w_hh, L, u, first);
-    return;
-  }
-#endif
-  V16 acc[R][NP * kGates];
-  const int col = u * kPanel;
-  for (int r = 0; r < R; ++r)
-    for (int q = 0; q < NP * kGates; ++q) acc[r][q] = load(init[r] + col + kLanes * q);
-  accumulate<R, NP>(acc, h, w_hh.panel(u), static_cast<size_t>(w_hh.K) * kPanel, w_hh.K);
-  for (int r = 0; r < R; ++r)
-    for (int p = 0; p < NP; ++p) {
-      const int unit = (u + p) * kUnitBlock;
-      const V16* z = acc[r] + kGates * p;
-      V16 cn;
-      V16 hn = cell(L, z[format::kGateI], z[format::kGateF], z[format::kGateG], z[format::kGateO],
-                    load(c[r] + unit), cn);
-      store(c[r] + unit, cn);
-      store(m[r] + unit, hn);
-    }
-}
-
-// The tail panel's t units (t < 16): the gates lie at [i f g o] x t, so they go through memory to line
-// each gate up with the units' lanes; lanes past t are neither read from c nor written. Kept out of line:
-// inlined into lstm_rows it cost 3.5% more instructions per step (callgrind, H 100, AVX2).
-template <int R, int Q>
-[[gnu::noinline, gnu::flatten]] void lstm_tail(const float* const* h, const float* const* init,
-                                               float* const* c, float* const* m, const PackedMat& w_hh,
-                                               const CellParams& L, [[maybe_unused]] bool first) {
-  const int blocks = w_hh.full, col = blocks * kPanel, unit = blocks * kUnitBlock, t = L.H - unit;
-  alignas(64) float buf[R][kLanes * Q];
-#if defined(LSTMLM_SIMD_AVX2)
-  if constexpr (R >= kSubRowsMin) {
-    float* z[R];
-    for (int r = 0; r < R; ++r) z[r] = buf[r];
-    sub_tiles<R>(h, init, col, z, 0, w_hh.panel(blocks), 2 * Q, w_hh.K, first);
-  } else
-#endif
-  {
-    V16 acc[R][Q];
-    for (int r = 0; r < R; ++r)
-      for (int q = 0; q < Q; ++q) acc[r][q] = load(init[r] + col + kLanes * q);
-    accumulate<R, 1, Q>(acc, h, w_hh.panel(blocks), 0, w_hh.K);
-    for (int r = 0; r < R; ++r)
-      for (int q = 0; q < Q; ++q) store(buf[r] + kLanes * q, acc[r][q]);
-  }
-  for (int r = 0; r < R; ++r) {
-    V16 cn;
-    auto gate = [&](int g) { return load_n(buf[r] + g * t, t, 0.0f); };
-    V16 hn = cell(L, gate(format::kGateI), gate(format::kGateF), gate(format::kGateG), gate(format::kGateO),
-                  load_n(c[r] + unit, t, 0.0f), cn);
-    store_n(c[r] + unit, cn, t);
-    store_n(m[r] + unit, hn, t);
-  }
-}
-
-// gates = init[r] + h_prev[r] W_hh^T (gate-blocked), then the cell update: c[r] in place, m[r] = o tanh(c),
-// for the units of part `part` of `parts` of the panels (panel_range).
-void lstm_rows(int rows, const float* const* h_prev, const float* const* init, float* const* c,
-               float* const* m, const PackedMat& w_hh, const CellParams& L, int part = 0, int parts = 1) {
-  const PanelRange pr = panel_range(w_hh, part, parts);
-  tiles(rows, pr.first, pr.last, [&]<int R, int NP>(int r, int u) {
-    lstm_tile<R, NP>(h_prev + r, init + r, c + r, m + r, w_hh, L, u, r == 0);
-  });
-  if (pr.has_tail)
-    tail_tiles(rows, w_hh.tail, [&]<int R, int Q>(int r) {
-      lstm_tail<R, Q>(h_prev + r, init + r, c + r, m + r, w_hh, L, r == 0);
-    });
-}
-
 class Lstm final : public RecurrentLayer {
  public:
-  explicit Lstm(const LstmWeights& w)
-      : in_(w.input),
+  Lstm(const LstmWeights& w, const Kernels& k)
+      : k_(k),
+        in_(w.input),
         out_(w.proj > 0 ? w.proj : w.hidden),
         Hp_(round_up(w.hidden, kUnitBlock)),
         G_(gate_columns(w.hidden)),
@@ -150,7 +47,7 @@ class Lstm final : public RecurrentLayer {
                        Scratch& s) const override {
     if (w_ih_.data.empty()) throw std::logic_error("lstm: input weights were folded into a table");
     s.init.assign(static_cast<size_t>(rows), bias_.data());
-    gemm_rows(rows, x, s.init.data(), term, w_ih_, part, parts);
+    k_.gemm_rows(rows, x, s.init.data(), term, w_ih_, part, parts);
   }
 
   void term_from_canonical(const double* z, float* term) const override {
@@ -163,7 +60,7 @@ class Lstm final : public RecurrentLayer {
   void step(int rows, const float* const* h_prev, const float* const* term, float* const* memory,
             float* const* h_out, Scratch& s) const override {
     if (!projected()) {
-      lstm_rows(rows, h_prev, term, memory, h_out, w_hh_, cell_);
+      k_.lstm_rows(rows, h_prev, term, memory, h_out, w_hh_, cell_, 0, 1);
       return;
     }
     // m = o tanh(c) goes to scratch, then h = W_hr m (a GEMM from a zero init).
@@ -173,8 +70,8 @@ class Lstm final : public RecurrentLayer {
     s.in.resize(n);
     s.init.assign(n, zero_row_.data());
     for (size_t r = 0; r < n; ++r) s.in[r] = s.out[r] = s.floats.data() + r * size_t(Hp_);
-    lstm_rows(rows, h_prev, term, memory, s.out.data(), w_hh_, cell_);
-    gemm_rows(rows, s.in.data(), s.init.data(), h_out, w_hr_);
+    k_.lstm_rows(rows, h_prev, term, memory, s.out.data(), w_hh_, cell_, 0, 1);
+    k_.gemm_rows(rows, s.in.data(), s.init.data(), h_out, w_hr_, 0, 1);
   }
 
   // Phase 0: the cell update over a part of the units (m into mid when projected); phase 1: h = W_hr m
@@ -185,13 +82,13 @@ class Lstm final : public RecurrentLayer {
                  const float* const* term, float* const* memory, float* const* h_out, float* const* mid,
                  Scratch& s) const override {
     if (phase == 0) {
-      lstm_rows(rows, h_prev, term, memory, projected() ? mid : h_out, w_hh_, cell_, part, parts);
+      k_.lstm_rows(rows, h_prev, term, memory, projected() ? mid : h_out, w_hh_, cell_, part, parts);
       return;
     }
     const size_t n = static_cast<size_t>(rows);
     s.in.assign(mid, mid + n);
     s.init.assign(n, zero_row_.data());
-    gemm_rows(rows, s.in.data(), s.init.data(), h_out, w_hr_, part, parts);
+    k_.gemm_rows(rows, s.in.data(), s.init.data(), h_out, w_hr_, part, parts);
   }
   size_t step_bytes() const override { return w_hh_.bytes() + w_hr_.bytes(); }
   size_t term_bytes() const override { return w_ih_.bytes(); }
@@ -202,6 +99,7 @@ class Lstm final : public RecurrentLayer {
 
  private:
   bool projected() const { return !w_hr_.data.empty(); }
+  const Kernels& k_;
   int in_, out_, Hp_, G_;
   CellParams cell_;
   PackedMat w_ih_;  // [in, G]; empty when the caller folds the input term into a table
@@ -215,6 +113,8 @@ class Lstm final : public RecurrentLayer {
 
 }  // namespace
 
-std::unique_ptr<RecurrentLayer> make_lstm(const LstmWeights& w) { return std::make_unique<Lstm>(w); }
+std::unique_ptr<RecurrentLayer> make_lstm(const LstmWeights& w, const Kernels& k) {
+  return std::make_unique<Lstm>(w, k);
+}
 
 }  // namespace lstmlm::kernels::fp32
