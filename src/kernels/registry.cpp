@@ -18,6 +18,10 @@ namespace {
 
 constexpr int kLevels = 5;
 
+bool known(std::string_view precision) {
+  return precision == "fp32" || precision == "bf16" || precision == "int8";
+}
+
 bool has(std::string_view precision, Isa isa) {
   const CpuFeatures& f = cpu_features();
   if (precision == "fp32") {
@@ -52,14 +56,14 @@ const Backend& lowp_backend(std::string_view precision, Isa isa) {
 }  // namespace
 
 const Backend* backend_at(std::string_view precision, Isa isa) {
-  if (precision != "fp32" && precision != "bf16" && precision != "int8") return nullptr;
+  if (!known(precision)) return nullptr;
   if (!has(precision, isa)) return nullptr;
   if (precision == "fp32") return &fp32::backend_at(isa);
   return &lowp_backend(precision, isa);
 }
 
 const Backend& backend(std::string_view precision) {
-  if (precision == "fp32" || precision == "bf16" || precision == "int8") {
+  if (known(precision)) {
     for (int level = static_cast<int>(isa_ceiling()); level >= 0; --level)
       if (const Backend* b = backend_at(precision, static_cast<Isa>(level))) return *b;
   }

@@ -12,24 +12,8 @@
 
 namespace lstmlm::kernels::fp32::LSTMLM_KERNEL_VARIANT {
 
-namespace {
-
-void lstm_rows_isa(int rows, const float* const* h_prev, const float* const* init, float* const* c,
-                   float* const* m, const PackedMat& w_hh, const CellParams& cell, int part, int parts) {
-  fp32::lstm_rows(rows, h_prev, init, c, m, w_hh, cell, part, parts);
-}
-
-void gemm_rows_isa(int rows, const float* const* a, const float* const* init, float* const* out,
-                   const PackedMat& w, int part, int parts) {
-  fp32::gemm_rows(rows, a, init, out, w, part, parts);
-}
-
-float log_sum_exp_isa(const float* x, int n) { return kernels::log_sum_exp(x, n); }
-
-}  // namespace
-
 const Kernels& kernels() {
-  static const Kernels k{simd::kIsa, &lstm_rows_isa, &gemm_rows_isa, &log_sum_exp_isa};
+  static const Kernels k{simd::kIsa, &fp32::lstm_rows, &fp32::gemm_rows, &kernels::log_sum_exp};
   return k;
 }
 
