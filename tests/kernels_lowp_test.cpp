@@ -35,14 +35,18 @@ struct Problem {
   }
 };
 
-Problem make_problem(int N, int K, int rows, uint64_t seed) {
+// Weights N(0, 0.3^2); with `spikes`, U(-0.5, 0.5) instead (max / rms <= sqrt 3) and a weight of 2 in each
+// of those rows (max / rms >= 2 / sqrt(0.25 / 3 + 4 / K) > 3 for K >= 40: int8's heavy rows, gemm.cpp).
+Problem make_problem(int N, int K, int rows, uint64_t seed, const std::vector<int>& spikes = {}) {
   Problem p{N, K, rows, {}, {}, {}};
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> d(0.0f, 1.0f);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
   p.w.resize(size_t(N) * size_t(K));
   p.x.resize(size_t(rows) * size_t(K));
   p.init.resize(size_t(rows) * size_t(p.Np()));
-  for (auto& v : p.w) v = 0.3f * d(rng);
+  for (auto& v : p.w) v = spikes.empty() ? 0.3f * d(rng) : u(rng);
+  for (int n : spikes) p.w[size_t(n) * size_t(K) + size_t(n % K)] = 2.0f;
   for (auto& v : p.x) v = d(rng);
   for (auto& v : p.init) v = d(rng);
   return p;
@@ -80,8 +84,9 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b, int N, 
 using Factory = std::unique_ptr<lowp::Gemm> (*)(Isa, const lowp::RowFn&, int, int);
 
 // Rows alone, reversed, in one batch and as three column ranges: the same bits (backend.hpp's contract).
+// For int8, blocks 1 and 3 hold heavy rows (a residual pass) and the ranges cut the first in two.
 void check_invariance(Factory make, const char* precision) {
-  const Problem p = make_problem(53, 70, 19, 7);
+  const Problem p = make_problem(53, 70, 19, 7, {20, 50});
   for (Isa isa : kLevels) {
     if (!cpu_has(precision, isa)) continue;
     SCOPED_TRACE(std::string(precision) + " level " + std::to_string(int(isa)));
@@ -91,8 +96,9 @@ void check_invariance(Factory make, const char* precision) {
     std::vector<int> rev = all_rows(p.rows);
     std::reverse(rev.begin(), rev.end());
     EXPECT_TRUE(same_bits(run(*g, p, rev, whole), batch, p.N, p.Np()));
-    EXPECT_TRUE(
-        same_bits(run(*g, p, all_rows(p.rows), {{0, 16}, {16, 48}, {48, p.Np()}}), batch, p.N, p.Np()));
+    EXPECT_TRUE(same_bits(run(*g, p, all_rows(p.rows), {{0, 16}, {16, 32}, {32, 48}, {48, p.Np()}}), batch,
+                          p.N, p.Np()));
+    EXPECT_TRUE(same_bits(run(*g, p, all_rows(p.rows), {{48, p.Np()}, {0, 48}}), batch, p.N, p.Np()));
     for (int r = 0; r < p.rows; ++r) {
       const auto alone = run(*g, p, {r}, whole);
       for (int c = 0; c < p.N; ++c) {
@@ -144,17 +150,46 @@ TEST(KernelsLowp, Bf16LevelsBelowAmxGiveTheSameBits) {
 }
 
 TEST(KernelsLowp, Int8MatchesItsDefinitionAndEveryLevelGivesTheSameBits) {
-  for (int K : {1, 63, 70, 200}) {
-    const Problem p = make_problem(41, K, 18, 200 + K);
-    // The definition (int8.hpp): per row s = max|v| / 127, q = round half even (v / s) in [-127, 127];
-    // out = init + (sum_k qx qw) sx sw, here in float64.
+  struct Case {
+    int K;
+    std::vector<int> spikes;  // empty: Gaussian rows, heavy or not by chance
+  };
+  const Case cases[] = {{1, {}}, {63, {}}, {70, {}}, {200, {}}, {70, {20}}, {128, {3, 40}}};
+  for (const Case& c : cases) {
+    const int K = c.K;
+    const Problem p = make_problem(41, K, 18, 200 + K, c.spikes);
+    // The definition (int8.hpp, gemm.cpp): per row s = max|v| / 127, q = round half even (v / s) in
+    // [-127, 127]; out = init + (sum_k qx qw) sx sw, here in float64. A row is heavy when max|w| > 3 rms;
+    // every row of a block (16 rows) holding one also has the residual r = fl(w - qw sw) quantized alike,
+    // and out adds (sum_k qx qr) sx sr.
     auto quant = [](const float* v, int n, std::vector<int>& q) {
       double amax = 0;
       for (int k = 0; k < n; ++k) amax = std::max(amax, double(std::fabs(v[k])));
       q.assign(size_t(n), 0);
+      if (amax == 0) return 0.0;
       for (int k = 0; k < n; ++k) q[size_t(k)] = int(std::nearbyint(double(v[k] * (127.0f / float(amax)))));
       return amax / 127.0;
     };
+    auto heavy = [&](int n) {
+      double ss = 0, mx = 0;
+      for (int k = 0; k < K; ++k) {
+        const double v = p.w[size_t(n) * size_t(K) + size_t(k)];
+        ss += v * v;
+        mx = std::max(mx, std::fabs(v));
+      }
+      return mx > 3 * std::sqrt(ss / K);
+    };
+    std::vector<bool> heavy_block(size_t(p.Np() / 16), false);
+    for (int n = 0; n < p.N; ++n)
+      if (heavy(n)) heavy_block[size_t(n / 16)] = true;
+    if (!c.spikes.empty()) {
+      // Only the blocks of the spikes: the test covers light and heavy blocks side by side.
+      for (size_t b = 0; b < heavy_block.size(); ++b) {
+        bool spiked = false;
+        for (int n : c.spikes) spiked |= size_t(n / 16) == b;
+        ASSERT_EQ(heavy_block[b], spiked) << "block " << b;
+      }
+    }
     std::vector<float> first;
     for (Isa isa : kLevels) {
       if (!cpu_has("int8", isa)) continue;
@@ -162,18 +197,27 @@ TEST(KernelsLowp, Int8MatchesItsDefinitionAndEveryLevelGivesTheSameBits) {
       const auto out = run(*lowp::make_int8_gemm(isa, p.row(), p.N, p.K), p, all_rows(p.rows), {{0, p.Np()}});
       if (first.empty()) {
         first = out;
-        std::vector<int> qx, qw;
+        std::vector<int> qx, qw, qr;
+        std::vector<float> res(static_cast<size_t>(K));
         for (int r = 0; r < p.rows; ++r) {
           const double sx = quant(p.x.data() + size_t(r) * size_t(K), K, qx);
           for (int n = 0; n < p.N; ++n) {
-            const double sw = quant(p.w.data() + size_t(n) * size_t(K), K, qw);
-            long long acc = 0;
+            const float* w = p.w.data() + size_t(n) * size_t(K);
+            const double sw = quant(w, K, qw);
+            long long acc = 0, acc2 = 0;
             for (int k = 0; k < K; ++k) acc += qx[size_t(k)] * qw[size_t(k)];
+            double sr = 0;
+            if (heavy_block[size_t(n / 16)]) {
+              for (int k = 0; k < K; ++k) res[size_t(k)] = std::fma(-float(qw[size_t(k)]), float(sw), w[k]);
+              sr = quant(res.data(), K, qr);
+              for (int k = 0; k < K; ++k) acc2 += qx[size_t(k)] * qr[size_t(k)];
+            }
             const double init = p.init[size_t(r) * size_t(p.Np()) + size_t(n)];
-            const double ref = init + double(acc) * sx * sw;
-            // The kernel rounds sx sw and the fma once each: 2 ulps of the larger term.
+            const double t1 = double(acc) * sx * sw, t2 = double(acc2) * sx * sr;
+            const double ref = init + t1 + t2;
+            // The kernel rounds sx sw and each fma once: 2 ulps of the larger term, per pass.
             const double bound =
-                4 * std::ldexp(1.0, -24) * (std::fabs(double(acc) * sx * sw) + std::fabs(init));
+                4 * std::ldexp(1.0, -24) * (std::fabs(t1) + 2 * std::fabs(init) + std::fabs(t2));
             ASSERT_NEAR(out[size_t(r) * size_t(p.Np()) + size_t(n)], ref, bound) << "r " << r << " n " << n;
           }
         }
@@ -181,6 +225,36 @@ TEST(KernelsLowp, Int8MatchesItsDefinitionAndEveryLevelGivesTheSameBits) {
         EXPECT_TRUE(same_bits(out, first, p.N, p.Np()));
       }
     }
+  }
+}
+
+// The residual rows bring a heavy block's weights from 8 to about 15 bits. The inputs are m / 127 with
+// integer m and max |m| = 127, which int8 holds exactly, so the weights' rounding is all the error.
+TEST(KernelsLowp, Int8HeavyRowsGetTheirResidual) {
+  const int K = 128;
+  Problem p = make_problem(32, K, 8, 3, {5});  // block 0 heavy, block 1 light
+  std::mt19937_64 rng(9);
+  std::uniform_int_distribution<int> m(-127, 127);
+  for (int r = 0; r < p.rows; ++r)
+    for (int k = 0; k < K; ++k) p.x[size_t(r * K + k)] = float(k == r ? 127 : m(rng)) / 127.0f;
+  for (Isa isa : kLevels) {
+    if (!cpu_has("int8", isa)) continue;
+    const auto out = run(*lowp::make_int8_gemm(isa, p.row(), p.N, p.K), p, all_rows(p.rows), {{0, 32}});
+    double err[2] = {0, 0}, size[2] = {0, 0};
+    for (int r = 0; r < p.rows; ++r)
+      for (int n = 0; n < p.N; ++n) {
+        double exact = 0;
+        for (int k = 0; k < K; ++k) exact += double(p.w[size_t(n * K + k)]) * double(p.x[size_t(r * K + k)]);
+        const double got = out[size_t(r * p.Np() + n)] - double(p.init[size_t(r * p.Np() + n)]);
+        err[n / 16] += (got - exact) * (got - exact);
+        size[n / 16] += exact * exact;
+      }
+    // One plane, U(-0.5, 0.5) rows: step 0.5 / 127, relative error ~ step / sqrt(12) / rms(w) = 2.3e-3.
+    // With the residual: about 254 times less, then the fp32 roundings of the two terms.
+    const double light = std::sqrt(err[1] / size[1]), heavy = std::sqrt(err[0] / size[0]);
+    EXPECT_GT(light, 1e-3) << "level " << int(isa);
+    EXPECT_LT(light, 5e-3) << "level " << int(isa);
+    EXPECT_LT(heavy, light / 50) << "level " << int(isa);
   }
 }
 

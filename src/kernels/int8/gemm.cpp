@@ -40,29 +40,95 @@ float quantize(const float* v, int n, int8_t* q) {
   return amax / 127.0f;
 }
 
+// A row whose largest |w| exceeds kHeavyRow x its root mean square rounds all its other weights on a
+// coarse step (max|w| / 127). The 16 rows of a block that holds one such row also get a second int8
+// row each, the rounding residual of the first with its own scale, which leaves them about 15 bits.
+// PyTorch's initialisation U(-a, a) has max / rms = sqrt(3), so random models have none; the trained
+// models of ../shared/data have them in about half their rows, and so in nearly every block
+// (docs/precision.md has the measurements that chose 3).
+inline constexpr double kHeavyRow = 3.0;
+
+bool heavy_row(const float* r, int K) {
+  double ss = 0.0, mx = 0.0;
+  for (int k = 0; k < K; ++k) {
+    ss += double(r[k]) * double(r[k]);
+    mx = std::max(mx, std::fabs(double(r[k])));
+  }
+  return mx * mx * K > kHeavyRow * kHeavyRow * ss;  // false for a zero row and for NaN or infinity
+}
+
+// int8 rows packed in int8.hpp's layout, with their scales and vpdpbusd offsets.
+struct Plane {
+  std::vector<int8_t, AlignedAllocator<int8_t>> w;
+  FloatBuf sw;
+  std::vector<int32_t, AlignedAllocator<int32_t>> comp;
+
+  Plane(int rows, int kp)
+      : w(static_cast<size_t>(round_up(rows, 16)) * static_cast<size_t>(kp), 0),
+        sw(static_cast<size_t>(round_up(rows, 16)), 0.0f),
+        comp(static_cast<size_t>(round_up(rows, 16)), 0) {}
+  void set(int n, float scale, const std::vector<int8_t>& q, int kp) {
+    sw[size_t(n)] = scale;
+    int8_t* b = w.data() + static_cast<size_t>(n / 16) * static_cast<size_t>(kp) * 16;
+    int32_t sum = 0;
+    for (size_t k = 0; k < q.size(); ++k) {
+      b[(k / 4) * 64 + size_t(n % 16) * 4 + k % 4] = q[k];
+      sum += q[k];
+    }
+    comp[size_t(n)] = 128 * sum;
+  }
+  size_t bytes() const { return w.size() + sw.size() * sizeof(float) + comp.size() * sizeof(int32_t); }
+  void point(Args& a) const {
+    a.w = w.data();
+    a.sw = sw.data();
+    a.comp = comp.data();
+  }
+};
+
+// The runs of consecutive blocks that hold a heavy row, as column ranges.
+std::vector<Cols> heavy_blocks(const lowp::RowFn& row, int N, int K) {
+  std::vector<Cols> runs;
+  for (int n = 0; n < N; ++n) {
+    const float* r = row(n);
+    if (!r || !heavy_row(r, K)) continue;
+    const int b = n / 16 * 16;
+    if (!runs.empty() && runs.back().end >= b) {
+      runs.back().end = b + 16;
+    } else {
+      runs.push_back({b, b + 16});
+    }
+    n = b + 15;  // on to the next block
+  }
+  return runs;
+}
+
 class Gemm final : public lowp::Gemm {
  public:
   Gemm(Isa isa, const lowp::RowFn& row, int N, int K)
-      : lowp::Gemm(N, K), kp_(round_up(std::max(K, 1), kDepthAlign)), kernel_(pick(isa)) {
-    const int padded = padded_out();
-    w_.assign(static_cast<size_t>(padded) * static_cast<size_t>(kp_), 0);
-    sw_.assign(static_cast<size_t>(padded), 0.0f);
-    comp_.assign(static_cast<size_t>(padded), 0);
+      : lowp::Gemm(N, K),
+        kp_(round_up(std::max(K, 1), kDepthAlign)),
+        kernel_(pick(isa)),
+        heavy_(heavy_blocks(row, N, K)),
+        main_(N, kp_),
+        residual_(heavy_.empty() ? 0 : N, kp_) {
     std::vector<int8_t> q(static_cast<size_t>(K));
+    std::vector<float> v(static_cast<size_t>(K));
+    size_t run = 0;
     for (int n = 0; n < N; ++n) {
       const float* r = row(n);
       if (!r) continue;
-      sw_[size_t(n)] = quantize(r, K, q.data());
-      int8_t* b = w_.data() + static_cast<size_t>(n / 16) * static_cast<size_t>(kp_) * 16;
-      int32_t sum = 0;
-      for (int k = 0; k < K; ++k) {
-        b[static_cast<size_t>(k / 4) * 64 + size_t(n % 16) * 4 + size_t(k % 4)] = q[size_t(k)];
-        sum += q[size_t(k)];
-      }
-      comp_[size_t(n)] = 128 * sum;
+      const float scale = quantize(r, K, q.data());
+      main_.set(n, scale, q, kp_);
+      while (run < heavy_.size() && heavy_[run].end <= n) ++run;
+      if (run == heavy_.size() || n < heavy_[run].begin) continue;
+      // What the first row left (w - q scale, one rounding), quantized the same way.
+      for (int k = 0; k < K; ++k) v[size_t(k)] = std::fma(-static_cast<float>(q[size_t(k)]), scale, r[k]);
+      residual_.set(n, quantize(v.data(), K, q.data()), q, kp_);
     }
   }
 
+  // out = fma(float(acc), sx sw, init) (int8.hpp), and in a heavy block then
+  // out = fma(float(acc2), sx sw2, out) with the residual row.
   void multiply(int rows, const float* const* x, const float* const* init, float* const* out,
                 const Cols* cols, int n, Scratch& s) const override {
     if (rows <= 0) return;
@@ -70,8 +136,11 @@ class Gemm final : public lowp::Gemm {
     // exact sums, so the same bits) ran SEED predict at batch 1 ~10% faster on a Sapphire Rapids Xeon;
     // at K 650 (MEDIUM) AMX stayed ahead even at batch 1.
     const Kernel kernel = kernel_ == &dot_amx && rows < 4 && kp_ <= 128 ? &dot_vnni : kernel_;
+    // s.bytes: the quantized rows (16-row blocks), sx, then the ranges of the residual pass.
     const size_t padded = static_cast<size_t>(round_up(rows, 16)) * static_cast<size_t>(kp_);
-    int8_t* xq = lowp::input_rows<int8_t>(s, rows, K_, kp_, static_cast<size_t>(rows) * sizeof(float));
+    const size_t cols_at = (padded + size_t(rows) * sizeof(float) + 63) / 64 * 64;
+    const size_t most = heavy_.empty() ? 0 : size_t(n) + heavy_.size();  // ranges of an intersection
+    int8_t* xq = lowp::input_rows<int8_t>(s, rows, K_, kp_, cols_at - padded + most * sizeof(Cols));
     auto* sx = reinterpret_cast<float*>(s.bytes.data() + padded);
     for (int r = 0; r < rows; ++r)
       sx[r] = quantize(x[r], K_, xq + static_cast<size_t>(r) * static_cast<size_t>(kp_));
@@ -80,18 +149,28 @@ class Gemm final : public lowp::Gemm {
     a.kp = kp_;
     a.x = xq;
     a.sx = sx;
-    a.w = w_.data();
-    a.sw = sw_.data();
-    a.comp = comp_.data();
+    main_.point(a);
     a.init = init;
     a.out = out;
     a.cols = cols;
     a.n = n;
     kernel(a);
+    if (heavy_.empty()) return;
+    auto* both = reinterpret_cast<Cols*>(s.bytes.data() + cols_at);
+    int m = 0;
+    for (int q = 0; q < n; ++q)
+      for (const Cols& h : heavy_) {
+        const Cols c{std::max(cols[q].begin, h.begin), std::min(cols[q].end, h.end)};
+        if (c.begin < c.end) both[m++] = c;
+      }
+    if (m == 0) return;
+    residual_.point(a);
+    a.init = out;
+    a.cols = both;
+    a.n = m;
+    kernel(a);
   }
-  size_t bytes() const override {
-    return w_.size() + sw_.size() * sizeof(float) + comp_.size() * sizeof(int32_t);
-  }
+  size_t bytes() const override { return main_.bytes() + residual_.bytes() + heavy_.size() * sizeof(Cols); }
 
  private:
   using Kernel = void (*)(const Args&);
@@ -110,9 +189,8 @@ class Gemm final : public lowp::Gemm {
   }
   int kp_;
   Kernel kernel_;
-  std::vector<int8_t, AlignedAllocator<int8_t>> w_;
-  FloatBuf sw_;
-  std::vector<int32_t, AlignedAllocator<int32_t>> comp_;
+  std::vector<Cols> heavy_;  // the runs of heavy blocks, ascending; residual_ is empty without one
+  Plane main_, residual_;
 };
 
 }  // namespace

@@ -11,6 +11,10 @@
 // The dot products are exact int32 sums on every ISA, and every kernel turns one into fp32 by the same
 // operations, out = fma(float(acc), sx[r] * sw[n], init) (init 0 when absent): int8 gives the same bits
 // on AMX, AVX512-VNNI, AVX2 and scalar.
+//
+// A block of 16 rows holding a heavy row (max|w| > 3 rms, gemm.cpp) also has a residual plane in the same
+// layout: each of its rows' rounding residual fl(w - q sw), quantized the same way. A second pass of the
+// same kernel over those blocks, with init = out, adds it: out = fma(float(acc2), sx[r] * sw2[n], out).
 #pragma once
 #include <cstddef>
 #include <cstdint>
