@@ -92,6 +92,16 @@ class PrecisionFidelityTest(unittest.TestCase):
             lines = ["".join(c for c in l.lower() if c in chars).strip() for l in f][:40]
         self.check_model(out, self.text_file("shk.txt", [l for l in lines if l]), "--context", "document")
 
+    def test_keras3_ml_wordpred(self):
+        # A one-layer word model (V 2118, H 100) on text outside its domain (fairy tales, not machine
+        # learning): its decoder rows are heavy (max |w| > 3 rms), so int8 runs their residual plane.
+        d = pyutil.data("keras3-ml-wordpred")
+        out = self.convert("mlwp", os.path.join(d, "word_prediction_model.h5"), "--vocab",
+                           os.path.join(d, "word_index.json"))
+        with open(os.path.join(pyutil.data("torch-wlm-fairytales"), "valid.txt"), encoding="utf-8") as f:
+            lines = f.read().splitlines()[:200]
+        self.check_model(out, self.text_file("mlwp.txt", lines))
+
 
 if __name__ == "__main__":
     unittest.main()
