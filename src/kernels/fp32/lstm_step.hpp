@@ -40,7 +40,8 @@ template <int R, int NP>
 // A full block tile: panel u holds the [i f g o] x 16 gates of units 16u..16u+15, one vector per gate.
 template <int R, int NP>
 void lstm_tile(const float* const* h, const float* const* init, float* const* c, float* const* m,
-               const PackedMat& w_hh, const CellParams& L, int u, [[maybe_unused]] bool first) {
+               const PackedMat& w_hh, const CellParams& L, int u, [[maybe_unused]] bool first,
+               Prefetch pf = {}) {
   static_assert(kPanelVectors == kGates);
 #if defined(LSTMLM_SIMD_AVX2)
   if constexpr (R >= kSubRowsMin) {
@@ -52,7 +53,7 @@ void lstm_tile(const float* const* h, const float* const* init, float* const* c,
   const int col = u * kPanel;
   for (int r = 0; r < R; ++r)
     for (int q = 0; q < NP * kGates; ++q) acc[r][q] = load(init[r] + col + kLanes * q);
-  accumulate<R, NP>(acc, h, w_hh.panel(u), static_cast<size_t>(w_hh.K) * kPanel, w_hh.K);
+  accumulate<R, NP>(acc, h, w_hh.panel(u), static_cast<size_t>(w_hh.K) * kPanel, w_hh.K, pf);
   for (int r = 0; r < R; ++r)
     for (int p = 0; p < NP; ++p) {
       const int unit = (u + p) * kUnitBlock;
@@ -105,7 +106,8 @@ void lstm_rows(int rows, const float* const* h_prev, const float* const* init, f
                float* const* m, const PackedMat& w_hh, const CellParams& L, int part = 0, int parts = 1) {
   const PanelRange pr = panel_range(w_hh, part, parts);
   tiles(rows, pr.first, pr.last, [&]<int R, int NP>(int r, int u) {
-    lstm_tile<R, NP>(h_prev + r, init + r, c + r, m + r, w_hh, L, u, r == 0);
+    const Prefetch pf = R == kTileRows ? next_panel(w_hh, u, r, rows, pr.last + pr.has_tail) : Prefetch{};
+    lstm_tile<R, NP>(h_prev + r, init + r, c + r, m + r, w_hh, L, u, r == 0, pf);
   });
   if (pr.has_tail)
     tail_tiles(rows, w_hh.tail, [&]<int R, int Q>(int r) {

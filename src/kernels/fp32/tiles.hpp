@@ -37,10 +37,18 @@ constexpr int kAccumulators = 4;
 
 // NP panels of W vectors each (full panels: W = 4, the k-rows 64 floats apart; the tail panel: NP = 1,
 // W = its width in vectors, the k-rows 16 W floats apart).
+// Lines a tile brings into L2 while it runs, one per k: its share of the next panel (NextPanel).
+struct Prefetch {
+  const char* from = nullptr;
+  int lines = 0;
+};
+
 template <int R, int NP, int W = kPanelVectors>
 inline void accumulate(V16 (&acc)[R][NP * W], const float* const* a, const float* panel, size_t panel_stride,
-                       int K) {
+                       int K, Prefetch pf = {}) {
   for (int k = 0; k < K; ++k) {
+    if (R == kTileRows && k < pf.lines)
+      __builtin_prefetch(pf.from + 64 * static_cast<size_t>(k), 0, 2);  // prefetcht1
     V16 w[NP * W];
     for (int p = 0; p < NP; ++p) {
       const float* wk = panel + p * panel_stride + static_cast<size_t>(k) * (kLanes * W);
@@ -119,9 +127,26 @@ void sub_tiles(const float* const* a, const float* const* init, int icol, float*
 }
 #endif
 
+// The first row tile over a panel reads it from L3 or memory, faster than they deliver it: the other row
+// tiles over panel p bring panel p + 1 into L2 meanwhile, each its share, so that the next first tile
+// finds it there. For the full row tiles of a GEMM or step of `rows` rows over panels up to `last`
+// (the tail panel counts).
+// Panels of fewer inputs than kPrefetchDepth (a quarter of L1 or less) are left to the hardware.
+constexpr int kPrefetchDepth = 192;
+inline Prefetch next_panel(const PackedMat& w, int p, int r, int rows, int last) {
+  const int tiles = rows / kTileRows, i = r / kTileRows;
+  if (w.K < kPrefetchDepth || i == 0 || tiles < 2 || p + 1 > last || (p + 1 == w.full && w.tail == 0) ||
+      p + 1 > w.full)
+    return {};
+  const size_t bytes = static_cast<size_t>(w.K) * (p + 1 < w.full ? kPanel : kLanes * w.tail) * sizeof(float);
+  const size_t lines = (bytes + 63) / 64, from = lines * size_t(i - 1) / size_t(tiles - 1),
+               to = lines * size_t(i) / size_t(tiles - 1);
+  return {reinterpret_cast<const char*>(w.panel(p + 1)) + 64 * from, static_cast<int>(to - from)};
+}
+
 template <int R, int NP>
 void gemm_tile(const float* const* a, const float* const* init, float* const* out, const PackedMat& w, int p,
-               [[maybe_unused]] bool first) {
+               [[maybe_unused]] bool first, Prefetch pf = {}) {
 #if defined(LSTMLM_SIMD_AVX2)
   if constexpr (R >= kSubRowsMin) {
     for (int i = 0; i < NP; ++i)
@@ -134,7 +159,7 @@ void gemm_tile(const float* const* a, const float* const* init, float* const* ou
   const int col = p * kPanel;
   for (int r = 0; r < R; ++r)
     for (int q = 0; q < NP * kPanelVectors; ++q) acc[r][q] = load(init[r] + col + kLanes * q);
-  accumulate<R, NP>(acc, a, w.panel(p), static_cast<size_t>(w.K) * kPanel, w.K);
+  accumulate<R, NP>(acc, a, w.panel(p), static_cast<size_t>(w.K) * kPanel, w.K, pf);
   for (int r = 0; r < R; ++r)
     for (int q = 0; q < NP * kPanelVectors; ++q) store(out[r] + col + kLanes * q, acc[r][q]);
 }
@@ -261,8 +286,10 @@ inline PanelRange panel_range(const PackedMat& w, int part, int parts) {
 inline void gemm_rows(int rows, const float* const* a, const float* const* init, float* const* out,
                       const PackedMat& w, int part = 0, int parts = 1) {
   const PanelRange pr = panel_range(w, part, parts);
-  tiles(rows, pr.first, pr.last,
-        [&]<int R, int NP>(int r, int p) { gemm_tile<R, NP>(a + r, init + r, out + r, w, p, r == 0); });
+  tiles(rows, pr.first, pr.last, [&]<int R, int NP>(int r, int p) {
+    const Prefetch pf = R == kTileRows ? next_panel(w, p, r, rows, pr.last + pr.has_tail) : Prefetch{};
+    gemm_tile<R, NP>(a + r, init + r, out + r, w, p, r == 0, pf);
+  });
   if (pr.has_tail)
     tail_tiles(rows, w.tail,
                [&]<int R, int Q>(int r) { gemm_tail<R, Q>(a + r, init + r, out + r, w, r == 0); });
