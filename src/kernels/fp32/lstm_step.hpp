@@ -106,8 +106,8 @@ void lstm_rows(int rows, const float* const* h_prev, const float* const* init, f
                float* const* m, const PackedMat& w_hh, const CellParams& L, int part = 0, int parts = 1) {
   const PanelRange pr = panel_range(w_hh, part, parts);
   tiles(rows, pr.first, pr.last, [&]<int R, int NP>(int r, int u) {
-    const Prefetch pf = R == kTileRows ? next_panel(w_hh, u, r, rows, pr.last + pr.has_tail) : Prefetch{};
-    lstm_tile<R, NP>(h_prev + r, init + r, c + r, m + r, w_hh, L, u, r == 0, pf);
+    lstm_tile<R, NP>(h_prev + r, init + r, c + r, m + r, w_hh, L, u, r == 0,
+                     next_panel(w_hh, u, r, rows, pr));
   });
   if (pr.has_tail)
     tail_tiles(rows, w_hh.tail, [&]<int R, int Q>(int r) {

@@ -35,14 +35,15 @@ constexpr int kTileRows = 1;
 constexpr int kAccumulators = 4;
 #endif
 
-// NP panels of W vectors each (full panels: W = 4, the k-rows 64 floats apart; the tail panel: NP = 1,
-// W = its width in vectors, the k-rows 16 W floats apart).
-// Lines a tile brings into L2 while it runs, one per k: its share of the next panel (NextPanel).
+// Lines a full row tile brings into L2 while it runs, one per k: its share of the next panel
+// (next_panel).
 struct Prefetch {
   const char* from = nullptr;
   int lines = 0;
 };
 
+// NP panels of W vectors each (full panels: W = 4, the k-rows 64 floats apart; the tail panel: NP = 1,
+// W = its width in vectors, the k-rows 16 W floats apart).
 template <int R, int NP, int W = kPanelVectors>
 inline void accumulate(V16 (&acc)[R][NP * W], const float* const* a, const float* panel, size_t panel_stride,
                        int K, Prefetch pf = {}) {
@@ -127,17 +128,29 @@ void sub_tiles(const float* const* a, const float* const* init, int icol, float*
 }
 #endif
 
-// The first row tile over a panel reads it from L3 or memory, faster than they deliver it: the other row
-// tiles over panel p bring panel p + 1 into L2 meanwhile, each its share, so that the next first tile
-// finds it there. For the full row tiles of a GEMM or step of `rows` rows over panels up to `last`
-// (the tail panel counts).
-// Panels of fewer inputs than kPrefetchDepth (a quarter of L1 or less) are left to the hardware.
+// The panels [first, last) of part `part` of `parts` of a matrix's panels (the tail panel, index w.full,
+// counts as one and falls to the last part): a pure function of its arguments, contiguous, and together
+// the parts cover every panel once. Some parts are empty when there are fewer panels than parts.
+struct PanelRange {
+  int first = 0, last = 0;
+  bool has_tail = false;  // the range ends with the tail panel
+};
+inline PanelRange panel_range(const PackedMat& w, int part, int parts) {
+  const long total = w.full + (w.tail > 0 ? 1 : 0);
+  const int first = static_cast<int>(total * part / parts),
+            last = static_cast<int>(total * (part + 1) / parts);
+  return {first, std::min(last, w.full), last > w.full};
+}
+
+// The first row tile over a panel reads it from L3 or memory, faster than they deliver it: the other full
+// row tiles over panel p (of a GEMM or step of `rows` rows over the panels of `pr`) bring the next panel
+// of the range into L2 meanwhile, each its share, so that the next first tile finds it there. Panels of
+// fewer inputs than kPrefetchDepth (a quarter of L1 or less) are left to the hardware.
 constexpr int kPrefetchDepth = 192;
-inline Prefetch next_panel(const PackedMat& w, int p, int r, int rows, int last) {
+inline Prefetch next_panel(const PackedMat& w, int p, int r, int rows, const PanelRange& pr) {
   const int tiles = rows / kTileRows, i = r / kTileRows;
-  if (w.K < kPrefetchDepth || i == 0 || tiles < 2 || p + 1 > last || (p + 1 == w.full && w.tail == 0) ||
-      p + 1 > w.full)
-    return {};
+  const bool next = p + 1 < pr.last || (pr.has_tail && p + 1 == w.full);
+  if (w.K < kPrefetchDepth || !next || i == 0 || i >= tiles) return {};  // i >= tiles: the remainder
   const size_t bytes = static_cast<size_t>(w.K) * (p + 1 < w.full ? kPanel : kLanes * w.tail) * sizeof(float);
   const size_t lines = (bytes + 63) / 64, from = lines * size_t(i - 1) / size_t(tiles - 1),
                to = lines * size_t(i) / size_t(tiles - 1);
@@ -273,20 +286,6 @@ void tiles(int rows, int first, int panels, Run&& run) {
   for_remainder(rem, narrow);
 }
 
-// The panels [first, last) of part `part` of `parts` of a matrix's panels (the tail panel, index w.full,
-// counts as one and falls to the last part): a pure function of its arguments, contiguous, and together
-// the parts cover every panel once. Some parts are empty when there are fewer panels than parts.
-struct PanelRange {
-  int first = 0, last = 0;
-  bool has_tail = false;  // the range ends with the tail panel
-};
-inline PanelRange panel_range(const PackedMat& w, int part, int parts) {
-  const long total = w.full + (w.tail > 0 ? 1 : 0);
-  const int first = static_cast<int>(total * part / parts),
-            last = static_cast<int>(total * (part + 1) / parts);
-  return {first, std::min(last, w.full), last > w.full};
-}
-
 // out[r][j] = init[r][j] + sum_{k<K} a[r][k] * W[k][j] for every column of part `part` of `parts` of w
 // (panel_range), r < rows. init[r] may point to a shared row (a bias). out[r] must have room for w.Np
 // columns.
@@ -294,8 +293,7 @@ inline void gemm_rows(int rows, const float* const* a, const float* const* init,
                       const PackedMat& w, int part = 0, int parts = 1) {
   const PanelRange pr = panel_range(w, part, parts);
   tiles(rows, pr.first, pr.last, [&]<int R, int NP>(int r, int p) {
-    const Prefetch pf = R == kTileRows ? next_panel(w, p, r, rows, pr.last + pr.has_tail) : Prefetch{};
-    gemm_tile<R, NP>(a + r, init + r, out + r, w, p, r == 0, pf);
+    gemm_tile<R, NP>(a + r, init + r, out + r, w, p, r == 0, next_panel(w, p, r, rows, pr));
   });
   if (pr.has_tail)
     tail_tiles(rows, w.tail,

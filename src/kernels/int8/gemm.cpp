@@ -62,14 +62,16 @@ struct Plane {
   std::vector<int8_t, AlignedAllocator<int8_t>> w;
   FloatBuf sw;
   std::vector<int32_t, AlignedAllocator<int32_t>> comp;
+  size_t kp;
 
-  Plane(int rows, int kp)
-      : w(static_cast<size_t>(round_up(rows, 16)) * static_cast<size_t>(kp), 0),
+  Plane(int rows, int depth)
+      : w(static_cast<size_t>(round_up(rows, 16)) * static_cast<size_t>(depth), 0),
         sw(static_cast<size_t>(round_up(rows, 16)), 0.0f),
-        comp(static_cast<size_t>(round_up(rows, 16)), 0) {}
-  void set(int n, float scale, const std::vector<int8_t>& q, int kp) {
+        comp(static_cast<size_t>(round_up(rows, 16)), 0),
+        kp(static_cast<size_t>(depth)) {}
+  void set(int n, float scale, const std::vector<int8_t>& q) {
     sw[size_t(n)] = scale;
-    int8_t* b = w.data() + static_cast<size_t>(n / 16) * static_cast<size_t>(kp) * 16;
+    int8_t* b = w.data() + static_cast<size_t>(n / 16) * kp * 16;
     int32_t sum = 0;
     for (size_t k = 0; k < q.size(); ++k) {
       b[(k / 4) * 64 + size_t(n % 16) * 4 + k % 4] = q[k];
@@ -118,12 +120,12 @@ class Gemm final : public lowp::Gemm {
       const float* r = row(n);
       if (!r) continue;
       const float scale = quantize(r, K, q.data());
-      main_.set(n, scale, q, kp_);
+      main_.set(n, scale, q);
       while (run < heavy_.size() && heavy_[run].end <= n) ++run;
       if (run == heavy_.size() || n < heavy_[run].begin) continue;
       // What the first row left (w - q scale, one rounding), quantized the same way.
       for (int k = 0; k < K; ++k) v[size_t(k)] = std::fma(-static_cast<float>(q[size_t(k)]), scale, r[k]);
-      residual_.set(n, quantize(v.data(), K, q.data()), q, kp_);
+      residual_.set(n, quantize(v.data(), K, q.data()), q);
     }
   }
 
