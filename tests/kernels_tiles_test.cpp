@@ -194,6 +194,79 @@ TEST_P(KernelTilesLstm, StepRowsBitIdenticalAloneAndNearDouble) {
   }
 }
 
+// A reset state's rows come without h_prev (null, RecurrentLayer::step), and the fp32 layer then skips
+// the recurrent product. The results must be those of zero h_prev rows bit for bit, whole or split in
+// parts, for every precision and kernel level this CPU has. c is random: a caller's state may pair a zero
+// h with any c.
+TEST_P(KernelTilesLstm, StepWithoutHPrevIsTheStepOfZeroRows) {
+  const auto [E, H, P] = GetParam();
+  const int O = P > 0 ? P : H;
+  std::mt19937 rng(7u + static_cast<unsigned>(E * 31 + H * 7 + P));
+  const float scale = 1.0f / std::sqrt(float(H));
+  const auto w_ih = random_floats(size_t(4 * H) * size_t(E), rng, scale);
+  const auto w_hh = random_floats(size_t(4 * H) * size_t(O), rng, scale);
+  const auto bias = random_floats(size_t(4 * H), rng, 0.5f);
+  const auto w_hr = random_floats(size_t(std::max(P, 1)) * size_t(H), rng, scale);
+  const auto x = random_floats(size_t(kMaxRows) * size_t(E), rng, 1.0f);
+  k::LstmWeights lw;
+  lw.input = E;
+  lw.hidden = H;
+  lw.proj = P;
+  lw.w_ih = w_ih.data();
+  lw.w_hh = w_hh.data();
+  lw.bias = bias.data();
+  lw.w_hr = P > 0 ? w_hr.data() : nullptr;
+  int levels = 0;
+  for (const char* precision : {"fp32", "bf16", "int8"})
+    for (k::Isa isa : {k::Isa::Scalar, k::Isa::Avx2, k::Isa::Avx512, k::Isa::Dot, k::Isa::Amx}) {
+      const k::Backend* b = k::backend_at(precision, isa);
+      if (!b) continue;
+      ++levels;
+      SCOPED_TRACE(std::string(precision) + "/" + std::string(b->name()));
+      const auto layer = b->lstm(lw);
+      const size_t ts = size_t(layer->term_width()), ms = size_t(layer->memory_stride()),
+                   hs = size_t(layer->output_stride()), mid = size_t(std::max(layer->mid_stride(), 1));
+      k::Scratch s, s2;
+      std::vector<float> term(size_t(kMaxRows) * ts);
+      const auto all = iota_rows(kMaxRows);
+      auto xp = row_ptrs<const float>(x.data(), size_t(E), all);
+      auto tp = row_ptrs<float>(term.data(), ts, all);
+      layer->input_term(kMaxRows, xp.data(), tp.data(), s);
+      std::vector<float> c0(size_t(kMaxRows) * ms, 0.0f), zero_h(size_t(kMaxRows) * hs, 0.0f);
+      for (int r = 0; r < kMaxRows; ++r)
+        for (int u = 0; u < H; ++u) c0[size_t(r) * ms + size_t(u)] = random_floats(1, rng, 2.0f)[0];
+      for (int rows : {1, 2, 5, 6, 7, 13}) {
+        const auto order = iota_rows(rows);
+        auto hp = row_ptrs<const float>(zero_h.data(), hs, order);
+        auto tr = row_ptrs<const float>(term.data(), ts, order);
+        std::vector<float> c_ref = c0, h_ref(size_t(kMaxRows) * hs, NAN);
+        auto cp = row_ptrs<float>(c_ref.data(), ms, order);
+        auto ho = row_ptrs<float>(h_ref.data(), hs, order);
+        layer->step(rows, hp.data(), tr.data(), cp.data(), ho.data(), s);
+        for (int parts : {1, 3}) {
+          std::vector<float> c = c0, h(size_t(kMaxRows) * hs, NAN), m(size_t(kMaxRows) * mid, NAN);
+          auto cq = row_ptrs<float>(c.data(), ms, order);
+          auto hq = row_ptrs<float>(h.data(), hs, order);
+          auto mq = row_ptrs<float>(m.data(), mid, order);
+          if (parts == 1)
+            layer->step(rows, nullptr, tr.data(), cq.data(), hq.data(), s);
+          else
+            for (int phase = 0; phase < layer->step_phases(); ++phase)
+              for (int part = 0; part < parts; ++part)
+                layer->step_part(phase, part, parts, rows, nullptr, tr.data(), cq.data(), hq.data(),
+                                 mq.data(), s2);
+          for (int r = 0; r < rows; ++r) {
+            ASSERT_TRUE(same_bits(c.data() + size_t(r) * ms, c_ref.data() + size_t(r) * ms, H))
+                << rows << " rows, " << parts << " parts, c of row " << r;
+            ASSERT_TRUE(same_bits(h.data() + size_t(r) * hs, h_ref.data() + size_t(r) * hs, O))
+                << rows << " rows, " << parts << " parts, h of row " << r;
+          }
+        }
+      }
+    }
+  EXPECT_GE(levels, 3);  // each precision has its scalar level on every CPU
+}
+
 // Whole unit blocks, tails of 1..4 vectors (t = 4, 8, 12, 15 units), a tail alone, a projection.
 INSTANTIATE_TEST_SUITE_P(KernelTiles, KernelTilesLstm,
                          ::testing::Values(LstmShape{24, 32, 0}, LstmShape{24, 36, 0}, LstmShape{7, 40, 0},

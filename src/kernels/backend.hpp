@@ -63,7 +63,9 @@ class RecurrentLayer {
   // way input_term writes it: how a caller folds an input table once (layer 0's term per token).
   virtual void term_from_canonical(const double* canonical, float* term) const = 0;
   // One step of `rows` rows: memory[r] updated in place, h_out[r] written from h_prev[r] and term[r].
-  // h_out[r] must not alias h_prev[r].
+  // h_out[r] must not alias h_prev[r]. h_prev may be null: every row's h_prev is zero (a reset state),
+  // and the results are those of zero rows, bit for bit; a layer may then skip the recurrent product
+  // (with finite weights a zero row adds exactly 0 to every gate).
   virtual void step(int rows, const float* const* h_prev, const float* const* term, float* const* memory,
                     float* const* h_out, Scratch& s) const = 0;
   virtual size_t bytes() const = 0;
@@ -80,6 +82,7 @@ class RecurrentLayer {
   // mid[r], mid_stride() floats per row, written and read by all the parts (0: no mid rows needed).
   virtual int step_phases() const = 0;
   virtual int mid_stride() const = 0;
+  // h_prev may be null, as in step().
   virtual void step_part(int phase, int part, int parts, int rows, const float* const* h_prev,
                          const float* const* term, float* const* memory, float* const* h_out,
                          float* const* mid, Scratch& s) const = 0;

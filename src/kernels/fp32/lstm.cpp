@@ -23,6 +23,7 @@ class Lstm final : public RecurrentLayer {
         cell_{w.hidden, w.activation, w.cell_clip, w.cell_activation} {
     const int H = w.hidden;
     w_hh_ = pack_gates(w.w_hh, H, out_);
+    w_hh_zero_ = {0, w_hh_.N, w_hh_.Np, w_hh_.full, w_hh_.tail, {}};
     if (w.w_ih) w_ih_ = pack_gates(w.w_ih, H, in_);
     bias_.assign(static_cast<size_t>(G_), 0.0f);
     for (int g = 0; g < kGates; ++g)
@@ -60,7 +61,7 @@ class Lstm final : public RecurrentLayer {
   void step(int rows, const float* const* h_prev, const float* const* term, float* const* memory,
             float* const* h_out, Scratch& s) const override {
     if (!projected()) {
-      k_.lstm_rows(rows, h_prev, term, memory, h_out, w_hh_, cell_, 0, 1);
+      k_.lstm_rows(rows, h_prev ? h_prev : term, term, memory, h_out, recurrent(h_prev), cell_, 0, 1);
       return;
     }
     // m = o tanh(c) goes to scratch, then h = W_hr m (a GEMM from a zero init).
@@ -70,7 +71,7 @@ class Lstm final : public RecurrentLayer {
     s.in.resize(n);
     s.init.assign(n, zero_row_.data());
     for (size_t r = 0; r < n; ++r) s.in[r] = s.out[r] = s.floats.data() + r * size_t(Hp_);
-    k_.lstm_rows(rows, h_prev, term, memory, s.out.data(), w_hh_, cell_, 0, 1);
+    k_.lstm_rows(rows, h_prev ? h_prev : term, term, memory, s.out.data(), recurrent(h_prev), cell_, 0, 1);
     k_.gemm_rows(rows, s.in.data(), s.init.data(), h_out, w_hr_, 0, 1);
   }
 
@@ -82,7 +83,8 @@ class Lstm final : public RecurrentLayer {
                  const float* const* term, float* const* memory, float* const* h_out, float* const* mid,
                  Scratch& s) const override {
     if (phase == 0) {
-      k_.lstm_rows(rows, h_prev, term, memory, projected() ? mid : h_out, w_hh_, cell_, part, parts);
+      k_.lstm_rows(rows, h_prev ? h_prev : term, term, memory, projected() ? mid : h_out, recurrent(h_prev),
+                   cell_, part, parts);
       return;
     }
     const size_t n = static_cast<size_t>(rows);
@@ -99,13 +101,17 @@ class Lstm final : public RecurrentLayer {
 
  private:
   bool projected() const { return !w_hr_.data.empty(); }
+  // W_hh, or for zero h_prev rows (null) its zero-depth view: the tiles start from the input term and
+  // read no weight and no h (the term rows stand in for the unread h_prev pointers).
+  const PackedMat& recurrent(const float* const* h_prev) const { return h_prev ? w_hh_ : w_hh_zero_; }
   const Kernels& k_;
   int in_, out_, Hp_, G_;
   CellParams cell_;
-  PackedMat w_ih_;  // [in, G]; empty when the caller folds the input term into a table
-  PackedMat w_hh_;  // [out, G]
-  FloatBuf bias_;   // [G]
-  PackedMat w_hr_;  // [H, P] when projected
+  PackedMat w_ih_;       // [in, G]; empty when the caller folds the input term into a table
+  PackedMat w_hh_;       // [out, G]
+  PackedMat w_hh_zero_;  // [0, G]: W_hh's panels without their inputs, no data
+  FloatBuf bias_;        // [G]
+  PackedMat w_hr_;       // [H, P] when projected
   // The projection's init row (h = 0 + W_hr m), made once rather than zeroed every step. Not counted in
   // bytes(): like the engine scratch row it replaces, it is no copy of the weights.
   FloatBuf zero_row_;

@@ -57,6 +57,7 @@ class Lstm final : public RecurrentLayer {
       w_hr_ = make(
           isa, [hr, H](int n) { return hr + static_cast<size_t>(n) * static_cast<size_t>(H); }, w.proj, H);
     }
+    zero_h_.assign(static_cast<size_t>(output_stride()), 0.0f);
   }
 
   int input_width() const override { return in_; }
@@ -131,6 +132,10 @@ class Lstm final : public RecurrentLayer {
     s.out.resize(static_cast<size_t>(rows));
     for (int r = 0; r < rows; ++r) s.out[size_t(r)] = s.floats.data() + size_t(r) * size_t(kGates * Hp_);
     const Cols units = cols[0];
+    if (!h_prev) {  // zero rows (a reset state): multiplied like any other, so the bits are those of a zero h
+      s.in.assign(static_cast<size_t>(rows), zero_h_.data());
+      h_prev = s.in.data();
+    }
     w_hh_->multiply(rows, h_prev, term, s.out.data(), cols, coalesce(cols, kGates), s);
     const int H = cell_.H;
     for (int r = 0; r < rows; ++r) {
@@ -157,6 +162,7 @@ class Lstm final : public RecurrentLayer {
   std::unique_ptr<Gemm> w_hh_;  // [4 Hp, out]
   FloatBuf bias_;               // [4 Hp]
   std::unique_ptr<Gemm> w_hr_;  // [P, H] when projected
+  FloatBuf zero_h_;             // the h_prev row of a reset state, output_stride() zeros
 };
 
 class Linear final : public OutputLayer {
