@@ -19,21 +19,20 @@ using lstmlm::detail::plain_log_weights;
 using lstmlm::detail::total_weight;
 
 // The weight of one log-weight written out in scalar IEEE operations, one rounding each (std::fma rounds
-// once): the Cephes expf of kernels/simd.hpp, 0 below -87.3. An ISA's lanes must give these bits.
+// once): the exp of kernels/simd.hpp, 0 below -87.3. k = round(16 x / ln2) (the fma with 1.5 * 2^23
+// rounds to an integer), r = x - k ln2 / 16 in two parts, e^r - 1 to third order, times 2^(k / 16): the
+// table entry 2^((k mod 16) / 16) rounded to float, then 2^floor(k / 16), exact (ldexp) in this range.
+// An ISA's lanes must give these bits.
 float scalar_weight(float x) {
   if (x < -87.3f) return 0.0f;
   x = std::min(x, 88.37626f);
-  const float n = std::nearbyint(x * 1.44269504088896341f);
-  float r = std::fma(n, -0.693359375f, x);
-  r = std::fma(n, 2.12194440e-4f, r);
-  float p = 1.9875691500e-4f;
-  p = std::fma(p, r, 1.3981999507e-3f);
-  p = std::fma(p, r, 8.3334519073e-3f);
-  p = std::fma(p, r, 4.1665795894e-2f);
-  p = std::fma(p, r, 1.6666665459e-1f);
-  p = std::fma(p, r, 5.0000001201e-1f);
-  p = std::fma(p, r * r, r) + 1.0f;
-  return p * std::bit_cast<float>(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23);
+  const float k = std::fma(x, 23.0831206542f, 12582912.0f) - 12582912.0f;
+  float r = std::fma(k, -0.0433349609375f, x);
+  r = std::fma(k, 1.32621525e-5f, r);
+  const float p = std::fma(r * r, std::fma(r, 1.0f / 6.0f, 0.5f), r);
+  const double q = std::floor(double(k) / 16.0), j = double(k) - 16.0 * q;
+  const float t = static_cast<float>(std::exp2(j / 16.0));
+  return std::ldexp(std::fma(t, p, t), static_cast<int>(q));
 }
 
 TEST(SamplerDraw, WeightsAreTheScalarDefinitionBitForBit) {

@@ -27,6 +27,10 @@ namespace lstmlm::simd {
 inline namespace LSTMLM_KERNEL_VARIANT {
 
 inline constexpr int kLanes = 16;
+// exp (below): 1.5 * 2^23, whose float spacing is 1, so that s = kShifter + y rounds y to an integer k and
+// holds it in its low mantissa bits; and the mask of the exponent field, where floor(k / 16) goes.
+inline constexpr float kShifter = 12582912.0f;
+inline constexpr int32_t kExpBits = static_cast<int32_t>(0xFF800000u);
 
 #if defined(LSTMLM_SIMD_AVX512)
 inline constexpr const char* kIsa = "avx512";
@@ -49,14 +53,14 @@ inline V16 operator/(V16 a, V16 b) { return {_mm512_div_ps(a.v, b.v)}; }
 constexpr __mmask16 kAll = 0xFFFF;
 inline V16 min(V16 a, V16 b) { return {_mm512_mask_min_ps(a.v, kAll, a.v, b.v)}; }
 inline V16 max(V16 a, V16 b) { return {_mm512_mask_max_ps(a.v, kAll, a.v, b.v)}; }
-inline V16 round_nearest(V16 a) {
-  return {_mm512_mask_roundscale_ps(a.v, kAll, a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)};
-}
-// 2^n for integral n in [-126, 127].
-inline V16 pow2i(V16 n) {
-  __m512i e =
-      _mm512_add_epi32(_mm512_mask_cvtps_epi32(_mm512_setzero_si512(), kAll, n.v), _mm512_set1_epi32(127));
-  return {_mm512_castsi512_ps(_mm512_mask_slli_epi32(e, kAll, e, 23))};
+// exp's last step (below): with s = kShifter + k, k integral and |k| < 2^22 (so k, two's complement, is
+// the low bits of s), t[k mod 16] (1 + p) 2^floor(k / 16). The power of 2 is added to the exponent bits:
+// exact while the result is a normal number, as exp's clamp ensures.
+inline V16 exp_scale(const float* t, V16 s, V16 p) {
+  const __m512i k = _mm512_castps_si512(s.v);
+  const __m512 tk = _mm512_permutexvar_ps(k, _mm512_loadu_ps(t));  // the index's low 4 bits
+  const __m512i e = _mm512_and_si512(_mm512_mask_slli_epi32(k, kAll, k, 19), _mm512_set1_epi32(kExpBits));
+  return {_mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(_mm512_fmadd_ps(tk, p.v, tk)), e))};
 }
 inline V16 abs(V16 a) {
   return {_mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a.v), _mm512_set1_epi32(0x7fffffff)))};
@@ -102,15 +106,18 @@ LSTMLM_AVX2_BIN(operator/, _mm256_div_ps)
 LSTMLM_AVX2_BIN(min, _mm256_min_ps)
 LSTMLM_AVX2_BIN(max, _mm256_max_ps)
 #undef LSTMLM_AVX2_BIN
-inline V16 round_nearest(V16 a) {
-  constexpr int m = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-  return {_mm256_round_ps(a.lo, m), _mm256_round_ps(a.hi, m)};
+inline __m256 exp_scale8(const float* t, __m256 s, __m256 p) {
+  const __m256i k = _mm256_castps_si256(s);
+  // 16 entries from two 8-entry permutes (the index's low 3 bits), bit 3 choosing between them.
+  const __m256 tk = _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(t), k),
+                                     _mm256_permutevar8x32_ps(_mm256_loadu_ps(t + 8), k),
+                                     _mm256_castsi256_ps(_mm256_slli_epi32(k, 28)));
+  const __m256i e = _mm256_and_si256(_mm256_slli_epi32(k, 19), _mm256_set1_epi32(kExpBits));
+  return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(_mm256_fmadd_ps(tk, p, tk)), e));
 }
-inline __m256 pow2i8(__m256 n) {
-  __m256i i = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_castsi256_ps(i);
+inline V16 exp_scale(const float* t, V16 s, V16 p) {
+  return {exp_scale8(t, s.lo, p.lo), exp_scale8(t, s.hi, p.hi)};
 }
-inline V16 pow2i(V16 n) { return {pow2i8(n.lo), pow2i8(n.hi)}; }
 inline V16 abs(V16 a) {
   __m256 m = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   return {_mm256_and_ps(a.lo, m), _mm256_and_ps(a.hi, m)};
@@ -154,12 +161,16 @@ inline V16 operator*(V16 a, V16 b) { LSTMLM_LANES(a.v[l] * b.v[l]); }
 inline V16 operator/(V16 a, V16 b) { LSTMLM_LANES(a.v[l] / b.v[l]); }
 inline V16 min(V16 a, V16 b) { LSTMLM_LANES(b.v[l] < a.v[l] ? b.v[l] : a.v[l]); }
 inline V16 max(V16 a, V16 b) { LSTMLM_LANES(a.v[l] < b.v[l] ? b.v[l] : a.v[l]); }
-inline V16 round_nearest(V16 a) { LSTMLM_LANES(std::nearbyint(a.v[l])); }
-inline V16 pow2i(V16 n) {
+inline V16 exp_scale(const float* t, V16 s, V16 p) {
   V16 r;
   for (int l = 0; l < 16; ++l) {
-    uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(n.v[l]) + 127) << 23;
-    std::memcpy(&r.v[l], &bits, 4);
+    uint32_t k, v;
+    std::memcpy(&k, &s.v[l], 4);
+    const float tk = t[k & 15u];
+    const float y = std::fma(tk, p.v[l], tk);
+    std::memcpy(&v, &y, 4);
+    v += (k << 19) & static_cast<uint32_t>(kExpBits);
+    std::memcpy(&r.v[l], &v, 4);
   }
   return r;
 }
@@ -187,22 +198,28 @@ inline float reduce_max(V16 a) {
   return m;
 }
 
-// exp(x), Cephes expf: x = n ln2 + r (Cody-Waite split of ln2), degree-6 polynomial in r, times 2^n.
-// Within 2 ulp of exp over the float range; the input is clamped so that 2^n stays a normal number
-// (exp(-87.3) ~ 1.2e-38 instead of denormals/0, far below anything a log-softmax can resolve).
+// 2^(j / 16), j = 0..15, each rounded to the nearest float.
+inline constexpr float kExp2Sixteenths[16] = {
+    1.000000000e+00f, 1.044273734e+00f, 1.090507746e+00f, 1.138788581e+00f,
+    1.189207077e+00f, 1.241857767e+00f, 1.296839595e+00f, 1.354255557e+00f,
+    1.414213538e+00f, 1.476826191e+00f, 1.542210817e+00f, 1.610490322e+00f,
+    1.681792855e+00f, 1.756252170e+00f, 1.834008098e+00f, 1.915206552e+00f};
+
+// exp(x) = 2^(k / 16) e^r: k = round(16 x / ln2), r = x - k ln2 / 16 (Cody-Waite: ln2 / 16 split in two,
+// the first part exact times any k here), so |r| <= ln2 / 32; e^r = 1 + p with p = r + r^2 / 2 + r^3 / 6
+// (the next term, r^4 / 24 < 1e-8, is 0.15 ulp); 2^(k / 16) from a 16-entry table and a power of 2.
+// Within 2 ulp of exp (kernels_math_test). 7 multiplies and fmas, the rest integer and shuffle work: the
+// fused step (5 per unit) and the log-softmax (1 per word) spend most of their non-GEMM time here. The
+// input is clamped so that the result stays a normal number (exp(-87.3) ~ 1.2e-38 instead of denormals or
+// 0, far below anything a log-softmax can resolve). Every level computes the same bits.
 inline V16 exp(V16 x) {
   x = min(max(x, set1(-87.3f)), set1(88.37626f));
-  V16 n = round_nearest(x * set1(1.44269504088896341f));
-  V16 r = fma(n, set1(-0.693359375f), x);
-  r = fma(n, set1(2.12194440e-4f), r);
-  V16 p = set1(1.9875691500e-4f);
-  p = fma(p, r, set1(1.3981999507e-3f));
-  p = fma(p, r, set1(8.3334519073e-3f));
-  p = fma(p, r, set1(4.1665795894e-2f));
-  p = fma(p, r, set1(1.6666665459e-1f));
-  p = fma(p, r, set1(5.0000001201e-1f));
-  p = fma(p, r * r, r) + set1(1.0f);
-  return p * pow2i(n);
+  const V16 s = fma(x, set1(23.0831206542f), set1(kShifter));  // 16 / ln2
+  const V16 k = s - set1(kShifter);
+  V16 r = fma(k, set1(-0.0433349609375f), x);
+  r = fma(k, set1(1.32621525e-5f), r);
+  const V16 p = fma(r * r, fma(r, set1(1.0f / 6.0f), set1(0.5f)), r);
+  return exp_scale(kExp2Sixteenths, s, p);
 }
 
 inline V16 sigmoid(V16 x) { return set1(1.0f) / (set1(1.0f) + exp(set1(0.0f) - x)); }
