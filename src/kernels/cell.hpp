@@ -45,14 +45,24 @@ using namespace simd;
   }
 }
 
+// A cell in two halves, so that a kernel can run the gates of many cells before their updates: a cell's
+// chain (gates, then act(c)) is some 150 cycles deep, and one cell after another a core's out-of-order
+// window holds about two of them, while the gates of different cells are independent.
+struct Gates {
+  V16 i, f, g, o;
+};
+[[gnu::always_inline]] inline Gates gates(const CellParams& L, V16 zi, V16 zf, V16 zg, V16 zo) {
+  return {recurrent(L.act, zi), recurrent(L.act, zf), activate(L.cell_act, zg), recurrent(L.act, zo)};
+}
 // c = f c + i g (clipped), returns h = o act(c); act is tanh but in a format v2 model.
+[[gnu::always_inline]] inline V16 update(const CellParams& L, const Gates& a, V16 c_prev, V16& c_out) {
+  c_out = fma(a.f, c_prev, a.i * a.g);
+  if (L.clip) c_out = min(max(c_out, set1(-*L.clip)), set1(*L.clip));
+  return a.o * activate(L.cell_act, c_out);
+}
 [[gnu::always_inline]] inline V16 cell(const CellParams& L, V16 zi, V16 zf, V16 zg, V16 zo, V16 c_prev,
                                        V16& c_out) {
-  V16 i = recurrent(L.act, zi), f = recurrent(L.act, zf), g = activate(L.cell_act, zg),
-      o = recurrent(L.act, zo);
-  c_out = fma(f, c_prev, i * g);
-  if (L.clip) c_out = min(max(c_out, set1(-*L.clip)), set1(*L.clip));
-  return o * activate(L.cell_act, c_out);
+  return update(L, gates(L, zi, zf, zg, zo), c_prev, c_out);
 }
 
 // Log-sum-exp of x[0..n), max-subtracted, the sum of exps accumulated lane-wise in a fixed order.
