@@ -24,6 +24,8 @@ class Lstm final : public RecurrentLayer {
     const int H = w.hidden;
     w_hh_ = pack_gates(w.w_hh, H, out_);
     w_hh_zero_ = {0, w_hh_.N, w_hh_.Np, w_hh_.full, w_hh_.tail, {}};
+    // Never read, but every panel pointer the tiles derive from it then points into an allocation.
+    w_hh_zero_.data.assign(static_cast<size_t>(kPanel), 0.0f);
     if (w.w_ih) w_ih_ = pack_gates(w.w_ih, H, in_);
     bias_.assign(static_cast<size_t>(G_), 0.0f);
     for (int g = 0; g < kGates; ++g)
@@ -109,7 +111,7 @@ class Lstm final : public RecurrentLayer {
   CellParams cell_;
   PackedMat w_ih_;       // [in, G]; empty when the caller folds the input term into a table
   PackedMat w_hh_;       // [out, G]
-  PackedMat w_hh_zero_;  // [0, G]: W_hh's panels without their inputs, no data
+  PackedMat w_hh_zero_;  // [0, G]: W_hh's panels without their inputs
   FloatBuf bias_;        // [G]
   PackedMat w_hr_;       // [H, P] when projected
   // The projection's init row (h = 0 + W_hr m), made once rather than zeroed every step. Not counted in
