@@ -104,24 +104,37 @@ struct LstmShape {
 
 class KernelTilesLstm : public ::testing::TestWithParam<LstmShape> {};
 
+// A layer's canonical weights drawn from rng (W_ih, W_hh, bias, W_hr, in that order) and the LstmWeights
+// that point into them (so it stays where it was made).
+struct RandomLstm {
+  std::vector<float> w_ih, w_hh, bias, w_hr;
+  k::LstmWeights lw;
+  RandomLstm(const LstmShape& s, std::mt19937& rng) {
+    const int O = s.proj > 0 ? s.proj : s.hidden;
+    const float scale = 1.0f / std::sqrt(float(s.hidden));
+    w_ih = random_floats(size_t(4 * s.hidden) * size_t(s.in), rng, scale);
+    w_hh = random_floats(size_t(4 * s.hidden) * size_t(O), rng, scale);
+    bias = random_floats(size_t(4 * s.hidden), rng, 0.5f);
+    w_hr = random_floats(size_t(std::max(s.proj, 1)) * size_t(s.hidden), rng, scale);
+    lw.input = s.in;
+    lw.hidden = s.hidden;
+    lw.proj = s.proj;
+    lw.w_ih = w_ih.data();
+    lw.w_hh = w_hh.data();
+    lw.bias = bias.data();
+    lw.w_hr = s.proj > 0 ? w_hr.data() : nullptr;
+  }
+  RandomLstm(const RandomLstm&) = delete;
+  RandomLstm& operator=(const RandomLstm&) = delete;
+};
+
 TEST_P(KernelTilesLstm, StepRowsBitIdenticalAloneAndNearDouble) {
   const auto [E, H, P] = GetParam();
   const int O = P > 0 ? P : H;
   std::mt19937 rng(99u + static_cast<unsigned>(E * 31 + H * 7 + P));
-  const float scale = 1.0f / std::sqrt(float(H));
-  const auto w_ih = random_floats(size_t(4 * H) * size_t(E), rng, scale);
-  const auto w_hh = random_floats(size_t(4 * H) * size_t(O), rng, scale);
-  const auto bias = random_floats(size_t(4 * H), rng, 0.5f);
-  const auto w_hr = random_floats(size_t(std::max(P, 1)) * size_t(H), rng, scale);
-  k::LstmWeights lw;
-  lw.input = E;
-  lw.hidden = H;
-  lw.proj = P;
-  lw.w_ih = w_ih.data();
-  lw.w_hh = w_hh.data();
-  lw.bias = bias.data();
-  lw.w_hr = P > 0 ? w_hr.data() : nullptr;
-  const auto layer = k::backend("fp32").lstm(lw);
+  const RandomLstm weights(GetParam(), rng);
+  const auto &w_ih = weights.w_ih, &w_hh = weights.w_hh, &bias = weights.bias, &w_hr = weights.w_hr;
+  const auto layer = k::backend("fp32").lstm(weights.lw);
   const size_t ts = size_t(layer->term_width()), ms = size_t(layer->memory_stride()),
                hs = size_t(layer->output_stride());
   const auto x = random_floats(size_t(kMaxRows) * size_t(E), rng, 1.0f);
@@ -202,20 +215,8 @@ TEST_P(KernelTilesLstm, StepWithoutHPrevIsTheStepOfZeroRows) {
   const auto [E, H, P] = GetParam();
   const int O = P > 0 ? P : H;
   std::mt19937 rng(7u + static_cast<unsigned>(E * 31 + H * 7 + P));
-  const float scale = 1.0f / std::sqrt(float(H));
-  const auto w_ih = random_floats(size_t(4 * H) * size_t(E), rng, scale);
-  const auto w_hh = random_floats(size_t(4 * H) * size_t(O), rng, scale);
-  const auto bias = random_floats(size_t(4 * H), rng, 0.5f);
-  const auto w_hr = random_floats(size_t(std::max(P, 1)) * size_t(H), rng, scale);
+  const RandomLstm weights(GetParam(), rng);
   const auto x = random_floats(size_t(kMaxRows) * size_t(E), rng, 1.0f);
-  k::LstmWeights lw;
-  lw.input = E;
-  lw.hidden = H;
-  lw.proj = P;
-  lw.w_ih = w_ih.data();
-  lw.w_hh = w_hh.data();
-  lw.bias = bias.data();
-  lw.w_hr = P > 0 ? w_hr.data() : nullptr;
   int levels = 0;
   for (const char* precision : {"fp32", "bf16", "int8"})
     for (k::Isa isa : {k::Isa::Scalar, k::Isa::Avx2, k::Isa::Avx512, k::Isa::Dot, k::Isa::Amx}) {
@@ -223,7 +224,7 @@ TEST_P(KernelTilesLstm, StepWithoutHPrevIsTheStepOfZeroRows) {
       if (!b) continue;
       ++levels;
       SCOPED_TRACE(std::string(precision) + "/" + std::string(b->name()));
-      const auto layer = b->lstm(lw);
+      const auto layer = b->lstm(weights.lw);
       const size_t ts = size_t(layer->term_width()), ms = size_t(layer->memory_stride()),
                    hs = size_t(layer->output_stride()), mid = size_t(std::max(layer->mid_stride(), 1));
       k::Scratch s, s2;
