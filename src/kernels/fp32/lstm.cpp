@@ -63,7 +63,7 @@ class Lstm final : public RecurrentLayer {
   void step(int rows, const float* const* h_prev, const float* const* term, float* const* memory,
             float* const* h_out, Scratch& s) const override {
     if (!projected()) {
-      k_.lstm_rows(rows, h_prev ? h_prev : term, term, memory, h_out, recurrent(h_prev), cell_, 0, 1);
+      cells(rows, h_prev, term, memory, h_out, 0, 1);
       return;
     }
     // m = o tanh(c) goes to scratch, then h = W_hr m (a GEMM from a zero init).
@@ -73,7 +73,7 @@ class Lstm final : public RecurrentLayer {
     s.in.resize(n);
     s.init.assign(n, zero_row_.data());
     for (size_t r = 0; r < n; ++r) s.in[r] = s.out[r] = s.floats.data() + r * size_t(Hp_);
-    k_.lstm_rows(rows, h_prev ? h_prev : term, term, memory, s.out.data(), recurrent(h_prev), cell_, 0, 1);
+    cells(rows, h_prev, term, memory, s.out.data(), 0, 1);
     k_.gemm_rows(rows, s.in.data(), s.init.data(), h_out, w_hr_, 0, 1);
   }
 
@@ -85,8 +85,7 @@ class Lstm final : public RecurrentLayer {
                  const float* const* term, float* const* memory, float* const* h_out, float* const* mid,
                  Scratch& s) const override {
     if (phase == 0) {
-      k_.lstm_rows(rows, h_prev ? h_prev : term, term, memory, projected() ? mid : h_out, recurrent(h_prev),
-                   cell_, part, parts);
+      cells(rows, h_prev, term, memory, projected() ? mid : h_out, part, parts);
       return;
     }
     const size_t n = static_cast<size_t>(rows);
@@ -103,9 +102,14 @@ class Lstm final : public RecurrentLayer {
 
  private:
   bool projected() const { return !w_hr_.data.empty(); }
-  // W_hh, or for zero h_prev rows (null) its zero-depth view: the tiles start from the input term and
-  // read no weight and no h (the term rows stand in for the unread h_prev pointers).
-  const PackedMat& recurrent(const float* const* h_prev) const { return h_prev ? w_hh_ : w_hh_zero_; }
+  // The fused step over the units of part `part`. Zero h_prev rows (null) run W_hh's zero-depth view:
+  // the tiles start from the input term and read no weight and no h (the term rows stand in for the
+  // unread h_prev pointers).
+  void cells(int rows, const float* const* h_prev, const float* const* term, float* const* memory,
+             float* const* m, int part, int parts) const {
+    k_.lstm_rows(rows, h_prev ? h_prev : term, term, memory, m, h_prev ? w_hh_ : w_hh_zero_, cell_, part,
+                 parts);
+  }
   const Kernels& k_;
   int in_, out_, Hp_, G_;
   CellParams cell_;
