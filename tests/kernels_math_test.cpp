@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 
 #include "kernels/simd.hpp"
@@ -49,6 +50,26 @@ TEST(KernelsMath, ExpWithin2Ulp) {
                 simd::exp, [](double x) { return std::exp(x); }, -1.0f, 1.0f, &wx),
             2.0)
       << "at " << wx;
+}
+
+// The one-sided forms drop the clamp bound their side cannot reach, and must give exp's bits there:
+// a sweep of each half-line past the other bound (where the kept clamp acts), plus 0 and the bounds.
+TEST(KernelsMath, OneSidedExpsAreExpOnTheirSide) {
+  auto same_bits = [](simd::V16 (*f)(simd::V16), float lo, float hi) {
+    const int n = 1 << 16;
+    alignas(64) float x[16], want[16], got[16];
+    int differ = 0;
+    for (int i = 0; i < n; i += 16) {
+      for (int l = 0; l < 16; ++l) x[l] = lo + (hi - lo) * float(i + l) / float(n - 1);
+      if (i == 0) x[1] = 0.0f, x[2] = -0.0f, x[3] = lo < 0 ? simd::kExpLow : simd::kExpHigh;
+      simd::store(want, simd::exp(simd::load(x)));
+      simd::store(got, f(simd::load(x)));
+      differ += std::memcmp(want, got, sizeof want) != 0;
+    }
+    return differ;
+  };
+  EXPECT_EQ(same_bits(simd::exp_nonpositive, -200.0f, 0.0f), 0);
+  EXPECT_EQ(same_bits(simd::exp_nonnegative, 0.0f, 200.0f), 0);
 }
 
 TEST(KernelsMath, SigmoidWithin3Ulp) {

@@ -68,17 +68,21 @@ struct Gates {
 // Log-sum-exp of x[0..n), max-subtracted, the sum of exps accumulated lane-wise in a fixed order.
 inline float log_sum_exp(const float* x, int n) {
   const int full = n / kLanes * kLanes;
-  V16 mx = set1(-INFINITY);
-  for (int j = 0; j < full; j += kLanes) mx = max(mx, load(x + j));
-  if (full < n) mx = max(mx, load_n(x + full, n - full, -INFINITY));
-  float m = reduce_max(mx);
+  // The max in 4 chains (max is exact, so the order does not matter): one chain waited on max's latency.
+  V16 mx[4] = {set1(-INFINITY), set1(-INFINITY), set1(-INFINITY), set1(-INFINITY)};
+  int j = 0;
+  for (; j + 4 * kLanes <= full; j += 4 * kLanes)
+    for (int c = 0; c < 4; ++c) mx[c] = max(mx[c], load(x + j + c * kLanes));
+  for (; j < full; j += kLanes) mx[0] = max(mx[0], load(x + j));
+  if (full < n) mx[1] = max(mx[1], load_n(x + full, n - full, -INFINITY));
+  float m = reduce_max(max(max(mx[0], mx[1]), max(mx[2], mx[3])));
   if (!std::isfinite(m)) return m;  // all -inf (or a +inf/NaN logit): nothing to normalise
   V16 vm = set1(m), s = set1(0.0f);
-  for (int j = 0; j < full; j += kLanes) s = s + simd::exp(load(x + j) - vm);
+  for (j = 0; j < full; j += kLanes) s = s + exp_nonpositive(load(x + j) - vm);
   if (full < n) {
     // Tail lanes past n are loaded as m (exp(0) = 1) and multiplied by 0, so they add exactly 0.
     static const float kOnes[kLanes] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
-    s = s + simd::exp(load_n(x + full, n - full, m) - vm) * load_n(kOnes, n - full, 0.0f);
+    s = s + exp_nonpositive(load_n(x + full, n - full, m) - vm) * load_n(kOnes, n - full, 0.0f);
   }
   return m + std::log(reduce_add(s));
 }

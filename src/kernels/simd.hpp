@@ -58,7 +58,8 @@ inline V16 max(V16 a, V16 b) { return {_mm512_mask_max_ps(a.v, kAll, a.v, b.v)};
 // exact while the result is a normal number, as exp's clamp ensures.
 inline V16 exp_scale(const float* t, V16 s, V16 p) {
   const __m512i k = _mm512_castps_si512(s.v);
-  const __m512 tk = _mm512_permutexvar_ps(k, _mm512_loadu_ps(t));  // the index's low 4 bits
+  const __m512 table = _mm512_loadu_ps(t);
+  const __m512 tk = _mm512_mask_permutexvar_ps(table, kAll, k, table);  // the index's low 4 bits
   const __m512i e = _mm512_and_si512(_mm512_mask_slli_epi32(k, kAll, k, 19), _mm512_set1_epi32(kExpBits));
   return {_mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(_mm512_fmadd_ps(tk, p.v, tk)), e))};
 }
@@ -212,8 +213,9 @@ inline constexpr float kExp2Sixteenths[16] = {
 // fused step (5 per unit) and the log-softmax (1 per word) spend most of their non-GEMM time here. The
 // input is clamped so that the result stays a normal number (exp(-87.3) ~ 1.2e-38 instead of denormals or
 // 0, far below anything a log-softmax can resolve). Every level computes the same bits.
-inline V16 exp(V16 x) {
-  x = min(max(x, set1(-87.3f)), set1(88.37626f));
+// The clamp bounds: exp_unclamped needs its input within them.
+inline constexpr float kExpLow = -87.3f, kExpHigh = 88.37626f;
+inline V16 exp_unclamped(V16 x) {
   const V16 s = fma(x, set1(23.0831206542f), set1(kShifter));  // 16 / ln2
   const V16 k = s - set1(kShifter);
   V16 r = fma(k, set1(-0.0433349609375f), x);
@@ -221,6 +223,12 @@ inline V16 exp(V16 x) {
   const V16 p = fma(r * r, fma(r, set1(1.0f / 6.0f), set1(0.5f)), r);
   return exp_scale(kExp2Sixteenths, s, p);
 }
+inline V16 exp(V16 x) { return exp_unclamped(min(max(x, set1(kExpLow)), set1(kExpHigh))); }
+// The same values as exp for an input known to be on one side of 0, without the clamp that side cannot
+// need: 2 of exp's 16 operations are its clamp, and the log-softmax (x - max <= 0) and tanh (2|x| >= 0)
+// spend most of their time in exp.
+inline V16 exp_nonpositive(V16 x) { return exp_unclamped(max(x, set1(kExpLow))); }
+inline V16 exp_nonnegative(V16 x) { return exp_unclamped(min(x, set1(kExpHigh))); }
 
 inline V16 sigmoid(V16 x) { return set1(1.0f) / (set1(1.0f) + exp(set1(0.0f) - x)); }
 // Keras 2: clip(0.2 x + 0.5, 0, 1); Keras 3: clip(x / 6 + 0.5, 0, 1) (x / 6 as a division, like Keras).
@@ -240,7 +248,7 @@ inline V16 tanh(V16 x) {
   p = fma(p, z, set1(1.33314422036e-1f));
   p = fma(p, z, set1(-3.33332819422e-1f));
   V16 small = fma(p * z, x, x);
-  V16 e = exp(a + a);
+  V16 e = exp_nonnegative(a + a);
   V16 big = with_sign_of(set1(1.0f) - set1(2.0f) / (e + set1(1.0f)), x);
   return select_lt(a, set1(0.625f), small, big);
 }
