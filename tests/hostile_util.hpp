@@ -87,6 +87,8 @@ inline CliResult run_cli_to(const std::string& args, Stdout where, const std::st
   if (where == Stdout::File) r.out = slurp(base + ".out");
   r.err = slurp(base + ".err");
   for (auto ext : {".in", ".out", ".err"}) fs::remove(base + ext);
+  std::error_code ec;
+  fs::remove(dir, ec);  // the per-process directory too: removed only once empty, never left in /tmp
   return r;
 }
 

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "jsonl_records.hpp"
+#include "model_files.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -22,10 +23,9 @@ std::string model() {
   return "-m '" + (lstmlm::test::source_dir() / "models" / "fairytales-word").string() + "'";
 }
 
-// A file in a per-process temporary folder; returns its path.
+// A file in a per-process temporary folder (removed at exit, even after a failed ASSERT); returns its path.
 std::string write_file(const std::string& name, const std::string& content) {
-  fs::path dir = fs::temp_directory_path() / ("lstmlm_jsonl_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  static const lstmlm::test::TempDir dir("jsonl");
   fs::path p = dir / name;
   std::ofstream(p, std::ios::binary) << content;
   return p.string();

@@ -53,6 +53,8 @@ inline CliResult run_cli(const std::string& args, const std::string& stdin_text 
   r.out = slurp(base + ".out");
   r.err = slurp(base + ".err");
   for (auto ext : {".in", ".out", ".err"}) fs::remove(base + ext);
+  std::error_code ec;
+  fs::remove(dir, ec);  // the per-process directory too: removed only once empty, never left in /tmp
   return r;
 }
 

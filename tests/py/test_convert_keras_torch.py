@@ -23,6 +23,9 @@ class KerasVariantsTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="lstmlm_kv_")
 
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
     def edited_copy(self, src, edit_layer=None, version=None):
         """Copy of a model.save .h5 with one LSTM layer's config edited and/or another keras_version."""
         dst = os.path.join(self.tmp, "m.h5")
@@ -154,6 +157,9 @@ class TorchVariantsTest(unittest.TestCase):
         self.vocab = os.path.join(self.tmp, "v.json")
         with open(self.vocab, "w") as f:
             json.dump([f"w{i}" for i in range(7)], f)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def save(self, obj):
         p = os.path.join(self.tmp, "m.pt")

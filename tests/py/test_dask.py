@@ -76,7 +76,7 @@ class DaskTest(unittest.TestCase):
         cls.cli = pyutil.CLI if pyutil.CLI and os.path.exists(pyutil.CLI) else None
         cls.tmp = tempfile.mkdtemp(prefix="lstmlm-dask-test-")
         cls.cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                               dashboard_address=None)
+                                               dashboard_address=None, local_directory=cls.tmp)
         try:
             cls.client = distributed.Client(cls.cluster)
             cls.client.wait_for_workers(2, timeout=60)

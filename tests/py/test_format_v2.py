@@ -5,6 +5,7 @@ Keras' documented semantics (keras.layers.LSTM with `activation`: g = act(z_c), 
 act(x W + b); relu = max(x, 0)), not from lstmlm's code; v1 models stay v1; v1 builds' readers refuse v2."""
 import json
 import os
+import shutil
 import tempfile
 import unittest
 
@@ -15,6 +16,11 @@ from lstmlm_format import dense, layer, names, tokenizer, write_model
 
 ACT = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0), "linear": lambda x: x,
        "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x))}
+TMP = tempfile.mkdtemp(prefix="lstmlm_v2_")
+
+
+def tearDownModule():
+    shutil.rmtree(TMP, ignore_errors=True)
 
 
 def sigmoid(x):
@@ -65,7 +71,7 @@ class FormatV2(unittest.TestCase):
         w[names.decoder_weight] = rng.uniform(-0.5, 0.5, (V, width))
         w[names.decoder_bias] = rng.uniform(-0.5, 0.5, V)
         w = {k: v.astype(np.float32) for k, v in w.items()}
-        out = os.path.join(tempfile.mkdtemp(prefix="lstmlm_v2_"), "m")
+        out = os.path.join(tempfile.mkdtemp(dir=TMP), "m")
         write_model(out, vocab=[f"w{i}" for i in range(V)], embedding_dim=E, layers=layers, tied=False,
                     tokenizer=tokenizer("word"), tensors=w, source={"framework": "test"}, head=head)
         return out, w, layers
@@ -111,7 +117,7 @@ class FormatV2(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "activation 'elu'"):
             self.write("elu", [])
         with self.assertRaisesRegex(ValueError, "head.0.weight"):
-            write_model(tempfile.mkdtemp(), vocab=["a"], embedding_dim=0, layers=[layer(2)], tied=False,
+            write_model(tempfile.mkdtemp(dir=TMP), vocab=["a"], embedding_dim=0, layers=[layer(2)], tied=False,
                         tokenizer=tokenizer("word"), source={}, tensors={names.head_weight(0): np.zeros((1, 2))})
 
 

@@ -2,6 +2,7 @@
 (src/format/tensor_names.json), and write_model refuses a tensor name the spec does not have."""
 import json
 import os
+import shutil
 import tempfile
 import unittest
 
@@ -9,6 +10,12 @@ import numpy as np
 
 import pyutil
 import lstmlm_format as fmt
+
+TMP = tempfile.mkdtemp(prefix="lstmlm_writer_")
+
+
+def tearDownModule():
+    shutil.rmtree(TMP, ignore_errors=True)
 
 
 def tiny_tensors(names):
@@ -39,7 +46,7 @@ class FormatWriterTest(unittest.TestCase):
         self.assertEqual(fmt.names.decoder_bias, "decoder.bias")
 
     def test_spec_names_are_written(self):
-        d = tempfile.mkdtemp()
+        d = tempfile.mkdtemp(dir=TMP)
         write(d, tiny_tensors(fmt.names))
         self.assertEqual(sorted(os.listdir(d)), ["config.json", "vocab.json", "weights.safetensors"])
 
@@ -47,7 +54,7 @@ class FormatWriterTest(unittest.TestCase):
         for bad in ("lstm.weight_ih_10", "decoder.weights", "rnn.weight_ih_l0", "lstm.weight_ih_l1",
                     "lstm.weight_ih_l01", "embedding.weight "):
             with self.subTest(name=bad):
-                d = os.path.join(tempfile.mkdtemp(), "out")
+                d = os.path.join(tempfile.mkdtemp(dir=TMP), "out")
                 tensors = tiny_tensors(fmt.names)
                 tensors[bad] = np.zeros(1)
                 with self.assertRaises(ValueError) as cm:
@@ -59,7 +66,7 @@ class FormatWriterTest(unittest.TestCase):
     def test_input_length_is_written_when_given_and_checked(self):
         args = dict(vocab=["a", "b", "c"], embedding_dim=2, layers=[fmt.layer(1)], tied=False,
                     tokenizer=fmt.tokenizer(), tensors=tiny_tensors(fmt.names), source={})
-        d = tempfile.mkdtemp()
+        d = tempfile.mkdtemp(dir=TMP)
         fmt.write_model(d, **args)
         self.assertNotIn("input_length", pyutil.read_config(d))
         fmt.write_model(d, input_length=np.int64(8404), **args)
@@ -67,7 +74,7 @@ class FormatWriterTest(unittest.TestCase):
         for bad in (0, -1, 1000001, 2.5, "9", True):
             with self.subTest(bad=bad):
                 with self.assertRaises(ValueError) as cm:
-                    fmt.write_model(os.path.join(tempfile.mkdtemp(), "out"), input_length=bad, **args)
+                    fmt.write_model(os.path.join(tempfile.mkdtemp(dir=TMP), "out"), input_length=bad, **args)
                 self.assertIn("input_length", str(cm.exception))
 
     def test_layer_names_follow_the_number_of_layers(self):

@@ -8,6 +8,7 @@ nats at some step, float32 vs float64 may legitimately choose differently, so th
 """
 import json
 import os
+import shutil
 import tempfile
 import unittest
 
@@ -24,6 +25,10 @@ class GreedyRealModelsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="lstmlm_gen_real_")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def reference_greedy(self, ref, context, n, eos_id):
         """(ids, logprobs, clear_steps): the reference's greedy continuation and how many steps had a clear winner."""

@@ -6,6 +6,7 @@ Keras' LSTM written here from its documented semantics (not from the converter):
 Compared with `lstmlm predict` (pyutil.predict_logprobs) within 1e-4 on every next-token log-prob."""
 import json
 import os
+import shutil
 import tempfile
 import unittest
 
@@ -70,6 +71,10 @@ class Keras1Case(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="lstmlm_keras1_")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def compare(self, outdir, ref, ctxs):
         """Every next-token log-prob within 1e-4 of the float64 reference. Beyond ln p < -50 (p < 2e-22)

@@ -5,6 +5,7 @@ of Keras 2's legacy HDF5 saving: model_config / keras_version attributes, model_
 ref_numpy.KerasLM (float64, from Keras' documented semantics) within 1e-4."""
 import json
 import os
+import shutil
 import tempfile
 import unittest
 
@@ -53,6 +54,9 @@ class KerasV2Test(unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix="lstmlm_kv2_")
         self.rng = np.random.RandomState(7)
         self.V, self.E, self.H = 9, 4, 6
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def weights(self, head_units=(5,)):
         r, V, E, H = self.rng, self.V, self.E, self.H

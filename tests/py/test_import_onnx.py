@@ -10,6 +10,7 @@
 4. Refusals of what format v1 cannot run, on tiny graphs built with onnx.helper, and of damaged files.
 """
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -179,6 +180,10 @@ class TinyGraphTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="lstmlm_onnx_")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def save(self, m, name):
         path = os.path.join(self.tmp, name + ".onnx")
@@ -369,6 +374,10 @@ class RealFilesTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="lstmlm_onnx_real_")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def test_pkrupee_tf2onnx_keras(self):
         d = pyutil.data("onnx-keras-nextword-pkrupee")

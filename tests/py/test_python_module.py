@@ -6,6 +6,7 @@ import json
 import math
 import os
 import pickle
+import shutil
 import sys
 import tempfile
 import threading
@@ -124,6 +125,7 @@ class ScoreAgainstCli(unittest.TestCase):
     def test_keras_model_with_input_length_uses_the_cli_window(self):
         d = pyutil.data("keras3-ml-wordpred")
         tmp = tempfile.mkdtemp(prefix="lstmlm_pymod_")
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
         out = os.path.join(tmp, "wordpred")
         pyutil.convert_ok(self, os.path.join(d, "word_prediction_model.h5"), out, "--vocab",
                           os.path.join(d, "word_index.json"))
@@ -255,6 +257,7 @@ class Errors(unittest.TestCase):
 
     def test_broken_model_file_names_the_file(self):
         tmp = tempfile.mkdtemp(prefix="lstmlm_pymod_")
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
         for name in ("config.json", "vocab.json"):
             with open(os.path.join(WORD, name), "rb") as src, open(os.path.join(tmp, name), "wb") as dst:
                 dst.write(src.read())

@@ -9,6 +9,7 @@ a trained model with the right vocabulary: its loss on the model's own text is f
 import json
 import math
 import os
+import shutil
 import subprocess
 import tempfile
 import unittest
@@ -26,6 +27,10 @@ class RealModelsBase(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="lstmlm_real_")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def convert(self, name, source, *opts):
         out = os.path.join(self.tmp, name)

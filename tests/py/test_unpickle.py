@@ -3,6 +3,7 @@ Tokenizer and nn.Module pickles load as inert stubs."""
 import io
 import os
 import pickle
+import shutil
 import tempfile
 import unittest
 import zipfile
@@ -11,6 +12,11 @@ import pyutil  # noqa: F401  (import path of tools/)
 from lstmlm_convert import torch_file, unpickle
 
 MARKER = os.path.join(tempfile.gettempdir(), f"lstmlm_pwned_{os.getpid()}")
+TMP = tempfile.mkdtemp(prefix="lstmlm_unpickle_")
+
+
+def tearDownModule():
+    shutil.rmtree(TMP, ignore_errors=True)
 
 
 class RunsCommand:
@@ -48,7 +54,7 @@ class RestrictedUnpicklerTest(unittest.TestCase):
 
     def test_malicious_torch_zip_is_refused(self):
         # A torch.save-style zip whose data.pkl would run a command.
-        path = os.path.join(tempfile.mkdtemp(), "evil.pt")
+        path = os.path.join(tempfile.mkdtemp(dir=TMP), "evil.pt")
         with zipfile.ZipFile(path, "w") as z:
             z.writestr("evil/data.pkl", pickle.dumps({"w": RunsCommand()}, protocol=2))
             z.writestr("evil/byteorder", "little")
@@ -87,7 +93,7 @@ class RestrictedUnpicklerTest(unittest.TestCase):
         m = torch.nn.Sequential(torch.nn.Embedding(5, 3), torch.nn.LSTM(3, 4))
         buf = io.BytesIO()
         torch.save(m, buf)
-        path = os.path.join(tempfile.mkdtemp(), "m.pt")
+        path = os.path.join(tempfile.mkdtemp(dir=TMP), "m.pt")
         with open(path, "wb") as f:
             f.write(buf.getvalue())
         stub = torch_file.load(path)

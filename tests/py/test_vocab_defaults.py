@@ -5,6 +5,7 @@ document perplexity then matches PyTorch reading the test set as one stream afte
 import json
 import math
 import os
+import shutil
 import tempfile
 import unittest
 
@@ -20,6 +21,10 @@ class VocabDefaultsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="lstmlm_vocabdef_")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def test_wlm_with_vocab_gets_eos(self):
         d = pyutil.data("torch-wlm-fairytales")

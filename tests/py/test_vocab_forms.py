@@ -2,15 +2,22 @@
 import json
 import os
 import pickle
+import shutil
 import tempfile
 import unittest
 
 import pyutil
 from lstmlm_convert import vocab
 
+TMP = tempfile.mkdtemp(prefix="lstmlm_vocabforms_")
+
+
+def tearDownModule():
+    shutil.rmtree(TMP, ignore_errors=True)
+
 
 def write(name, data, mode="w"):
-    d = tempfile.mkdtemp()
+    d = tempfile.mkdtemp(dir=TMP)
     p = os.path.join(d, name)
     with open(p, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
         f.write(data)
@@ -71,7 +78,7 @@ class VocabFormsTest(unittest.TestCase):
         # The case: keras3-ml-wordpred's 2,116-word index given to keras3-cs-nextword's 101-row model.
         model = pyutil.data("keras3-cs-nextword", "next_word_model1.h5")
         wrong = pyutil.data("keras3-ml-wordpred", "word_index.json")
-        out = os.path.join(tempfile.mkdtemp(), "m")
+        out = os.path.join(tempfile.mkdtemp(dir=TMP), "m")
         r = pyutil.convert(model, out, "--vocab", wrong)
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertIn("2116 words (ids 1..2116, 0 reserved)", r.stderr)
@@ -83,7 +90,7 @@ class VocabFormsTest(unittest.TestCase):
 
     def test_char_tokenizer_over_words_is_refused(self):
         model = pyutil.data("keras3-cs-nextword", "next_word_model1.h5")
-        out = os.path.join(tempfile.mkdtemp(), "m")
+        out = os.path.join(tempfile.mkdtemp(dir=TMP), "m")
         r = pyutil.convert(model, out, "--vocab", pyutil.data("keras3-cs-nextword", "tokenizer1.pkl"),
                            "--tokenizer", "char")
         self.assertEqual(r.returncode, 1, r.stderr)
@@ -150,7 +157,7 @@ class VocabFormsTest(unittest.TestCase):
             vocab.load_vocab(write("d.json", json.dumps({"a": -1})))
 
     def test_word_language_model_corpus(self):
-        d = tempfile.mkdtemp()
+        d = tempfile.mkdtemp(dir=TMP)
         for name, text in (("train.txt", "a b\nb c\n"), ("valid.txt", "d a\n"), ("test.txt", "\ne\n")):
             with open(os.path.join(d, name), "w") as f:
                 f.write(text)

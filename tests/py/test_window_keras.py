@@ -7,6 +7,7 @@ reference is an independent float64 numpy Keras loop over the .h5's own weights 
 """
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -69,6 +70,7 @@ class WindowKerasTest(unittest.TestCase):
     def setUpClass(cls):
         d = pyutil.data("keras3-ml-wordpred")
         cls.tmp = tempfile.mkdtemp(prefix="lstmlm_window_")
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
         cls.out = os.path.join(cls.tmp, "wordpred")
         r = pyutil.convert(os.path.join(d, "word_prediction_model.h5"), cls.out, "--vocab",
                            os.path.join(d, "word_index.json"))
