@@ -45,8 +45,7 @@ inline CliResult run_cli_to(const std::string& args, Stdout where, const std::st
                             const std::string& prefix = "", const std::string& wrapper = "") {
   namespace fs = std::filesystem;
   static int counter = 0;
-  fs::path dir = fs::temp_directory_path() / ("lstmlm_hostile_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  static const TempDir dir("hostile");  // one per process, removed at exit
   std::string base = (dir / std::to_string(counter++)).string();
   std::ofstream(base + ".in", std::ios::binary) << stdin_text;
   std::string cmd = prefix + "exec " + wrapper + "'" + cli() + "' " + args;
@@ -87,8 +86,6 @@ inline CliResult run_cli_to(const std::string& args, Stdout where, const std::st
   if (where == Stdout::File) r.out = slurp(base + ".out");
   r.err = slurp(base + ".err");
   for (auto ext : {".in", ".out", ".err"}) fs::remove(base + ext);
-  std::error_code ec;
-  fs::remove(dir, ec);  // the per-process directory too: removed only once empty, never left in /tmp
   return r;
 }
 

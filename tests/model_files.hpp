@@ -14,6 +14,7 @@
 
 #include "lstmlm/config.hpp"
 #include "lstmlm/model.hpp"
+#include "test_util.hpp"
 
 namespace lstmlm::test {
 
@@ -102,26 +103,5 @@ inline ModelFiles files_of(const Model& model) {
   f.rebuild_weights();
   return f;
 }
-
-// A fresh, empty directory under the system temp dir (unique per process and tag), removed on destruction.
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag)
-      : path_(std::filesystem::temp_directory_path() / ("lstmlm_" + tag + "_" + std::to_string(::getpid()))) {
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  std::filesystem::path path_;
-};
 
 }  // namespace lstmlm::test

@@ -11,7 +11,6 @@
 #include <sstream>
 
 #include "jsonl_records.hpp"
-#include "model_files.hpp"
 #include "test_util.hpp"
 
 namespace {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <system_error>
 
 namespace lstmlm::test {
 
@@ -13,6 +14,27 @@ inline std::filesystem::path source_dir() { return LSTMLM_SOURCE_DIR; }
 // ../shared/data next to the repository; tests that need it skip with a reason when it is absent.
 inline std::filesystem::path shared_data() { return source_dir() / ".." / "shared" / "data"; }
 inline std::string cli() { return LSTMLM_CLI; }
+
+// A fresh, empty directory under the system temp dir (unique per process and tag), removed on destruction.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag)
+      : path_(std::filesystem::temp_directory_path() / ("lstmlm_" + tag + "_" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
 
 struct CliResult {
   int status = -1;  // exit status, or 128+signal when killed
@@ -23,8 +45,7 @@ struct CliResult {
 inline CliResult run_cli(const std::string& args, const std::string& stdin_text = "") {
   namespace fs = std::filesystem;
   static int counter = 0;
-  fs::path dir = fs::temp_directory_path() / ("lstmlm_cli_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  static const TempDir dir("cli");  // one per process, removed at exit
   std::string base = (dir / std::to_string(counter++)).string();
   {
     std::FILE* f = std::fopen((base + ".in").c_str(), "wb");
@@ -53,8 +74,6 @@ inline CliResult run_cli(const std::string& args, const std::string& stdin_text 
   r.out = slurp(base + ".out");
   r.err = slurp(base + ".err");
   for (auto ext : {".in", ".out", ".err"}) fs::remove(base + ext);
-  std::error_code ec;
-  fs::remove(dir, ec);  // the per-process directory too: removed only once empty, never left in /tmp
   return r;
 }
 
