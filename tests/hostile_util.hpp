@@ -5,10 +5,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 
 #include "test_util.hpp"
@@ -49,19 +52,25 @@ inline CliResult run_cli_to(const std::string& args, Stdout where, const std::st
   std::string base = (dir / std::to_string(counter++)).string();
   std::ofstream(base + ".in", std::ios::binary) << stdin_text;
   std::string cmd = prefix + "exec " + wrapper + "'" + cli() + "' " + args;
+  // A harness failure throws (gtest reports it) rather than return a status a test could take for the
+  // CLI's: a default CliResult's -1 passes every "refused" (status != 0) check.
+  auto check = [](int rc, const char* what) {
+    if (rc < 0) throw std::runtime_error(std::string("run_cli_to: ") + what + ": " + std::strerror(errno));
+    return rc;
+  };
   int out_fd = -1, pipe_fd[2] = {-1, -1};
   if (where == Stdout::ClosedPipe) {
-    if (::pipe(pipe_fd) != 0) return {};
+    check(::pipe(pipe_fd), "pipe");
     ::close(pipe_fd[0]);  // the reader is gone before the first write: EPIPE every time, no race
     out_fd = pipe_fd[1];
   } else if (where == Stdout::DevFull) {
-    out_fd = ::open("/dev/full", O_WRONLY);
+    out_fd = check(::open("/dev/full", O_WRONLY), "/dev/full");
   } else {
-    out_fd = ::open((base + ".out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    out_fd = check(::open((base + ".out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), "stdout file");
   }
-  int in_fd = ::open((base + ".in").c_str(), O_RDONLY);
-  int err_fd = ::open((base + ".err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = ::fork();
+  int in_fd = check(::open((base + ".in").c_str(), O_RDONLY), "stdin file");
+  int err_fd = check(::open((base + ".err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), "stderr file");
+  pid_t pid = check(::fork(), "fork");
   if (pid == 0) {
     ::dup2(in_fd, 0);
     ::dup2(out_fd, 1);

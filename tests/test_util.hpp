@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 
@@ -47,8 +48,10 @@ inline CliResult run_cli(const std::string& args, const std::string& stdin_text 
   static int counter = 0;
   static const TempDir dir("cli");  // one per process, removed at exit
   std::string base = (dir / std::to_string(counter++)).string();
+  // A harness failure throws (gtest reports it): a made-up status could pass a "refused" check.
   {
     std::FILE* f = std::fopen((base + ".in").c_str(), "wb");
+    if (!f) throw std::runtime_error("run_cli: cannot write " + base + ".in");
     std::fwrite(stdin_text.data(), 1, stdin_text.size(), f);
     std::fclose(f);
   }
@@ -56,6 +59,7 @@ inline CliResult run_cli(const std::string& args, const std::string& stdin_text 
   std::string cmd(1, '\'');
   cmd += cli() + "' " + args + " <'" + base + ".in' >'" + base + ".out' 2>'" + base + ".err'";
   int raw = std::system(cmd.c_str());
+  if (raw == -1) throw std::runtime_error("run_cli: cannot start /bin/sh");
   CliResult r;
   if (WIFEXITED(raw))
     r.status = WEXITSTATUS(raw);

@@ -1,8 +1,11 @@
 """Shared helpers of the Python tests: paths, the tools/ import path, running convert.py and the CLI."""
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 SOURCE_DIR = os.environ.get("LSTMLM_SOURCE_DIR") or os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -11,6 +14,13 @@ TOOLS = os.path.join(SOURCE_DIR, "tools")
 DATA = os.path.join(SOURCE_DIR, "..", "shared", "data")
 if TOOLS not in sys.path:
     sys.path.insert(0, TOOLS)
+
+
+def temp_root(prefix):
+    """A folder for one test module's files, removed when the interpreter exits, after its last test."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, d, True)
+    return d
 
 
 def data(*parts):

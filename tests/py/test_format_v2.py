@@ -5,7 +5,6 @@ Keras' documented semantics (keras.layers.LSTM with `activation`: g = act(z_c), 
 act(x W + b); relu = max(x, 0)), not from lstmlm's code; v1 models stay v1; v1 builds' readers refuse v2."""
 import json
 import os
-import shutil
 import tempfile
 import unittest
 
@@ -16,11 +15,7 @@ from lstmlm_format import dense, layer, names, tokenizer, write_model
 
 ACT = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0), "linear": lambda x: x,
        "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x))}
-TMP = tempfile.mkdtemp(prefix="lstmlm_v2_")
-
-
-def tearDownModule():
-    shutil.rmtree(TMP, ignore_errors=True)
+TMP = pyutil.temp_root("lstmlm_v2_")
 
 
 def sigmoid(x):

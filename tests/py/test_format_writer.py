@@ -2,7 +2,6 @@
 (src/format/tensor_names.json), and write_model refuses a tensor name the spec does not have."""
 import json
 import os
-import shutil
 import tempfile
 import unittest
 
@@ -11,11 +10,7 @@ import numpy as np
 import pyutil
 import lstmlm_format as fmt
 
-TMP = tempfile.mkdtemp(prefix="lstmlm_writer_")
-
-
-def tearDownModule():
-    shutil.rmtree(TMP, ignore_errors=True)
+TMP = pyutil.temp_root("lstmlm_writer_")
 
 
 def tiny_tensors(names):

@@ -19,8 +19,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # Debian's OpenMP OpenBLAS spins 
 import json  # noqa: E402
 import math  # noqa: E402
 import pickle  # noqa: E402
-import shutil  # noqa: E402
-import tempfile  # noqa: E402
 import unittest  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -31,12 +29,8 @@ import ref_numpy  # noqa: E402
 
 TOL = 1e-4
 MARGIN = 1e-3  # greedy picks are compared while the recipe's top two are further apart than this (nats)
-TMP = tempfile.mkdtemp(prefix="lstmlm_recipes_")
+TMP = pyutil.temp_root("lstmlm_recipes_")
 _converted = {}
-
-
-def tearDownModule():
-    shutil.rmtree(TMP, ignore_errors=True)
 
 
 def converted(name, source, *opts):

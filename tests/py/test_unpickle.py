@@ -3,20 +3,15 @@ Tokenizer and nn.Module pickles load as inert stubs."""
 import io
 import os
 import pickle
-import shutil
 import tempfile
 import unittest
 import zipfile
 
-import pyutil  # noqa: F401  (import path of tools/)
+import pyutil
 from lstmlm_convert import torch_file, unpickle
 
 MARKER = os.path.join(tempfile.gettempdir(), f"lstmlm_pwned_{os.getpid()}")
-TMP = tempfile.mkdtemp(prefix="lstmlm_unpickle_")
-
-
-def tearDownModule():
-    shutil.rmtree(TMP, ignore_errors=True)
+TMP = pyutil.temp_root("lstmlm_unpickle_")
 
 
 class RunsCommand:

@@ -2,18 +2,13 @@
 import json
 import os
 import pickle
-import shutil
 import tempfile
 import unittest
 
 import pyutil
 from lstmlm_convert import vocab
 
-TMP = tempfile.mkdtemp(prefix="lstmlm_vocabforms_")
-
-
-def tearDownModule():
-    shutil.rmtree(TMP, ignore_errors=True)
+TMP = pyutil.temp_root("lstmlm_vocabforms_")
 
 
 def write(name, data, mode="w"):
