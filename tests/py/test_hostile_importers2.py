@@ -459,8 +459,8 @@ class HugeDimensionsTest(Hostile2Base):
         """A valid char-rnn style checkpoint whose softmax_b entry declares `shape` (its data stays 3 floats)."""
         orig = tf1_ckpt_writer._entry
 
-        def entry(offset, raw, s):
-            return orig(offset, raw, shape if s == [3] else s)
+        def entry(offset, raw, s, crc=True):
+            return orig(offset, raw, shape if s == [3] else s, crc)
         tf1_ckpt_writer._entry = entry
         try:
             rng = np.random.default_rng(2)

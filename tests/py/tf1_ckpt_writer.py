@@ -35,10 +35,10 @@ def _field(num, wire, payload):
     raise ValueError(wire)
 
 
-def _entry(offset, raw, shape):
+def _entry(offset, raw, shape, crc=True):
     dims = b"".join(_field(2, 2, _field(1, 0, d)) for d in shape)
     return (_field(1, 0, 1) + _field(2, 2, dims) + _field(4, 0, offset) + _field(5, 0, len(raw))
-            + _field(6, 5, mask_crc(crc32c(raw))))
+            + (_field(6, 5, mask_crc(crc32c(raw))) if crc else b""))
 
 
 def _block(entries):
@@ -57,13 +57,14 @@ def _with_trailer(block):
     return block + b"\x00" + struct.pack("<I", mask_crc(crc32c(block + b"\x00")))
 
 
-def write_checkpoint(prefix, tensors):
-    """tensors: dict name -> float32 array. Writes PREFIX.index and PREFIX.data-00000-of-00001."""
+def write_checkpoint(prefix, tensors, crc=True):
+    """tensors: dict name -> float32 array. Writes PREFIX.index and PREFIX.data-00000-of-00001; crc False leaves
+    the crc32c out of every entry (TF never does)."""
     data = bytearray()
     entries = [(b"", _field(1, 0, 1))]  # BundleHeaderProto: num_shards 1, little-endian
     for name in sorted(tensors):
         raw = np.ascontiguousarray(tensors[name], dtype="<f4").tobytes()
-        entries.append((name.encode(), _entry(len(data), raw, list(np.shape(tensors[name])))))
+        entries.append((name.encode(), _entry(len(data), raw, list(np.shape(tensors[name])), crc)))
         data += raw
     with open(prefix + ".data-00000-of-00001", "wb") as f:
         f.write(data)

@@ -9,11 +9,8 @@ from lstmlm_format import layer as fmt_layer  # noqa: F401  (re-exported for con
 from lstmlm_format import tokenizer as fmt_tokenizer
 
 from . import vocab as vocab_mod
+from .errors import ConvertError  # noqa: F401  (re-exported: every converter's error type)
 from .unpickle import brief  # noqa: F401  (re-exported for converters)
-
-
-class ConvertError(Exception):
-    """A source that cannot be converted; the message names the file, the layer/tensor and the reason."""
 
 
 # Floor of the memory a source may make us allocate: real models are never compressed more than a few

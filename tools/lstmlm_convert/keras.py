@@ -19,7 +19,7 @@ from lstmlm_format import dense as fmt_dense
 from lstmlm_format import layer as fmt_layer
 from lstmlm_format import names as tensor_names
 
-from . import common
+from . import common, contained
 from .common import ConvertError
 
 HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
@@ -590,6 +590,7 @@ def load_architecture(path):
     if head == HDF5_MAGIC:
         import h5py
         with h5py.File(path, "r") as f:
+            contained.check_hdf5_contained(f, path)
             if "model_config" not in f.attrs:
                 raise ConvertError(f"{path}: --architecture HDF5 file has no model_config (a weights-only file "
                                    "cannot give an architecture)")
@@ -633,11 +634,13 @@ def convert(path, args):
         source.update(format="keras-v3-zip", keras_version=keras_version)
         read = _DatasetReader(where, len(weights_bytes))
         with h5py.File(io.BytesIO(weights_bytes), "r") as f:
+            contained.check_hdf5_contained(f, f"{where}: model.weights.h5")
             groups = _k3_groups(f)
             return from_config(args, config, keras_version,
                                lambda kind, name: _k3_layer_weights(groups, kind, name, read), where, source)
     read = _DatasetReader(where, path)
     with h5py.File(path, "r") as f:
+        contained.check_hdf5_contained(f, where)
         keras_version = _s(f.attrs.get("keras_version", "")) or args.keras_version
         source.update(keras_version=keras_version, backend=_s(f.attrs.get("backend", "")) or None)
         if "model_config" in f.attrs:

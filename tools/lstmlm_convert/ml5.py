@@ -7,12 +7,13 @@ kernel/bias after). The cell math and its mapping are tf1.py's: [x, h] @ kernel 
 forget_bias 1.0 (a constructor argument, not stored; --forget-bias otherwise) folded into the f bias.
 """
 import json
+import math
 import os
 import sys
 
 import numpy as np
 
-from . import common
+from . import common, contained
 from . import tf1
 from .common import ConvertError
 from .vocab import load_vocab
@@ -29,13 +30,11 @@ def _directory(path):
 
 
 def _read_manifest(path, limit_bytes=1 << 22):
-    if os.path.getsize(path) > limit_bytes:
-        raise ConvertError(f"{path}: {os.path.getsize(path)} bytes, too large for a variable manifest")
-    with open(path, "rb") as f:
-        try:
-            return json.loads(f.read().decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise ConvertError(f"{path}: not JSON ({e})") from None
+    data = contained.read_contained(os.path.dirname(path), path, path, limit=limit_bytes)
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ConvertError(f"{path}: not JSON ({e})") from None
 
 
 def _looks_like_manifest(obj):
@@ -69,19 +68,18 @@ class ManifestVariables:
             raise ConvertError(f"{self.index_path}: expected an object of variable name -> "
                                "{\"filename\": ..., \"shape\": [...]}")
         self.entries = {}
-        real = os.path.realpath(directory)
         for name, e in manifest.items():
             what = f"{self.index_path}: variable '{name}'"
             fn, shape = e["filename"], e["shape"]
-            if not isinstance(fn, str) or not fn or os.path.isabs(fn) or \
-                    not os.path.realpath(os.path.join(directory, fn)).startswith(real + os.sep):
+            if not isinstance(fn, str) or not fn or os.path.isabs(fn):
                 raise ConvertError(f"{what}: filename {common.brief(fn)} is not a file of this directory")
             if not isinstance(shape, list):
                 raise ConvertError(f"{what}: shape {common.brief(shape)} is not a list")
             file = os.path.join(directory, fn)
-            if not os.path.isfile(file):
+            if not os.path.lexists(file):
                 raise ConvertError(f"{what}: its file {fn} is missing")
-            size = os.path.getsize(file)
+            with contained.open_contained(directory, file, f"{what}: file") as f:
+                size = os.fstat(f.fileno()).st_size
             count = common.checked_count(shape, 4, size, f"{what} (file {fn}, {size} bytes)")
             if count * 4 != size:
                 raise ConvertError(f"{what}: shape {shape} needs {count * 4} bytes of float32, its file {fn} "
@@ -96,15 +94,20 @@ class ManifestVariables:
 
     def tensor(self, name):
         file, shape = self.entries[name]
-        with open(file, "rb") as f:
-            return np.frombuffer(f.read(), dtype="<f4").reshape(shape).copy()
+        with contained.open_contained(self.dir, file, f"{self.index_path}: variable '{name}': file") as f:
+            data = f.read()
+        if len(data) != 4 * math.prod(shape):
+            raise ConvertError(f"{file}: {len(data)} bytes now, {4 * math.prod(shape)} when the manifest was read "
+                               "(the file changed during the conversion)")
+        return np.frombuffer(data, dtype="<f4").reshape(shape).copy()
 
 
 def _vocab(directory, args, size, where):
-    path = getattr(args, "vocab", None) or os.path.join(directory, "vocab.json")
-    if not os.path.isfile(path):
+    given = getattr(args, "vocab", None)
+    path = given or os.path.join(directory, "vocab.json")
+    if not os.path.lexists(path):
         raise ConvertError(f"{where}: no vocab.json next to the manifest; give the vocabulary with --vocab")
-    v = load_vocab(path)
+    v = load_vocab(path, root=None if given else directory)
     if len(v.tokens) != size:
         raise ConvertError(f"{path}: {len(v.tokens)} ids, but the embedding has {size} rows: not this "
                            "model's vocabulary")

@@ -18,7 +18,7 @@ import numpy as np
 from lstmlm_format import GATE_ORDER
 from lstmlm_format import names as tensor_names
 
-from . import common
+from . import common, contained
 from .tf1_checkpoint import Checkpoint, ConvertError
 from .vocab import load_vocab
 
@@ -77,15 +77,16 @@ def _prefix_of(path):
 
 def _prefix_from_checkpoint_file(directory):
     """model_checkpoint_path from TF's `checkpoint` text file, if any (it may be stale)."""
-    try:
-        with open(os.path.join(directory, "checkpoint"), encoding="utf-8") as f:
-            for line in f:
-                m = re.match(r'^model_checkpoint_path:\s*"(.*)"\s*$', line)
-                if m:
-                    p = m.group(1)
-                    return p if os.path.isabs(p) else os.path.join(directory, os.path.basename(p))
-    except OSError:
-        pass
+    path = os.path.join(directory, "checkpoint")
+    if not os.path.lexists(path):
+        return None
+    text = contained.read_contained(directory, path, path, limit=1 << 20).decode("utf-8", "replace")
+    for line in text.splitlines():
+        m = re.match(r'^model_checkpoint_path:\s*"(.*)"\s*$', line)
+        if m:
+            # Only the file name: TF often writes an absolute path (of the machine that trained), and the
+            # checkpoint is read from the directory the user gave, never from where that file points.
+            return os.path.join(directory, os.path.basename(m.group(1)))
     return None
 
 
@@ -200,10 +201,10 @@ def _vocab(prefix, args, size, where):
         if getattr(args, "corpus_dir", None):
             return None  # common.assemble rebuilds it
         path = os.path.join(os.path.dirname(prefix) or ".", "chars_vocab.pkl")
-        if not os.path.isfile(path):
+        if not os.path.lexists(path):
             raise ConvertError(f"{where}: no chars_vocab.pkl next to the checkpoint; give the vocabulary "
                                "with --vocab")
-    v = load_vocab(path)
+    v = load_vocab(path, root=None if getattr(args, "vocab", None) else os.path.dirname(prefix))
     if len(v.tokens) != size:
         raise ConvertError(f"{path}: {len(v.tokens)} tokens, but the checkpoint's embedding has {size} rows; "
                            "this vocabulary belongs to another model (give the right one with --vocab)")

@@ -14,7 +14,8 @@ import struct
 import numpy as np
 
 
-from .common import ConvertError  # noqa: F401  (re-exported: the converter's one error type)
+from .contained import open_contained
+from .errors import ConvertError  # noqa: F401  (re-exported: the converter's one error type)
 
 # --- CRC-32C (Castagnoli, reflected polynomial 0x82F63B78) ------------------------------------------------
 
@@ -172,9 +173,10 @@ def _block_entries(block, file):
         raise ConvertError(f"{file}: malformed block entry at byte {pos}: {e}") from None
 
 
-def read_sstable(path):
-    """Returns the list of (key, value) of an uncompressed LevelDB table, in key order."""
-    with open(path, "rb") as f:
+def read_sstable(path, root=None):
+    """Returns the list of (key, value) of an uncompressed LevelDB table, in key order. The file must resolve
+    inside `root` (default: its own directory)."""
+    with open_contained(os.path.dirname(path) if root is None else root, path, path) as f:
         data = f.read()
     if len(data) < _FOOTER:
         raise ConvertError(f"{path}: {len(data)} bytes, shorter than the 48-byte table footer; "
@@ -199,17 +201,19 @@ def read_sstable(path):
 
 
 class Checkpoint:
-    """Tensors of a TF V2 checkpoint by name. `prefix` is the path without `.index`."""
+    """Tensors of a TF V2 checkpoint by name. `prefix` is the path without `.index`; every file of the
+    checkpoint must resolve inside `root` (default: the prefix's directory), the directory the user gave."""
 
-    def __init__(self, prefix):
+    def __init__(self, prefix, root=None):
         self.prefix = prefix
+        self.root = os.path.dirname(prefix) if root is None else root
         self.index_path = prefix + ".index"
-        if not os.path.isfile(self.index_path):
+        if not os.path.lexists(self.index_path):
             raise ConvertError(f"{self.index_path}: not found (a TF checkpoint is given by its prefix, "
                                "e.g. save/model.ckpt-1000 for save/model.ckpt-1000.index)")
         self.num_shards = 1
         self.entries = {}
-        for key, value in read_sstable(self.index_path):
+        for key, value in read_sstable(self.index_path, self.root):
             try:
                 if key == b"":
                     for field, _, v in _fields(value):
@@ -237,9 +241,9 @@ class Checkpoint:
     def _shard(self, shard_id):
         if shard_id not in self._shards:
             path = self.shard_path(shard_id)
-            if not os.path.isfile(path):
+            if not os.path.lexists(path):
                 raise ConvertError(f"{path}: data shard not found (named by {self.index_path})")
-            with open(path, "rb") as f:
+            with open_contained(self.root, path, f"{path}: data shard") as f:
                 self._shards[shard_id] = f.read()
         return self._shards[shard_id]
 
@@ -258,7 +262,11 @@ class Checkpoint:
             raise ConvertError(f"{path}: variable '{name}' at bytes {e.offset}..{e.offset + e.size} runs past "
                                f"the end of the shard ({len(data)} bytes); the data file is truncated")
         raw = data[e.offset:e.offset + e.size]
-        if e.crc32c is not None and mask_crc(crc32c(raw)) != e.crc32c:
+        if e.crc32c is None:
+            # TF writes a checksum for every tensor: without one, nothing ties these bytes to this index.
+            raise ConvertError(f"{self.index_path}: variable '{name}' has no crc32c in its index entry; TensorFlow "
+                               "writes one for every tensor, so the checkpoint is damaged or was not written by TF")
+        if mask_crc(crc32c(raw)) != e.crc32c:
             raise ConvertError(f"{path}: variable '{name}' fails its crc32c check "
                                f"(bytes {e.offset}..{e.offset + e.size}); the data file is corrupt")
         # Python ints: numpy's int64 product of a 2^62 x 4 shape wraps around with a RuntimeWarning.

@@ -24,7 +24,7 @@ import json
 import os
 import struct
 
-from . import keras
+from . import contained, keras
 from .common import ConvertError
 from .tf1_checkpoint import Checkpoint, _fields, _varint
 
@@ -91,10 +91,10 @@ def _model_of(entries, path):
     return min(model, key=lambda m: m[:3])[3], {p: meta for p, _, meta in entries}
 
 
-def read_object_graph_metadata(path):
-    """(root metadata JSON, {node_path: metadata JSON}) from saved_model.pb's object graph (TF 2.0 - 2.4)."""
-    with open(path, "rb") as f:
-        data = f.read()
+def read_object_graph_metadata(path, root):
+    """(root metadata JSON, {node_path: metadata JSON}) from saved_model.pb's object graph (TF 2.0 - 2.4); the
+    file must resolve inside the SavedModel directory `root`."""
+    data = contained.read_contained(root, path, path)
     graphs = [v for fld, w, v in _parse(data, "SavedModel protobuf", path) if fld == 2 and w == 2]
     if not graphs:
         raise ConvertError(f"{path}: no meta graph in the SavedModel")
@@ -129,10 +129,10 @@ def read_object_graph_metadata(path):
     return _model_of(entries, path)
 
 
-def read_metadata(path):
-    """(root metadata JSON, {node_path: metadata JSON}) of keras_metadata.pb."""
-    with open(path, "rb") as f:
-        data = f.read()
+def read_metadata(path, root):
+    """(root metadata JSON, {node_path: metadata JSON}) of keras_metadata.pb, which must resolve inside the
+    SavedModel directory `root`."""
+    data = contained.read_contained(root, path, path)
     entries = []
     for field, wire, v in _parse(data, "SavedMetadata protobuf", path):
         if field != 1 or wire != 2:
@@ -205,11 +205,11 @@ def convert(path, args):
     d = _directory(path).rstrip("/") or path
     where = d
     meta_path = os.path.join(d, "keras_metadata.pb")
-    if os.path.isfile(meta_path):
-        root, nodes = read_metadata(meta_path)
+    if os.path.lexists(meta_path):
+        root, nodes = read_metadata(meta_path, d)
     else:  # TF 2.0 - 2.4: the metadata is in saved_model.pb's object graph
         meta_path = os.path.join(d, "saved_model.pb")
-        root, nodes = read_object_graph_metadata(meta_path)
+        root, nodes = read_object_graph_metadata(meta_path, d)
     config = _untuple(root)
     config = {"class_name": config["class_name"], "config": config["config"]}
     keras_version = root.get("keras_version") if isinstance(root.get("keras_version"), str) else None
@@ -233,7 +233,7 @@ def convert(path, args):
         if len(parts) == 2 and parts[0] == "root" and parts[1].startswith("layer_with_weights-"):
             if isinstance(m.get("name"), str):
                 slot[m["name"]] = parts[1]
-    ckpt = Checkpoint(os.path.join(d, "variables", "variables"))
+    ckpt = Checkpoint(os.path.join(d, "variables", "variables"), root=d)
     graph = ObjectGraph(ckpt)
 
     def get_weights(kind, name):

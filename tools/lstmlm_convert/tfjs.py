@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 
-from . import common
+from . import common, contained
 from . import keras
 from .common import ConvertError
 
@@ -30,14 +30,11 @@ def _model_json(path):
 
 
 def _load(path, limit=1 << 24):
-    size = os.path.getsize(path)
-    if size > limit:
-        raise ConvertError(f"{path}: {size} bytes, too large for a TF.js model.json")
-    with open(path, "rb") as f:
-        try:
-            return json.loads(f.read().decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise ConvertError(f"{path}: not JSON ({e})") from None
+    data = contained.read_contained(os.path.dirname(path), path, path, limit=limit)
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ConvertError(f"{path}: not JSON ({e})") from None
 
 
 def _is_tfjs(obj):
@@ -66,14 +63,22 @@ def _shape(w, where):
     return shape
 
 
+def _read_shard(base, p, f, size, gw):
+    with contained.open_contained(base, f, f"{gw}: shard") as fh:
+        data = fh.read(size + 1)
+    if len(data) != size:
+        raise ConvertError(f"{gw}: shard {common.brief(p)} has {len(data)} bytes now, {size} when the manifest "
+                           "was checked (the file changed during the conversion)")
+    return data
+
+
 def read_weights(model_path, manifest):
     """{weight name: float32 array} of a weights manifest, every shard's size checked against what the
     manifest declares before anything is read."""
     base = os.path.dirname(model_path) or "."
-    real = os.path.realpath(base)
     if not isinstance(manifest, list):
         raise ConvertError(f"{model_path}: weightsManifest is not a list of weight groups")
-    out = {}
+    out, listed = {}, set()
     for gi, group in enumerate(manifest):
         gw = f"{model_path}: weight group {gi}"
         if not isinstance(group, dict) or not isinstance(group.get("paths"), list) or \
@@ -82,11 +87,17 @@ def read_weights(model_path, manifest):
         shards = []
         for p in group["paths"]:
             f = os.path.join(base, p) if isinstance(p, str) else None
-            if f is None or os.path.isabs(p) or not os.path.realpath(f).startswith(real + os.sep):
+            if f is None or os.path.isabs(p):
                 raise ConvertError(f"{gw}: shard path {common.brief(p)} is not a file next to model.json")
-            if not os.path.isfile(f):
+            if not os.path.lexists(f):
                 raise ConvertError(f"{gw}: shard {p} is missing")
-            shards.append((p, f, os.path.getsize(f)))
+            real = contained.contained_path(base, f, f"{gw}: shard")
+            if real in listed:
+                # The converter writes each shard once; one listed again would be read (and held) again.
+                raise ConvertError(f"{gw}: shard {common.brief(p)} is listed twice in weightsManifest")
+            listed.add(real)
+            with contained.open_contained(base, f, f"{gw}: shard") as fh:
+                shards.append((p, f, os.fstat(fh.fileno()).st_size))
         total = sum(n for _, _, n in shards)
         layout, offset = [], 0
         for w in group["weights"]:
@@ -132,7 +143,7 @@ def read_weights(model_path, manifest):
         if offset != total:
             raise ConvertError(f"{gw}: the manifest declares {offset} bytes of weights, its shards "
                                f"({', '.join(p for p, _, _ in shards)}) hold {total}: shard and manifest disagree")
-        data = b"".join(open(f, "rb").read() for _, f, _ in shards)
+        data = b"".join(_read_shard(base, p, f, n, gw) for p, f, n in shards)
         for name, shape, dt, q, off, nbytes in layout:
             a = np.frombuffer(data, dtype=dt, count=nbytes // dt.itemsize, offset=off).reshape(shape)
             if q is not None and q["dtype"] != "float16":

@@ -10,12 +10,13 @@ bare tuple of chars), JSON id maps (token -> id or id -> token), JSON array of s
 (one per line), and word_language_model's dictionary rebuilt from its corpus files (corpus_vocab()).
 """
 import dataclasses
+import io
 import json
 import os
 
 from lstmlm_format import MAX_VOCAB_SIZE
 
-from . import unpickle
+from . import contained, unpickle
 from .unpickle import brief
 
 # keras.preprocessing.text.Tokenizer's default `filters` (also text_to_word_sequence's).
@@ -199,10 +200,11 @@ def _from_text(text, path):
     return _from_list(lines, path, "token list (one per line)")
 
 
-def load_vocab(path):
-    """Reads any supported vocabulary file (see the module doc); raises VocabError naming the problem."""
-    with open(path, "rb") as f:
-        data = f.read()
+def load_vocab(path, root=None):
+    """Reads any supported vocabulary file (see the module doc); raises VocabError naming the problem. A
+    vocabulary found next to the model (root: the model's directory) must resolve inside it; one the user
+    named may be anywhere. Either must be a regular file."""
+    data = contained.read_contained(root, path, path)
     if data[:1] == b"\x80":  # pickle protocol >= 2
         try:
             obj = unpickle.loads(data, encoding="utf-8")
@@ -236,7 +238,8 @@ def corpus_vocab(corpus_dir, files=("train.txt", "valid.txt", "test.txt")):
         if not os.path.exists(p):
             raise VocabError(f"{corpus_dir}: corpus file {name} is missing (word_language_model's dictionary "
                              f"is rebuilt from {', '.join(files)})")
-        with open(p, "r", encoding="utf8") as f:
+        with io.TextIOWrapper(contained.open_contained(None, p, f"{corpus_dir}: corpus file {name}"),
+                              encoding="utf8") as f:
             for line in f:
                 for w in line.split() + ["<eos>"]:
                     if w not in seen:
