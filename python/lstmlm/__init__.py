@@ -9,9 +9,20 @@ The GIL is released while the engine runs, so Python threads sharing one Model s
 """
 from collections import namedtuple as _namedtuple
 
-from ._lstmlm import (Error, InputError, LineScore, ModelError, OutputError, State, UsageError,  # noqa: F401
-                      __version__, kernels_for)
-from ._lstmlm import _Model
+# The compiled part. Without it (a source checkout, no build) the package still imports, so its pure-Python
+# subpackages (lstmlm.convert, lstmlm.format) run; a name of the compiled part then raises ImportError saying
+# how to build it (__getattr__ at the end).
+try:
+    from ._lstmlm import (Error, InputError, LineScore, ModelError, OutputError, State, UsageError,  # noqa: F401
+                          __version__, kernels_for)
+    from ._lstmlm import _Model
+    _NOT_BUILT = None
+except ModuleNotFoundError as _e:
+    if _e.name != f"{__name__}._lstmlm":
+        raise
+    _NOT_BUILT = ("the compiled module lstmlm._lstmlm is not built: build it with `cmake --build build` and "
+                  "import lstmlm from the build tree (PYTHONPATH=build/python), or install it (docs/python.md)")
+    _Model = object  # Model below is defined, then removed
 
 __all__ = ["Model", "State", "LineScore", "FullScore", "Candidate", "Error", "ModelError", "InputError",
            "UsageError", "OutputError", "kernels_for", "__version__"]
@@ -84,3 +95,13 @@ class Model(_Model):
 
     def __repr__(self):
         return f"<lstmlm.Model {self.path!r} V={self.vocab_size} kernels={self.kernels}>"
+
+
+if _NOT_BUILT is not None:
+    del Model
+    _COMPILED = frozenset(__all__) - {"FullScore", "Candidate"} | {"_Model", "_lstmlm"}
+
+    def __getattr__(name):
+        if name in _COMPILED:
+            raise ImportError(f"lstmlm.{name}: {_NOT_BUILT}", name=f"{__name__}._lstmlm")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

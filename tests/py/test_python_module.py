@@ -21,6 +21,7 @@ try:
     if PYTHONPATH:
         sys.path.insert(0, PYTHONPATH)
     import lstmlm
+    lstmlm.Model  # the compiled part: a package without it (the source tree's) raises ImportError here
 except ImportError as e:  # the sanitizer build has no module; a build without pybind11-dev neither
     lstmlm = None
     REASON = f"the lstmlm module is not importable ({e}; LSTMLM_PYTHONPATH={PYTHONPATH!r})"
