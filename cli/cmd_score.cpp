@@ -243,11 +243,8 @@ int run(const Opts& o) {
   uint64_t first = 0;
   std::string first_nonfinite;  // FILE:LINE of the first line with a non-finite log-prob
   uint64_t sentence = 0;        // lm-zoo's sentence_id: the line's 1-based position in the whole input
-  // The kenlm/srilm context count: the start token, then every fed token (sentence mode: per line).
-  const auto& tok = model->tokenizer();
-  const int64_t start = (tok.bos_id() || tok.eos_id()) ? 1 : 0;
   const bool document = task.context == tasks::ContextMode::Document;
-  StreamPos pos{start, true};
+  StreamPos pos{true};
   // srilm accumulates its per-file statistics from the line records, so it gets them at every level.
   const bool emit_lines = o.verbosity != Verbosity::Summary || o.format == Format::Srilm;
   // A cased text against a lowercase-only vocabulary (no unk, no lowercasing) loses its capitalised words
@@ -277,12 +274,8 @@ int run(const Opts& o) {
         if (l.nonfinite && first_nonfinite.empty())
           first_nonfinite = in.source() + ":" + std::to_string(l.line);
         ++sentence;
-        if (!document) pos = {start, true};
         if (emit_lines) out.emit(line_record(view, in.source(), l, sentence, pos));
-        if (document) {
-          pos.reset = false;
-          for (const auto& w : l.words) pos.context += w.id >= 0 ? 1 : 0;
-        }
+        pos.reset = !document;
       }
       out.write_pending();
     };

@@ -55,7 +55,7 @@ const char* verbosity_name(Verbosity v) {
   return v == Verbosity::Sentence ? "sentence" : "summary";
 }
 
-Value word_record(const ScoreView& v, const tasks::WordScore& w, size_t position, int64_t context) {
+Value word_record(const ScoreView& v, const tasks::WordScore& w, size_t position) {
   Fields f;
   if (v.format == Format::Lmzoo) f.push_back({"token_id", Value::integer(static_cast<int64_t>(position))});
   f.push_back({"token", Value::str(w.token)});
@@ -68,8 +68,8 @@ Value word_record(const ScoreView& v, const tasks::WordScore& w, size_t position
   if (ngram_layout(v.format)) {
     // An LSTM conditions on everything since its reset: its "n-gram" is that context plus the word; 0
     // marks a token that is not scored (KenLM's lengths are never 0).
-    f.push_back({"context", Value::integer(context), true});
-    f.push_back({"ngram", Value::integer(w.scored ? context + 1 : 0), true});
+    f.push_back({"context", Value::integer(w.context), true});
+    f.push_back({"ngram", Value::integer(w.scored ? w.context + 1 : 0), true});
     f.push_back({"eos", Value::boolean(w.eos), true});
   }
   return Value::of_record(std::move(f));
@@ -100,11 +100,7 @@ Record line_record(const ScoreView& v, const std::string& file, const tasks::Lin
   if (v.verbosity == Verbosity::Word || ngram_layout(v.format)) {
     std::vector<Value> words;
     words.reserve(l.words.size());
-    int64_t context = pos.context;
-    for (size_t i = 0; i < l.words.size(); ++i) {
-      words.push_back(word_record(v, l.words[i], i + 1, context));
-      if (l.words[i].id >= 0) ++context;  // fed (a skipped OOV is not)
-    }
+    for (size_t i = 0; i < l.words.size(); ++i) words.push_back(word_record(v, l.words[i], i + 1));
     r.fields.push_back({"words", Value::of_list(std::move(words))});
   }
   return r;

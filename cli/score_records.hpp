@@ -23,11 +23,9 @@ struct ScoreView {
   bool words = false;  // --aggregate words: the records are words (no vocabulary id)
 };
 
-// Where a line's first token stands in the model's input: the tokens the state has seen since its last
-// reset (the start token included) and whether it was reset at this line. Only the kenlm and srilm
-// layouts print it (their n-gram length and context).
+// Whether the model's state was reset at this line (sentence mode, or a document's first line). Only the
+// kenlm and srilm layouts print it.
 struct StreamPos {
-  int64_t context = 0;
   bool reset = true;
 };
 

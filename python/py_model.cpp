@@ -264,15 +264,12 @@ void bind_model(py::module_& m) {
           "_full_scores",
           [](PyModel& p, const std::string& s, bool bos, bool eos) {
             const auto line = score_one(p, s, bos, eos);
-            const auto& tok = p.model().tokenizer();
-            // KenLM's n-gram length becomes the tokens of context the LSTM has seen + 1 (the start token
-            // counted), 0 for a token not scored: the CLI's --output-format kenlm.
-            int64_t context = bos && (tok.bos_id() || tok.eos_id()) ? 1 : 0;
+            // KenLM's n-gram length becomes the tokens of context the LSTM has seen + 1, 0 for a token not
+            // scored: the CLI's --output-format kenlm.
             py::list out;
             for (const auto& w : line.words) {
               const double log10 = w.scored ? w.logprob / kLn10 : 0.0;
-              out.append(py::make_tuple(log10, w.scored ? context + 1 : 0, w.oov, w.token));
-              context += w.id >= 0 ? 1 : 0;
+              out.append(py::make_tuple(log10, w.scored ? w.context + 1 : 0, w.oov, w.token));
             }
             return out;
           },

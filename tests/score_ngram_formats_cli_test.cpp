@@ -1,6 +1,7 @@
-// `lstmlm score --output-format kenlm|srilm` (issue 14) on the bundled word model: the line structure of
-// KenLM's query and SRILM's ngram -ppl, every number against score's own jsonl (log10 of the same
-// log-probs, to the printed precision), totals and perplexities recomputed here with the tools' formulas.
+// `lstmlm score --output-format kenlm|srilm` on the bundled word model, for pipelines that parse those
+// tools' output: the line structure of KenLM's query and SRILM's ngram -ppl, every number against score's
+// own jsonl (log10 of the same log-probs, to the printed precision), totals and perplexities recomputed
+// here with the tools' formulas.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -188,6 +189,28 @@ TEST(ScoreKenlm, DocumentContextGrowsAcrossLines) {
   ASSERT_GE(out.size(), 2u);
   // Line 1 feeds the start token, 8 words and eos: line 2's eos has 10 tokens of context.
   EXPECT_EQ(out[1].rfind("</s>=1 11 ", 0), 0u) << out[1];
+}
+
+TEST(ScoreKenlm, LengthCountsOnlyTheContextFed) {
+  // With --no-bos nothing precedes "the": it is context only (length 0), "old" has one token of context
+  // ("the": length 2), and so on; with the start token every length is one more. An OOV without unk would
+  // not be fed (the bundled model has unk, so every word here is fed).
+  const std::string text = "the old man went\n";
+  auto lengths = [&](const std::string& args) {
+    auto r = run_cli("score " + kWord + " --output-format kenlm " + args, text);
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::vector<std::string> out;
+    for (const auto& field : split(lines_of(r.out).at(0), '\t')) {
+      auto parts = split(field, ' ');
+      if (parts.size() == 3 && parts[0].find('=') != std::string::npos) out.push_back(parts[1]);
+    }
+    return out;
+  };
+  EXPECT_EQ(lengths("--no-bos"), (std::vector<std::string>{"0", "2", "3", "4", "5"}));
+  EXPECT_EQ(lengths(""), (std::vector<std::string>{"2", "3", "4", "5", "6"}));
+  // Document mode without a start token: line 2's first word follows the 5 tokens line 1 fed.
+  auto doc = run_cli("score " + kWord + " --output-format kenlm --context document --no-bos", text + "the\n");
+  EXPECT_EQ(lines_of(doc.out).at(1).rfind("the=2 6 ", 0), 0u) << doc.out;
 }
 
 TEST(ScoreKenlm, SkippedLineKeepsItsOutputLine) {

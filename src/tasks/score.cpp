@@ -45,6 +45,7 @@ Scorer::Scorer(Engine& engine, ScoreOptions opt) : engine_(&engine), opt_(opt) {
   start_ = opt_.add_start ? start_token(engine.model().tokenizer()) : -1;
   doc_state_ = State::zeros(engine.model());
   doc_pending_ = start_;
+  doc_context_ = start_ >= 0 ? 1 : 0;
   check_window(opt_.window);
   if (start_ >= 0) doc_history_.push_back(start_);
 }
@@ -65,6 +66,16 @@ std::vector<LineScore> Scorer::score(const std::vector<std::string>& lines, cons
     run_sentences(out, streams);
   else
     run_document(out, streams);
+  // Every fed token counts (a skipped OOV is not fed); sentence mode starts each line from the reset state.
+  const bool document = opt_.context == ContextMode::Document;
+  for (auto& l : out) {
+    int64_t line_context = start_ >= 0 ? 1 : 0;
+    int64_t& context = document ? doc_context_ : line_context;
+    for (auto& w : l.words) {
+      w.context = context;
+      if (w.id >= 0) ++context;
+    }
+  }
   if (opt_.aggregate == Aggregate::Words)
     for (auto& l : out)
       if (!l.skipped) detail::aggregate_words(l);

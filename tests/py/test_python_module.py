@@ -7,6 +7,7 @@ import math
 import os
 import pickle
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -121,6 +122,15 @@ class ScoreAgainstCli(unittest.TestCase):
         self.assertEqual(rec["tokens"], len(s.split()))  # the first word not scored, eos scored
         first = next(m.full_scores(s, bos=False))
         self.assertEqual((first.length, first.log10prob), (0, 0.0))
+        # The n-gram lengths are the CLI's --output-format kenlm ones, with and without the start token.
+        for bos, flags in ((True, []), (False, ["--no-bos"])):
+            with self.subTest(bos=bos):
+                r = subprocess.run([pyutil.CLI, "score", "-m", WORD, "--output-format", "kenlm", *flags],
+                                   input=s + "\n", capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                cli = [int(f.split(" ")[1]) for f in r.stdout.splitlines()[0].split("\t") if f.count(" ") == 2
+                       and "=" in f.split(" ")[0]]
+                self.assertEqual([w.length for w in m.full_scores(s, bos=bos)], cli)
         self.assertLess(m.score(s, bos=False), 0)
 
     def test_keras_model_with_input_length_uses_the_cli_window(self):

@@ -72,6 +72,9 @@ struct WordScore {
   // predicted from, and the rank of the word in it (1 + tokens with a strictly greater logit).
   float entropy = 0.0f;
   int32_t rank = 0;
+  // The tokens the model has been fed since its last reset before this one, the start token included: an
+  // LSTM's "n-gram" is that context plus the word (KenLM's length, printed by the kenlm and srilm layouts).
+  int64_t context = 0;
 };
 
 struct LineScore {
@@ -117,6 +120,7 @@ class Scorer {
   // Document mode: the state after every fed token, and the last token of the stream (not yet fed).
   State doc_state_;
   int32_t doc_pending_ = -1;
+  int64_t doc_context_ = 0;  // document mode: WordScore::context of the stream's next token
   // Windowed document mode: the stream so far (its last window length tokens at most; start token first).
   std::vector<int32_t> doc_history_;
 };
