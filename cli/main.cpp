@@ -20,7 +20,7 @@ constexpr int kExitUsage = 2;
 constexpr int kExitInternal = 3;
 constexpr int kExitSignalBase = 128;
 
-// One line on stderr, control bytes and invalid UTF-8 escaped (cli::printable).
+// One line on stderr, control bytes and invalid UTF-8 escaped (lstmlm::printable).
 void print_error(std::string_view what) { lstmlm::cli::print_diagnostic("lstmlm: error: ", what); }
 
 // A ModelError's full text from its parts: what() is a C string, cut at a NUL that a file name or a

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "lstmlm/error.hpp"
+#include "lstmlm/text.hpp"
 
 namespace lstmlm::cli {
 
@@ -36,38 +37,6 @@ extern "C" void on_signal(int sig) {
     std::raise(sig);
   }
   errno = saved;
-}
-
-// The length of the valid UTF-8 sequence at s[i], or 0.
-size_t utf8_length(std::string_view s, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  size_t n = 0;
-  uint32_t cp = 0;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2, cp = c & 0x1Fu;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3, cp = c & 0x0Fu;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4, cp = c & 0x07u;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xC0u) != 0x80u) return 0;
-    cp = (cp << 6) | (b(i + k) & 0x3Fu);
-  }
-  if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-    return 0;
-  return n;
-}
-
-void append_hex(std::string& out, unsigned char c) {
-  static const char kHex[] = "0123456789abcdef";
-  out += "\\x";
-  out += kHex[c >> 4];
-  out += kHex[c & 15];
 }
 
 }  // namespace
@@ -145,31 +114,9 @@ std::string signal_name(int sig) {
   }
 }
 
-std::string printable(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      if (c < 0x20 || c == 0x7F)
-        append_hex(out, c);
-      else
-        out += static_cast<char>(c);
-      ++i;
-    } else if (size_t n = utf8_length(s, i)) {
-      out.append(s, i, n);
-      i += n;
-    } else {
-      append_hex(out, c);
-      ++i;
-    }
-  }
-  return out;
-}
-
 void print_diagnostic(std::string_view prefix, std::string_view message) {
   std::string line(prefix);
-  line += printable(message);
+  line += lstmlm::printable(message);
   line += '\n';
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);

@@ -48,10 +48,8 @@ void check_interrupted();
 // "SIGINT", "SIGTERM", "SIGHUP", else "signal N".
 std::string signal_name(int sig);
 
-// A diagnostic made printable as one line: bytes < 0x20 and 0x7f, and every byte of an invalid UTF-8
-// sequence, become \xNN; valid UTF-8 is kept as it is.
-std::string printable(std::string_view s);
-// `prefix` then printable(message) and a line end on stderr, all bytes written (a NUL does not cut it).
+// `prefix` then lstmlm::printable(message) and a line end on stderr, all bytes written (a NUL does not cut
+// it).
 void print_diagnostic(std::string_view prefix, std::string_view message);
 
 }  // namespace lstmlm::cli

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "lstmlm/error.hpp"
+#include "lstmlm/text.hpp"
 
 namespace lstmlm::kernels {
 
@@ -64,7 +65,7 @@ Isa isa_ceiling() {
   if (s == "avx512") return Isa::Avx512;
   if (s == "avx2") return Isa::Avx2;
   if (s == "scalar") return Isa::Scalar;
-  throw UsageError("LSTMLM_ISA='" + s +
+  throw UsageError("LSTMLM_ISA='" + printable(s, 64) +
                    "' is not a kernel level (use amx, avx512bf16, avx512vnni, avx512, avx2 or scalar; unset "
                    "for the best this CPU has)");
 }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "lstmlm/error.hpp"
+#include "lstmlm/text.hpp"
 #include "tasks/score_lines.hpp"
 
 namespace lstmlm::tasks {
@@ -18,52 +19,8 @@ using json = nlohmann::json;
 // The fields a document gets; one already at its top level is an error (the output would hold it twice).
 constexpr const char* kAdded[] = {"logprob", "tokens", "oovs", "perplexity"};
 
-// A diagnostic part that came from the user's bytes, made one printable line: control bytes, 0x7f and the
-// bytes of invalid UTF-8 sequences as \xNN (valid UTF-8 kept), at most `max` bytes of it ("..." after).
-std::string one_line(const std::string& s, size_t max = 200) {
-  std::string out;
-  auto hex = [&](unsigned char c) {
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "\\x%02X", c);
-    out += buf;
-  };
-  size_t i = 0;
-  while (i < s.size()) {
-    if (out.size() >= max) {
-      out += "...";
-      break;
-    }
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      if (c < 0x20 || c == 0x7f)
-        hex(c);
-      else
-        out += static_cast<char>(c);
-      ++i;
-      continue;
-    }
-    // A lead byte and its continuation bytes (overlong forms and surrogates are escaped too).
-    size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
-    bool ok = n > 0 && i + n <= s.size();
-    for (size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
-    if (ok && n == 3) {
-      const auto c1 = static_cast<unsigned char>(s[i + 1]);
-      ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
-    }
-    if (ok && n == 4) {
-      const auto c1 = static_cast<unsigned char>(s[i + 1]);
-      ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
-    }
-    if (!ok) {
-      hex(c);
-      ++i;
-      continue;
-    }
-    out.append(s, i, n);
-    i += n;
-  }
-  return out;
-}
+// A diagnostic part that came from the user's bytes, made one printable line of at most 200 bytes.
+std::string one_line(const std::string& s) { return printable(s, 200); }
 
 // What nlohmann says, without its "[json.exception.parse_error.101] parse error at line 1, column 5: ".
 std::string parse_detail(const std::string& what) {
