@@ -1,6 +1,6 @@
 // The fidelity task (lstmlm/tasks/fidelity.hpp): its arithmetic on hand-made distributions, fp32 against
 // itself on the bundled models (KL exactly 0, full agreement, score's perplexity), and the acceptance
-// thresholds of issue 15 for bf16 and int8.
+// thresholds for bf16 and int8 (docs/precision.md, "Acceptance thresholds").
 #include "lstmlm/tasks/fidelity.hpp"
 
 #include <gtest/gtest.h>
@@ -188,7 +188,7 @@ TEST(FidelityFp32, RefusesTwoModelsAndMeasures) {
   EXPECT_THROW(Fidelity(ea, ea, o), lstmlm::UsageError);
 }
 
-// Issue 15's acceptance thresholds on the bundled models, at the kernel level the CPU picks.
+// The acceptance thresholds (docs/precision.md) on the bundled models, at the kernel level the CPU picks.
 void check_thresholds(const std::string& precision, double max_rel_dppl, double min_top1,
                       const std::string& only_model = "") {
   const auto lines = text_lines();

@@ -79,7 +79,7 @@ TEST(GenerateCli, JsonlHasTokensProbabilitiesAndTotal) {
                    " -p 'ab c' --temperature 0 -n 30 --seed 3 --output-format jsonl");
   ASSERT_EQ(r.status, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["type"], "sample");  // every subcommand's jsonl names its record first (issue 14)
+  EXPECT_EQ(j["type"], "sample");  // every jsonl record names its type first: a reader dispatches on it
   EXPECT_EQ(j["sample"], 0);
   EXPECT_EQ(j["seed"], 3);
   EXPECT_EQ(j["prompt"], "ab c");

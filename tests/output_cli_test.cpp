@@ -168,8 +168,8 @@ TEST(Writers, FormatNamesRoundTrip) {
   EXPECT_THROW(parse_format("arpa"), UsageError);
 }
 
-// Issue 14: a string cell holding a tab or line break stays one cell of one row (escape_text), so a row
-// has the header's field count.
+// A string cell holding a tab or line break stays one cell of one row (escape_text), so a row has the
+// header's field count and a tsv reader never sees a shifted column.
 TEST(Writers, TsvTabInTokenKeepsTheHeadersFieldCount) {
   Table t{"x", {"file", "position", "token", "oov"}};
   Record r{

@@ -1,4 +1,4 @@
-// A char model whose vocabulary holds "\n" reads it between lines in document mode (issue 14): the
+// A char model whose vocabulary holds "\n" reads it between lines in document mode, as in training: the
 // micro model as a char model {a, b, \n} (tests/micro_model.hpp), values from its formulas.
 #include <gtest/gtest.h>
 

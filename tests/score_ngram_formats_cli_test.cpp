@@ -346,7 +346,7 @@ TEST(ScoreNgramFormats, RefusedCombinations) {
   }
 }
 
-// Issue 14's tsv check end to end: a file name with a tab stays one cell.
+// The tsv check end to end: a file name with a tab stays one cell, so the columns stay aligned.
 TEST(ScoreNgramFormats, TsvFileNameWithATabKeepsTheHeadersFieldCount) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("lstmlm_tsvtab_" + std::to_string(::getpid()));

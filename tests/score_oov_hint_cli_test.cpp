@@ -1,5 +1,5 @@
 // A cased text against a lowercase-only vocabulary on a model without unk_token and without lowercasing
-// (a guessed conversion that forgot --lowercase, issue 14): score skips the capitalised words as OOVs, as
+// (a guessed conversion that forgot --lowercase): score skips the capitalised words as OOVs, as
 // it must, and says once, on stderr, how to fix the conversion.
 #include <gtest/gtest.h>
 
