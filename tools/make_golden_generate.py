@@ -14,8 +14,8 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lstmlm_format as fmt  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "python"))
+import lstmlm.format as fmt  # noqa: E402
 
 MARGIN = 1e-3
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden")

@@ -24,9 +24,9 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lstmlm_format import layer, tokenizer, write_model  # noqa: E402
-from lstmlm_format import names as tensor_names  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "python"))
+from lstmlm.format import layer, tokenizer, write_model  # noqa: E402
+from lstmlm.format import names as tensor_names  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 UNK, EOS = "<unk>", "<eos>"

@@ -1,4 +1,5 @@
-"""Shared helpers of the Python tests: paths, the tools/ import path, running convert.py and the CLI."""
+"""Shared helpers of the Python tests: paths, the import path of the package lstmlm, running convert.py and the
+CLI."""
 import atexit
 import json
 import os
@@ -12,8 +13,14 @@ SOURCE_DIR = os.environ.get("LSTMLM_SOURCE_DIR") or os.path.abspath(os.path.join
 CLI = os.environ.get("LSTMLM_CLI", "")
 TOOLS = os.path.join(SOURCE_DIR, "tools")
 DATA = os.path.join(SOURCE_DIR, "..", "shared", "data")
-if TOOLS not in sys.path:
-    sys.path.insert(0, TOOLS)
+# `import lstmlm` finds the compiled package of the build tree (LSTMLM_PYTHONPATH, set by ctest when the module is
+# built; its lstmlm/convert and lstmlm/format link to the source) first, else the source tree's python/, whose
+# lstmlm has the converters and the format writer but no compiled part.
+PYTHONPATH = os.environ.get("LSTMLM_PYTHONPATH", "")
+for _p in [p for p in (os.path.join(SOURCE_DIR, "python"), PYTHONPATH) if p]:
+    if _p in sys.path:
+        sys.path.remove(_p)
+    sys.path.insert(0, _p)
 
 
 def temp_root(prefix):

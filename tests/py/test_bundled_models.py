@@ -11,7 +11,6 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.environ.get("LSTMLM_SOURCE_DIR", os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(SOURCE_DIR, "tools"))
 sys.path.insert(0, HERE)
 
 from test_real_models_tf1 import cli_logprobs, options  # noqa: E402
@@ -127,7 +126,7 @@ class CharrnnSpaceTest(unittest.TestCase):
         if not os.path.exists(src):
             print(f"skipping: {src} is absent")
             raise unittest.SkipTest("data absent")
-        from lstmlm_convert import tf1
+        from lstmlm.convert import tf1
         kw = tf1.convert(src, options())
         self.assertEqual(kw["vocab"], self.vocab)
         self.assertEqual(sorted(kw["tensors"]), sorted(self.tensors))

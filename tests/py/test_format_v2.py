@@ -1,4 +1,4 @@
-"""Format v2 end to end: a model written by tools/lstmlm_format with a cell activation other than tanh and
+"""Format v2 end to end: a model written by lstmlm.format with a cell activation other than tanh and
 an output head of Dense layers (LSTM -> Dense(relu) -> Dense(V, softmax), common in Keras next-token
 models) loads in the CLI and gives the log-probabilities of a float64 numpy model written here from
 Keras' documented semantics (keras.layers.LSTM with `activation`: g = act(z_c), h = o act(c); Dense:
@@ -11,7 +11,7 @@ import unittest
 import numpy as np
 
 import pyutil
-from lstmlm_format import dense, layer, names, tokenizer, write_model
+from lstmlm.format import dense, layer, names, tokenizer, write_model
 
 ACT = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0), "linear": lambda x: x,
        "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x))}

@@ -1,4 +1,4 @@
-"""tools/lstmlm_format: tensor names and gate order come from the spec the C++ loader is generated from
+"""lstmlm.format: tensor names and gate order come from the spec the C++ loader is generated from
 (src/format/tensor_names.json), and write_model refuses a tensor name the spec does not have."""
 import json
 import os
@@ -8,7 +8,7 @@ import unittest
 import numpy as np
 
 import pyutil
-import lstmlm_format as fmt
+import lstmlm.format as fmt
 
 TMP = pyutil.temp_root("lstmlm_writer_")
 

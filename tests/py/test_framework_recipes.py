@@ -222,7 +222,7 @@ class CharRnnRecipeTest(RecipeBase):
 
     def load(self, key):
         from tf1_reference import TF1CharRNN
-        from lstmlm_convert.tf1_checkpoint import Checkpoint
+        from lstmlm.convert.tf1_checkpoint import Checkpoint
         folder, ckpt, text, vocab, prime, seed = self.MODELS[key]
         d = pyutil.data(folder)
         opts = ("--vocab", os.path.join(d, vocab)) if vocab else ()

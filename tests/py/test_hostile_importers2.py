@@ -380,8 +380,8 @@ class WriterContractTest(unittest.TestCase):
     """write_model: nothing invalid written, and no half-written directory whatever fails."""
 
     def setUp(self):
-        import lstmlm_format
-        self.fmt = lstmlm_format
+        import lstmlm.format
+        self.fmt = lstmlm.format
         self.tmp = tempfile.mkdtemp(prefix="lstmlm_writer_")
         self.out = os.path.join(self.tmp, "out")
 

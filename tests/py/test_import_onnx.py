@@ -1,4 +1,4 @@
-"""The ONNX reader (tools/lstmlm_convert/onnx_model.py).
+"""The ONNX reader (python/lstmlm/convert/onnx_model.py).
 
 1. The official ONNX LSTM node tests (../shared/data/onnx-backend-node-lstm): the reader turns each LSTM node
    into canonical i, f, g, o weights, a float64 numpy LSTM written here from PyTorch's documented semantics
@@ -30,8 +30,8 @@ except ImportError as e:
     print(f"SKIP: test_import_onnx needs python3-onnx ({e})", file=sys.stderr)
 
 if onnx is not None:
-    from lstmlm_convert import onnx_model
-    from lstmlm_convert.common import ConvertError
+    from lstmlm.convert import onnx_model
+    from lstmlm.convert.common import ConvertError
 
 NODE = "onnx-backend-node-lstm"
 

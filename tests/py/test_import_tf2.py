@@ -1,4 +1,4 @@
-"""TF2 Keras SavedModel directories (tools/lstmlm_convert/tf2_savedmodel.py): two real models convert and give
+"""TF2 Keras SavedModel directories (python/lstmlm/convert/tf2_savedmodel.py): two real models convert and give
 every next-token log-prob of ref_numpy.KerasLM (float64, Keras' documented LSTM / Dense semantics) within 1e-4.
 The reference reads the weights by the generic checkpoint keys written down in each model's SOURCE.md
 (variables/N, trainable_variables/N, layer_with_weights-N) and the architecture stated there, not through the
@@ -42,7 +42,7 @@ def encode(fields):
 
 
 def bundle(model_dir):
-    from lstmlm_convert.tf1_checkpoint import Checkpoint
+    from lstmlm.convert.tf1_checkpoint import Checkpoint
     return Checkpoint(os.path.join(model_dir, "variables", "variables"))
 
 
@@ -158,7 +158,7 @@ class TF2SavedModelTest(unittest.TestCase):
 
     def test_bidirectional_refused(self):
         # The real metadata with the LSTM's layer config wrapped as Bidirectional, the protobuf re-encoded here.
-        from lstmlm_convert.tf1_checkpoint import _fields
+        from lstmlm.convert.tf1_checkpoint import _fields
         dst = self.copy(self.sc2(), "sc2-bidi")
         path = os.path.join(dst, "keras_metadata.pb")
         with open(path, "rb") as f:
@@ -193,7 +193,7 @@ class TF2SavedModelTest(unittest.TestCase):
         SavedObjectGraph (SavedModel.meta_graphs = 2 -> MetaGraphDef.object_graph_def = 7 -> nodes = 1 ->
         SavedObject.user_object = 4 -> SavedUserObject.metadata = 3; tensorflow/core/protobuf/*.proto), the
         node of path root.a.b found through SavedObject.children = 1 {node_id = 1, local_name = 2}."""
-        from lstmlm_convert.tf1_checkpoint import _fields
+        from lstmlm.convert.tf1_checkpoint import _fields
         dst = self.copy(self.sc2(), name)
         by_path = {}
         with open(os.path.join(dst, "keras_metadata.pb"), "rb") as f:

@@ -1,5 +1,6 @@
 """The one Python package `lstmlm` from the source tree (python/), where the compiled part is not built:
-`import lstmlm` works, and a name of the compiled part raises one ImportError line saying how to build it."""
+`import lstmlm` works, a name of the compiled part raises one ImportError line saying how to build it, and the
+converters run as `python3 -m lstmlm.convert` exactly as `python3 tools/convert.py`."""
 import os
 import subprocess
 import sys
@@ -52,6 +53,41 @@ except AttributeError:
         self.assertEqual(r.returncode, 1)
         self.assertIn("ImportError: lstmlm.Model: the compiled module lstmlm._lstmlm is not built", r.stderr)
 
+
+class ConvertEntryPoints(unittest.TestCase):
+    def test_module_and_shim_print_the_same(self):
+        shim = os.path.join(pyutil.TOOLS, "convert.py")
+        for args, status in ((["--help"], 0), ([], 2), (["--no-such-option"], 2), (["/nonexistent/m.h5", "out"], 1)):
+            with self.subTest(args=args):
+                by_module = run_python(["-m", "lstmlm.convert"], *args)
+                by_shim = run_python([shim], *args)
+                self.assertEqual((by_module.returncode, by_module.stdout, by_module.stderr),
+                                 (by_shim.returncode, by_shim.stdout, by_shim.stderr))
+                self.assertEqual(by_module.returncode, status, by_module.stderr)
+                if status:
+                    self.assertTrue(by_module.stderr.splitlines()[-1].startswith("convert.py: error: "),
+                                    by_module.stderr)
+
+    def test_format_reads_the_spec_of_the_source_tree(self):
+        r = run_python(["-c", "import lstmlm.format as f; print(f.SPEC_PATH); print(f.GATE_ORDER)"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.splitlines(), [os.path.join(os.path.realpath(pyutil.SOURCE_DIR), "src", "format",
+                                                              "tensor_names.json"), "('i', 'f', 'g', 'o')"])
+
+    def test_the_build_tree_package_carries_the_subpackages(self):
+        if not pyutil.PYTHONPATH:
+            raise unittest.SkipTest("LSTMLM_PYTHONPATH not set (the build's python dir)")
+        code = """import os, lstmlm, lstmlm.convert.cli, lstmlm.format
+assert lstmlm.Model, "the compiled part"
+assert os.path.isfile(lstmlm.format.SPEC_PATH), lstmlm.format.SPEC_PATH
+print(lstmlm.convert.cli.__file__)
+"""
+        env = dict(os.environ, PYTHONPATH=pyutil.PYTHONPATH)
+        with tempfile.TemporaryDirectory(prefix="lstmlm_pkg_") as cwd:
+            r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=cwd,
+                               timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith(pyutil.PYTHONPATH), r.stdout)
 
 if __name__ == "__main__":
     unittest.main()

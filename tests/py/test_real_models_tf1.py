@@ -18,13 +18,12 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.environ.get("LSTMLM_SOURCE_DIR", os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(SOURCE_DIR, "tools"))
 sys.path.insert(0, HERE)
 
-from lstmlm_convert import common, tf1  # noqa: E402
-from lstmlm_convert.tf1_checkpoint import Checkpoint, ConvertError, crc32c, mask_crc  # noqa: E402
-from lstmlm_format import write_model  # noqa: E402
-import pyutil  # noqa: E402
+import pyutil  # noqa: E402  (first: it puts the package lstmlm on the path)
+from lstmlm.convert import common, tf1  # noqa: E402
+from lstmlm.convert.tf1_checkpoint import Checkpoint, ConvertError, crc32c, mask_crc  # noqa: E402
+from lstmlm.format import write_model  # noqa: E402
 from tf1_ckpt_writer import write_checkpoint  # noqa: E402
 from tf1_reference import TF1CharRNN  # noqa: E402
 

@@ -8,7 +8,7 @@ import unittest
 import zipfile
 
 import pyutil
-from lstmlm_convert import torch_file, unpickle
+from lstmlm.convert import torch_file, unpickle
 
 MARKER = os.path.join(tempfile.gettempdir(), f"lstmlm_pwned_{os.getpid()}")
 TMP = pyutil.temp_root("lstmlm_unpickle_")

@@ -28,7 +28,7 @@ class VocabDefaultsTest(unittest.TestCase):
 
     def test_wlm_with_vocab_gets_eos(self):
         d = pyutil.data("torch-wlm-fairytales")
-        from lstmlm_convert.vocab import corpus_vocab
+        from lstmlm.convert.vocab import corpus_vocab
         tokens = corpus_vocab(d).tokens
         vpath = os.path.join(self.tmp, "wlm-vocab.json")
         with open(vpath, "w", encoding="utf-8") as f:
@@ -64,11 +64,11 @@ class VocabDefaultsTest(unittest.TestCase):
         self.assertLess(abs(math.exp(got.mean()) - 51.784), 0.01)
 
     def test_s_and_slash_s(self):
-        from lstmlm_convert import common
+        from lstmlm.convert import common
         import argparse
         p = argparse.ArgumentParser()
         common.add_common_arguments(p)
-        from lstmlm_convert.vocab import Vocab
+        from lstmlm.convert.vocab import Vocab
         v = Vocab(["<s>", "</s>", "a", "b"], "test")
         args = p.parse_args([])
         kw = common.assemble(args, size=4, tensors={}, embedding_dim=2, layers=[], tied=False, source={},

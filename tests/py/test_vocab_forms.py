@@ -6,7 +6,7 @@ import tempfile
 import unittest
 
 import pyutil
-from lstmlm_convert import vocab
+from lstmlm.convert import vocab
 
 TMP = pyutil.temp_root("lstmlm_vocabforms_")
 

@@ -7,11 +7,8 @@ import struct
 
 import numpy as np
 
-import sys
-import os
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-from lstmlm_convert.tf1_checkpoint import crc32c, mask_crc  # noqa: E402
+import pyutil  # noqa: F401  (puts the package lstmlm on the path)
+from lstmlm.convert.tf1_checkpoint import crc32c, mask_crc
 
 
 def _varint(n):

@@ -15,8 +15,8 @@ import re
 
 import numpy as np
 
-from lstmlm_format import GATE_ORDER
-from lstmlm_format import names as tensor_names
+from ..format import GATE_ORDER
+from ..format import names as tensor_names
 
 from . import common, contained
 from .tf1_checkpoint import Checkpoint, ConvertError
@@ -230,11 +230,12 @@ def tf_kernel_to_torch(kernel, bias, in_size, forget_bias):
 
 
 def convert(source, args):
-    """Returns the keyword arguments of lstmlm_format.write_model for the checkpoint `source`."""
+    """Returns the keyword arguments of lstmlm.format.write_model for the checkpoint `source`."""
     prefix = _prefix_of(source)
     if prefix is None:
         raise ConvertError(f"{source}: not a TF checkpoint (no {source}.index)")
     ckpt = Checkpoint(prefix)
+    # The exporter keeps this module's former path, so a conversion reproduces models/charrnn-space byte for byte.
     source = {"framework": "tensorflow1", "format": "TF V2 checkpoint", "file": os.path.basename(prefix),
               "exporter": "tools/lstmlm_convert/tf1.py"}
     # char-rnn semantics: zero initial state, no bos/eos; the tokenizer is guessed from the vocabulary

@@ -1,7 +1,10 @@
-"""Writer of the lstmlm model directory (format v1 and v2, docs/model-format.md), shared by every tool.
+"""Writer of the lstmlm model directory (format v1 and v2, docs/model-format.md), shared by every tool:
+lstmlm.format.write_model.
 
 Tensor names and the gate order come from src/format/tensor_names.json, the spec the C++ loader is
-generated from: `names.weight_ih(k)`, `names.embedding`, ..., `GATE_ORDER`."""
+generated from: `names.weight_ih(k)`, `names.embedding`, ..., `GATE_ORDER`. An installed package carries a
+copy beside this file (cmake --install); the source tree and the build tree (whose lstmlm/format links here)
+read the one in src/format."""
 import json
 import math
 import os
@@ -28,8 +31,18 @@ RECURRENT_ACTIVATIONS = ("sigmoid", "hard_sigmoid", "hard_sigmoid_keras3")
 # Cell activations (format v2 for all but tanh) and head Dense activations.
 ACTIVATIONS = ("tanh", "relu", "linear", "sigmoid")
 
-SPEC_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "src", "format",
-                         "tensor_names.json")
+
+def _spec_path():
+    """The spec's path: beside this file when installed, else src/format/ of the source tree."""
+    installed = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tensor_names.json")
+    if os.path.isfile(installed):
+        return installed
+    # python/lstmlm/format/ in the source tree, reached directly or through the build tree's link.
+    here = os.path.dirname(os.path.realpath(__file__))
+    return os.path.normpath(os.path.join(here, os.pardir, os.pardir, os.pardir, "src", "format", "tensor_names.json"))
+
+
+SPEC_PATH = _spec_path()
 with open(SPEC_PATH, encoding="utf-8") as _f:
     _SPEC = json.load(_f)
 

@@ -11,8 +11,8 @@ import zipfile
 
 import numpy as np
 
-from lstmlm_format import layer as fmt_layer
-from lstmlm_format import names as tensor_names
+from ..format import layer as fmt_layer
+from ..format import names as tensor_names
 
 from . import common, torch_file, unpickle
 from . import vocab as vocab_mod

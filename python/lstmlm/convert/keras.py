@@ -15,9 +15,9 @@ import zipfile
 
 import numpy as np
 
-from lstmlm_format import dense as fmt_dense
-from lstmlm_format import layer as fmt_layer
-from lstmlm_format import names as tensor_names
+from ..format import dense as fmt_dense
+from ..format import layer as fmt_layer
+from ..format import names as tensor_names
 
 from . import common, contained
 from .common import ConvertError

@@ -12,8 +12,8 @@ import warnings
 
 import numpy as np
 
-from lstmlm_format import layer as fmt_layer
-from lstmlm_format import names as tensor_names
+from ..format import layer as fmt_layer
+from ..format import names as tensor_names
 
 from . import common
 from .common import ConvertError

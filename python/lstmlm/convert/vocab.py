@@ -14,7 +14,7 @@ import io
 import json
 import os
 
-from lstmlm_format import MAX_VOCAB_SIZE
+from ..format import MAX_VOCAB_SIZE
 
 from . import contained, unpickle
 from .unpickle import brief

@@ -136,6 +136,7 @@ def convert(path, args):
     if d is None or not os.path.isfile(os.path.join(d, MANIFEST)):
         raise ConvertError(f"{path}: not an ml5 / deeplearn.js variable dump (no {MANIFEST})")
     store = ManifestVariables(d)
+    # The exporter keeps this module's former path, as tf1.py does: converted models stay byte-identical.
     source = {"framework": "tensorflow1", "format": "ml5/deeplearn.js variable dump (manifest.json)",
               "file": os.path.basename(os.path.abspath(d)), "exporter": "tools/lstmlm_convert/ml5.py"}
     return tf1.convert_variables(store, args, source, lambda size: _vocab(d, args, size, store.index_path))

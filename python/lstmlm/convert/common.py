@@ -5,8 +5,8 @@ import os
 import sys
 import zipfile
 
-from lstmlm_format import layer as fmt_layer  # noqa: F401  (re-exported for converters)
-from lstmlm_format import tokenizer as fmt_tokenizer
+from ..format import layer as fmt_layer  # noqa: F401  (re-exported for converters)
+from ..format import tokenizer as fmt_tokenizer
 
 from . import vocab as vocab_mod
 from .errors import ConvertError  # noqa: F401  (re-exported: every converter's error type)
