@@ -9,6 +9,7 @@
 #include "lstmlm/engine.hpp"
 #include "lstmlm/error.hpp"
 #include "lstmlm/tasks/rescore.hpp"
+#include "lstmlm/tasks/units.hpp"
 #include "nbest_reader.hpp"
 #include "options.hpp"
 #include "output.hpp"
@@ -64,8 +65,6 @@ struct Opts {
   bool best = false, no_eos = false, ids = false;
   int batch_size = 64, threads = 0;
 };
-
-constexpr double kLn10 = 2.302585092994045684;
 
 // "NAME=VALUE" of a repeatable option.
 std::pair<std::string, std::string> name_value(const std::string& spec, const std::string& option) {

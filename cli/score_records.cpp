@@ -2,12 +2,11 @@
 
 #include <vector>
 
+#include "lstmlm/tasks/units.hpp"
+
 namespace lstmlm::cli {
 
 namespace {
-
-constexpr double kLn10 = 2.302585092994045684;
-constexpr double kLn2 = 0.693147180559945309;
 
 // The log-prob fields of a value ln p (a word's, or a sum) in the chosen units; null when absent.
 void add_logprob(Fields& f, Units u, bool present, double ln) {

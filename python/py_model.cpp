@@ -12,6 +12,7 @@
 #include "lstmlm/tasks/generate.hpp"
 #include "lstmlm/tasks/predict.hpp"
 #include "lstmlm/tasks/score.hpp"
+#include "lstmlm/tasks/units.hpp"
 #include "py_errors.hpp"
 #include "py_state.hpp"
 
@@ -20,8 +21,6 @@ namespace lstmlm::py {
 namespace py = pybind11;
 
 namespace {
-
-constexpr double kLn10 = 2.302585092994045684;
 
 tasks::WindowOptions window_of(const Model& model, std::optional<int> pad_to, std::optional<int> window,
                                bool stateful) {

@@ -6,13 +6,12 @@
 #include <utility>
 
 #include "lstmlm/error.hpp"
+#include "lstmlm/tasks/units.hpp"
 #include "tasks/score_lines.hpp"
 
 namespace lstmlm::tasks {
 
 namespace {
-
-constexpr double kLn10 = 2.302585092994045684;
 
 double to_ln(double v, LogUnits u) {
   switch (u) {
