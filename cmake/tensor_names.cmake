@@ -1,5 +1,5 @@
 # Generates format/tensor_names.hpp (tensor names and gate order of format v1) from
-# src/format/tensor_names.json at configure time. tools/lstmlm_format reads the same file.
+# src/format/tensor_names.json at configure time. lstmlm.format (python/lstmlm/format) reads the same file.
 # Sets LSTMLM_GENERATED_INCLUDE_DIR: the directory that holds format/tensor_names.hpp.
 set(LSTMLM_TENSOR_SPEC ${CMAKE_CURRENT_SOURCE_DIR}/src/format/tensor_names.json)
 set(LSTMLM_GENERATED_INCLUDE_DIR ${CMAKE_CURRENT_BINARY_DIR}/generated)
