@@ -1,6 +1,6 @@
-"""bench/compare's low-precision peers (issue 15): bench/onednn_bench.cpp --precision bf16 and
+"""bench/compare's low-precision peers: bench/onednn_bench.cpp --precision bf16 and
 bench/torch_bench.py --precision bf16|int8 on tiny shapes (the row's precision fields, what ran), and
-bench/compare's low-precision ratios and issue 15 targets, on synthetic rows and end to end with a stand-in
+bench/compare's low-precision ratios and targets, on synthetic rows and end to end with a stand-in
 lstmlm that has --precision. Cheap: tiny shapes, one call per cell; no timing is asserted. Skipped parts
 name their reason (no g++ or libdnnl-dev, no torch)."""
 import importlib.machinery
@@ -266,9 +266,9 @@ class CompareLowp(unittest.TestCase):
         return [{"shape": "MEDIUM", "workload": "score", "batch": 64, "length": 35, "threads": 2,
                  "ours": {"isa": "fp32/avx512"}, "ours_tps": 1000, "lowp": lowp}]
 
-    def test_issue15_rows(self):
-        lines = compare.issue15_rows(self.cells(self.rows()), {"amx_bf16", "avx512_bf16"})
-        self.assertEqual(len(lines), len(compare.TARGETS_15))
+    def test_lowp_rows(self):
+        lines = compare.lowp_rows(self.cells(self.rows()), {"amx_bf16", "avx512_bf16"})
+        self.assertEqual(len(lines), len(compare.TARGETS_LOWP))
         by = {l.split("|")[6].strip(): l for l in lines if l.startswith("| MEDIUM | score | 64 | 2 ")}
         one = by[">= 1.2x oneDNN's bf16 LSTM"]
         self.assertIn("1.50x", one)
@@ -281,9 +281,9 @@ class CompareLowp(unittest.TestCase):
         self.assertIn("bf16/amx", amx)
         self.assertIn("| yes |", amx)
         # only AVX512-BF16: the same figure against 1.6x; no bf16 at all: no target
-        only = next(l for l in compare.issue15_rows(self.cells(self.rows()), {"avx512_bf16"}) if "where AMX" in l)
+        only = next(l for l in compare.lowp_rows(self.cells(self.rows()), {"avx512_bf16"}) if "where AMX" in l)
         self.assertIn("AVX512-BF16, no AMX", only)
-        none = next(l for l in compare.issue15_rows(self.cells(self.rows()), set()) if "where AMX" in l)
+        none = next(l for l in compare.lowp_rows(self.cells(self.rows()), set()) if "where AMX" in l)
         self.assertIn("no target on this CPU", none)
         best8 = next(l for l in lines if "best int8 peer" in l)
         self.assertIn("2.10x", best8)
@@ -298,12 +298,12 @@ class CompareLowp(unittest.TestCase):
             if l.startswith("| MEDIUM | predict") or l.startswith("| SEED"):
                 self.assertIn("not run", l)
 
-    def test_issue15_rows_misses_and_unavailable(self):
+    def test_lowp_rows_misses_and_unavailable(self):
         rows = self.rows()
         # bf16 only 2x fp32 on an AMX machine: not met; int8 whose kernels were not int8: not met
         rows["lstmlm-bf16"] = rounds_of({(64, 2): row(2000, "bf16/amx")}, {(64, 2): row(2000, "bf16/amx")})
         rows["lstmlm-int8"] = rounds_of({(64, 2): row(9000, "fp32/avx512")}, {(64, 2): row(9000, "fp32/avx512")})
-        lines = compare.issue15_rows(self.cells(rows), {"amx_bf16"})
+        lines = compare.lowp_rows(self.cells(rows), {"amx_bf16"})
         amx = next(l for l in lines if "where AMX" in l)
         self.assertTrue(amx.rstrip().endswith("| **no** |"), amx)
         best8 = next(l for l in lines if "best int8 peer" in l)
@@ -312,7 +312,7 @@ class CompareLowp(unittest.TestCase):
         del rows["lstmlm-bf16"], rows["lstmlm-int8"]
         why = "exit 2: unknown option --precision"
         failed = {"lstmlm-bf16": why, "lstmlm-int8": why}
-        lines = compare.issue15_rows(self.cells(rows, failed), {"amx_bf16"})
+        lines = compare.lowp_rows(self.cells(rows, failed), {"amx_bf16"})
         for l in lines[:4]:
             self.assertIn("unavailable (exit 2: unknown option --precision)", l)
             self.assertTrue(l.rstrip().endswith("| - |"), l)
@@ -327,7 +327,7 @@ class CompareLowp(unittest.TestCase):
         lowp = {p: compare.lowp_cell(rows, {}, p, k, 1, [1000], []) for p in ("bf16", "int8")}
         cells = [{"shape": "SEED", "workload": "predict", "batch": 1, "length": 4, "threads": 1,
                   "ours": {"isa": "fp32/avx512"}, "ours_tps": 1000, "lowp": lowp}]
-        line = next(l for l in compare.issue15_rows(cells, set()) if l.startswith("| SEED"))
+        line = next(l for l in compare.lowp_rows(cells, set()) if l.startswith("| SEED"))
         self.assertIn("| int8 |", line)
         self.assertIn("1.50x", line)
         self.assertTrue(line.rstrip().endswith("| yes |"), line)
@@ -355,7 +355,7 @@ for t in map(int, opt("-t").split(",")):
 
 class CompareEndToEnd(unittest.TestCase):
     def test_stand_in_lstmlm(self):
-        """main() with a stand-in lstmlm and no peers: the low-precision table and issue 15 targets are written,
+        """main() with a stand-in lstmlm and no peers: the low-precision table and targets are written,
         int8 recorded unavailable with its reason, the fp32 outputs still there."""
         if shutil.which("g++") is None:
             raise unittest.SkipTest("g++ not present (bench/compare builds bench/peak.cpp)")
@@ -375,8 +375,8 @@ class CompareEndToEnd(unittest.TestCase):
             with open(os.path.join(out, "raw.jsonl")) as f:
                 raw = [json.loads(l) for l in f]
             self.assertTrue(os.path.exists(os.path.join(out, "tokens_vs_batch.svg")))
-        self.assertIn("Targets of issue 16", md)
-        self.assertIn("Targets of issue 15", md)
+        self.assertIn("Targets against the best fp32 peer", md)
+        self.assertIn("Low-precision targets", md)
         seed = next(l for l in md.splitlines() if l.startswith("| SEED | predict | 1 | 1 | bf16 | >= 1.3x"))
         self.assertIn("3.00x (3.00-3.00)", seed)
         self.assertIn("bf16/amx", seed)

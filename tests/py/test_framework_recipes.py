@@ -417,7 +417,7 @@ class KerasPredictRecipeTest(RecipeBase):
 
 
 class KerasWindowRecipeTest(RecipeBase):
-    """lstmlm's fixed-window interface (issue 14): `score/generate --pad-to N` (and predict's on a model
+    """lstmlm's fixed-window interface: `score/generate --pad-to N` (and predict's on a model
     without pad_id, padding with 0), `--window N`, `--stateful`, and `input_length` in config.json (written by
     the converter for a fixed Keras input) making `--pad-to input_length` the default of score, predict and
     generate."""

@@ -1,4 +1,4 @@
-"""`lstmlm fidelity` on real third-party models of ../shared/data (issue 15, docs/precision.md).
+"""`lstmlm fidelity` on real third-party models of ../shared/data (docs/precision.md).
 
 Each model is converted with tools/convert.py into a temporary directory, then:
   - fidelity --precision fp32 (fp32 against itself): KL exactly 0, top-1 agreement 1, and its perplexity is
