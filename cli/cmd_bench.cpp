@@ -128,7 +128,7 @@ int run(const BenchArgs& a) {
   };
   std::vector<bench::Row> rows;
   if (a.want_startup)
-    for (const std::string& p : opt.precisions)
+    for (Precision p : opt.precisions)
       rows.push_back(bench::startup(a.model_dir, first_line, opt.threads.front(), p));
   auto timed = bench::run(model, name, opt, progress);
   rows.insert(rows.end(), timed.begin(), timed.end());

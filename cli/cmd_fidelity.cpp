@@ -40,7 +40,8 @@ Output (docs/precision.md):
   usage error naming the available ones (exit 2).)";
 
 struct Opts {
-  std::string model_dir, precision;
+  std::string model_dir;
+  Precision precision = Precision::Fp32;
   std::vector<std::string> files;
   Format format = Format::Text;
   std::string context = "sentence";
@@ -53,7 +54,7 @@ struct Opts {
 Record fidelity_record(const Opts& o, const tasks::FidelityResult& r) {
   return {"fidelity",
           {{"type", Value::str("fidelity")},
-           {"precision", Value::str(o.precision)},
+           {"precision", Value::str(std::string(precision_name(o.precision)))},
            {"kernels_ref", Value::str(r.kernels_ref)},
            {"kernels_low", Value::str(r.kernels_low)},
            {"tokens", Value::integer(r.tokens)},
@@ -73,7 +74,7 @@ int run(const Opts& o) {
   auto model = load_model(o.model_dir);
   task.window = resolve_window(o.window, *model);
   Engine low(model, engine_options(o.threads, o.precision));
-  Engine ref(model, engine_options(o.threads, "fp32"));
+  Engine ref(model, engine_options(o.threads, Precision::Fp32));
   tasks::Fidelity fidelity(ref, low, task);
   const size_t block = 4096;
   LineReader in(o.files);
@@ -109,7 +110,7 @@ Subcommand setup_fidelity(CLI::App& parent) {
   s.app->footer(kHelp);
   add_model_option(*s.app, o->model_dir);
   s.app->add_option("files", o->files, "Input files ('-' or none: stdin)");
-  add_precision_option(*s.app, o->precision)->required();
+  add_precision_option(*s.app, o->precision)->required()->default_str("");
   add_format_option(*s.app, o->format, {Format::Text, Format::Jsonl, Format::Json});
   s.app->add_option("--context", o->context, "sentence (state reset per line) or document, as score")
       ->check(CLI::IsMember({"sentence", "document"}))

@@ -27,7 +27,7 @@ struct Args {
   bool seeded = false;  // --seed given; else a random seed, printed to stderr
   bool stop = true;
   int threads = 0;
-  std::string precision = "fp32";
+  Precision precision = Precision::Fp32;
   Format format = Format::Text;
   WindowArgs window;
 };

@@ -18,12 +18,12 @@ namespace {
 // the error.
 std::string kernels_line() {
   std::string s;
-  for (const char* p : {"fp32", "bf16", "int8"}) s += (s.empty() ? "" : ", ") + kernels_for(p);
+  for (Precision p : kPrecisions) s += (s.empty() ? "" : ", ") + kernels_for(p);
   return s + " (fp32 the default; --precision)";
 }
 nlohmann::json kernels_json() {
   nlohmann::json j = nlohmann::json::object();
-  for (const char* p : {"fp32", "bf16", "int8"}) j[p] = kernels_for(p);
+  for (Precision p : kPrecisions) j[std::string(precision_name(p))] = kernels_for(p);
   return j;
 }
 

@@ -50,7 +50,7 @@ struct Opts {
   WindowArgs window;
   bool no_bos = false;
   int threads = 0;
-  std::string precision = "fp32";
+  Precision precision = Precision::Fp32;
 };
 
 Record prediction_record(const std::string& context, const tasks::Prediction& p, bool padded) {

@@ -128,7 +128,7 @@ struct Opts {
   tasks::OovPolicy oov = tasks::OovPolicy::Skip;
   bool no_eos = false, no_bos = false, skip_empty = false, ids = false, entropy = false, rank = false;
   int batch_size = 64, threads = 0;
-  std::string precision = "fp32";
+  Precision precision = Precision::Fp32;
   WindowArgs window;
   // --input-format jsonl (cli/score_jsonl.cpp): the options only it takes, and the ones it refuses.
   std::string input_format = "text", text_field = "text", on_error = "fail";

@@ -145,7 +145,11 @@ CLI::Option* add_oov_option(CLI::App& app, tasks::OovPolicy& oov) {
 }
 
 const std::vector<std::string>& precision_names() {
-  static const std::vector<std::string> names{"fp32", "bf16", "int8"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (Precision p : kPrecisions) v.emplace_back(precision_name(p));
+    return v;
+  }();
   return names;
 }
 
@@ -158,30 +162,30 @@ std::string precision_problem(const std::string& s) {
 }
 }  // namespace
 
-CLI::Option* add_precision_option(CLI::App& app, std::string& precision) {
+CLI::Option* add_precision_option(CLI::App& app, Precision& precision) {
   return app
-      .add_option(
-          "--precision", precision,
+      .add_option_function<std::string>(
+          "--precision", [&precision](const std::string& s) { precision = parse_precision(s); },
           "Kernel precision: fp32 (the default: the numerics contract), bf16 or int8 (opt-in, weights "
           "converted at load, fp32 accumulation and state; docs/precision.md). A precision this "
           "build or CPU lacks is an error naming the available ones")
       ->check(CLI::Validator([](std::string& s) { return precision_problem(s); }, "fp32|bf16|int8"))
-      ->capture_default_str();
+      ->default_str(std::string(precision_name(precision)));
 }
 
-std::vector<std::string> precision_list(const std::string& s) {
-  std::vector<std::string> out;
+std::vector<Precision> precision_list(const std::string& s) {
+  std::vector<Precision> out;
   std::stringstream ss(s);
   for (std::string p; std::getline(ss, p, ',');) {
     if (p.empty()) continue;
     if (std::string bad = precision_problem(p); !bad.empty()) throw UsageError("--precision: " + bad);
-    out.push_back(p);
+    out.push_back(parse_precision(p));
   }
   if (out.empty()) throw UsageError("--precision: needs at least one of " + joined(precision_names()));
   return out;
 }
 
-EngineOptions engine_options(int threads, const std::string& precision) {
+EngineOptions engine_options(int threads, Precision precision) {
   EngineOptions e;
   e.threads = threads;
   e.precision = precision;

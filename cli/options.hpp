@@ -37,11 +37,11 @@ CLI::Option* add_oov_option(CLI::App& app, tasks::OovPolicy& oov);
 const std::vector<std::string>& precision_names();
 // --precision NAME for score, predict, generate and fidelity; a name not in precision_names() is a usage
 // error listing them.
-CLI::Option* add_precision_option(CLI::App& app, std::string& precision);
+CLI::Option* add_precision_option(CLI::App& app, Precision& precision);
 // bench's --precision comma list, each name checked as above ("--precision: 'fp16' is not one of ...").
-std::vector<std::string> precision_list(const std::string& s);
+std::vector<Precision> precision_list(const std::string& s);
 // The engine of a subcommand: its --threads and --precision, the rest the defaults.
-EngineOptions engine_options(int threads, const std::string& precision);
+EngineOptions engine_options(int threads, Precision precision);
 // --pad-to N, --window N, --stateful (mutually exclusive), for score, predict and generate.
 struct WindowArgs {
   int pad_to = 0, window = 0;

@@ -16,7 +16,7 @@ struct JsonlRun {
   tasks::ScoreOptions score;  // the line conventions (line_options); the window resolved on the model
   WindowArgs window;
   int threads = 0;
-  std::string precision = "fp32";
+  Precision precision = Precision::Fp32;
   std::string progress = "auto";
   std::string text_field = "text";
   bool skip_errors = false;  // --on-error skip

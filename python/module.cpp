@@ -21,7 +21,8 @@ PYBIND11_MODULE(_lstmlm, m) {
   lstmlm::py::bind_state(m);
   lstmlm::py::bind_model(m);
   m.def(
-      "kernels_for", [](const std::string& precision) { return lstmlm::kernels_for(precision); },
+      "kernels_for",
+      [](const std::string& precision) { return lstmlm::kernels_for(lstmlm::parse_precision(precision)); },
       pybind11::arg("precision") = "fp32",
       "The kernels a Model of this precision runs on this CPU, '<precision>/<isa>'.");
   m.attr("__version__") = LSTMLM_VERSION;

@@ -179,7 +179,7 @@ void bind_model(py::module_& m) {
             std::unique_ptr<PyModel> p;
             {
               py::gil_scoped_release nogil;
-              ModelOptions o{threads, precision, {}};
+              ModelOptions o{threads, parse_precision(precision), {}};
               auto model = Model::load(path);
               o.window = window_of(*model, pad_to, window, stateful);
               p = std::make_unique<PyModel>(path, std::move(model), o);
@@ -195,7 +195,8 @@ void bind_model(py::module_& m) {
           "The vocabulary: token strings by id (a new list each time).")
       .def_property_readonly("kernels", [](PyModel& p) { return std::string(p.pool().first().kernels()); })
       .def_property_readonly("threads", [](PyModel& p) { return p.pool().first().threads(); })
-      .def_property_readonly("precision", [](const PyModel& p) { return p.options().precision; })
+      .def_property_readonly(
+          "precision", [](const PyModel& p) { return std::string(precision_name(p.options().precision)); })
       .def_property_readonly(
           "max_concurrency", [](PyModel& p) { return p.pool().max_engines(); },
           "Calls that run at once (engines: two engine threads per core); more wait for one.")

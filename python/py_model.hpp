@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "engine_pool.hpp"
+#include "lstmlm/engine_pool.hpp"
 #include "lstmlm/model.hpp"
 #include "lstmlm/tasks/score.hpp"
 #include "lstmlm/tasks/window.hpp"
@@ -16,7 +16,7 @@ namespace lstmlm::py {
 
 struct ModelOptions {
   int threads = 0;  // per call; <= 0: one per core, as the CLI
-  std::string precision = "fp32";
+  Precision precision = Precision::Fp32;
   tasks::WindowOptions window;  // resolved as the CLI does: input_length -> Pad
 };
 

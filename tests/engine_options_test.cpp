@@ -43,13 +43,15 @@ TEST(EngineOptions, ThreadStartFailureIsAnErrorNotAHang) {
   EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
-// The precision seam: fp32 is what this build has; another precision is refused by name, not ignored.
+// The precision seam: a precision is a kind parsed once from its name; an unknown name is refused by name,
+// not ignored.
 TEST(EngineOptions, PrecisionIsChosenByNameAndUnknownOnesAreRefused) {
   auto m = Model::random(20, 4, 8, 1, 1);
-  Engine fp32(m, EngineOptions{1, "fp32"});
+  Engine fp32(m, EngineOptions{1, parse_precision("fp32")});
   EXPECT_EQ(fp32.kernels().substr(0, 5), "fp32/");
+  for (Precision p : kPrecisions) EXPECT_EQ(parse_precision(precision_name(p)), p);
   try {
-    Engine e(m, EngineOptions{1, "int3"});
+    Engine e(m, EngineOptions{1, parse_precision("int3")});
     FAIL() << "accepted precision int3";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("'int3'"), std::string::npos) << e.what();

@@ -43,13 +43,13 @@ std::vector<Level> levels(const std::string& p) {
                                              {Isa::Scalar, "scalar"}};
   std::vector<Level> out;
   for (auto [isa, env] : all)
-    if (kernels::backend_at(p, isa)) out.push_back({env, p + "/" + env});
+    if (kernels::backend_at(parse_precision(p), isa)) out.push_back({env, p + "/" + env});
   return out;
 }
 
 EngineOptions options(const std::string& precision, int threads) {
   EngineOptions o;
-  o.precision = precision;
+  o.precision = parse_precision(precision);
   o.threads = threads;
   o.column_split_bytes = 0;  // split every operation when rows < threads: the split path is tested too
   return o;

@@ -125,7 +125,7 @@ std::shared_ptr<const Model> load(const std::string& name) { return Model::load(
 EngineOptions engine_options(const std::string& precision, int threads = 2) {
   EngineOptions e;
   e.threads = threads;
-  e.precision = precision;
+  e.precision = lstmlm::parse_precision(precision);
   return e;
 }
 

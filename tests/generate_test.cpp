@@ -69,7 +69,7 @@ TEST(Generate, LowPrecisionSamplesAreReproducibleAcrossThreadsAndBatchPositions)
   for (const char* precision : {"bf16", "int8"}) {
     SCOPED_TRACE(precision);
     EngineOptions e1, e2;
-    e1.precision = e2.precision = precision;
+    e1.precision = e2.precision = lstmlm::parse_precision(precision);
     e1.threads = 1;
     e2.threads = 2;
     e2.column_split_bytes = 0;  // a single sample then splits its columns across the two threads

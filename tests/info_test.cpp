@@ -137,13 +137,14 @@ TEST(Info, NamesTheKernelsOfEveryPrecisionAndRefusesABadIsaBeforePrinting) {
   const std::string args = "info -m '" + dir.path().string() + "'";
   auto r = lstmlm::test::run_cli(args);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("Kernels: " + lstmlm::kernels_for("fp32") + ", " + lstmlm::kernels_for("bf16") + ", " +
-                       lstmlm::kernels_for("int8")),
+  EXPECT_NE(r.out.find("Kernels: " + lstmlm::kernels_for(lstmlm::Precision::Fp32) + ", " +
+                       lstmlm::kernels_for(lstmlm::Precision::Bf16) + ", " +
+                       lstmlm::kernels_for(lstmlm::Precision::Int8)),
             std::string::npos)
       << r.out;
   auto j = lstmlm::test::run_cli(args + " --json");
   ASSERT_EQ(j.status, 0) << j.err;
-  EXPECT_EQ(json::parse(j.out)["kernels"]["int8"], lstmlm::kernels_for("int8"));
+  EXPECT_EQ(json::parse(j.out)["kernels"]["int8"], lstmlm::kernels_for(lstmlm::Precision::Int8));
   setenv("LSTMLM_ISA", "avx2", 1);
   auto capped = lstmlm::test::run_cli(args);
   EXPECT_NE(capped.out.find(", bf16/avx2, int8/avx2"), std::string::npos) << capped.out;

@@ -16,7 +16,9 @@ namespace {
 
 constexpr Isa kLevels[] = {Isa::Amx, Isa::Dot, Isa::Avx512, Isa::Avx2, Isa::Scalar};
 
-bool cpu_has(const char* precision, Isa isa) { return backend_at(precision, isa) != nullptr; }
+bool cpu_has(const char* precision, Isa isa) {
+  return backend_at(lstmlm::parse_precision(precision), isa) != nullptr;
+}
 
 // bf16 by its definition: 8 significant bits, round half to even (frexp gives m in [0.5, 1): m 2^9 has
 // the 8 bits before the point). The test data stay far from the denormal and overflow ranges.

@@ -55,7 +55,7 @@ TEST_P(KernelTilesGemm, RowsBitIdenticalAloneAndNearDouble) {
   const auto [K, N] = GetParam();
   std::mt19937 rng(1234u + static_cast<unsigned>(K * 7919 + N));
   const auto w = random_floats(size_t(N) * size_t(K), rng, 0.5f), bias = random_floats(size_t(N), rng, 0.5f);
-  const auto layer = k::backend("fp32").linear(w.data(), N, K, bias.data());
+  const auto layer = k::backend(lstmlm::Precision::Fp32).linear(w.data(), N, K, bias.data());
   const size_t stride = static_cast<size_t>(layer->stride());
   auto x = random_floats(size_t(kMaxRows) * size_t(K), rng, 1.0f);
   k::Scratch s;
@@ -134,7 +134,7 @@ TEST_P(KernelTilesLstm, StepRowsBitIdenticalAloneAndNearDouble) {
   std::mt19937 rng(99u + static_cast<unsigned>(E * 31 + H * 7 + P));
   const RandomLstm weights(GetParam(), rng);
   const auto &w_ih = weights.w_ih, &w_hh = weights.w_hh, &bias = weights.bias, &w_hr = weights.w_hr;
-  const auto layer = k::backend("fp32").lstm(weights.lw);
+  const auto layer = k::backend(lstmlm::Precision::Fp32).lstm(weights.lw);
   const size_t ts = size_t(layer->term_width()), ms = size_t(layer->memory_stride()),
                hs = size_t(layer->output_stride());
   const auto x = random_floats(size_t(kMaxRows) * size_t(E), rng, 1.0f);
@@ -218,12 +218,12 @@ TEST_P(KernelTilesLstm, StepWithoutHPrevIsTheStepOfZeroRows) {
   const RandomLstm weights(GetParam(), rng);
   const auto x = random_floats(size_t(kMaxRows) * size_t(E), rng, 1.0f);
   int levels = 0;
-  for (const char* precision : {"fp32", "bf16", "int8"})
+  for (lstmlm::Precision precision : lstmlm::kPrecisions)
     for (k::Isa isa : {k::Isa::Scalar, k::Isa::Avx2, k::Isa::Avx512, k::Isa::Dot, k::Isa::Amx}) {
       const k::Backend* b = k::backend_at(precision, isa);
       if (!b) continue;
       ++levels;
-      SCOPED_TRACE(std::string(precision) + "/" + std::string(b->name()));
+      SCOPED_TRACE(std::string(b->name()));
       const auto layer = b->lstm(weights.lw);
       const size_t ts = size_t(layer->term_width()), ms = size_t(layer->memory_stride()),
                    hs = size_t(layer->output_stride()), mid = size_t(std::max(layer->mid_stride(), 1));

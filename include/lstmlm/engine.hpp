@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lstmlm/model.hpp"
+#include "lstmlm/precision.hpp"
 
 namespace lstmlm {
 
@@ -31,8 +32,8 @@ size_t packed_bytes(const Model& model);
 
 // The kernels an Engine of this precision would run on this CPU, "<precision>/<isa>" (e.g. "int8/amx"):
 // fp32 on the ISA the build is compiled for, bf16 and int8 on the best level the CPU has, at most
-// LSTMLM_ISA (docs/precision.md). Throws UsageError for a precision this build or CPU cannot run.
-std::string kernels_for(std::string_view precision);
+// LSTMLM_ISA (docs/precision.md). Throws UsageError for an LSTMLM_ISA value that names no level.
+std::string kernels_for(Precision precision);
 
 // Measures of each step's predictive distribution that Engine::score can add beside the scores, from the
 // same logits and log-sum-exp (the scores stay bit-identical); a null pointer is not computed. Sized like
@@ -50,8 +51,8 @@ inline constexpr size_t kDefaultColumnSplitBytes = size_t{1} << 20;
 
 struct EngineOptions {
   int threads = 0;  // <= 0: one per core; at most kMaxThreads
-  // The kernels' precision; "fp32" (the default and the numerics contract) is what this build has.
-  std::string precision = "fp32";
+  // The kernels' precision; Fp32 is the default and the numerics contract.
+  Precision precision = Precision::Fp32;
   // When a batch has fewer rows than threads, the idle threads take a share of each operation's columns
   // (gates of a step, input terms, logits) whose weights are at least this many bytes: there a step is
   // bound by streaming the weights, which each core can do for its share. Smaller operations stay on one

@@ -115,7 +115,7 @@ void Engine::Impl::run(const Job& job) {
 }
 
 Engine::Engine(std::shared_ptr<const Model> model, int threads)
-    : Engine(std::move(model), EngineOptions{threads, "fp32", kDefaultColumnSplitBytes}) {}
+    : Engine(std::move(model), EngineOptions{threads, Precision::Fp32, kDefaultColumnSplitBytes}) {}
 
 Engine::Engine(std::shared_ptr<const Model> model, const EngineOptions& options) : model_(std::move(model)) {
   if (!model_) throw UsageError("engine: no model");
@@ -136,9 +136,7 @@ std::string_view Engine::kernels() const { return impl_->packed->backend->name()
 
 size_t packed_bytes(const Model& model) { return detail::packed_model(model)->bytes(); }
 
-std::string kernels_for(std::string_view precision) {
-  return std::string(kernels::backend(precision).name());
-}
+std::string kernels_for(Precision precision) { return std::string(kernels::backend(precision).name()); }
 
 void Engine::score(const Sequences& inputs, const Sequences& targets, std::vector<State>& states,
                    std::vector<std::vector<float>>& out) {

@@ -92,7 +92,7 @@ size_t PackedModel::bytes() const {
   return n;
 }
 
-std::shared_ptr<const PackedModel> packed_model(const Model& model, std::string_view precision) {
+std::shared_ptr<const PackedModel> packed_model(const Model& model, Precision precision) {
   const kernels::Backend& be = kernels::backend(precision);
   auto p = model.derived("packed:" + std::string(be.name()), [&] { return pack(model, be); });
   return std::static_pointer_cast<const PackedModel>(p);

@@ -31,6 +31,6 @@ struct PackedModel {
 };
 
 // The packed form of `model` for `precision`, made on first use.
-std::shared_ptr<const PackedModel> packed_model(const Model& model, std::string_view precision = "fp32");
+std::shared_ptr<const PackedModel> packed_model(const Model& model, Precision precision = Precision::Fp32);
 
 }  // namespace lstmlm::detail

@@ -123,11 +123,10 @@ class Backend {
 };
 
 // The backend for a precision on the best level the CPU has, at most LSTMLM_ISA (cpu.hpp): fp32 at
-// AVX-512, AVX2 or scalar, bf16 and int8 up to AMX. Throws UsageError for an unknown precision or
-// LSTMLM_ISA value.
-const Backend& backend(std::string_view precision = "fp32");
+// AVX-512, AVX2 or scalar, bf16 and int8 up to AMX. Throws UsageError for an unknown LSTMLM_ISA value.
+const Backend& backend(Precision precision = Precision::Fp32);
 // A precision at exactly `isa`, or null when the CPU lacks it or the precision has no kernels there
 // (fp32 at Dot or Amx): how the tests run every level the machine has.
-const Backend* backend_at(std::string_view precision, Isa isa);
+const Backend* backend_at(Precision precision, Isa isa);
 
 }  // namespace lstmlm::kernels

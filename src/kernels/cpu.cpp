@@ -70,12 +70,12 @@ Isa isa_ceiling() {
                    "for the best this CPU has)");
 }
 
-std::string_view isa_name(Isa isa, std::string_view precision) {
+std::string_view isa_name(Isa isa, Precision precision) {
   switch (isa) {
     case Isa::Amx:
       return "amx";
     case Isa::Dot:
-      return precision == "int8" ? "avx512vnni" : "avx512bf16";
+      return precision == Precision::Int8 ? "avx512vnni" : "avx512bf16";
     case Isa::Avx512:
       return "avx512";
     case Isa::Avx2:

@@ -4,6 +4,8 @@
 #pragma once
 #include <string_view>
 
+#include "lstmlm/precision.hpp"
+
 namespace lstmlm::kernels {
 
 // The kernel levels, lowest first. Dot is the level of AVX-512 dot-product instructions: AVX512-BF16 for
@@ -28,6 +30,6 @@ const CpuFeatures& cpu_features();
 Isa isa_ceiling();
 
 // "amx", "avx512bf16" / "avx512vnni" (Dot, by precision), "avx512", "avx2", "scalar".
-std::string_view isa_name(Isa isa, std::string_view precision);
+std::string_view isa_name(Isa isa, Precision precision);
 
 }  // namespace lstmlm::kernels

@@ -4,6 +4,7 @@
 #include <array>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 
 #include "kernels/backend.hpp"
@@ -18,13 +19,9 @@ namespace {
 
 constexpr int kLevels = 5;
 
-bool known(std::string_view precision) {
-  return precision == "fp32" || precision == "bf16" || precision == "int8";
-}
-
-bool has(std::string_view precision, Isa isa) {
+bool has(Precision precision, Isa isa) {
   const CpuFeatures& f = cpu_features();
-  if (precision == "fp32") {
+  if (precision == Precision::Fp32) {
     // fp32 has no dot-product or tile kernels: above AVX-512 it runs AVX-512.
     if (isa == Isa::Avx512) return f.avx512;
     if (isa == Isa::Avx2) return f.avx2_fma;
@@ -32,11 +29,12 @@ bool has(std::string_view precision, Isa isa) {
   }
   switch (isa) {
     case Isa::Amx:
-      return precision == "int8" ? f.amx_int8 : f.amx_bf16;
+      return precision == Precision::Int8 ? f.amx_int8 : f.amx_bf16;
     case Isa::Dot:
-      return precision == "int8" ? f.avx512_vnni : f.avx512_bf16;
+      return precision == Precision::Int8 ? f.avx512_vnni : f.avx512_bf16;
     case Isa::Avx512:
-      return precision == "bf16" && f.avx512;  // int8 has no AVX-512 kernel without VNNI: it runs AVX2
+      return precision == Precision::Bf16 &&
+             f.avx512;  // int8 has no AVX-512 kernel without VNNI: it runs AVX2
     case Isa::Avx2:
       return f.avx2_fma;
     default:
@@ -44,30 +42,28 @@ bool has(std::string_view precision, Isa isa) {
   }
 }
 
-const Backend& lowp_backend(std::string_view precision, Isa isa) {
+const Backend& lowp_backend(Precision precision, Isa isa) {
   static std::mutex mu;
   static std::array<std::unique_ptr<Backend>, kLevels> bf16, int8;
   const std::lock_guard<std::mutex> lock(mu);
-  auto& slot = (precision == "int8" ? int8 : bf16)[static_cast<size_t>(isa)];
+  auto& slot = (precision == Precision::Int8 ? int8 : bf16)[static_cast<size_t>(isa)];
   if (!slot) slot = lowp::make_backend(precision, isa);
   return *slot;
 }
 
 }  // namespace
 
-const Backend* backend_at(std::string_view precision, Isa isa) {
-  if (!known(precision)) return nullptr;
+const Backend* backend_at(Precision precision, Isa isa) {
   if (!has(precision, isa)) return nullptr;
-  if (precision == "fp32") return &fp32::backend_at(isa);
+  if (precision == Precision::Fp32) return &fp32::backend_at(isa);
   return &lowp_backend(precision, isa);
 }
 
-const Backend& backend(std::string_view precision) {
-  if (known(precision)) {
-    for (int level = static_cast<int>(isa_ceiling()); level >= 0; --level)
-      if (const Backend* b = backend_at(precision, static_cast<Isa>(level))) return *b;
-  }
-  throw UsageError("precision '" + std::string(precision) + "' is not available (use fp32, bf16 or int8)");
+const Backend& backend(Precision precision) {
+  for (int level = static_cast<int>(isa_ceiling()); level >= 0; --level)
+    if (const Backend* b = backend_at(precision, static_cast<Isa>(level))) return *b;
+  // Every precision has a scalar kernel, which every x86-64 runs.
+  throw std::logic_error("kernels: no backend for " + std::string(precision_name(precision)));
 }
 
 }  // namespace lstmlm::kernels

@@ -84,7 +84,7 @@ void generate(Engine& engine, Generation& g, Sequences& cur, std::vector<State>&
 }
 
 Row run_cell(const std::shared_ptr<const Model>& model, const std::string& name, const Options& opt,
-             Workload w, int batch, int length, int threads, const std::string& precision) {
+             Workload w, int batch, int length, int threads, Precision precision) {
   EngineOptions eo;
   eo.threads = threads;
   eo.precision = precision;
@@ -197,7 +197,7 @@ std::vector<Row> run(const std::shared_ptr<const Model>& model, const std::strin
 
   if (opt.precisions.empty()) throw UsageError("bench: no precision to run");
   // Every precision is tried before the first cell runs: one the build lacks stops the run at once.
-  for (const std::string& p : opt.precisions) {
+  for (Precision p : opt.precisions) {
     EngineOptions eo;
     eo.threads = 1;
     eo.precision = p;
@@ -209,18 +209,19 @@ std::vector<Row> run(const std::shared_ptr<const Model>& model, const std::strin
     for (int t : opt.threads)
       for (int b : opt.batches)
         for (int l : opt.lengths)
-          for (const std::string& p : opt.precisions) {
+          for (Precision p : opt.precisions) {
             if (progress)
               progress(std::string(to_string(w)) + " batch " + std::to_string(b) + " length " +
                        std::to_string(l) + " threads " + std::to_string(t) +
-                       (opt.precisions.size() > 1 ? " precision " + p : std::string()));
+                       (opt.precisions.size() > 1 ? " precision " + std::string(precision_name(p))
+                                                  : std::string()));
             rows.push_back(run_cell(model, model_name, opt, w, b, l, t, p));
           }
   }
   return rows;
 }
 
-Row startup(const std::string& dir, const std::string& text, int threads, const std::string& precision) {
+Row startup(const std::string& dir, const std::string& text, int threads, Precision precision) {
   auto t0 = Clock::now();
   auto model = Model::load(dir);
   double t_load = seconds_since(t0);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lstmlm/model.hpp"
+#include "lstmlm/precision.hpp"
 
 namespace lstmlm::bench {
 
@@ -28,7 +29,7 @@ struct Options {
   std::vector<int> threads{0};  // 0 = one per core
   // Kernel precisions (EngineOptions::precision), each cell run once per precision, in this order; a row
   // names the one that ran in `isa` ("bf16/avx512"). One the build lacks is a UsageError before any cell.
-  std::vector<std::string> precisions{"fp32"};
+  std::vector<Precision> precisions{Precision::Fp32};
   int repetitions = 5;
   int warmup = 1;                // untimed calls before the repetitions of each cell
   double min_rep_seconds = 0.1;  // each repetition repeats the call until this much time has passed
@@ -81,7 +82,7 @@ std::vector<Row> run(const std::shared_ptr<const Model>& model, const std::strin
 // Time to first result: Model::load(dir) + tokenize(text) + one predict, measured once, cold.
 // A text that tokenizes to nothing is predicted from the model's bos/eos token (or token 0).
 Row startup(const std::string& dir, const std::string& text, int threads,
-            const std::string& precision = "fp32");
+            Precision precision = Precision::Fp32);
 
 // Rows are printed by the CLI's writers (cli/bench_rows.hpp: md, csv, json, jsonl).
 

@@ -66,7 +66,7 @@ std::unique_ptr<Gemm> make_bf16_gemm(Isa isa, const RowFn& row, int N, int K);
 // W as int8 with one symmetric scale per row; x quantized per row at run time (int8/int8.hpp).
 std::unique_ptr<Gemm> make_int8_gemm(Isa isa, const RowFn& row, int N, int K);
 
-// The backend of a precision ("bf16", "int8") on `isa`, over that precision's Gemm.
-std::unique_ptr<Backend> make_backend(std::string_view precision, Isa isa);
+// The backend of a low precision (Bf16, Int8) on `isa`, over that precision's Gemm.
+std::unique_ptr<Backend> make_backend(Precision precision, Isa isa);
 
 }  // namespace lstmlm::kernels::lowp

@@ -195,8 +195,10 @@ class Linear final : public OutputLayer {
 
 class LowpBackend final : public Backend {
  public:
-  LowpBackend(std::string_view precision, Isa isa, GemmFactory make)
-      : name_(std::string(precision) + "/" + std::string(isa_name(isa, precision))), isa_(isa), make_(make) {}
+  LowpBackend(Precision precision, Isa isa, GemmFactory make)
+      : name_(std::string(precision_name(precision)) + "/" + std::string(isa_name(isa, precision))),
+        isa_(isa),
+        make_(make) {}
   std::string_view name() const override { return name_; }
   std::unique_ptr<RecurrentLayer> lstm(const LstmWeights& w) const override {
     return std::make_unique<Lstm>(w, make_, isa_);
@@ -216,10 +218,10 @@ class LowpBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_backend(std::string_view precision, Isa isa) {
-  if (precision == "bf16") return std::make_unique<LowpBackend>(precision, isa, &make_bf16_gemm);
-  if (precision == "int8") return std::make_unique<LowpBackend>(precision, isa, &make_int8_gemm);
-  throw std::logic_error("lowp: no backend for precision " + std::string(precision));
+std::unique_ptr<Backend> make_backend(Precision precision, Isa isa) {
+  if (precision == Precision::Bf16) return std::make_unique<LowpBackend>(precision, isa, &make_bf16_gemm);
+  if (precision == Precision::Int8) return std::make_unique<LowpBackend>(precision, isa, &make_int8_gemm);
+  throw std::logic_error("lowp: no backend for precision " + std::string(precision_name(precision)));
 }
 
 }  // namespace lstmlm::kernels::lowp

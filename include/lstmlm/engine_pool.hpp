@@ -1,7 +1,7 @@
-// Engines for the Python threads that share one Model. An Engine serves one caller at a time, so every
-// call leases one: idle engines are reused, a new one is made while the engines' threads stay within the
-// budget (at least two engines), and past that the caller waits (without the GIL) for one to come back.
-// So N Python threads scoring with one Model run on a bounded number of engines and OS threads.
+// Engines for the callers that share one Model (Python threads, a server's requests). An Engine serves one
+// caller at a time, so every call leases one: idle engines are reused, a new one is made while the
+// engines' threads stay within the budget (at least two engines), and past that the caller waits for one
+// to come back. So N concurrent callers run on a bounded number of engines and OS threads.
 #pragma once
 #include <condition_variable>
 #include <memory>
@@ -10,7 +10,7 @@
 
 #include "lstmlm/engine.hpp"
 
-namespace lstmlm::py {
+namespace lstmlm {
 
 class EnginePool {
  public:
@@ -32,7 +32,7 @@ class EnginePool {
     std::unique_ptr<Engine> engine_;
   };
 
-  // Blocks until an engine is free: call it with the GIL released.
+  // Blocks until an engine is free (a Python caller releases the GIL first).
   Lease acquire();
   const Engine& first() const { return *first_; }  // for what every engine shares (kernels, threads)
   int max_engines() const { return max_; }
@@ -49,4 +49,4 @@ class EnginePool {
   const Engine* first_ = nullptr;
 };
 
-}  // namespace lstmlm::py
+}  // namespace lstmlm

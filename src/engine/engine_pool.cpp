@@ -1,8 +1,8 @@
-#include "engine_pool.hpp"
+#include "lstmlm/engine_pool.hpp"
 
 #include <algorithm>
 
-namespace lstmlm::py {
+namespace lstmlm {
 
 EnginePool::EnginePool(std::shared_ptr<const Model> model, EngineOptions options, int thread_budget)
     : model_(std::move(model)), options_(std::move(options)) {
@@ -44,4 +44,4 @@ EnginePool::Lease::~Lease() {
   if (engine_) pool_->give_back(std::move(engine_));
 }
 
-}  // namespace lstmlm::py
+}  // namespace lstmlm
