@@ -8,18 +8,21 @@
 #include <string>
 #include <vector>
 
-#include "bench_rows.hpp"
 #include "commands.hpp"
 #include "emit.hpp"
 #include "limits.hpp"
 #include "line_reader.hpp"
 #include "lstmlm/error.hpp"
 #include "lstmlm/model.hpp"
+#include "lstmlm/report/bench.hpp"
 #include "lstmlm/tasks/bench.hpp"
 #include "options.hpp"
 #include "output.hpp"
 
 namespace lstmlm::cli {
+
+using report::bench_record;
+using report::bench_table;
 
 namespace {
 

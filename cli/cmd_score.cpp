@@ -12,13 +12,22 @@
 #include "line_reader.hpp"
 #include "lstmlm/engine.hpp"
 #include "lstmlm/error.hpp"
+#include "lstmlm/report/score.hpp"
 #include "lstmlm/tasks/score.hpp"
 #include "options.hpp"
 #include "output.hpp"
 #include "score_jsonl.hpp"
-#include "score_records.hpp"
 
 namespace lstmlm::cli {
+
+using report::line_record;
+using report::ngram_layout;
+using report::score_table;
+using report::ScoreView;
+using report::StreamPos;
+using report::summary_record;
+using report::Units;
+using report::Verbosity;
 
 namespace {
 

@@ -9,12 +9,15 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "bench_rows.hpp"
 #include "emit.hpp"
 #include "lstmlm/error.hpp"
+#include "lstmlm/report/bench.hpp"
 
 namespace lstmlm::cli {
 namespace {
+
+using report::bench_record;
+using report::bench_table;
 
 std::string rows_as(const std::vector<bench::Row>& rows, Format f) {
   std::vector<Record> recs;

@@ -1,7 +1,7 @@
 // json: every record in one array, indented by 2 (as nlohmann::json::dump(2)), then a newline.
-#include "emit.hpp"
+#include "lstmlm/report/record.hpp"
 
-namespace lstmlm::cli {
+namespace lstmlm::report {
 
 namespace {
 
@@ -23,4 +23,4 @@ class JsonWriter final : public Writer {
 
 std::unique_ptr<Writer> make_json_writer() { return std::make_unique<JsonWriter>(); }
 
-}  // namespace lstmlm::cli
+}  // namespace lstmlm::report

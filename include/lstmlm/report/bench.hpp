@@ -1,13 +1,13 @@
 // Bench rows (lstmlm/tasks/bench.hpp, measured by the library) as output records for the writers:
 // md for people, csv/json/jsonl for scripts (bench/compare reads jsonl).
 #pragma once
-#include "emit.hpp"
+#include "lstmlm/report/record.hpp"
 #include "lstmlm/tasks/bench.hpp"
 
-namespace lstmlm::cli {
+namespace lstmlm::report {
 
 Record bench_record(const bench::Row& r);
 // The csv header / md table: every field of a row, in record order.
 Table bench_table();
 
-}  // namespace lstmlm::cli
+}  // namespace lstmlm::report

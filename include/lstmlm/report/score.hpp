@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <string>
 
-#include "emit.hpp"
+#include "lstmlm/report/record.hpp"
 #include "lstmlm/tasks/score.hpp"
 
-namespace lstmlm::cli {
+namespace lstmlm::report {
 
 enum class Verbosity { Word, Sentence, Summary };
 
@@ -38,4 +38,4 @@ Record summary_record(const ScoreView& v, const tasks::ScoreSummary& s);
 // The table view (tsv, lmzoo): one row per word, per line, or the summary alone.
 Table score_table(const ScoreView& v);
 
-}  // namespace lstmlm::cli
+}  // namespace lstmlm::report

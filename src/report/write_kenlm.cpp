@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "emit.hpp"
+#include "lstmlm/report/record.hpp"
 
-namespace lstmlm::cli {
+namespace lstmlm::report {
 
 namespace {
 
@@ -88,4 +88,4 @@ class KenlmWriter final : public Writer {
 
 std::unique_ptr<Writer> make_kenlm_writer() { return std::make_unique<KenlmWriter>(); }
 
-}  // namespace lstmlm::cli
+}  // namespace lstmlm::report

@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "emit.hpp"
+#include "lstmlm/report/record.hpp"
 
-namespace lstmlm::cli {
+namespace lstmlm::report {
 
 namespace {
 
@@ -115,4 +115,4 @@ class TextWriter final : public Writer {
 
 std::unique_ptr<Writer> make_text_writer() { return std::make_unique<TextWriter>(); }
 
-}  // namespace lstmlm::cli
+}  // namespace lstmlm::report

@@ -1,9 +1,9 @@
 // csv (RFC 4180): a header line, then one line per row; a field holding a comma, a quote or a line
 // break is quoted with inner quotes doubled. Non-string cells are written as in JSON.
-#include "emit.hpp"
-#include "table_rows.hpp"
+#include "lstmlm/report/record.hpp"
+#include "report/table_rows.hpp"
 
-namespace lstmlm::cli {
+namespace lstmlm::report {
 
 namespace {
 
@@ -48,4 +48,4 @@ class CsvWriter final : public Writer {
 
 std::unique_ptr<Writer> make_csv_writer() { return std::make_unique<CsvWriter>(); }
 
-}  // namespace lstmlm::cli
+}  // namespace lstmlm::report

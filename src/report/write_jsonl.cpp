@@ -1,7 +1,7 @@
 // jsonl: one JSON object per record and line, fields in record order.
-#include "emit.hpp"
+#include "lstmlm/report/record.hpp"
 
-namespace lstmlm::cli {
+namespace lstmlm::report {
 
 namespace {
 
@@ -17,4 +17,4 @@ class JsonlWriter final : public Writer {
 
 std::unique_ptr<Writer> make_jsonl_writer() { return std::make_unique<JsonlWriter>(); }
 
-}  // namespace lstmlm::cli
+}  // namespace lstmlm::report

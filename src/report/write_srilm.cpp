@@ -11,9 +11,9 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "emit.hpp"
+#include "lstmlm/report/record.hpp"
 
-namespace lstmlm::cli {
+namespace lstmlm::report {
 
 namespace {
 
@@ -115,4 +115,4 @@ class SrilmWriter final : public Writer {
 
 std::unique_ptr<Writer> make_srilm_writer() { return std::make_unique<SrilmWriter>(); }
 
-}  // namespace lstmlm::cli
+}  // namespace lstmlm::report

@@ -1,10 +1,9 @@
-#include "score_records.hpp"
-
 #include <vector>
 
+#include "lstmlm/report/score.hpp"
 #include "lstmlm/tasks/units.hpp"
 
-namespace lstmlm::cli {
+namespace lstmlm::report {
 
 namespace {
 
@@ -154,4 +153,4 @@ Table score_table(const ScoreView& v) {
   return {"score.summary", c};
 }
 
-}  // namespace lstmlm::cli
+}  // namespace lstmlm::report

@@ -1,8 +1,8 @@
-#include "table_rows.hpp"
+#include "report/table_rows.hpp"
 
 #include <algorithm>
 
-namespace lstmlm::cli {
+namespace lstmlm::report {
 
 namespace {
 
@@ -43,4 +43,4 @@ void table_rows(const Table& t, const Record& r,
   }
 }
 
-}  // namespace lstmlm::cli
+}  // namespace lstmlm::report

@@ -1,9 +1,9 @@
 // md: a markdown table for people (bench rows: tokens/s ± sd, calls/s, latency percentiles, GFLOP/s).
 #include <stdexcept>
 
-#include "emit.hpp"
+#include "lstmlm/report/record.hpp"
 
-namespace lstmlm::cli {
+namespace lstmlm::report {
 
 namespace {
 
@@ -36,4 +36,4 @@ class MdWriter final : public Writer {
 
 std::unique_ptr<Writer> make_md_writer() { return std::make_unique<MdWriter>(); }
 
-}  // namespace lstmlm::cli
+}  // namespace lstmlm::report

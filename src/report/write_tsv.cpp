@@ -1,9 +1,9 @@
 // tsv: one table with a header line; cells tab-separated (strings escaped by escape_text, booleans 1/0,
 // null empty).
-#include "emit.hpp"
-#include "table_rows.hpp"
+#include "lstmlm/report/record.hpp"
+#include "report/table_rows.hpp"
 
-namespace lstmlm::cli {
+namespace lstmlm::report {
 
 namespace {
 
@@ -33,4 +33,4 @@ class TsvWriter final : public Writer {
 
 std::unique_ptr<Writer> make_tsv_writer() { return std::make_unique<TsvWriter>(); }
 
-}  // namespace lstmlm::cli
+}  // namespace lstmlm::report

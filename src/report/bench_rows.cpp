@@ -1,6 +1,6 @@
-#include "bench_rows.hpp"
+#include "lstmlm/report/bench.hpp"
 
-namespace lstmlm::cli {
+namespace lstmlm::report {
 
 // One bench row; the field names are the csv/json/jsonl keys, in this order ("type" in json/jsonl only).
 Record bench_record(const bench::Row& r) {
@@ -35,4 +35,4 @@ Table bench_table() {
   return t;
 }
 
-}  // namespace lstmlm::cli
+}  // namespace lstmlm::report
