@@ -11,6 +11,7 @@
 #include "limits.hpp"
 #include "line_reader.hpp"
 #include "lstmlm/error.hpp"
+#include "lstmlm/report/generate.hpp"
 #include "lstmlm/tasks/generate.hpp"
 #include "options.hpp"
 #include "output.hpp"
@@ -45,31 +46,6 @@ uint64_t parse_seed(const std::string& s) {
   uint64_t v = 0;
   if (!parse_uint64(s, v)) throw UsageError("--seed must be an integer in [0, 2^64), got '" + s + "'");
   return v;
-}
-
-// Keys in the documented order (type, sample, seed, prompt, text, tokens, logprob, stopped_at_eos); the
-// display field (prompt joined with the text) is for the text format.
-Record sample_record(const Model& model, const Args& a, const GeneratedSample& s) {
-  std::vector<Value> toks;
-  toks.reserve(s.tokens.size());
-  for (const auto& t : s.tokens)
-    toks.push_back(Value::of_record({{"token", Value::str(model.vocab().token(t.id))},
-                                     {"id", Value::integer(t.id)},
-                                     {"prob", Value::num9(std::exp(static_cast<double>(t.logprob)))},
-                                     {"logprob", Value::num9(t.logprob)}}));
-  auto ids = s.ids();
-  std::string display = sample_text(model.tokenizer(), a.gen.prompt, ids);
-  Record r{"generate.sample",
-           {{"type", Value::str("sample")},
-            {"sample", Value::integer(s.index)},
-            {"seed", Value::uinteger(a.gen.seed)},
-            {"prompt", Value::str(a.gen.prompt)},
-            {"text", Value::str(model.tokenizer().detokenize(ids))},
-            {"tokens", Value::of_list(std::move(toks))},
-            {"logprob", Value::num9(s.total_logprob)},
-            {"stopped_at_eos", Value::boolean(s.stopped_at_eos)},
-            {"display", Value::str(std::move(display)), true}}};
-  return r;
 }
 
 // Everything that can be refused without the model, before any output.
@@ -121,7 +97,7 @@ int run(Args& a) {
   // Several samples (or jsonl): one record each, in index order, written after the last token; a signal
   // stops the generation at the next token, before any record is written.
   auto r = generate(engine, a.gen, [](int, const GeneratedToken&) { check_interrupted(); });
-  for (const auto& s : r.samples) out.emit(sample_record(*model, a, s));
+  for (const auto& s : r.samples) out.emit(report::sample_record(*model, a.gen, s));
   out.end();
   return 0;
 }

@@ -7,6 +7,7 @@
 #include "line_reader.hpp"
 #include "lstmlm/engine.hpp"
 #include "lstmlm/error.hpp"
+#include "lstmlm/report/predict.hpp"
 #include "lstmlm/tasks/predict.hpp"
 #include "options.hpp"
 #include "output.hpp"
@@ -53,25 +54,6 @@ struct Opts {
   Precision precision = Precision::Fp32;
 };
 
-Record prediction_record(const std::string& context, const tasks::Prediction& p, bool padded) {
-  std::vector<Value> ids, top;
-  ids.reserve(p.ids.size());
-  for (int32_t id : p.ids) ids.push_back(Value::integer(id));
-  top.reserve(p.top.size());
-  for (const auto& c : p.top)
-    top.push_back(Value::of_record({{"token", Value::str(c.token)},
-                                    {"id", Value::integer(c.id)},
-                                    {"prob", Value::num9(c.prob)},
-                                    {"logprob", Value::num9(c.logprob)}}));
-  Record r{"predict",
-           {{"type", Value::str("prediction")},
-            {"context", Value::str(context)},
-            {"ids", Value::of_list(std::move(ids))}}};
-  if (padded) r.fields.push_back({"pads", Value::integer(static_cast<int64_t>(p.pads))});
-  r.fields.push_back({"top", Value::of_list(std::move(top))});
-  return r;
-}
-
 int run(const Opts& o) {
   tasks::PredictOptions task = o.task;
   task.add_start = !o.no_bos;
@@ -87,7 +69,8 @@ int run(const Opts& o) {
   if (!o.contexts.empty()) {
     auto preds = tasks::predict(engine, o.contexts, task, "argument", 1);
     warn("argument", 1, preds);
-    for (size_t i = 0; i < preds.size(); ++i) out.emit(prediction_record(o.contexts[i], preds[i], padded));
+    for (size_t i = 0; i < preds.size(); ++i)
+      out.emit(report::prediction_record(o.contexts[i], preds[i], padded));
     out.end();
     return 0;
   }
@@ -106,13 +89,13 @@ int run(const Opts& o) {
       for (size_t i = 0; i < lines.size(); ++i) {
         auto one = tasks::predict(engine, {lines[i]}, task, "stdin", first + i);
         warn("stdin", first + i, one);
-        out.emit(prediction_record(lines[i], one[0], padded));
+        out.emit(report::prediction_record(lines[i], one[0], padded));
         out.flush();
       }
       throw;
     }
     warn("stdin", first, preds);
-    for (size_t i = 0; i < preds.size(); ++i) out.emit(prediction_record(lines[i], preds[i], padded));
+    for (size_t i = 0; i < preds.size(); ++i) out.emit(report::prediction_record(lines[i], preds[i], padded));
     out.flush();
   }
   out.end();

@@ -1,4 +1,5 @@
-// The rows a record gives in a table (lstmlm/report/record.hpp, Table): the cells of each row in column order.
+// The rows a record gives in a table (lstmlm/report/record.hpp, Table): the cells of each row in column
+// order.
 #pragma once
 #include <functional>
 

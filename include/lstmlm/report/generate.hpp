@@ -1,0 +1,14 @@
+// `lstmlm generate`'s samples as records: keys in the documented order (type, sample, seed, prompt, text,
+// tokens, logprob, stopped_at_eos); the display field (prompt joined with the text) is for the text format.
+#pragma once
+#include "lstmlm/model.hpp"
+#include "lstmlm/report/record.hpp"
+#include "lstmlm/tasks/generate.hpp"
+
+namespace lstmlm::report {
+
+Record sample_record(const Model& model, const GenerateOptions& gen, const GeneratedSample& s);
+// One generated token: {"token", "id", "prob", "logprob"}.
+Value token_value(const Model& model, const GeneratedToken& t);
+
+}  // namespace lstmlm::report

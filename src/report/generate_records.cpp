@@ -1,0 +1,36 @@
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lstmlm/report/generate.hpp"
+
+namespace lstmlm::report {
+
+Value token_value(const Model& model, const GeneratedToken& t) {
+  return Value::of_record({{"token", Value::str(model.vocab().token(t.id))},
+                           {"id", Value::integer(t.id)},
+                           {"prob", Value::num9(std::exp(static_cast<double>(t.logprob)))},
+                           {"logprob", Value::num9(t.logprob)}});
+}
+
+Record sample_record(const Model& model, const GenerateOptions& gen, const GeneratedSample& s) {
+  std::vector<Value> toks;
+  toks.reserve(s.tokens.size());
+  for (const auto& t : s.tokens) toks.push_back(token_value(model, t));
+  auto ids = s.ids();
+  std::string display = sample_text(model.tokenizer(), gen.prompt, ids);
+  Record r{"generate.sample",
+           {{"type", Value::str("sample")},
+            {"sample", Value::integer(s.index)},
+            {"seed", Value::uinteger(gen.seed)},
+            {"prompt", Value::str(gen.prompt)},
+            {"text", Value::str(model.tokenizer().detokenize(ids))},
+            {"tokens", Value::of_list(std::move(toks))},
+            {"logprob", Value::num9(s.total_logprob)},
+            {"stopped_at_eos", Value::boolean(s.stopped_at_eos)},
+            {"display", Value::str(std::move(display)), true}}};
+  return r;
+}
+
+}  // namespace lstmlm::report
