@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "lstmlm/engine.hpp"
 #include "lstmlm/model.hpp"
+#include "lstmlm/report/info.hpp"
 #include "lstmlm/summary.hpp"
 #include "options.hpp"
 #include "output.hpp"
@@ -20,11 +21,6 @@ std::string kernels_line() {
   std::string s;
   for (Precision p : kPrecisions) s += (s.empty() ? "" : ", ") + kernels_for(p);
   return s + " (fp32 the default; --precision)";
-}
-nlohmann::json kernels_json() {
-  nlohmann::json j = nlohmann::json::object();
-  for (Precision p : kPrecisions) j[std::string(precision_name(p))] = kernels_for(p);
-  return j;
 }
 
 struct InfoOptions {
@@ -107,37 +103,6 @@ void print_text(const Model& m, const ModelSummary& s, Output& out) {
   for (const auto& w : m.warnings()) out.line("Warning: " + w);
 }
 
-void print_json(const Model& m, const ModelSummary& s, Output& out) {
-  using nlohmann::json;
-  const auto& c = m.config();
-  json layers = json::array();
-  for (const auto& l : s.layers)
-    layers.push_back({{"name", l.name},
-                      {"type", l.type},
-                      {"output_shape", {nullptr, nullptr, l.width}},
-                      {"params", l.params},
-                      {"trainable", l.trainable ? json(*l.trainable) : json(nullptr)},
-                      {"note", l.note}});
-  auto opt = [](const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); };
-  json cfg = config_to_json(c);
-  json j = {{"model", m.directory()},
-            {"format_version", c.format_version},
-            {"vocab_size", c.vocab_size},
-            {"embedding_dim", c.embedding_dim},
-            {"tied", c.tied},
-            {"layers", layers},
-            {"total_params", s.total_params},
-            {"trainable_params", opt(s.trainable_params)},
-            {"non_trainable_params", opt(s.non_trainable_params)},
-            {"memory_bytes", m.memory_bytes() + packed_bytes(m)},
-            {"kernels", kernels_json()},
-            {"tokenizer", cfg["tokenizer"]},
-            {"source", c.source},
-            {"warnings", m.warnings()}};
-  if (c.input_length) j["input_length"] = *c.input_length;
-  out.line(j.dump(2, ' ', false, json::error_handler_t::replace));
-}
-
 }  // namespace
 
 Subcommand setup_info(CLI::App& parent) {
@@ -149,12 +114,11 @@ Subcommand setup_info(CLI::App& parent) {
   s.app->add_flag("--json", opts->json, "Print one JSON object instead of the table");
   s.run = [opts]() -> int {
     auto model = load_model(opts->model);
-    ModelSummary sum = summarize(*model);
     Output out;
     if (opts->json)
-      print_json(*model, sum, out);
+      out.line(report::model_info_json(*model));
     else
-      print_text(*model, sum, out);
+      print_text(*model, summarize(*model), out);
     out.flush();
     return 0;
   };

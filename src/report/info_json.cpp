@@ -1,0 +1,47 @@
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "lstmlm/config.hpp"
+#include "lstmlm/engine.hpp"
+#include "lstmlm/precision.hpp"
+#include "lstmlm/report/info.hpp"
+#include "lstmlm/summary.hpp"
+
+namespace lstmlm::report {
+
+std::string model_info_json(const Model& m) {
+  using nlohmann::json;
+  const ModelSummary s = summarize(m);
+  const auto& c = m.config();
+  json layers = json::array();
+  for (const auto& l : s.layers)
+    layers.push_back({{"name", l.name},
+                      {"type", l.type},
+                      {"output_shape", {nullptr, nullptr, l.width}},
+                      {"params", l.params},
+                      {"trainable", l.trainable ? json(*l.trainable) : json(nullptr)},
+                      {"note", l.note}});
+  auto opt = [](const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); };
+  json kernels = json::object();
+  for (Precision p : kPrecisions) kernels[std::string(precision_name(p))] = kernels_for(p);
+  json cfg = config_to_json(c);
+  json j = {{"model", m.directory()},
+            {"format_version", c.format_version},
+            {"vocab_size", c.vocab_size},
+            {"embedding_dim", c.embedding_dim},
+            {"tied", c.tied},
+            {"layers", layers},
+            {"total_params", s.total_params},
+            {"trainable_params", opt(s.trainable_params)},
+            {"non_trainable_params", opt(s.non_trainable_params)},
+            {"memory_bytes", m.memory_bytes() + packed_bytes(m)},
+            {"kernels", kernels},
+            {"tokenizer", cfg["tokenizer"]},
+            {"source", c.source},
+            {"warnings", m.warnings()}};
+  if (c.input_length) j["input_length"] = *c.input_length;
+  return j.dump(2, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace lstmlm::report
