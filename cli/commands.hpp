@@ -20,5 +20,6 @@ Subcommand setup_generate(CLI::App& parent);
 Subcommand setup_bench(CLI::App& parent);
 Subcommand setup_rescore(CLI::App& parent);
 Subcommand setup_fidelity(CLI::App& parent);
+Subcommand setup_serve(CLI::App& parent);
 
 }  // namespace lstmlm::cli

@@ -53,6 +53,10 @@ const char* verbosity_name(Verbosity v) {
   return v == Verbosity::Sentence ? "sentence" : "summary";
 }
 
+}  // namespace
+
+bool ngram_layout(Format f) { return f == Format::Kenlm || f == Format::Srilm; }
+
 Value word_record(const ScoreView& v, const tasks::WordScore& w, size_t position) {
   Fields f;
   if (v.format == Format::Lmzoo) f.push_back({"token_id", Value::integer(static_cast<int64_t>(position))});
@@ -72,10 +76,6 @@ Value word_record(const ScoreView& v, const tasks::WordScore& w, size_t position
   }
   return Value::of_record(std::move(f));
 }
-
-}  // namespace
-
-bool ngram_layout(Format f) { return f == Format::Kenlm || f == Format::Srilm; }
 
 Record line_record(const ScoreView& v, const std::string& file, const tasks::LineScore& l, uint64_t sentence,
                    StreamPos pos) {

@@ -32,6 +32,8 @@ struct StreamPos {
 // The n-gram layouts (kenlm, srilm): every line record carries its words, whatever the verbosity.
 bool ngram_layout(Format f);
 
+// One word of a line record (its 1-based `position`), with the fields the view asks for.
+Value word_record(const ScoreView& v, const tasks::WordScore& w, size_t position);
 Record line_record(const ScoreView& v, const std::string& file, const tasks::LineScore& l, uint64_t sentence,
                    StreamPos pos = {});
 Record summary_record(const ScoreView& v, const tasks::ScoreSummary& s);

@@ -1,0 +1,209 @@
+#include "server/batcher.hpp"
+
+#include <chrono>
+#include <limits>
+#include <utility>
+
+#include "server/http_error.hpp"
+
+namespace lstmlm::server {
+
+struct Batcher::Job {
+  enum class Kind { Predict, Advance } kind;
+  // Predict
+  std::vector<std::string> contexts;
+  tasks::PredictOptions opt;
+  std::vector<tasks::Prediction> predictions;
+  // Advance
+  Session* session = nullptr;
+  std::vector<int32_t> ids;
+  std::vector<float> logprobs;
+  size_t rows() const { return kind == Kind::Predict ? contexts.size() : 1; }
+  std::promise<void> done;
+};
+
+namespace {
+
+bool same(const tasks::PredictOptions& a, const tasks::PredictOptions& b) {
+  return a.top == b.top && a.window.mode == b.window.mode && a.window.length == b.window.length &&
+         a.ids_input == b.ids_input && a.add_start == b.add_start && a.oov == b.oov;
+}
+
+}  // namespace
+
+Batcher::Batcher(std::shared_ptr<const Model> model, const EngineOptions& options, int max_batch, int wait_us,
+                 size_t max_queue, Metrics& metrics)
+    : model_(model),
+      engine_(std::move(model), options),
+      max_batch_(std::max(1, max_batch)),
+      wait_us_(std::max(0, wait_us)),
+      max_queue_(max_queue),
+      metrics_(metrics),
+      thread_([this] { loop(); }) {}
+
+Batcher::~Batcher() {
+  {
+    const std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+size_t Batcher::depth() {
+  const std::lock_guard lock(mu_);
+  return queue_.size();
+}
+
+void Batcher::submit(const std::shared_ptr<Job>& job) {
+  auto done = job->done.get_future();
+  {
+    const std::lock_guard lock(mu_);
+    if (queue_.size() >= max_queue_)
+      throw HttpError(503, "the server is busy: " + std::to_string(queue_.size()) +
+                               " requests are waiting (--max-queue); retry later");
+    queue_.push_back(job);
+  }
+  cv_.notify_all();
+  done.get();  // rethrows the job's exception
+}
+
+std::vector<tasks::Prediction> Batcher::predict(const std::vector<std::string>& contexts,
+                                                const tasks::PredictOptions& opt) {
+  auto job = std::make_shared<Job>();
+  job->kind = Job::Kind::Predict;
+  job->contexts = contexts;
+  job->opt = opt;
+  submit(job);
+  return std::move(job->predictions);
+}
+
+void Batcher::advance(Session& s, const std::vector<int32_t>& ids, std::vector<float>& logprobs) {
+  auto job = std::make_shared<Job>();
+  job->kind = Job::Kind::Advance;
+  job->session = &s;
+  job->ids = ids;
+  submit(job);
+  logprobs = std::move(job->logprobs);
+}
+
+void Batcher::loop() {
+  for (;;) {
+    std::vector<std::shared_ptr<Job>> jobs;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and nothing left
+      auto rows = [&] {
+        size_t n = 0;
+        for (const auto& j : queue_) n += j->rows();
+        return n;
+      };
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(wait_us_);
+      while (!stopping_ && rows() < size_t(max_batch_) &&
+             cv_.wait_until(lock, deadline) != std::cv_status::timeout) {
+      }
+      size_t n = 0;
+      while (!queue_.empty() && (jobs.empty() || n + queue_.front()->rows() <= size_t(max_batch_))) {
+        n += queue_.front()->rows();
+        jobs.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    std::vector<std::shared_ptr<Job>> predicts, advances;
+    for (auto& j : jobs) (j->kind == Job::Kind::Predict ? predicts : advances).push_back(j);
+    run_predicts(predicts);
+    run_advances(advances);
+  }
+}
+
+void Batcher::run_predicts(std::vector<std::shared_ptr<Job>>& jobs) {
+  std::vector<bool> taken(jobs.size(), false);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (taken[i]) continue;
+    // The jobs with the same options run as one call: tasks::predict batches their rows.
+    std::vector<size_t> group;
+    std::vector<std::string> contexts;
+    for (size_t k = i; k < jobs.size(); ++k)
+      if (!taken[k] && same(jobs[i]->opt, jobs[k]->opt)) {
+        taken[k] = true;
+        group.push_back(k);
+        contexts.insert(contexts.end(), jobs[k]->contexts.begin(), jobs[k]->contexts.end());
+      }
+    try {
+      tasks::PredictOptions opt = jobs[i]->opt;
+      opt.batch_size = max_batch_;
+      auto preds = tasks::predict(engine_, contexts, opt, "context", 1);
+      metrics_.batch(static_cast<int>(contexts.size()));
+      size_t at = 0;
+      for (size_t k : group) {
+        auto& j = *jobs[k];
+        j.predictions.assign(std::make_move_iterator(preds.begin() + std::ptrdiff_t(at)),
+                             std::make_move_iterator(preds.begin() + std::ptrdiff_t(at + j.contexts.size())));
+        at += j.contexts.size();
+        j.done.set_value();
+      }
+    } catch (...) {
+      // One request's bad context fails the call: each request runs alone, so only its own fails.
+      for (size_t k : group) {
+        auto& j = *jobs[k];
+        try {
+          tasks::PredictOptions opt = j.opt;
+          opt.batch_size = max_batch_;
+          j.predictions = tasks::predict(engine_, j.contexts, opt, "context", 1);
+          metrics_.batch(static_cast<int>(j.contexts.size()));
+          j.done.set_value();
+        } catch (...) {
+          j.done.set_exception(std::current_exception());
+        }
+      }
+    }
+  }
+}
+
+void Batcher::run_advances(std::vector<std::shared_ptr<Job>>& jobs) {
+  if (jobs.empty()) return;
+  try {
+    Sequences inputs;
+    std::vector<State> states;
+    inputs.reserve(jobs.size());
+    states.reserve(jobs.size());
+    for (auto& j : jobs) {
+      inputs.push_back(j->ids);
+      states.push_back(j->session->state);
+    }
+    std::vector<MatrixRM> out;
+    engine_.logprobs(inputs, states, out);
+    metrics_.batch(static_cast<int>(jobs.size()));
+    for (size_t r = 0; r < jobs.size(); ++r) {
+      auto& j = *jobs[r];
+      Session& s = *j.session;
+      const auto& ids = j.ids;
+      j.logprobs.assign(ids.size(), std::numeric_limits<float>::quiet_NaN());
+      for (size_t i = 0; i < ids.size(); ++i) {
+        if (i == 0) {
+          if (!s.next.empty()) j.logprobs[0] = s.next[size_t(ids[0])];
+        } else {
+          j.logprobs[i] = out[r](Eigen::Index(i - 1), ids[i]);
+        }
+      }
+      if (!ids.empty()) {
+        const auto last = out[r].row(Eigen::Index(ids.size() - 1));
+        s.next.assign(last.data(), last.data() + last.size());
+        s.state = std::move(states[r]);
+        s.fed += int64_t(ids.size());
+      }
+      j.done.set_value();
+    }
+  } catch (...) {
+    for (auto& j : jobs) {
+      try {
+        j->done.set_exception(std::current_exception());
+      } catch (const std::future_error&) {
+        // already answered
+      }
+    }
+  }
+}
+
+}  // namespace lstmlm::server

@@ -1,0 +1,275 @@
+// HTTP for the Service: routes, the Bearer key, status codes and one-line JSON errors, /health while the
+// model loads, /metrics, the page, and the stop on a signal (finish what is in flight, then return).
+#include "server/server.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <new>
+#include <thread>
+
+#include "lstmlm/error.hpp"
+#include "lstmlm/report/record.hpp"
+#include "lstmlm/text.hpp"
+#include "server/http_error.hpp"
+#include "server/page.hpp"
+#include "server/service.hpp"
+
+// Last: it brings <resolv.h>, whose `_res` macro would rewrite a parameter name in Eigen's headers.
+#include <httplib.h>
+
+namespace lstmlm::server {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Set by a timed handler (which records its own latency), read and cleared by the logger of the same
+// worker thread, which counts the requests no handler saw (401, 404, 413, /health, /metrics).
+thread_local bool t_counted = false;
+
+std::string error_body(int status, const std::string& message) {
+  using report::Value;
+  std::string s;
+  report::append_json(
+      s,
+      report::Fields{{"error", Value::of_record({{"code", Value::integer(status)},
+                                                 {"message", Value::str(printable(message, 500))}})}},
+      false);
+  return s;
+}
+
+void answer_error(httplib::Response& res, int status, const std::string& message) {
+  res.status = status;
+  if (status == 503) res.set_header("Retry-After", "1");
+  res.set_content(error_body(status, message), "application/json");
+}
+
+bool loopback(const std::string& host) {
+  return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+// Runs a handler and turns what it throws into the status and one-line error of the contract.
+template <class F>
+void guarded(httplib::Response& res, F&& f) {
+  try {
+    f();
+  } catch (const HttpError& e) {
+    answer_error(res, e.status(), e.what());
+  } catch (const UsageError& e) {
+    answer_error(res, 400, e.message());
+  } catch (const InputError& e) {
+    answer_error(res, 400, e.message());
+  } catch (const std::bad_alloc&) {
+    answer_error(res, 503, "out of memory for this request");
+  } catch (const std::exception& e) {
+    answer_error(res, 500, std::string("internal error: ") + e.what());
+  }
+}
+
+}  // namespace
+
+int run(const Options& options, const Log& log, const std::function<int()>& pending_signal) {
+  httplib::Server http;
+  std::atomic<bool> ready{false};
+  std::shared_ptr<Service> service;
+  const Clock::time_point started = Clock::now();
+
+  http.new_task_queue = [n = std::max(1, options.http_threads)] {
+    return new httplib::ThreadPool(size_t(n));
+  };
+  http.set_payload_max_length(options.max_body_bytes);
+  http.set_read_timeout(options.timeout_s, 0);
+  http.set_write_timeout(options.timeout_s, 0);
+  http.set_keep_alive_timeout(5);
+
+  auto endpoint_of = [](const httplib::Request& req) {
+    const std::string& p = req.path;
+    if (p.rfind("/v1/sessions/", 0) == 0) {
+      const auto slash = p.find('/', 13);
+      return slash == std::string::npos ? std::string("/v1/sessions/{id}")
+                                        : "/v1/sessions/{id}" + p.substr(slash);
+    }
+    for (const char* known : {"/health", "/metrics", "/v1/models", "/v1/score", "/v1/predict", "/v1/generate",
+                              "/v1/tokenize", "/v1/detokenize", "/v1/sessions", "/"})
+      if (p == known) return p;
+    return std::string("other");
+  };
+
+  http.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
+    if (options.api_key.empty() || req.path == "/health" || req.path == "/" || req.method == "OPTIONS")
+      return httplib::Server::HandlerResponse::Unhandled;
+    const std::string want = "Bearer " + options.api_key;
+    if (req.get_header_value("Authorization") != want) {
+      res.set_header("WWW-Authenticate", "Bearer");
+      answer_error(res, 401, "missing or wrong API key (Authorization: Bearer KEY)");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (!ready && req.path != "/metrics") {
+      answer_error(res, 503, "the model is loading");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  http.set_logger([&](const httplib::Request& req, const httplib::Response& res) {
+    const bool counted = t_counted;
+    t_counted = false;
+    if (service && !counted) service->metrics().count(endpoint_of(req), res.status);
+  });
+
+  auto timed = [&](const char* endpoint, auto&& body) {
+    return [&, endpoint, body](const httplib::Request& req, httplib::Response& res) {
+      const auto t0 = Clock::now();
+      if (!ready) {
+        answer_error(res, 503, "the model is loading");
+      } else {
+        guarded(res, [&] { body(req, res); });
+      }
+      t_counted = true;
+      if (res.status == -1) res.status = 200;  // httplib's default, set after the handler
+      if (service)
+        service->metrics().request(endpoint, res.status,
+                                   std::chrono::duration<double>(Clock::now() - t0).count());
+    };
+  };
+  auto json = [](httplib::Response& res, const std::string& s) { res.set_content(s, "application/json"); };
+
+  http.Get("/health", [&](const httplib::Request&, httplib::Response& res) {
+    if (ready) {
+      json(res, "{\"status\": \"ok\"}");
+    } else {
+      res.status = 503;
+      json(res, "{\"status\": \"loading\"}");
+    }
+  });
+  http.Get("/", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content(page_html(), "text/html; charset=utf-8");
+  });
+  http.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
+    if (!service) {
+      answer_error(res, 503, "the model is loading");
+      return;
+    }
+    res.set_content(service->metrics_text(), "text/plain; version=0.0.4");
+  });
+  http.Get("/v1/models", timed("/v1/models", [&](const httplib::Request&, httplib::Response& res) {
+             json(res, service->models());
+           }));
+  http.Post("/v1/score", timed("/v1/score", [&](const httplib::Request& req, httplib::Response& res) {
+              json(res, service->score(req.body));
+            }));
+  http.Post("/v1/predict", timed("/v1/predict", [&](const httplib::Request& req, httplib::Response& res) {
+              json(res, service->predict(req.body));
+            }));
+  http.Post("/v1/tokenize", timed("/v1/tokenize", [&](const httplib::Request& req, httplib::Response& res) {
+              json(res, service->tokenize(req.body));
+            }));
+  http.Post("/v1/detokenize",
+            timed("/v1/detokenize", [&](const httplib::Request& req, httplib::Response& res) {
+              json(res, service->detokenize(req.body));
+            }));
+  http.Post("/v1/generate", timed("/v1/generate", [&](const httplib::Request& req, httplib::Response& res) {
+              auto r = std::make_shared<Service::GenerateRequest>(service->parse_generate(req.body));
+              if (!r->stream) {
+                json(res, service->generate(*r));
+                return;
+              }
+              auto svc = service;
+              res.set_header("Cache-Control", "no-cache");
+              res.set_chunked_content_provider(
+                  "text/event-stream", [svc, r](size_t, httplib::DataSink& sink) {
+                    try {
+                      svc->generate_stream(*r, [&](const std::string& event) {
+                        return sink.is_writable() && sink.write(event.data(), event.size());
+                      });
+                    } catch (const std::exception& e) {
+                      const std::string event = "event: error\ndata: " + error_body(400, e.what()) + "\n\n";
+                      if (sink.is_writable()) sink.write(event.data(), event.size());
+                    }
+                    sink.done();
+                    return true;
+                  });
+            }));
+  http.Post("/v1/sessions", timed("/v1/sessions", [&](const httplib::Request& req, httplib::Response& res) {
+              json(res, service->create_session(req.body));
+            }));
+  http.Get(R"(/v1/sessions/([0-9a-f]+))",
+           timed("/v1/sessions/{id}", [&](const httplib::Request& req, httplib::Response& res) {
+             json(res, service->session_info(req.matches[1]));
+           }));
+  http.Delete(R"(/v1/sessions/([0-9a-f]+))",
+              timed("/v1/sessions/{id}", [&](const httplib::Request& req, httplib::Response& res) {
+                service->delete_session(req.matches[1]);
+                json(res, "{\"deleted\": true}");
+              }));
+  http.Post(R"(/v1/sessions/([0-9a-f]+)/advance)",
+            timed("/v1/sessions/{id}/advance", [&](const httplib::Request& req, httplib::Response& res) {
+              json(res, service->advance(req.matches[1], req.body));
+            }));
+  http.Get(R"(/v1/sessions/([0-9a-f]+)/state)",
+           timed("/v1/sessions/{id}/state", [&](const httplib::Request& req, httplib::Response& res) {
+             json(res, service->export_session(req.matches[1]));
+           }));
+  http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    std::string what = res.status == 404   ? "no endpoint " + req.method + " " + printable(req.path, 100)
+                       : res.status == 413 ? "request body larger than --max-body bytes"
+                       : res.status == 400 ? "malformed HTTP request"
+                                           : "HTTP status " + std::to_string(res.status);
+    res.set_content(error_body(res.status, what), "application/json");
+  });
+  http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+    answer_error(res, 500, "internal error");
+  });
+
+  int port = options.port;
+  if (port == 0) {
+    port = http.bind_to_any_port(options.host);
+    if (port < 0) throw UsageError("serve: cannot listen on " + options.host + " (any port)");
+  } else if (!http.bind_to_port(options.host, port)) {
+    throw UsageError("serve: cannot listen on " + options.host + ":" + std::to_string(port) +
+                     " (in use, or not an address of this machine)");
+  }
+  if (!loopback(options.host) && options.api_key.empty())
+    log("warning: listening on " + options.host +
+        ", beyond this machine, without --api-key: anyone who reaches "
+        "it can use the model");
+  std::thread listener([&] { http.listen_after_bind(); });
+  log("listening on http://" + options.host + ":" + std::to_string(port));
+
+  // A signal stops the server: no new connection is accepted, requests in flight finish.
+  std::atomic<bool> done{false};
+  std::thread watcher([&] {
+    while (!done) {
+      if (pending_signal()) {
+        http.stop();
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  });
+  int status = 0;
+  try {
+    auto model = Model::load(options.model_dir);
+    for (const auto& w : model->warnings()) log("warning: " + w);
+    service = std::make_shared<Service>(options, std::move(model));
+    ready = true;
+    log("model loaded in " +
+        std::to_string(std::chrono::duration<double>(Clock::now() - started).count()).substr(0, 5) +
+        " s; ready");
+  } catch (...) {
+    http.stop();
+    done = true;
+    listener.join();
+    watcher.join();
+    throw;
+  }
+  listener.join();  // returns once stop() has run and the workers have finished their requests
+  done = true;
+  watcher.join();
+  service.reset();  // the scheduler finishes its queue
+  log("stopped");
+  return status;
+}
+
+}  // namespace lstmlm::server

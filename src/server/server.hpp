@@ -1,0 +1,39 @@
+// `lstmlm serve`: a model behind HTTP (docs/serving.md). The CLI parses the options; run() serves until
+// SIGINT/SIGTERM/SIGHUP, then stops accepting, finishes the requests in flight and returns.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "lstmlm/precision.hpp"
+
+namespace lstmlm::server {
+
+struct Options {
+  std::string model_dir;
+  std::string host = "127.0.0.1";
+  int port = 8080;  // 0: any free port (printed on stderr)
+  std::string
+      api_key;      // non-empty: every endpoint but /health and the page needs "Authorization: Bearer KEY"
+  int threads = 0;  // per engine; 0 = one per core
+  Precision precision = Precision::Fp32;
+  int http_threads = 8;     // connections served at once
+  int max_batch = 64;       // rows the scheduler runs in one engine call
+  int batch_wait_us = 500;  // how long the scheduler waits for more rows after the first
+  int max_queue = 256;      // scheduled requests waiting; past it: 503 with Retry-After
+  int max_sessions = 1024;  // past it the least recently used session is evicted
+  int session_ttl_s = 600;  // a session idle this long is removed
+  size_t max_body_bytes = 1 << 20;
+  size_t max_tokens = 1 << 16;  // tokens one request may feed or generate
+  int timeout_s = 30;           // reading a request, writing a response
+};
+
+// Lines of progress for stderr ("listening on http://127.0.0.1:8080").
+using Log = std::function<void(const std::string&)>;
+
+// Serves until a signal; returns 0 after a clean stop. Throws UsageError (a port in use, a bad host) and
+// ModelError (the model) before serving.
+int run(const Options& options, const Log& log, const std::function<int()>& pending_signal);
+
+}  // namespace lstmlm::server

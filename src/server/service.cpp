@@ -1,0 +1,431 @@
+#include "server/service.hpp"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "lstmlm/error.hpp"
+#include "lstmlm/report/generate.hpp"
+#include "lstmlm/report/info.hpp"
+#include "lstmlm/report/predict.hpp"
+#include "lstmlm/report/score.hpp"
+#include "lstmlm/tasks/predict.hpp"
+#include "lstmlm/tasks/score.hpp"
+#include "lstmlm/text.hpp"
+#include "server/http_error.hpp"
+#include "server/request.hpp"
+
+namespace lstmlm::server {
+
+namespace {
+
+using report::Record;
+using report::Value;
+
+std::string json_of(const report::Fields& f) {
+  std::string s;
+  report::append_json(s, f, false);
+  return s;
+}
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string s;
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
+  return s;
+}
+
+// "a" or "b": the value of an enumerated field, or 400 naming the choices.
+std::string choice(Body& b, const std::string& field, const std::vector<std::string>& allowed,
+                   const std::string& fallback) {
+  auto v = b.str(field);
+  if (!v) return fallback;
+  for (const auto& a : allowed)
+    if (*v == a) return *v;
+  std::string list;
+  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+  throw HttpError(400,
+                  "field '" + field + "': expected one of " + list + ", got " + shown(nlohmann::json(*v)));
+}
+
+// pad_to / window / stateful, as the CLI's --pad-to / --window / --stateful; none given: the model's
+// input_length window when its config has one (a Keras app's fixed input), else the carried state.
+tasks::WindowOptions window_of(Body& b, const Model& model) {
+  const auto pad = b.integer("pad_to", 1, kMaxInputLength);
+  const auto window = b.integer("window", 1, kMaxInputLength);
+  const auto stateful = b.boolean("stateful");
+  if (int(bool(pad)) + int(bool(window)) + int(stateful.value_or(false)) > 1)
+    throw HttpError(400, "fields 'pad_to', 'window' and 'stateful' exclude each other");
+  if (pad) return {tasks::WindowMode::Pad, static_cast<int>(*pad)};
+  if (window) return {tasks::WindowMode::Window, static_cast<int>(*window)};
+  if (stateful.value_or(false)) return {};
+  if (const auto& n = model.config().input_length) return {tasks::WindowMode::Pad, *n};
+  return {};
+}
+
+tasks::OovPolicy oov_of(Body& b) {
+  return choice(b, "oov", {"skip", "error"}, "skip") == "error" ? tasks::OovPolicy::Error
+                                                                : tasks::OovPolicy::Skip;
+}
+
+// The lines of a text as the CLI reads a file: a leading BOM dropped, "\n" or "\r\n" ends a line, and a
+// last line without a line end is still a line.
+void split_lines(const std::string& text, std::vector<std::string>& lines,
+                 std::vector<tasks::LineEnd>& ends) {
+  size_t start = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) {
+      lines.push_back(text.substr(start));
+      ends.push_back(tasks::LineEnd::None);
+      break;
+    }
+    std::string line = text.substr(start, nl - start);
+    const bool crlf = !line.empty() && line.back() == '\r';
+    if (crlf) line.pop_back();
+    lines.push_back(std::move(line));
+    ends.push_back(crlf ? tasks::LineEnd::CrLf : tasks::LineEnd::Lf);
+    start = nl + 1;
+  }
+}
+
+std::vector<float> floats_of(const nlohmann::json& j, size_t n, const std::string& field) {
+  if (!j.is_array() || j.size() != n)
+    throw HttpError(400, "field '" + field + "': expected an array of " + std::to_string(n) + " numbers");
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!j[i].is_number())
+      throw HttpError(400, "field '" + field + "': element " + std::to_string(i) + " is no number");
+    v[i] = j[i].get<float>();
+    if (!std::isfinite(v[i]))
+      throw HttpError(400, "field '" + field + "': element " + std::to_string(i) + " is not finite");
+  }
+  return v;
+}
+
+}  // namespace
+
+Service::Service(const Options& options, std::shared_ptr<const Model> model)
+    : opt_(options),
+      model_(model),
+      pool_(model, EngineOptions{.threads = options.threads, .precision = options.precision},
+            std::max(1, options.http_threads)),
+      batcher_(model, EngineOptions{.threads = options.threads, .precision = options.precision},
+               options.max_batch, options.batch_wait_us, size_t(std::max(1, options.max_queue)), metrics_),
+      sessions_(size_t(std::max(1, options.max_sessions)),
+                std::chrono::seconds(std::max(1, options.session_ttl_s)), metrics_) {
+  const auto& tok = model_->tokenizer();
+  start_ = tok.bos_id() ? *tok.bos_id() : tok.eos_id() ? *tok.eos_id() : -1;
+}
+
+std::string Service::models() const { return report::model_info_json(*model_); }
+
+std::vector<int32_t> Service::ids_of(const std::string& text, bool oov_error,
+                                     std::vector<Token>* tokens) const {
+  std::vector<Token> toks;
+  try {
+    toks = model_->tokenizer().tokenize(text, opt_.max_tokens + 1);
+  } catch (const InputError& e) {
+    throw HttpError(400, "field 'text': " + e.message());
+  }
+  if (toks.size() > opt_.max_tokens)
+    throw HttpError(413,
+                    "field 'text': more than " + std::to_string(opt_.max_tokens) + " tokens (--max-tokens)");
+  std::vector<int32_t> ids;
+  for (const auto& t : toks) {
+    if (t.id < 0 && oov_error)
+      throw HttpError(400, "field 'text': '" + printable(t.text, 64) +
+                               "' is not in the vocabulary and the model has no unk_token (oov 'error')");
+    if (t.id >= 0) ids.push_back(t.id);
+  }
+  if (tokens) *tokens = std::move(toks);
+  return ids;
+}
+
+std::string Service::score(const std::string& body) {
+  Body b(body);
+  const auto text = b.str("text");
+  tasks::ScoreOptions t;
+  t.context = choice(b, "context", {"sentence", "document"}, "sentence") == "document"
+                  ? tasks::ContextMode::Document
+                  : tasks::ContextMode::Sentence;
+  t.append_eos = b.boolean("eos").value_or(true);
+  t.add_start = b.boolean("bos").value_or(true);
+  t.oov = oov_of(b);
+  t.skip_empty = b.boolean("skip_empty").value_or(false);
+  t.ids_input = b.boolean("ids").value_or(false);
+  t.entropy = b.boolean("entropy").value_or(false);
+  t.rank = b.boolean("rank").value_or(false);
+  const bool words = choice(b, "aggregate", {"tokens", "words"}, "tokens") == "words";
+  t.aggregate = words ? tasks::Aggregate::Words : tasks::Aggregate::Tokens;
+  const std::string units = choice(b, "units", {"ln", "log10", "bits"}, "");
+  t.window = window_of(b, *model_);
+  b.done();
+  if (!text) throw HttpError(400, "field 'text': required (the text to score, one sentence per line)");
+  report::ScoreView view;
+  view.verbosity = report::Verbosity::Word;
+  view.format = report::Format::Jsonl;
+  view.units = units == "ln"      ? report::Units::Ln
+               : units == "log10" ? report::Units::Log10
+               : units == "bits"  ? report::Units::Bits
+                                  : report::Units::Default;
+  view.entropy = t.entropy;
+  view.rank = t.rank;
+  view.words = words;
+  std::vector<std::string> lines;
+  std::vector<tasks::LineEnd> ends;
+  split_lines(*text, lines, ends);
+  std::vector<tasks::LineScore> scored;
+  {
+    auto engine = pool_.acquire();
+    tasks::Scorer scorer(*engine, t);
+    scored = scorer.score(lines, "-", 1, ends);
+  }
+  tasks::ScoreSummary sum;
+  std::vector<std::string> recs;
+  recs.reserve(scored.size());
+  for (size_t i = 0; i < scored.size(); ++i) {
+    sum.add(scored[i]);
+    recs.push_back(json_of(report::line_record(view, "-", scored[i], i + 1).fields));
+  }
+  metrics_.tokens_scored(sum.tokens);
+  return "{\"lines\": [" + join(recs) +
+         "], \"summary\": " + json_of(report::summary_record(view, sum).fields) + "}";
+}
+
+std::string Service::predict(const std::string& body) {
+  Body b(body);
+  auto context = b.str("context");
+  auto contexts = b.strings("contexts", 4096);
+  tasks::PredictOptions opt;
+  opt.top = static_cast<int>(b.integer("top", 0, model_->vocab_size()).value_or(10));
+  opt.add_start = b.boolean("bos").value_or(true);
+  opt.oov = oov_of(b);
+  opt.ids_input = b.boolean("ids").value_or(false);
+  opt.window = window_of(b, *model_);
+  b.done();
+  if (bool(context) == bool(contexts))
+    throw HttpError(400,
+                    "fields 'context' and 'contexts': give exactly one (a string, or an array of strings)");
+  const bool one = bool(context);
+  std::vector<std::string> list = one ? std::vector<std::string>{*context} : *contexts;
+  size_t bytes = 0;
+  for (const auto& c : list) bytes += c.size();
+  if (bytes > opt_.max_tokens * 64) throw HttpError(413, "contexts: too long for one request");
+  auto preds = batcher_.predict(list, opt);
+  const bool padded = opt.window.mode == tasks::WindowMode::Pad;
+  std::vector<std::string> recs;
+  for (size_t i = 0; i < preds.size(); ++i)
+    recs.push_back(json_of(report::prediction_record(list[i], preds[i], padded).fields));
+  return one ? recs[0] : "{\"predictions\": [" + join(recs) + "]}";
+}
+
+std::string Service::tokenize(const std::string& body) const {
+  Body b(body);
+  const auto text = b.str("text");
+  b.done();
+  if (!text) throw HttpError(400, "field 'text': required");
+  std::vector<Token> toks;
+  ids_of(*text, false, &toks);
+  std::vector<std::string> out;
+  for (const auto& t : toks)
+    out.push_back(json_of(report::Fields{
+        {"token", Value::str(t.text)}, {"id", Value::integer(t.id)}, {"oov", Value::boolean(t.oov)}}));
+  return "{\"tokens\": [" + join(out) + "]}";
+}
+
+std::string Service::detokenize(const std::string& body) const {
+  Body b(body);
+  const auto ids = b.ids("ids", opt_.max_tokens, model_->vocab_size());
+  b.done();
+  if (!ids) throw HttpError(400, "field 'ids': required");
+  return json_of(report::Fields{{"text", Value::str(model_->tokenizer().detokenize(*ids))}});
+}
+
+Service::GenerateRequest Service::parse_generate(const std::string& body) const {
+  Body b(body);
+  GenerateRequest r;
+  GenerateOptions& g = r.options;
+  g.prompt = b.str("prompt").value_or("");
+  g.max_tokens = static_cast<int>(b.integer("max_tokens", 1, int64_t(opt_.max_tokens)).value_or(100));
+  g.sampler.temperature = static_cast<float>(b.number("temperature", 0, 1000).value_or(1.0));
+  g.sampler.top_k = static_cast<int>(b.integer("top_k", 0, model_->vocab_size()).value_or(0));
+  g.sampler.top_p = static_cast<float>(b.number("top_p", 0, 1).value_or(1.0));
+  g.sampler.min_p = static_cast<float>(b.number("min_p", 0, 1).value_or(0.0));
+  g.sampler.repeat_penalty = static_cast<float>(b.number("repeat_penalty", 0, 1000).value_or(1.0));
+  g.sampler.repeat_last_n = static_cast<int>(b.integer("repeat_last_n", -1, 1 << 20).value_or(64));
+  g.seed = static_cast<uint64_t>(b.integer("seed", 0, INT64_MAX).value_or(0));
+  g.num_samples = static_cast<int>(b.integer("num_samples", 1, 64).value_or(1));
+  if (auto s = b.boolean("stop_at_eos")) g.stop_at_eos = *s;
+  g.oov = oov_of(b);
+  g.window = window_of(b, *model_);
+  r.stream = b.boolean("stream").value_or(false);
+  b.done();
+  if (int64_t(g.max_tokens) * g.num_samples > int64_t(opt_.max_tokens))
+    throw HttpError(413, "max_tokens x num_samples: more than " + std::to_string(opt_.max_tokens) +
+                             " tokens (--max-tokens)");
+  g.sampler.validate();
+  return r;
+}
+
+std::string Service::generate(const GenerateRequest& r) {
+  GenerateResult res;
+  {
+    auto engine = pool_.acquire();
+    res = lstmlm::generate(*engine, r.options);
+  }
+  std::vector<std::string> recs;
+  for (const auto& s : res.samples) {
+    recs.push_back(json_of(report::sample_record(*model_, r.options, s).fields));
+    metrics_.tokens_generated(int64_t(s.tokens.size()));
+  }
+  return "{\"samples\": [" + join(recs) + "]}";
+}
+
+namespace {
+struct ClientGone {};
+}  // namespace
+
+void Service::generate_stream(const GenerateRequest& r,
+                              const std::function<bool(const std::string&)>& write) {
+  GenerateResult res;
+  try {
+    auto engine = pool_.acquire();
+    res = lstmlm::generate(*engine, r.options, [&](int sample, const GeneratedToken& t) {
+      report::Fields f{{"type", Value::str("token")}, {"sample", Value::integer(sample)}};
+      for (auto& field : report::token_value(*model_, t).fields) f.push_back(std::move(field));
+      metrics_.tokens_generated(1);
+      if (!write("data: " + json_of(f) + "\n\n")) throw ClientGone{};
+    });
+  } catch (const ClientGone&) {
+    return;
+  }
+  for (const auto& s : res.samples)
+    if (!write("event: sample\ndata: " + json_of(report::sample_record(*model_, r.options, s).fields) +
+               "\n\n"))
+      return;
+  write("event: done\ndata: {}\n\n");
+}
+
+std::shared_ptr<Session> Service::session(const std::string& id) {
+  auto s = sessions_.find(id);
+  if (!s) throw HttpError(404, "no session '" + printable(id, 64) + "' (never made, deleted, or evicted)");
+  return s;
+}
+
+std::string Service::create_session(const std::string& body) {
+  Body b(body);
+  const bool bos = b.boolean("bos").value_or(true);
+  const nlohmann::json* state = b.raw("state");
+  b.done();
+  auto s = std::make_unique<Session>();
+  s->state = State::zeros(*model_);
+  if (state) {
+    if (!state->is_object())
+      throw HttpError(400, "field 'state': expected the object GET /v1/sessions/{id}/state gives");
+    auto get = [&](const char* k) -> const nlohmann::json& {
+      if (!state->contains(k)) throw HttpError(400, std::string("field 'state': no '") + k + "'");
+      return (*state)[k];
+    };
+    if (get("version") != 1)
+      throw HttpError(400, "field 'state': version " + shown(get("version")) + ", this server reads 1");
+    const auto& h = get("h");
+    const auto& c = get("c");
+    const size_t layers = s->state.h.size();
+    if (!h.is_array() || !c.is_array() || h.size() != layers || c.size() != layers)
+      throw HttpError(400, "field 'state': 'h' and 'c' must hold " + std::to_string(layers) + " layers");
+    for (size_t l = 0; l < layers; ++l) {
+      s->state.h[l] = floats_of(h[l], s->state.h[l].size(), "state.h[" + std::to_string(l) + "]");
+      s->state.c[l] = floats_of(c[l], s->state.c[l].size(), "state.c[" + std::to_string(l) + "]");
+    }
+    const auto& next = get("next");
+    if (!next.is_null()) s->next = floats_of(next, size_t(model_->vocab_size()), "state.next");
+    const auto& fed = get("tokens");
+    if (!fed.is_number_integer() || fed.get<int64_t>() < 0)
+      throw HttpError(400, "field 'state.tokens': expected a count");
+    s->fed = fed.get<int64_t>();
+  }
+  auto shared = sessions_.add(std::move(s));
+  if (!state && bos && start_ >= 0) {
+    const std::lock_guard lock(shared->mu);
+    std::vector<float> lp;
+    batcher_.advance(*shared, {start_}, lp);
+  }
+  return json_of(report::Fields{{"id", Value::str(shared->id)}, {"tokens", Value::integer(shared->fed)}});
+}
+
+std::string Service::advance(const std::string& id, const std::string& body) {
+  Body b(body);
+  const auto text = b.str("text");
+  const auto given_ids = b.ids("ids", opt_.max_tokens, model_->vocab_size());
+  const int top = static_cast<int>(b.integer("top", 0, model_->vocab_size()).value_or(10));
+  const bool oov_error = oov_of(b) == tasks::OovPolicy::Error;
+  b.done();
+  if (text && given_ids) throw HttpError(400, "fields 'text' and 'ids': give at most one");
+  // Each fed token keeps a row of V log-probs until the call ends: bounded to 64 MiB per request.
+  const size_t cap = std::max<size_t>(1, (size_t{64} << 20) / (4 * size_t(model_->vocab_size())));
+  std::vector<Token> toks;
+  std::vector<int32_t> ids;
+  if (text) {
+    ids = ids_of(*text, oov_error, &toks);
+  } else if (given_ids) {
+    ids = *given_ids;
+    for (int32_t i : ids) toks.push_back(Token{i, model_->vocab().token(i), false});
+  }
+  if (ids.size() > cap)
+    throw HttpError(413, "a session advances by at most " + std::to_string(cap) +
+                             " tokens per request with this vocabulary; use /v1/score for long texts");
+  auto s = session(id);
+  const std::lock_guard lock(s->mu);
+  std::vector<float> lp;
+  if (!ids.empty()) batcher_.advance(*s, ids, lp);
+  report::ScoreView view;
+  std::vector<Value> words;
+  size_t k = 0;
+  for (size_t i = 0; i < toks.size(); ++i) {
+    tasks::WordScore w;
+    w.token = toks[i].text;
+    w.id = toks[i].id;
+    w.oov = toks[i].oov;
+    if (w.id >= 0) {
+      const float v = lp[k++];
+      w.scored = !std::isnan(v);
+      w.logprob = w.scored ? v : 0.0f;
+    }
+    words.push_back(report::word_record(view, w, i + 1));
+  }
+  metrics_.tokens_scored(int64_t(ids.size()));
+  std::vector<Value> cands;
+  if (!s->next.empty())
+    for (const auto& c : tasks::top_candidates(*model_, s->next.data(), top))
+      cands.push_back(report::candidate_value(c));
+  return json_of(report::Fields{{"words", Value::of_list(std::move(words))},
+                                {"top", Value::of_list(std::move(cands))},
+                                {"tokens", Value::integer(s->fed)}});
+}
+
+std::string Service::session_info(const std::string& id) {
+  auto s = session(id);
+  const std::lock_guard lock(s->mu);
+  return json_of(report::Fields{{"id", Value::str(s->id)}, {"tokens", Value::integer(s->fed)}});
+}
+
+void Service::delete_session(const std::string& id) {
+  if (!sessions_.remove(id)) throw HttpError(404, "no session '" + printable(id, 64) + "'");
+}
+
+std::string Service::export_session(const std::string& id) {
+  auto s = session(id);
+  const std::lock_guard lock(s->mu);
+  nlohmann::json j = {{"version", 1},
+                      {"tokens", s->fed},
+                      {"h", s->state.h},
+                      {"c", s->state.c},
+                      {"next", s->next.empty() ? nlohmann::json(nullptr) : nlohmann::json(s->next)}};
+  return j.dump();
+}
+
+std::string Service::metrics_text() {
+  return metrics_.text(int64_t(batcher_.depth()), int64_t(sessions_.size()));
+}
+
+}  // namespace lstmlm::server
