@@ -123,7 +123,7 @@ std::vector<int32_t> Service::ids_of(const std::string& text, bool oov_error,
                                      std::vector<Token>* tokens) const {
   std::vector<Token> toks;
   try {
-    toks = model_->tokenizer().tokenize(text, opt_.max_tokens + 1);
+    toks = model_->tokenizer().tokenize(text);  // bounded by --max-body
   } catch (const InputError& e) {
     throw HttpError(400, "field 'text': " + e.message());
   }
