@@ -65,7 +65,9 @@ Subcommand setup_serve(CLI::App& parent) {
   s.app->add_option("--max-batch", a->o.max_batch, "Rows of concurrent requests run in one engine call")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
-  s.app->add_option("--batch-wait-us", a->o.batch_wait_us, "How long the scheduler waits for more rows (us)")
+  s.app
+      ->add_option("--batch-wait-us", a->o.batch_wait_us,
+                   "How long the scheduler waits for more rows (us); 0: it runs what is queued at once")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   s.app->add_option("--max-queue", a->o.max_queue, "Requests waiting for the scheduler; past it: 503")

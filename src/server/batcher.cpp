@@ -100,7 +100,7 @@ void Batcher::loop() {
         return n;
       };
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(wait_us_);
-      while (!stopping_ && rows() < size_t(max_batch_) &&
+      while (wait_us_ > 0 && !stopping_ && rows() < size_t(max_batch_) &&
              cv_.wait_until(lock, deadline) != std::cv_status::timeout) {
       }
       size_t n = 0;

@@ -82,6 +82,8 @@ int run(const Options& options, const Log& log, const std::function<int()>& pend
   http.set_read_timeout(options.timeout_s, 0);
   http.set_write_timeout(options.timeout_s, 0);
   http.set_keep_alive_timeout(5);
+  http.set_keep_alive_max_count(1000000);  // a client keeps its connection (httplib closes after 5)
+  http.set_tcp_nodelay(true);  // a response in two writes would otherwise wait on the delayed ACK (40 ms)
 
   auto endpoint_of = [](const httplib::Request& req) {
     const std::string& p = req.path;

@@ -18,9 +18,11 @@ struct Options {
       api_key;      // non-empty: every endpoint but /health and the page needs "Authorization: Bearer KEY"
   int threads = 0;  // per engine; 0 = one per core
   Precision precision = Precision::Fp32;
-  int http_threads = 8;     // connections served at once
-  int max_batch = 64;       // rows the scheduler runs in one engine call
-  int batch_wait_us = 500;  // how long the scheduler waits for more rows after the first
+  int http_threads = 8;  // connections served at once
+  int max_batch = 64;    // rows the scheduler runs in one engine call
+  // How long the scheduler waits for more rows after the first. 0: none; the requests that arrive while the
+  // engine runs form the next batch, so a lone request pays no wait and a busy server still batches.
+  int batch_wait_us = 0;
   int max_queue = 256;      // scheduled requests waiting; past it: 503 with Retry-After
   int max_sessions = 1024;  // past it the least recently used session is evicted
   int session_ttl_s = 600;  // a session idle this long is removed
