@@ -8,8 +8,8 @@
 #include "limits.hpp"
 #include "lstmlm/engine.hpp"
 #include "lstmlm/error.hpp"
+#include "lstmlm/report/rescore.hpp"
 #include "lstmlm/tasks/rescore.hpp"
-#include "lstmlm/tasks/units.hpp"
 #include "nbest_reader.hpp"
 #include "options.hpp"
 #include "output.hpp"
@@ -74,52 +74,6 @@ std::pair<std::string, std::string> name_value(const std::string& spec, const st
   return {spec.substr(0, eq), spec.substr(eq + 1)};
 }
 
-Value score_value(const std::vector<double>& v, Format f) {
-  if (v.size() == 1) return Value::num9(v[0]);
-  if (f == Format::Tsv) {  // a list cell stays one cell: space-separated, as it is read
-    std::string s;
-    for (double x : v) s += (s.empty() ? "" : " ") + cell(Value::num9(x));
-    return Value::str(s);
-  }
-  std::vector<Value> list;
-  for (double x : v) list.push_back(Value::num9(x));
-  return Value::of_list(std::move(list));
-}
-
-struct Layout {
-  std::vector<std::string> names;
-  bool interpolated = false;
-};
-
-Record hyp_record(const Opts& o, const Layout& lay, const std::string& file, const tasks::Hypothesis& h,
-                  const tasks::HypothesisScore& s) {
-  Record r{"rescore.hyp",
-           {{"type", Value::str("hyp")},
-            {"file", Value::str(file)},
-            {"utt", Value::str(h.utt)},
-            {"id", Value::str(h.id)},
-            {"n", Value::integer(h.n)},
-            {"tokens", Value::integer(s.lm.tokens)},
-            {"oovs", Value::integer(s.lm.oovs)},
-            {"words", Value::integer(s.words)},
-            {"lm_logprob", Value::num9(s.lm.logprob)},
-            {"lm_log10prob", Value::num9(s.lm.logprob / kLn10)}}};
-  if (lay.interpolated) r.fields.push_back({"lm_interpolated", Value::num9(s.lm_logprob)});
-  if (o.format == Format::Tsv) {
-    for (size_t k = 0; k < lay.names.size(); ++k)
-      r.fields.push_back({lay.names[k], score_value(h.scores[k], o.format)});
-  } else {
-    Fields scores;
-    for (size_t k = 0; k < lay.names.size(); ++k)
-      scores.push_back({lay.names[k], score_value(h.scores[k], o.format)});
-    r.fields.push_back({"scores", Value::of_record(std::move(scores))});
-  }
-  r.fields.push_back({"combined", Value::num9(s.combined)});
-  r.fields.push_back({"best", Value::boolean(s.best)});
-  r.fields.push_back({"hyp", Value::str(h.text)});
-  return r;
-}
-
 tasks::LogUnits units(const std::string& u) {
   return u == "ln" ? tasks::LogUnits::Ln : u == "cost" ? tasks::LogUnits::Cost : tasks::LogUnits::Log10;
 }
@@ -140,7 +94,7 @@ int run(const Opts& o) {
                    : o.input_format == "jsonl" ? NbestFormat::Jsonl
                                                : NbestFormat::Auto;
   NbestReader in(o.files, nf, score_files);
-  Layout lay;
+  report::RescoreLayout lay;
   lay.names = in.score_names();
   auto index_of = [&](const std::string& name, const std::string& option) {
     for (size_t k = 0; k < lay.names.size(); ++k)
@@ -213,7 +167,7 @@ int run(const Opts& o) {
     if (kaldi_best)
       out.raw(escape_text(h.utt) + (h.text.empty() ? "" : " ") + escape_text(h.text) + "\n");
     else
-      out.emit(hyp_record(o, lay, in.source(), h, s));
+      out.emit(report::hyp_record(o.format, lay, in.source(), h, s));
   };
   std::vector<tasks::Hypothesis> block;
   while (in.next_block(block, 4096)) {
@@ -240,14 +194,7 @@ int run(const Opts& o) {
   }
   std::string unused = in.unused_scores();
   const auto& st = rescorer.stats();
-  out.emit({"rescore.summary",
-            {{"type", Value::str("summary")},
-             {"utterances", Value::integer(utterances)},
-             {"hypotheses", Value::integer(hypotheses)},
-             {"tokens", Value::integer(tokens)},
-             {"oovs", Value::integer(oovs)},
-             {"steps", Value::integer(st.steps)},
-             {"computed", Value::integer(st.computed)}}});
+  out.emit(report::rescore_summary_record(utterances, hypotheses, tokens, oovs, st));
   out.end();
   const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fprintf(stderr,

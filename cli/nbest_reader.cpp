@@ -5,10 +5,12 @@
 #include <cstdlib>
 #include <exception>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string_view>
 #include <utility>
 
 #include "lstmlm/error.hpp"
+#include "lstmlm/tasks/nbest.hpp"
 
 namespace lstmlm::cli {
 
@@ -228,60 +230,10 @@ void NbestReader::parse_tsv(const std::string& line, tasks::Hypothesis& h) {
 }
 
 void NbestReader::parse_jsonl(const std::string& line, tasks::Hypothesis& h) {
-  using nlohmann::json;
-  json j;
-  try {
-    // The callback bounds the nesting (a record needs 3 levels), so no deep value is ever built.
-    j = json::parse(line, [](int depth, json::parse_event_t, json&) {
-      if (depth > 8) throw std::length_error("nested deeper than 8 levels");
-      return true;
-    });
-  } catch (const std::exception& e) {
-    std::string m = e.what();
-    if (auto p = m.find("] "); m.starts_with("[json") && p != std::string::npos) m.erase(0, p + 2);
-    throw InputError(where() + "not a JSON object: " + shown(m));
-  }
-  if (!j.is_object()) throw InputError(where() + "a jsonl line is one object {\"utt\": ..., \"hyp\": ...}");
-  auto text = [&](const char* key, bool required) -> std::string {
-    auto it = j.find(key);
-    if (it == j.end()) {
-      if (required)
-        throw InputError(where() + "no \"" + key + "\": every hypothesis needs its utterance and text");
-      return "";
-    }
-    if (!it->is_string()) throw InputError(where() + "\"" + key + "\" is not a string");
-    return it->get<std::string>();
-  };
-  h.utt = text("utt", true);
-  if (h.utt.empty()) throw InputError(where() + "\"utt\" is empty: every hypothesis needs its utterance id");
-  h.text = text("hyp", true);
-  h.id = text("id", false);
-  h.recording = text("recording", false);
-  std::vector<std::string> keys;
-  auto s = j.find("scores");
-  if (s != j.end() && !s->is_object()) throw InputError(where() + "\"scores\" is not an object");
-  if (s != j.end())
-    for (auto it = s->begin(); it != s->end(); ++it) keys.push_back(it.key());  // sorted by nlohmann
-  if (!names_known_) names_ = keys;
-  if (keys != names_)
-    throw InputError(where() +
-                     "\"scores\" has other names than the first record's (every record needs the same)");
-  if (s == j.end()) return;
-  for (const auto& name : names_) {
-    const json& v = (*s)[name];
-    std::vector<double> vals;
-    auto add = [&](const json& x) {
-      if (!x.is_number() || !std::isfinite(x.get<double>()))
-        throw InputError(where() + "score \"" + name + "\" is not a finite number (or a list of them)");
-      vals.push_back(x.get<double>());
-    };
-    if (v.is_array())
-      for (const auto& x : v) add(x);
-    else
-      add(v);
-    if (vals.empty()) throw InputError(where() + "score \"" + name + "\" is an empty list");
-    h.scores.push_back(std::move(vals));
-  }
+  std::optional<std::vector<std::string>> names;
+  if (names_known_) names = names_;
+  tasks::parse_jsonl_hypothesis(line, names, where(), h);
+  if (!names_known_) names_ = *names;
 }
 
 bool NbestReader::read_one(tasks::Hypothesis& h) {
