@@ -24,6 +24,7 @@ Endpoints (JSON in and out; the records are the CLI's jsonl ones, docs/serving.m
   POST /v1/score                      {"text": "one sentence per line", ...} -> {"lines": [...], "summary": {...}}
   POST /v1/predict                    {"context": "...", "top": N} -> the record `lstmlm predict` prints
   POST /v1/generate                   {"prompt": "...", "max_tokens": N, "seed": S, ..., "stream": bool}
+  POST /v1/rescore                    {"hyps": [rescore's jsonl records], "weights": {...}, ...} -> {"hyps", "summary"}
   POST /v1/tokenize, /v1/detokenize   {"text": "..."} -> tokens; {"ids": [...]} -> text
   POST /v1/sessions                   {"bos": true} or {"state": {...}} -> {"id": "...", "tokens": n}
   POST /v1/sessions/ID/advance        {"text": "..."} or {"ids": [...]} -> {"words": [...], "top": [...]}

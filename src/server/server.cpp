@@ -93,7 +93,7 @@ int run(const Options& options, const Log& log, const std::function<int()>& pend
                                         : "/v1/sessions/{id}" + p.substr(slash);
     }
     for (const char* known : {"/health", "/metrics", "/v1/models", "/v1/score", "/v1/predict", "/v1/generate",
-                              "/v1/tokenize", "/v1/detokenize", "/v1/sessions", "/"})
+                              "/v1/rescore", "/v1/tokenize", "/v1/detokenize", "/v1/sessions", "/"})
       if (p == known) return p;
     return std::string("other");
   };
@@ -162,6 +162,9 @@ int run(const Options& options, const Log& log, const std::function<int()>& pend
             }));
   http.Post("/v1/predict", timed("/v1/predict", [&](const httplib::Request& req, httplib::Response& res) {
               json(res, service->predict(req.body));
+            }));
+  http.Post("/v1/rescore", timed("/v1/rescore", [&](const httplib::Request& req, httplib::Response& res) {
+              json(res, service->rescore(req.body));
             }));
   http.Post("/v1/tokenize", timed("/v1/tokenize", [&](const httplib::Request& req, httplib::Response& res) {
               json(res, service->tokenize(req.body));

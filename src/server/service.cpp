@@ -2,14 +2,19 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 #include <utility>
 
 #include "lstmlm/error.hpp"
 #include "lstmlm/report/generate.hpp"
 #include "lstmlm/report/info.hpp"
 #include "lstmlm/report/predict.hpp"
+#include "lstmlm/report/rescore.hpp"
 #include "lstmlm/report/score.hpp"
+#include "lstmlm/tasks/nbest.hpp"
 #include "lstmlm/tasks/predict.hpp"
+#include "lstmlm/tasks/rescore.hpp"
 #include "lstmlm/tasks/score.hpp"
 #include "lstmlm/text.hpp"
 #include "server/http_error.hpp"
@@ -217,6 +222,102 @@ std::string Service::predict(const std::string& body) {
   for (size_t i = 0; i < preds.size(); ++i)
     recs.push_back(json_of(report::prediction_record(list[i], preds[i], padded).fields));
   return one ? recs[0] : "{\"predictions\": [" + join(recs) + "]}";
+}
+
+std::string Service::rescore(const std::string& body) {
+  Body b(body);
+  const nlohmann::json* hyps = b.raw("hyps");
+  const nlohmann::json* weights = b.raw("weights");
+  tasks::RescoreOptions task;
+  task.score.append_eos = b.boolean("eos").value_or(true);
+  task.score.oov = oov_of(b);
+  task.score.ids_input = b.boolean("ids").value_or(false);
+  task.conversation = choice(b, "context", {"utterance", "conversation"}, "utterance") == "conversation";
+  task.lm_weight = b.number("lm_weight", -1e12, 1e12).value_or(1.0);
+  task.word_penalty = b.number("word_penalty", -1e12, 1e12).value_or(0.0);
+  const auto lambda = b.number("interpolate", 0, 1);
+  const auto ngram = b.str("ngram");
+  const std::string ngram_units = choice(b, "ngram_units", {"log10", "ln", "cost"}, "log10");
+  const bool best_only = b.boolean("best").value_or(false);
+  b.done();
+  if (!hyps || !hyps->is_array() || hyps->empty())
+    throw HttpError(400,
+                    "field 'hyps': required, an array of {\"utt\", \"hyp\", \"id\"?, \"recording\"?, "
+                    "\"scores\"?} (rescore's jsonl records)");
+  if (hyps->size() > opt_.max_tokens) throw HttpError(413, "field 'hyps': more hypotheses than --max-tokens");
+  if (bool(lambda) != bool(ngram)) throw HttpError(400, "fields 'interpolate' and 'ngram' go together");
+  // The records as `lstmlm rescore --input-format jsonl` reads them from "-": one line each, numbered.
+  std::optional<std::vector<std::string>> names;
+  std::vector<tasks::Hypothesis> list(hyps->size());
+  std::string current;
+  std::set<std::string> done;
+  int64_t n = 0;
+  for (size_t i = 0; i < hyps->size(); ++i) {
+    const std::string where = "hyps[" + std::to_string(i) + "]: ";
+    tasks::Hypothesis& h = list[i];
+    if (!(*hyps)[i].is_object())
+      throw HttpError(400, where + "expected an object {\"utt\": ..., \"hyp\": ...}");
+    tasks::parse_jsonl_hypothesis((*hyps)[i].dump(), names, where, h);
+    h.line = i + 1;
+    if (h.utt != current) {
+      if (done.count(h.utt))
+        throw HttpError(400,
+                        where + "utterance '" + printable(h.utt, 60) +
+                            "' appears again after other utterances: the hypotheses of an utterance must be "
+                            "contiguous");
+      if (!current.empty()) done.insert(current);
+      current = h.utt;
+      n = 0;
+    }
+    h.n = ++n;
+    if (h.id.empty()) h.id = h.utt + "-" + std::to_string(h.n);
+    h.recording = "-\n" + h.recording;
+  }
+  report::RescoreLayout lay;
+  lay.names = names.value_or(std::vector<std::string>{});
+  auto index_of = [&](const std::string& name, const std::string& field) {
+    for (size_t k = 0; k < lay.names.size(); ++k)
+      if (lay.names[k] == name) return k;
+    throw HttpError(400,
+                    "field '" + field + "': no score named '" + printable(name, 60) + "' in the hypotheses");
+  };
+  task.weights.assign(lay.names.size(), 0.0);
+  if (weights) {
+    if (!weights->is_object()) throw HttpError(400, "field 'weights': expected an object {\"name\": number}");
+    for (const auto& [name, w] : weights->items()) {
+      if (!w.is_number() || !std::isfinite(w.get<double>()) || std::fabs(w.get<double>()) > 1e12)
+        throw HttpError(400, "field 'weights." + printable(name, 60) + "': expected a finite number");
+      task.weights[index_of(name, "weights")] = w.get<double>();
+    }
+  }
+  if (ngram)
+    task.interpolate = tasks::Interpolation{*lambda, index_of(*ngram, "ngram"),
+                                            ngram_units == "ln"     ? tasks::LogUnits::Ln
+                                            : ngram_units == "cost" ? tasks::LogUnits::Cost
+                                                                    : tasks::LogUnits::Log10};
+  lay.interpolated = task.interpolate.has_value();
+  std::vector<tasks::HypothesisScore> scores;
+  tasks::PrefixStats stats;
+  {
+    auto engine = pool_.acquire();
+    tasks::Rescorer rescorer(*engine, task);
+    scores = rescorer.rescore(list, "-");
+    stats = rescorer.stats();
+  }
+  std::vector<std::string> recs;
+  int64_t utterances = 0, tokens = 0, oovs = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    utterances += i == 0 || list[i].utt != list[i - 1].utt;
+    tokens += scores[i].lm.tokens;
+    oovs += scores[i].lm.oovs;
+    if (best_only && !scores[i].best) continue;
+    recs.push_back(json_of(report::hyp_record(report::Format::Jsonl, lay, "-", list[i], scores[i]).fields));
+  }
+  metrics_.tokens_scored(tokens);
+  return "{\"hyps\": [" + join(recs) + "], \"summary\": " +
+         json_of(
+             report::rescore_summary_record(utterances, int64_t(list.size()), tokens, oovs, stats).fields) +
+         "}";
 }
 
 std::string Service::tokenize(const std::string& body) const {

@@ -24,6 +24,7 @@ class Service {
   std::string models() const;
   std::string score(const std::string& body);
   std::string predict(const std::string& body);
+  std::string rescore(const std::string& body);
   std::string tokenize(const std::string& body) const;
   std::string detokenize(const std::string& body) const;
 

@@ -150,6 +150,23 @@ class SameBytesAsTheCli(ServerTestBase):
             self.assertEqual([{k: t[k] for k in ("token", "id", "prob", "logprob")} for t in tokens
                               if t["sample"] == i], rec["tokens"])
 
+    def test_rescore(self):
+        hyps = [{"utt": "u1", "hyp": "the old man went", "scores": {"ac": -120.5, "lm": -9.5}},
+                {"utt": "u1", "hyp": "the old man want", "scores": {"ac": -119.0, "lm": -11.0}},
+                {"utt": "u2", "hyp": "once upon a time", "id": "x-7", "scores": {"ac": -80.0, "lm": -6.0}},
+                {"utt": "u2", "hyp": "once upon a tim", "scores": {"ac": -79.5, "lm": -8.0}}]
+        jsonl = "".join(json.dumps(h) + "\n" for h in hyps)
+        for opts, flags in (({"weights": {"ac": 0.1}}, ["--weight", "ac=0.1"]),
+                            ({"weights": {"ac": 0.1}, "interpolate": 0.5, "ngram": "lm", "best": True},
+                             ["--weight", "ac=0.1", "--interpolate", "0.5", "--ngram", "lm", "--best"])):
+            with self.subTest(opts=opts):
+                lines = cli("rescore", "-m", MODEL, "--input-format", "jsonl", "--output-format", "jsonl", *flags,
+                            stdin=jsonl).splitlines()
+                want = '{"hyps": [' + ", ".join(lines[:-1]) + '], "summary": ' + lines[-1] + "}"
+                self.assertEqual(self.ok("/v1/rescore", dict(hyps=hyps, **opts)), want)
+        self.error(400, "/v1/rescore", {"hyps": hyps, "weights": {"am": 1}}, field="no score named 'am'")
+        self.error(400, "/v1/rescore", {"hyps": hyps[:1] + hyps[2:] + hyps[1:2]}, field="contiguous")
+
     def test_tokenize_and_detokenize(self):
         toks = json.loads(self.ok("/v1/tokenize", {"text": "The old zzqx"}))["tokens"]
         self.assertEqual([t["token"] for t in toks], ["the", "old", "zzqx"])
