@@ -1,5 +1,6 @@
 #include "line_reader.hpp"
 
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,7 +51,17 @@ bool LineReader::next_file() {
   f_ = open_input(source_);
   line_ = 0;
   eof_ = false;
+  struct stat st {};
+  live_ = ::fstat(fileno(f_), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode);
   return true;
+}
+
+// Whether a byte can be read now without waiting: in stdio's buffer (glibc's FILE fields), or on the
+// descriptor. A file descriptor error counts as ready: the read reports it.
+bool LineReader::ready() const {
+  if (f_->_IO_read_ptr < f_->_IO_read_end) return true;
+  pollfd p{fileno(f_), POLLIN, 0};
+  return ::poll(&p, 1, 0) != 0;
 }
 
 int LineReader::get() {
@@ -110,6 +121,9 @@ bool LineReader::next_block(std::vector<std::string>& lines, size_t max, uint64_
   while (lines.size() < max && !eof_ && next(line)) {
     lines.push_back(std::move(line));
     if (ends) ends->push_back(end_);
+    // A terminal or a pipe with nothing more ready: answer what was typed so far, as KenLM's query does,
+    // instead of waiting for a full block or the end of the input.
+    if (live_ && !ready()) break;
   }
   return !lines.empty();
 }

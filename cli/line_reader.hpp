@@ -25,6 +25,8 @@ class LineReader {
   bool next(std::string& line);
   // Up to `max` next lines of the current file into `lines` (cleared first); `first` gets the line number
   // of lines[0]; `ends`, when given, how each ended. Returns false when the current file had no line left.
+  // From a terminal, pipe or socket the block ends early at a line after which no byte is ready yet, so an
+  // interactive user gets each answer as the line is typed; a regular file is read in full blocks.
   bool next_block(std::vector<std::string>& lines, size_t max, uint64_t& first,
                   std::vector<tasks::LineEnd>* ends = nullptr);
   // Opens the next file; false when there is none.
@@ -35,6 +37,7 @@ class LineReader {
 
  private:
   int get();  // the next byte or EOF; resumes after EINTR unless a signal is pending
+  bool ready() const;
   std::vector<std::string> paths_;
   size_t max_line_;
   size_t index_ = 0;
@@ -42,7 +45,8 @@ class LineReader {
   std::string source_;
   uint64_t line_ = 0;
   tasks::LineEnd end_ = tasks::LineEnd::Lf;
-  bool eof_ = false;  // the current file has returned its last line (a tty's EOF is not read twice)
+  bool eof_ = false;   // the current file has returned its last line (a tty's EOF is not read twice)
+  bool live_ = false;  // the current input is a terminal, pipe or socket (not a regular file)
 };
 
 // Checks every path up front, without opening it (a FIFO must be opened only once, when it is read), so

@@ -1,0 +1,61 @@
+"""`lstmlm predict` and `score` answer each line as it arrives on a pipe held open (or a terminal), as
+KenLM's query does, instead of waiting for a block of 4,096 lines or the end of the input; the answers are
+the ones the same lines give from a file."""
+import os
+import select
+import subprocess
+import unittest
+
+import pyutil
+
+MODEL = os.path.join(pyutil.SOURCE_DIR, "models", "fairytales-word")
+
+
+def read_line(proc, seconds=60):
+    """One line of the child's stdout, or fail after `seconds` (the child would be waiting for more input)."""
+    ready, _, _ = select.select([proc.stdout], [], [], seconds)
+    if not ready:
+        proc.kill()
+        raise AssertionError("no answer while the input was held open")
+    return proc.stdout.readline()
+
+
+class InteractiveStdin(unittest.TestCase):
+    def run_held_open(self, args, lines):
+        if not pyutil.CLI:
+            raise unittest.SkipTest("LSTMLM_CLI not set (run through ctest)")
+        proc = subprocess.Popen([pyutil.CLI, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        answers = []
+        try:
+            for line in lines:
+                proc.stdin.write(line + "\n")
+                proc.stdin.flush()
+                answers.append(read_line(proc))
+            proc.stdin.close()
+            rest = proc.stdout.read()
+            self.assertEqual(proc.wait(timeout=60), 0)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.stdout.close()
+        want = subprocess.run([pyutil.CLI, *args], input="".join(l + "\n" for l in lines), capture_output=True,
+                              text=True, timeout=60).stdout
+        self.assertEqual("".join(answers) + rest, want)
+        return answers
+
+    def test_predict_answers_each_line(self):
+        answers = self.run_held_open(["predict", "-m", MODEL, "--output-format", "jsonl", "--top", "3"],
+                                     ["the old", "once upon a"])
+        self.assertIn('"context": "the old"', answers[0])
+        self.assertIn('"context": "once upon a"', answers[1])
+
+    def test_score_answers_each_line(self):
+        answers = self.run_held_open(["score", "-m", MODEL, "--output-format", "jsonl", "-v", "word"],
+                                     ["the old man", "the king"])
+        self.assertIn('"line": 1', answers[0])
+        self.assertIn('"line": 2', answers[1])
+
+
+if __name__ == "__main__":
+    unittest.main()
