@@ -92,12 +92,16 @@ def run(cmd, what):
     """Runs cmd with its output shown; on failure, one last line naming the Debian package when the output
     says which is missing."""
     print("lstmlm: " + " ".join(shlex.quote(c) for c in cmd), flush=True)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
-    sys.stdout.write(p.stdout)
-    sys.stdout.flush()
+    output = []
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace") as p:
+        for line in p.stdout:  # shown as it comes (a compile takes minutes), kept to be searched
+            sys.stdout.write(line)
+            sys.stdout.flush()
+            output.append(line)
     if p.returncode != 0:
+        text = "".join(output)
         for pattern, package, message in CONFIGURE_MISSES:
-            if re.search(pattern, p.stdout):
+            if re.search(pattern, text):
                 raise BuildError(f"{what} failed: {message}: apt-get install {package}")
         raise BuildError(f"{what} failed (exit status {p.returncode}); its output is above")
 
@@ -175,6 +179,10 @@ class BuildPy(build_py):
 
 setup(
     version=project_version(),
+    package_dir={"": "python"},
+    packages=["lstmlm", "lstmlm.convert", "lstmlm.format"],
+    package_data={"lstmlm": ["py.typed", "__init__.pyi"]},
+    license_files=["LICENSE"],
     ext_modules=[Extension("lstmlm._lstmlm", sources=[])],
     cmdclass={"build_ext": CMakeBuildExt, "build_py": BuildPy},
     # setuptools' own files go to build-wheel/, not to the CMake build tree `build/` nor into python/.
