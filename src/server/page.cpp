@@ -24,7 +24,7 @@ input[type=text] { width: 100%; font: inherit; padding: .4rem; box-sizing: borde
 <body>
 <h1>lstmlm</h1>
 <p id="model">loading…</p>
-<label>API key (when the server has one) <input type="text" id="key" autocomplete="off"></label>
+<label>API key (when the server has one) <input type="password" id="key" autocomplete="off"></label>
 <h2>Next word</h2>
 <input type="text" id="context" placeholder="type a few words" autocomplete="off">
 <div id="suggestions"></div>

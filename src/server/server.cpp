@@ -217,8 +217,10 @@ int run(const Options& options, const Log& log, const std::function<int()>& pend
            }));
   http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
-    std::string what = res.status == 404   ? "no endpoint " + req.method + " " + printable(req.path, 100)
-                       : res.status == 413 ? "request body larger than --max-body bytes"
+    std::string what = res.status == 404 ? "no endpoint " + req.method + " " + printable(req.path, 100)
+                       : res.status == 413
+                           ? "request body larger than --max-body bytes (a form-encoded body is "
+                             "limited to 8 KiB: send Content-Type: application/json)"
                        : res.status == 400 ? "malformed HTTP request"
                                            : "HTTP status " + std::to_string(res.status);
     res.set_content(error_body(res.status, what), "application/json");
@@ -245,11 +247,12 @@ int run(const Options& options, const Log& log, const std::function<int()>& pend
   // A signal stops the server: no new connection is accepted, requests in flight finish.
   std::atomic<bool> done{false};
   std::thread watcher([&] {
-    while (!done) {
+    for (int tick = 0; !done; ++tick) {
       if (pending_signal()) {
         http.stop();
         return;
       }
+      if (tick % 20 == 0 && ready) service->sweep();  // once a second: idle sessions go on time
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   });

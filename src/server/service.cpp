@@ -364,7 +364,21 @@ Service::GenerateRequest Service::parse_generate(const std::string& body) const 
   if (int64_t(g.max_tokens) * g.num_samples > int64_t(opt_.max_tokens))
     throw HttpError(413, "max_tokens x num_samples: more than " + std::to_string(opt_.max_tokens) +
                              " tokens (--max-tokens)");
-  g.sampler.validate();
+  try {
+    g.sampler.validate();
+  } catch (const UsageError& e) {
+    // The sampler names its CLI options; a request names its fields.
+    std::string m = e.message();
+    for (auto [option, field] : {std::pair{"--temperature", "temperature"},
+                                 {"--top-k", "top_k"},
+                                 {"--top-p", "top_p"},
+                                 {"--min-p", "min_p"},
+                                 {"--repeat-penalty", "repeat_penalty"},
+                                 {"--repeat-last-n", "repeat_last_n"}})
+      for (size_t at; (at = m.find(option)) != std::string::npos;)
+        m.replace(at, std::string(option).size(), std::string("field '") + field + "'");
+    throw HttpError(400, m);
+  }
   return r;
 }
 
@@ -524,6 +538,8 @@ std::string Service::export_session(const std::string& id) {
                       {"next", s->next.empty() ? nlohmann::json(nullptr) : nlohmann::json(s->next)}};
   return j.dump();
 }
+
+void Service::sweep() { sessions_.sweep(); }
 
 std::string Service::metrics_text() {
   return metrics_.text(int64_t(batcher_.depth()), int64_t(sessions_.size()));

@@ -45,6 +45,7 @@ class Service {
   std::string export_session(const std::string& id);
 
   std::string metrics_text();
+  void sweep();  // removes the sessions idle past the TTL
   Metrics& metrics() { return metrics_; }
 
  private:

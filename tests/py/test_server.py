@@ -261,6 +261,7 @@ class BadRequests(ServerTestBase):
         self.error(400, "/v1/predict", {"context": "a", "pad_to": 2, "window": 2}, field="'pad_to'")
         self.error(400, "/v1/generate", {"temperature": "hot"}, field="'temperature'")
         self.error(400, "/v1/generate", {"top_p": 2}, field="'top_p'")
+X
         self.error(400, "/v1/detokenize", {"ids": [1, 100000]}, field="'ids'")
         self.error(404, "/v1/sessions/0123abcd/advance", {"text": "a"}, field="0123abcd")
         self.error(404, "/v1/nothing", {}, field="no endpoint")
@@ -325,6 +326,19 @@ class QueueAndKey(unittest.TestCase):
         self.assertEqual(fut.result()[0], 200)
         self.assertEqual(s.stop(signal_it=False), 0)  # a second signal would end it at once
         self.assertIn("lstmlm serve: stopped\n", s.err)
+
+    def test_idle_sessions_expire_on_time(self):
+        s = Server("--session-ttl", "1")
+        try:
+            status, text, _ = s.post("/v1/sessions", {})
+            self.assertEqual(status, 200, text)
+            self.assertIn("lstmlm_sessions_live 1\n", s.request("GET", "/metrics")[1])
+            time.sleep(2.5)  # past the TTL and the once-a-second sweep, with no request touching the store
+            metrics = s.request("GET", "/metrics")[1]
+            self.assertIn("lstmlm_sessions_live 0\n", metrics)
+            self.assertIn("lstmlm_sessions_evicted_total 1\n", metrics)
+        finally:
+            self.assertEqual(s.stop(), 0)
 
     def test_metrics_format(self):
         s = Server()
