@@ -261,7 +261,7 @@ class BadRequests(ServerTestBase):
         self.error(400, "/v1/predict", {"context": "a", "pad_to": 2, "window": 2}, field="'pad_to'")
         self.error(400, "/v1/generate", {"temperature": "hot"}, field="'temperature'")
         self.error(400, "/v1/generate", {"top_p": 2}, field="'top_p'")
-X
+        self.error(400, "/v1/generate", {"top_p": 0, "max_tokens": 5}, field="field 'top_p'")  # the sampler's check
         self.error(400, "/v1/detokenize", {"ids": [1, 100000]}, field="'ids'")
         self.error(404, "/v1/sessions/0123abcd/advance", {"text": "a"}, field="0123abcd")
         self.error(404, "/v1/nothing", {}, field="no endpoint")
