@@ -131,10 +131,7 @@ class Hostile2Base(unittest.TestCase):
         self.assertEqual(r.returncode, status, f"stdout={r.stdout!r} stderr={r.stderr!r}")
         self.assertNotIn("Traceback", r.stderr)
         lines = r.stderr.strip().splitlines()
-        if status == 2:  # argparse: the usage lines, then the one error line
-            lines = lines[-1:]
-        else:
-            self.assertEqual(len(lines), 1, r.stderr)
+        self.assertEqual(len(lines), 1, r.stderr)
         self.assertTrue(lines[0].startswith("convert.py: error: "), lines[0])
         for n in names:
             self.assertIn(n, lines[0])
@@ -482,6 +479,126 @@ class HugeDimensionsTest(Hostile2Base):
                 line = self.refused(prefix, "--from", "tf1", "--vocab", vocab,
                                     names=("model.ckpt", "rnnlm/softmax_b"))
                 self.assertNotIn("Warning", line)
+
+
+# ----------------------------------------------------------------------- 5. third round (each builds its file)
+def onnx_lm(W="W", V=5, E=3, H=2, extra_nodes=(), extra_inits=(), lstm_domain="", activations=None):
+    """A tiny ONNX LM (ids -> Gather(emb) -> LSTM -> Squeeze -> MatMul -> Add) whose LSTM reads W from
+    value `W` (an initializer of the right shape by default; extra_nodes / extra_inits may compute it)."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(3)
+    arrays = {"emb": (V, E), "R": (1, 4 * H, H), "B": (1, 8 * H), "dec": (H, V), "dec_b": (V,)}
+    if W == "W":
+        arrays["W"] = (1, 4 * H, E)
+    inits = [numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), n) for n, shape in arrays.items()]
+    inits += [numpy_helper.from_array(np.array([1], np.int64), "ax1")] + list(extra_inits)
+    attrs = {"hidden_size": H}
+    if activations:
+        attrs["activations"] = activations
+    nodes = list(extra_nodes) + [
+        helper.make_node("Gather", ["emb", "ids"], ["x"], axis=0, name="embedding"),
+        helper.make_node("LSTM", ["x", W, "R", "B"], ["Y"], name="lstm1", domain=lstm_domain, **attrs),
+        helper.make_node("Squeeze", ["Y", "ax1"], ["y"]),
+        helper.make_node("MatMul", ["y", "dec"], ["logits0"]),
+        helper.make_node("Add", ["logits0", "dec_b"], ["logits"])]
+    g = helper.make_graph(nodes, "lm", [helper.make_tensor_value_info("ids", TensorProto.INT64, [None, 1])],
+                          [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [None, 1, V])], inits)
+    opsets = [helper.make_opsetid("", 14)] + ([helper.make_opsetid(lstm_domain, 1)] if lstm_domain else [])
+    return helper.make_model(g, opset_imports=opsets, producer_name="test")
+
+
+def tfjs_model(d, layers, weights, quantization=None):
+    """A TF.js layers model in directory d: model.json (Sequential of `layers`) and one shard holding
+    `weights` ({name: float array}) as float32, or as uint8 codes with quantization[name] = (codes, scale,
+    min)."""
+    os.makedirs(d, exist_ok=True)
+    quantization = quantization or {}
+    blob, entries = b"", []
+    for name, a in weights.items():
+        e = {"name": name, "shape": list(np.shape(a)), "dtype": "float32"}
+        if name in quantization:
+            codes, scale, lo = quantization[name]
+            e["quantization"] = {"dtype": "uint8", "scale": scale, "min": lo}
+            blob += np.asarray(codes, "u1").tobytes()
+        else:
+            blob += np.asarray(a, "<f4").tobytes()
+        entries.append(e)
+    with open(os.path.join(d, "group1-shard1of1"), "wb") as f:
+        f.write(blob)
+    mj = {"format": "layers-model", "generatedBy": "keras v2.2.4", "convertedBy": "test",
+          "modelTopology": {"keras_version": "2.2.4", "backend": "tensorflow", "model_config": {
+              "class_name": "Sequential", "config": {"name": "s", "layers": layers}}},
+          "weightsManifest": [{"paths": ["group1-shard1of1"], "weights": entries}] if entries else []}
+    with open(os.path.join(d, "model.json"), "w") as f:
+        json.dump(mj, f)
+    return d
+
+
+def tfjs_lm_layers(V=6, E=3, H=4, lstm_class="LSTM"):
+    return [{"class_name": "Embedding", "config": {"name": "emb", "input_dim": V, "output_dim": E,
+                                                   "batch_input_shape": [None, None]}},
+            {"class_name": lstm_class, "config": {"name": "lstm", "units": H, "activation": "tanh",
+                                                  "recurrent_activation": "sigmoid", "use_bias": True}},
+            {"class_name": "Dense", "config": {"name": "out", "units": V, "activation": "softmax"}}]
+
+
+class ThirdRoundTest(Hostile2Base):
+    def json_vocab(self, tokens, name="vocab.json"):
+        p = self.path(name)
+        with open(p, "w", encoding="utf-8") as f:
+            json.dump(tokens, f)
+        return p
+
+    def save_onnx(self, m, name):
+        import onnx
+        p = self.path(name)
+        onnx.save(m, p)
+        return p
+
+    # 5. argparse's errors are one line too
+    def test_option_errors_are_one_line(self):
+        prefix = tf1_lstmcell_checkpoint(self.path("model.ckpt"))
+        for args, want in ((["--frm"], "unrecognized arguments: --frm\n"),
+                           (["--from", "caffe"], "argument --from: invalid choice: 'caffe' (choose from "),
+                           (["--pad-id", "one"], "argument --pad-id: invalid int value: 'one'\n"),
+                           (["--cell-clip", "nan"], "argument --cell-clip: 'nan' is not a finite number\n"),
+                           (["--unk", "\x1b[31m", "--bos"], "argument --bos: expected one argument\n"),
+                           ([], "the following arguments are required: outdir\n")):
+            with self.subTest(args=args):
+                r = subprocess.run([sys.executable, os.path.join(pyutil.TOOLS, "convert.py"), prefix,
+                                    *([self.out] if args else []), *args], capture_output=True, text=True, timeout=60)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertTrue(r.stderr.startswith(f"convert.py: error: {want}"), r.stderr)
+                self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+        r = subprocess.run([sys.executable, os.path.join(pyutil.TOOLS, "convert.py"), "--help"], capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertTrue(r.stdout.startswith("usage: convert.py [-h]"), r.stdout[:200])
+        self.assertIn("--cell-clip", r.stdout)
+
+    # 7. names from a model file are escaped in the error line
+    def assert_escaped(self, line):
+        self.assertNotIn("\x1b", line)
+        self.assertNotIn("\x00", line)
+        self.assertIn("\\x1b[31m", line)
+
+    def test_control_characters_in_names_are_escaped(self):
+        evil = "Evil\x1b[31m\nLayer\x00"
+        d = tfjs_model(self.path("tfjs"), tfjs_lm_layers(lstm_class=evil), {})
+        line = self.refused(d, "--vocab", self.json_vocab([f"w{i}" for i in range(6)]),
+                            names=("layer type", "Evil\\x1b[31m\\x0aLayer\\x00"))
+        self.assert_escaped(line)
+        try:
+            import onnx  # noqa: F401
+        except ImportError:
+            self.skipTest("python3-onnx is not installed")
+        p = self.save_onnx(onnx_lm(activations=["Sigmoid", "\x1b[31mTanh\n", "Tanh"]), "act.onnx")
+        line = self.refused(p, "--vocab", self.vocab_file(), names=("cell activations", "g=\\x1b[31mtanh\\x0a,"))
+        self.assert_escaped(line)
+        long = self.save_onnx(onnx_lm(activations=["Sigmoid", "\x1b" * 1000, "Tanh"]), "long.onnx")
+        line = self.refused(long, "--vocab", self.vocab_file(), names=("cell activations",))
+        self.assertLessEqual(len(line), len("convert.py: error: ") + 500 + len("..."))
+        self.assertTrue(line.endswith("..."), line[-20:])
 
 
 if __name__ == "__main__":

@@ -36,11 +36,49 @@ def converters():
     return out
 
 
-def _one_line(msg, limit=500):
-    """Error text fit for one stderr line: a message from h5py or numpy may span lines, or quote a whole
-    hostile value."""
-    msg = " ".join(str(msg).split())
-    return msg if len(msg) <= limit else msg[:limit] + "..."
+MESSAGE_LIMIT = 500  # characters of a message printed, "..." marking the cut
+
+
+def _escape_char(c):
+    """A character fit for a terminal line: control characters (below U+0020, U+007F, and the C1 controls
+    U+0080..U+009F) as \\xNN, as the C++ CLI writes control bytes; the line and paragraph separators
+    U+2028 / U+2029 as \\u2028 / \\u2029; a lone surrogate (never UTF-8 text: a JSON "\\ud800", or an
+    undecodable byte of a path or option, which Python keeps as U+DC80..U+DCFF) as the \\xNN of the bytes
+    it stands for."""
+    o = ord(c)
+    if o < 0x20 or 0x7F <= o <= 0x9F:
+        return f"\\x{o:02x}"
+    if o in (0x2028, 0x2029):
+        return f"\\u{o:04x}"
+    if 0xD800 <= o <= 0xDFFF:
+        raw = bytes([o - 0xDC00]) if 0xDC80 <= o <= 0xDCFF else c.encode("utf-8", "surrogatepass")
+        return "".join(f"\\x{b:02x}" for b in raw)
+    return c
+
+
+def _one_line(msg, limit=MESSAGE_LIMIT):
+    """Text fit for one stderr line, the one escaper of every line convert.py prints: a message may quote a
+    name from the model file (an ESC sequence, a NUL, a newline, a lone surrogate) or span lines (h5py):
+    each character goes through _escape_char, and what would take the result past `limit` characters is
+    cut, "..." ending it."""
+    out, n = [], 0
+    for c in str(msg):
+        e = _escape_char(c)
+        if n + len(e) > limit:
+            out.append("...")
+            break
+        out.append(e)
+        n += len(e)
+    return "".join(out)
+
+
+def _print_line(text):
+    """One line on stderr, whatever stderr's encoding and error handler (the text is escaped already)."""
+    stream = sys.stderr
+    try:
+        print(text, file=stream)
+    except UnicodeEncodeError:
+        print(text.encode("ascii", "backslashreplace").decode("ascii"), file=stream)
 
 
 def _named(e, args):
@@ -48,7 +86,6 @@ def _named(e, args):
     msg = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
     if not msg.strip():
         msg = {"MemoryError": "out of memory"}.get(type(e).__name__, "failed")
-    msg = _one_line(msg)
     given = [p for p in (args.source, getattr(args, "vocab", None)) if p]
     if not any(p in msg or os.path.basename(p) in msg for p in given):
         msg = f"{args.source}: {msg}"
@@ -57,14 +94,22 @@ def _named(e, args):
 
 def _error(e, args, with_type):
     suffix = f" ({type(e).__name__})" if with_type else ""
-    print(f"{PROG}: error: {_named(e, args)}{suffix}", file=sys.stderr)
+    _print_line(f"{PROG}: error: {_one_line(_named(e, args))}{suffix}")
     return 1
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with the converters' one-line errors: `convert.py: error: <message>` and exit 2, without the
+    usage line argparse prints first (--help is argparse's own)."""
+
+    def error(self, message):
+        _print_line(f"{PROG}: error: {_one_line(message)}")
+        self.exit(2)
 
 
 def main(argv=None):
     mods = converters()
-    p = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog=PROG, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("source", help="model file (.h5, .keras, .pt, .onnx, model.json), TF checkpoint prefix or ml5 "
                    "directory")
     p.add_argument("outdir", help="model directory to write")
@@ -90,9 +135,9 @@ def main(argv=None):
         # ZeroDivisionError, RecursionError, MemoryError, NotImplementedError, ...): the file is still the
         # cause, so the same one line, with the type to make the report useful. SystemExit passes.
         return _error(e, args, with_type=True)
-    print(f"wrote {args.outdir}: vocab {len(cfg['vocab'])}, embedding {cfg['embedding_dim']}, layers "
-          f"{[l['hidden_size'] for l in cfg['layers']]}, tied {cfg['tied']}, tokenizer {cfg['tokenizer']['type']}",
-          file=sys.stderr)
+    _print_line(_one_line(f"wrote {args.outdir}: vocab {len(cfg['vocab'])}, embedding {cfg['embedding_dim']}, "
+                          f"layers {[l['hidden_size'] for l in cfg['layers']]}, tied {cfg['tied']}, tokenizer "
+                          f"{cfg['tokenizer']['type']}", limit=sys.maxsize))
     return 0
 
 
