@@ -576,6 +576,16 @@ class ThirdRoundTest(Hostile2Base):
         self.assertTrue(r.stdout.startswith("usage: convert.py [-h]"), r.stdout[:200])
         self.assertIn("--cell-clip", r.stdout)
 
+    # 6. a lone surrogate in a vocabulary
+    def test_vocabulary_with_a_lone_surrogate(self):
+        prefix = tf1_lstmcell_checkpoint(self.path("model.ckpt"))
+        # <unk> and <eos> make the converter guess two special tokens: their notes are printed only for a
+        # model written, so the refusal stays one line.
+        p = self.json_vocab(["<unk>", "\ud800", "<eos>"])
+        self.refused(prefix, "--vocab", p, names=("vocab.json", "token 1", "'\\ud800'", "lone surrogate"))
+        p = self.json_vocab(["a", "b", "c"], "abc.json")
+        self.refused(prefix, "--vocab", p, "--filters", "x\udcff", names=("tokenizer.filters", "lone surrogate"))
+
     # 7. names from a model file are escaped in the error line
     def assert_escaped(self, line):
         self.assertNotIn("\x1b", line)

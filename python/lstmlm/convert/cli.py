@@ -9,6 +9,7 @@ import os
 import pickle
 import struct
 import sys
+import warnings
 import zipfile
 
 from ..format import write_model
@@ -119,8 +120,12 @@ def main(argv=None):
     for _, m in mods:
         m.add_arguments(p)
     args = p.parse_args(argv)
+    common.pending_notes.clear()
     try:
-        cfg = convert(args, mods)
+        # Notes and Python warnings (numpy's overflow, h5py's) are held back until the model is written: a
+        # conversion that fails prints its one error line and nothing else.
+        with warnings.catch_warnings(record=True) as caught:
+            cfg = convert(args, mods)
     except (common.ConvertError, VocabError, ValueError, OSError, pickle.UnpicklingError) as e:
         # Every converter reports a bad source as one of these (tf1's ConvertError is a ValueError).
         return _error(e, args, with_type=False)
@@ -135,6 +140,11 @@ def main(argv=None):
         # ZeroDivisionError, RecursionError, MemoryError, NotImplementedError, ...): the file is still the
         # cause, so the same one line, with the type to make the report useful. SystemExit passes.
         return _error(e, args, with_type=True)
+    for w in caught:
+        warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
+    for text in common.pending_notes:
+        _print_line(f"{PROG}: note: {_one_line(text, limit=sys.maxsize)}")
+    common.pending_notes.clear()
     _print_line(_one_line(f"wrote {args.outdir}: vocab {len(cfg['vocab'])}, embedding {cfg['embedding_dim']}, "
                           f"layers {[l['hidden_size'] for l in cfg['layers']]}, tied {cfg['tied']}, tokenizer "
                           f"{cfg['tokenizer']['type']}", limit=sys.maxsize))

@@ -2,7 +2,6 @@
 import argparse
 import math
 import os
-import sys
 import zipfile
 
 from ..format import layer as fmt_layer  # noqa: F401  (re-exported for converters)
@@ -16,6 +15,16 @@ from .unpickle import brief  # noqa: F401  (re-exported for converters)
 # Floor of the memory a source may make us allocate: real models are never compressed more than a few
 # times, so beyond max(4 x the file's bytes, this floor) a declared size is a zip bomb or a corrupt header.
 MIN_ALLOC_LIMIT = 1 << 26
+
+
+# Notes for the user (a guessed special token, a placeholder for an unusable key): printed by the command
+# line (cli.main), one line each, only once the model is written; a failed conversion prints its error alone.
+pending_notes = []
+
+
+def note(text):
+    """Queues `text` (without the `convert.py: note: ` prefix) for stderr once the model is written."""
+    pending_notes.append(text)
 
 
 def alloc_limit(path_or_size):
@@ -137,8 +146,7 @@ def _special_tokens(args, v, names, default_eos):
             out[opt] = tok
             if tok is not None:
                 guessed[field] = tok
-                print(f"convert.py: note: {field} {tok!r} (found in the vocabulary; --{opt} '' to turn off)",
-                      file=sys.stderr)
+                note(f"{field} {tok!r} (found in the vocabulary; --{opt} '' to turn off)")
     return out["unk"], out["eos"], out["bos"], guessed
 
 

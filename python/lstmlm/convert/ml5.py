@@ -9,7 +9,6 @@ forget_bias 1.0 (a constructor argument, not stored; --forget-bias otherwise) fo
 import json
 import math
 import os
-import sys
 
 import numpy as np
 
@@ -124,9 +123,8 @@ def _vocab(directory, args, size, where):
             v.notes.append("vocabulary keys that are not one character (unreachable by a char tokenizer, as in "
                            "ml5's charRNN) became placeholders: " +
                            ", ".join(f"id {i} {t!r}" for i, t in bad))
-            print(f"convert.py: note: {path}: {len(bad)} key(s) are not one character "
-                  f"({', '.join(f'id {i} {t!r}' for i, t in bad)}): kept as unreachable <unused:N> ids",
-                  file=sys.stderr)
+            common.note(f"{path}: {len(bad)} key(s) are not one character "
+                        f"({', '.join(f'id {i} {t!r}' for i, t in bad)}): kept as unreachable <unused:N> ids")
         v.kind = "char"
     return v
 

@@ -255,6 +255,33 @@ def corpus_vocab(corpus_dir, files=("train.txt", "valid.txt", "test.txt")):
 KERAS_SPARE_OUTPUTS = 1
 
 
+def _not_text(s):
+    """(index, character) of the first lone surrogate in `s`, or None. JSON's "\\ud800" and a pickle's
+    strings decode to one, but it is not Unicode text: no UTF-8 file (vocab.json, config.json) can hold it."""
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError as e:
+        return e.start, s[e.start]
+    return None
+
+
+def _check_text(v, tokens):
+    """Refuses a token or tokenizer setting of `v` that is not Unicode text, naming the file and the entry
+    (before any note is printed or file written)."""
+    try:
+        "".join(t for t in tokens if isinstance(t, str)).encode("utf-8")
+        bad = None
+    except UnicodeEncodeError:
+        bad = next((i, t) for i, t in enumerate(tokens) if isinstance(t, str) and _not_text(t))
+    fields = (("oov_token", v.unk_token), ("filters", v.filters), ("split", v.split))
+    what, s = (f"token {bad[0]}", bad[1]) if bad else next(
+        ((f"tokenizer {f}", s) for f, s in fields if isinstance(s, str) and _not_text(s)), (None, None))
+    if what is not None:
+        at, c = _not_text(s)
+        raise VocabError(f"{v.path}: {what} {brief(s)} holds a lone surrogate (U+{ord(c):04X} at character {at}): "
+                         "not Unicode text, which vocab.json and config.json are (UTF-8)")
+
+
 def complete(v, size, where, allow_mismatch=False):
     """The final list of `size` token strings for a model with `size` outputs.
 
@@ -266,6 +293,7 @@ def complete(v, size, where, allow_mismatch=False):
     exactly `size` ids (ids missing inside a {token: id} map get placeholders too).
     """
     tokens = list(v.tokens)
+    _check_text(v, tokens)
     limit = size
     if v.keras and v.num_words:
         limit = min(limit, int(v.num_words))

@@ -169,6 +169,44 @@ def check_config(config):
         _int_in(config["input_length"], 1, MAX_INPUT_LENGTH, "input_length")
 
 
+def _lone_surrogate(obj, field):
+    """The field (`tokenizer.unk_token`, `source.layers[2]`) of the first string in `obj` that holds a lone
+    surrogate, with that string, or None: such a string is not Unicode text, and UTF-8 cannot encode it."""
+    if isinstance(obj, str):
+        try:
+            obj.encode("utf-8")
+        except UnicodeEncodeError:
+            return field, obj
+        return None
+    if isinstance(obj, dict):
+        items = [(k, f"{field}.{k}" if field else str(k)) for k in obj]
+        for k, f in items:
+            found = _lone_surrogate(k, f"{f} (the key)") or _lone_surrogate(obj[k], f)
+            if found:
+                return found
+    elif isinstance(obj, (list, tuple)):
+        for i, x in enumerate(obj):
+            found = _lone_surrogate(x, f"{field}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def check_text(config, vocab):
+    """Every string written (config.json, vocab.json) must be Unicode text: a lone surrogate ("\\ud800" in a
+    JSON source, an undecodable byte of an option) is refused as a ValueError naming the field."""
+    for name, encode, obj, root in (
+            ("vocab.json", lambda: "".join(t for t in vocab if isinstance(t, str)).encode("utf-8"), list(vocab),
+             "token"),
+            ("config.json", lambda: json.dumps(config, ensure_ascii=False, default=str).encode("utf-8"), config, "")):
+        try:
+            encode()
+        except UnicodeEncodeError:
+            field, text = _lone_surrogate(obj, root)
+            raise ValueError(f"write_model: {name}: {field} {text!r} holds a lone surrogate: not Unicode text, "
+                             "which the model's JSON files are (UTF-8)") from None
+
+
 def _write_files(outdir, config, vocab, tensors):
     with open(os.path.join(outdir, "config.json"), "w", encoding="utf-8") as f:
         # allow_nan=False: NaN / Infinity are not JSON; a float that slipped past check_config fails here.
@@ -208,6 +246,7 @@ def write_model(outdir, *, vocab, embedding_dim, layers, tied, tokenizer, tensor
     if input_length is not None:
         config["input_length"] = int(input_length) if isinstance(input_length, np.integer) else input_length
     check_config(config)
+    check_text(config, vocab)
     if os.path.exists(outdir) and not os.path.isdir(outdir):
         raise FileExistsError(f"{outdir}: exists and is not a directory")
     parent = os.path.dirname(os.path.abspath(outdir))
