@@ -542,6 +542,13 @@ def tfjs_lm_layers(V=6, E=3, H=4, lstm_class="LSTM"):
             {"class_name": "Dense", "config": {"name": "out", "units": V, "activation": "softmax"}}]
 
 
+def tfjs_lm_weights(V=6, E=3, H=4):
+    rng = np.random.default_rng(4)
+    return {"emb/embeddings": rng.standard_normal((V, E)), "lstm/kernel": rng.standard_normal((E, 4 * H)),
+            "lstm/recurrent_kernel": rng.standard_normal((H, 4 * H)), "lstm/bias": np.zeros(4 * H),
+            "out/kernel": rng.standard_normal((H, V)), "out/bias": np.zeros(V)}
+
+
 class ThirdRoundTest(Hostile2Base):
     def json_vocab(self, tokens, name="vocab.json"):
         p = self.path(name)
@@ -554,6 +561,29 @@ class ThirdRoundTest(Hostile2Base):
         p = self.path(name)
         onnx.save(m, p)
         return p
+
+    # 3. no converter writes a non-finite weight
+    def test_tfjs_quantization_beyond_float32(self):
+        weights = tfjs_lm_weights()
+        vocab = self.json_vocab([f"w{i}" for i in range(6)])
+        cases = {"scale 1e300": {"emb/embeddings": (np.full((6, 3), 7), 1e300, 0.0)},  # infinite in float64
+                 "scale 1e38": {"emb/embeddings": (np.full((6, 3), 200), 1e38, 0.0)},  # only past float32's range
+                 "min -3.4e38": {"lstm/recurrent_kernel": (np.full((4, 16), 255), -1e37, -3.4e38)}}
+        d = tfjs_model(self.path("ok"), tfjs_lm_layers(), weights, {"emb/embeddings": (np.full((6, 3), 7), 0.5, -1)})
+        r = self.run_convert(d, "--vocab", vocab)
+        self.assertEqual(r.returncode, 0, r.stderr)  # a finite quantized model converts
+        shutil.rmtree(self.out)
+        for what, quant in cases.items():
+            with self.subTest(what):
+                shutil.rmtree(self.out, ignore_errors=True)
+                d = tfjs_model(self.path(what.replace(" ", "_")), tfjs_lm_layers(), weights, quant)
+                tensor = "embedding.weight" if "emb/embeddings" in quant else "lstm.weight_hh_l0"
+                self.refused(d, "--vocab", vocab, names=(d, f"'{tensor}'", "non-finite", "inf"))
+        with self.subTest("NaN stored as float32"):
+            shutil.rmtree(self.out, ignore_errors=True)
+            bad = dict(weights, **{"out/bias": np.array([0, 0, np.nan, 0, 0, 0])})
+            d = tfjs_model(self.path("nan"), tfjs_lm_layers(), bad)
+            self.refused(d, "--vocab", vocab, names=("'decoder.bias'", "flat index 2", "nan"))
 
     # 5. argparse's errors are one line too
     def test_option_errors_are_one_line(self):

@@ -4,6 +4,8 @@ import math
 import os
 import zipfile
 
+import numpy as np
+
 from ..format import layer as fmt_layer  # noqa: F401  (re-exported for converters)
 from ..format import tokenizer as fmt_tokenizer
 
@@ -150,10 +152,31 @@ def _special_tokens(args, v, names, default_eos):
     return out["unk"], out["eos"], out["bos"], guessed
 
 
+def check_finite(tensors, where):
+    """Refuses a tensor holding NaN or an infinity once it is float32, as weights.safetensors stores it: a
+    source's value beyond float32's range (a TF.js quantization scale of 1e300, a float64 weight of 1e39)
+    becomes infinite there, and lstmlm would compute NaN from it. Every converter's tensors pass here
+    (assemble), so no converter writes a non-finite weight."""
+    for name, arr in tensors.items():
+        with np.errstate(over="ignore", invalid="ignore"):
+            a = np.asarray(arr, dtype=np.float32)
+        bad = np.flatnonzero(~np.isfinite(a))
+        if bad.size:
+            first = int(bad[0])
+            src = np.asarray(arr)
+            was = f", from {float(src.flat[first])!r}" if src.dtype != np.float32 else ""
+            raise ConvertError(f"{where}: tensor {name!r} holds {bad.size} non-finite value"
+                               f"{'s' if bad.size > 1 else ''} as float32 (first at flat index {first} of "
+                               f"shape {list(a.shape)}: {a.flat[first]}{was}); a converted model's weights are "
+                               "finite")
+
+
 def assemble(args, *, size, tensors, embedding_dim, layers, tied, source, source_vocab=None,
              default_eos=None, where, head=None):
     """write_model kwargs: the vocabulary (--vocab / --corpus-dir win over the source's), completed to
-    `size` ids, and the tokenizer from options, else the vocabulary file, else neutral defaults."""
+    `size` ids, and the tokenizer from options, else the vocabulary file, else neutral defaults. The
+    tensors must be finite as float32 (check_finite)."""
+    check_finite(tensors, where)
     v = None
     if getattr(args, "vocab", None):
         v = vocab_mod.load_vocab(args.vocab)
