@@ -562,6 +562,21 @@ class ThirdRoundTest(Hostile2Base):
         onnx.save(m, p)
         return p
 
+    # 2. ONNX ops outside ONNX's own domain
+    def test_onnx_node_in_a_custom_domain(self):
+        try:
+            import onnx  # noqa: F401
+        except ImportError:
+            self.skipTest("python3-onnx is not installed")
+        vocab = self.vocab_file()
+        r = self.run_convert(self.save_onnx(onnx_lm(), "plain.onnx"), "--vocab", vocab)
+        self.assertEqual(r.returncode, 0, r.stderr)  # the same graph in the standard domain converts
+        shutil.rmtree(self.out)
+        for domain in ("com.example", "ai.onnx.ml"):
+            with self.subTest(domain=domain):
+                p = self.save_onnx(onnx_lm(lstm_domain=domain), "custom.onnx")
+                self.refused(p, "--vocab", vocab, names=("custom.onnx", "'lstm1'", f"domain {domain!r}"))
+
     # 3. no converter writes a non-finite weight
     def test_tfjs_quantization_beyond_float32(self):
         weights = tfjs_lm_weights()

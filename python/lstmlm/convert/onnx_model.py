@@ -28,6 +28,9 @@ PASS_THROUGH = {"Squeeze", "Unsqueeze", "Reshape", "Identity", "Transpose", "Sli
 ACT_PARAMS = {"affine": "ab", "leakyrelu": "a", "thresholdedrelu": "a", "scaledtanh": "ab",
               "hardsigmoid": "ab", "elu": "a"}
 HARD_SIGMOID_DEFAULTS = (0.2, 0.5)  # the HardSigmoid op's alpha / beta defaults
+# The domains of ONNX's own operators: an op of the same name in any other domain (a custom op set, a
+# model-local function) computes whatever that domain defines.
+STANDARD_DOMAINS = ("", "ai.onnx")
 
 
 def _onnx():
@@ -63,7 +66,8 @@ def attrs(node):
 
 
 def describe(node):
-    return f"node {node.name or node.output[0]!r} ({node.op_type})"
+    op = node.op_type if node.domain in STANDARD_DOMAINS else f"{node.domain}:{node.op_type}"
+    return f"node {node.name or (node.output[0] if node.output else '')!r} ({op})"
 
 
 # ------------------------------------------------------------------------------------- constant folding
@@ -135,6 +139,11 @@ class Graph:
 
     def __init__(self, graph, where, opset):
         self.graph, self.where, self.opset = graph, where, opset
+        for n in graph.node:
+            if n.domain not in STANDARD_DOMAINS:
+                raise ConvertError(f"{where}: {describe(n)} is in domain {n.domain!r}, not ONNX's own ('' or "
+                                   "ai.onnx): its op is whatever that domain defines, which the converter does "
+                                   "not know")
         self.producer = {o: n for n in graph.node for o in n.output if o}
         self.init = {t.name: t for t in graph.initializer}
         self.cache = {}
