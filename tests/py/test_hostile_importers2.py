@@ -562,6 +562,31 @@ class ThirdRoundTest(Hostile2Base):
         onnx.save(m, p)
         return p
 
+    # 1. ONNX constant folding: every array the folder materialises counts against one budget
+    def test_onnx_constant_folding_bomb(self):
+        try:
+            from onnx import helper, numpy_helper
+        except ImportError:
+            self.skipTest("python3-onnx is not installed")
+        # Concat of 64 copies, three times over a 1 KB initializer: 64 KB, 4 MB, 256 MB (then 16 GB).
+        concat = [helper.make_node("Concat", [src] * 64, [f"c{k}"], axis=0, name=f"bomb{k}")
+                  for k, src in enumerate(["seed", "c0", "c1", "c2"])]
+        seed = numpy_helper.from_array(np.zeros((1, 256), np.float32), "seed")
+        # Gather of 1024 zero indices from a 4 KB row: 4 MB of zeros, cast to indices (8 MB), which then
+        # gather the row again: 4 GB.
+        idx = numpy_helper.from_array(np.zeros(1024, np.int64), "idx")
+        row = numpy_helper.from_array(np.zeros((1, 1024), np.float32), "row")
+        gather = [helper.make_node("Gather", ["row", "idx"], ["g0"], axis=0, name="gather0"),
+                  helper.make_node("Cast", ["g0"], ["i0"], to=7, name="cast0"),  # INT64
+                  helper.make_node("Gather", ["row", "i0"], ["g1"], axis=0, name="gather1")]
+        for what, nodes, inits, out, culprit in (("concat", concat, [seed], "c3", "'bomb2'"),
+                                                 ("gather", gather, [idx, row], "g1", "'gather1'")):
+            with self.subTest(what):
+                p = self.save_onnx(onnx_lm(W=out, extra_nodes=nodes, extra_inits=inits), f"{what}.onnx")
+                self.assertLess(os.path.getsize(p), 64 << 10)
+                self.refused(p, "--vocab", self.vocab_file(), names=(f"{what}.onnx", culprit, "bytes",
+                                                                     "constant-folding bomb"))
+
     # 2. ONNX ops outside ONNX's own domain
     def test_onnx_node_in_a_custom_domain(self):
         try:

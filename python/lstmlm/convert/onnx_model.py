@@ -6,6 +6,7 @@ layout is PyTorch's (i, f, g, o, [4H, in]). torch.onnx does not store its weight
 re-slices PyTorch's tensors with Slice / Concat / Unsqueeze nodes before the LSTM node, so every LSTM input
 is evaluated by a small numpy constant folder over the initializers and Constant nodes (no name patterns).
 """
+import math
 import os
 import sys
 import warnings
@@ -112,9 +113,20 @@ def _unsqueeze(a, ins):
     return x
 
 
-def _cast(a, ins):
+def _np_type(tensor_type):
+    """numpy dtype of an ONNX TensorProto data type (KeyError for an unknown one)."""
     onnx, _ = _onnx()
-    return ins[0].astype(onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[a["to"]])
+    convert = getattr(onnx.helper, "tensor_dtype_to_np_dtype", None)  # onnx >= 1.13; onnx.mapping before
+    if convert is None:
+        return np.dtype(onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[tensor_type])
+    try:
+        return np.dtype(convert(tensor_type))
+    except (KeyError, ValueError, TypeError):
+        raise KeyError(tensor_type) from None
+
+
+def _cast(a, ins):
+    return ins[0].astype(_np_type(a["to"]))
 
 
 FOLD = {
@@ -134,8 +146,37 @@ ZERO_PRESERVING = {"Expand", "Unsqueeze", "Squeeze", "Reshape", "Identity", "Cas
                    "Gather"}
 
 
+def _itemsize(dtype):
+    """Bytes an element of `dtype` takes in memory (a Python object's for an object array: strings)."""
+    return 64 if dtype.kind == "O" else dtype.itemsize
+
+
+def _fold_bytes(op, a, ins):
+    """The bytes FOLD[op] allocates for its result, computed from the input shapes before it runs: Gather
+    and Concat multiply or add their inputs (a chain of them turns a few KB into gigabytes), Cast may widen
+    each element. None for the ops that return a view of their input (or at most copy it)."""
+    xs = [x for x in ins if x is not None]
+    if op == "Gather" and len(xs) == 2 and np.ndim(xs[0]) >= 1:
+        data, idx = np.asarray(xs[0]), np.asarray(xs[1])
+        axis = int(a.get("axis", 0))
+        axis = axis + data.ndim if -data.ndim <= axis < 0 else axis
+        if not 0 <= axis < data.ndim:
+            return None  # np.take refuses it without allocating
+        return math.prod(data.shape[:axis] + data.shape[axis + 1:]) * int(idx.size) * _itemsize(data.dtype)
+    if op == "Concat" and xs:
+        arrays = [np.asarray(x) for x in xs]
+        return sum(int(x.size) for x in arrays) * _itemsize(np.result_type(*arrays))
+    if op == "Cast" and xs:
+        return int(np.asarray(xs[0]).size) * _itemsize(_np_type(a["to"]))
+    return None
+
+
 class Graph:
-    """A GraphProto's nodes by output name, with constant values folded on demand."""
+    """A GraphProto's nodes by output name, with constant values folded on demand.
+
+    Every array the folder materialises (initializers, Constant values, folded results) is counted against
+    one budget, the file's common.alloc_limit: a chain of Concat / Gather nodes over a small initializer
+    is refused, naming the node, before the allocation that passes it."""
 
     def __init__(self, graph, where, opset):
         self.graph, self.where, self.opset = graph, where, opset
@@ -147,13 +188,29 @@ class Graph:
         self.producer = {o: n for n in graph.node for o in n.output if o}
         self.init = {t.name: t for t in graph.initializer}
         self.cache = {}
+        self.budget, self.spent = common.alloc_limit(where), 0
+
+    def _spend(self, nbytes, what):
+        """Counts `nbytes` about to be allocated for `what` against the budget; ConvertError past it."""
+        if self.spent + nbytes > self.budget:
+            raise ConvertError(f"{self.where}: {what}: its constant value needs {nbytes} bytes, and the graph's "
+                               f"constants would then take {self.spent + nbytes}, more than the {self.budget} "
+                               "a file of this size may make the converter allocate (max(4 x the file, 64 MiB)): "
+                               "a constant-folding bomb or a corrupt graph")
+        self.spent += nbytes
 
     def _tensor(self, t):
         _, nh = _onnx()
         if t.data_location == 1:  # TensorProto.EXTERNAL
             raise ConvertError(f"{self.where}: tensor {t.name!r} is stored in an external file; only "
                                "self-contained .onnx files are read")
-        common.checked_count(list(t.dims), 4, common.alloc_limit(self.where), f"{self.where}: tensor {t.name!r}")
+        what = f"tensor {t.name!r}"
+        try:
+            itemsize = _itemsize(_np_type(t.data_type))
+        except KeyError:
+            raise ConvertError(f"{self.where}: {what}: unknown data type {t.data_type}") from None
+        count = common.checked_count(list(t.dims), itemsize, self.budget, f"{self.where}: {what}")
+        self._spend(count * itemsize, what)
         return nh.to_array(t)
 
     def const(self, name):
@@ -178,7 +235,14 @@ class Graph:
         ins = [self.const(i) if i else None for i in n.input]
         if any(v is None for i, v in zip(n.input, ins) if i):
             return None
-        return FOLD[n.op_type](a, ins)
+        need = _fold_bytes(n.op_type, a, ins)
+        if need is not None:
+            self._spend(need, describe(n))
+        out = FOLD[n.op_type](a, ins)
+        if need is None and isinstance(out, np.ndarray) and \
+                not any(isinstance(x, np.ndarray) and np.may_share_memory(out, x) for x in ins):
+            self._spend(out.nbytes, describe(n))  # a view op that copied (a Reshape of a transposed array)
+        return out
 
     def known_zero(self, name):
         """True when `name` is all zeros: a zero constant, or zeros expanded to a run-time shape."""
