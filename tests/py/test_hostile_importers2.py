@@ -482,6 +482,29 @@ class HugeDimensionsTest(Hostile2Base):
 
 
 # ----------------------------------------------------------------------- 5. third round (each builds its file)
+def pb_varint(n):
+    out = bytearray()
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def pb_bytes(num, v):
+    """A length-delimited protobuf field (wire type 2)."""
+    return pb_varint(num << 3 | 2) + pb_varint(len(v)) + v
+
+
+def saved_model_pb(objects):
+    """saved_model.pb of a TF 2.0 - 2.4 SavedModel whose object graph holds `objects`, each a list of
+    (child node id, local name): SavedModel.meta_graphs = 2 -> MetaGraphDef.object_graph_def = 7 ->
+    SavedObjectGraph.nodes = 1 -> SavedObject.children = 1 -> ObjectReference {node_id = 1, local_name = 2}."""
+    nodes = b"".join(pb_bytes(1, b"".join(pb_bytes(1, pb_varint(1 << 3) + pb_varint(c) + pb_bytes(2, name.encode()))
+                                          for c, name in children)) for children in objects)
+    return pb_bytes(2, pb_bytes(7, nodes))
+
+
 def onnx_lm(W="W", V=5, E=3, H=2, extra_nodes=(), extra_inits=(), lstm_domain="", activations=None):
     """A tiny ONNX LM (ids -> Gather(emb) -> LSTM -> Squeeze -> MatMul -> Add) whose LSTM reads W from
     value `W` (an initializer of the right shape by default; extra_nodes / extra_inits may compute it)."""
@@ -624,6 +647,32 @@ class ThirdRoundTest(Hostile2Base):
             bad = dict(weights, **{"out/bias": np.array([0, 0, np.nan, 0, 0, 0])})
             d = tfjs_model(self.path("nan"), tfjs_lm_layers(), bad)
             self.refused(d, "--vocab", vocab, names=("'decoder.bias'", "flat index 2", "nan"))
+
+    # 4. SavedModel object graph: bounded, and walked in linear time
+    def test_savedmodel_object_graph_bounds(self):
+        # The bounds of docs/errors.md: depth 64, 65,536 children, 131,072 objects, 2^24 path characters.
+        depth, children, objects, chars = 64, 1 << 16, 1 << 17, 1 << 24
+        cases = {
+            "deep": ([[(k + 1, "a")] for k in range(1000)] + [[]], f"more than {depth} levels"),
+            "wide": ([[(0, "c")] * (children + 1)], f"more than {children} children"),
+            "many": ([[]] * (objects + 1), f"more than {objects} objects"),
+            "long paths": ([[(k + 1, "n" * 10000)] for k in range(depth)] + [[]], f"more than {chars} characters")}
+        for what, (objects, want) in cases.items():
+            with self.subTest(what):
+                d = self.path(what.replace(" ", "_"))
+                os.makedirs(d)
+                with open(os.path.join(d, "saved_model.pb"), "wb") as f:
+                    f.write(saved_model_pb(objects))
+                self.refused(d, "--from", "tf2", names=("saved_model.pb", want))
+        # Within the bounds, breadth first through 65,793 objects (a root, 256 children, 256 grandchildren
+        # each): walked, then refused for what it lacks, a Keras model config.
+        d = self.path("broad")
+        os.makedirs(d)
+        tree = [[(1 + k, f"c{k}") for k in range(256)]]
+        tree += [[(257 + 256 * k + j, f"g{j}") for j in range(256)] for k in range(256)] + [[]] * (256 * 256)
+        with open(os.path.join(d, "saved_model.pb"), "wb") as f:
+            f.write(saved_model_pb(tree))
+        self.refused(d, "--from", "tf2", names=("saved_model.pb", "no Keras model config"))
 
     # 5. argparse's errors are one line too
     def test_option_errors_are_one_line(self):

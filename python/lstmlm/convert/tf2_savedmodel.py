@@ -20,6 +20,7 @@ and later) and variables/variables.{index,data-*}, read without TensorFlow or th
 - The layer mapping is keras.from_config's (Embedding -> LSTM... -> Dense... -> softmax Dense). A model with
   several outputs converts one of them, chosen with --output NAME: its chain of layers back to the input.
 """
+import collections
 import json
 import os
 import struct
@@ -28,6 +29,13 @@ from . import contained, keras
 from .common import ConvertError
 from .tf1_checkpoint import Checkpoint, _fields, _varint
 
+# Bounds of saved_model.pb's object graph (TF 2.0 - 2.4): a Keras model's has a few hundred objects, at most
+# 4 levels below the root, a few dozen children each, names of a few dozen characters. Past these it is a
+# hostile or corrupt file (the path strings of a chain N deep take N^2 / 2 characters).
+MAX_OBJECTS = 1 << 17            # objects in the graph
+MAX_CHILDREN = 1 << 16           # children of one object
+MAX_DEPTH = 64                   # levels below the root of the shortest path to an object
+MAX_PATH_CHARS = 1 << 24         # characters of all the objects' paths together
 MODEL_CLASSES = ("Functional", "Sequential", "Model")
 MODEL_IDENTIFIERS = ("_tf_keras_model", "_tf_keras_network", "_tf_keras_sequential")
 # The variables of a layer by kind: (sub-object path, weight name).
@@ -105,9 +113,15 @@ def read_object_graph_metadata(path, root):
     for fld, w, v in _parse(objects[0], "SavedObjectGraph protobuf", path):
         if fld != 1 or w != 2:
             continue
+        if len(nodes) == MAX_OBJECTS:
+            raise ConvertError(f"{path}: the object graph has more than {MAX_OBJECTS} objects (a Keras model's has "
+                               "a few hundred): a hostile or corrupt SavedModel")
         children, ident, meta = [], "", None
         for f2, w2, v2 in _parse(v, "SavedObject protobuf", path):
             if f2 == 1 and w2 == 2:
+                if len(children) == MAX_CHILDREN:
+                    raise ConvertError(f"{path}: object {len(nodes)} of the object graph has more than "
+                                       f"{MAX_CHILDREN} children: a hostile or corrupt SavedModel")
                 ref = {f3: v3 for f3, _, v3 in _parse(v2, "ObjectReference protobuf", path)}
                 if isinstance(ref.get(1, 0), int) and isinstance(ref.get(2, b""), bytes):
                     children.append((ref.get(1, 0), ref.get(2, b"").decode("utf-8", "replace")))
@@ -118,15 +132,32 @@ def read_object_graph_metadata(path, root):
         nodes.append((children, ident, meta))
     if not nodes:
         raise ConvertError(f"{path}: the object graph has no nodes")
-    paths, queue = {0: "root"}, [0]
-    while queue:  # breadth first, so each node gets its shortest path (objects are shared in the graph)
-        n = queue.pop(0)
-        for child, name in nodes[n][0]:
-            if 0 <= child < len(nodes) and child not in paths:
-                paths[child] = paths[n] + "." + name
-                queue.append(child)
+    paths = _object_paths([children for children, _, _ in nodes], path)
     entries = [(paths[k], ident, meta) for k, (_, ident, meta) in enumerate(nodes) if meta is not None and k in paths]
     return _model_of(entries, path)
+
+
+def _object_paths(children, path):
+    """{object: its path from the root ("root.layer_with_weights-0.cell")}: breadth first (a deque, linear in
+    the references), so each object gets its shortest path (objects are shared in the graph); refuses a path
+    more than MAX_DEPTH levels deep and paths adding up to more than MAX_PATH_CHARS characters."""
+    paths, depth, queue, chars = {0: "root"}, {0: 0}, collections.deque([0]), 4
+    while queue:
+        n = queue.popleft()
+        for child, name in children[n]:
+            if 0 <= child < len(children) and child not in paths:
+                if depth[n] == MAX_DEPTH:
+                    raise ConvertError(f"{path}: object {child} of the object graph is more than {MAX_DEPTH} "
+                                       "levels below the root (a Keras model's objects are a few levels down): a "
+                                       "hostile or corrupt SavedModel")
+                paths[child] = paths[n] + "." + name
+                depth[child] = depth[n] + 1
+                chars += len(paths[child])
+                if chars > MAX_PATH_CHARS:
+                    raise ConvertError(f"{path}: the object graph's paths add up to more than {MAX_PATH_CHARS} "
+                                       "characters: a hostile or corrupt SavedModel")
+                queue.append(child)
+    return paths
 
 
 def read_metadata(path, root):
