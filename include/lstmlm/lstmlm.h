@@ -1,0 +1,202 @@
+/* lstmlm.h: the C API of lstmlm (docs/c-api.md). Plain C99, every symbol prefixed lstmlm_, for C, Rust, Go,
+ * Java, C#, Python's ctypes and any language that binds a C ABI; liblstmlm.so exports these functions and
+ * nothing else.
+ *
+ * The numbers are the CLI's, bit for bit: a state made with begin_of_sentence = 1 and stepped through the
+ * ids of a text gives, at every step, the ln p that `lstmlm score --context document --no-eos -v word`
+ * prints, and lstmlm_state_top gives `lstmlm predict --top K`'s candidates (the model is run statefully, as
+ * with --stateful).
+ *
+ * Errors: every function but the version queries, lstmlm_last_error, lstmlm_status_name and the *_free
+ * functions returns an lstmlm_status. Nothing is thrown, and nothing aborts or exits, across this ABI. On an
+ * error the outputs are left unchanged (no state is advanced) and lstmlm_last_error() gives a one-line
+ * message naming the function and what was wrong.
+ *
+ * Threads: an lstmlm_model is shared by any number of threads (every function taking a model is safe to call
+ * concurrently on one model). An lstmlm_state is used by one thread at a time: functions that only read a
+ * state (const lstmlm_state*) may run concurrently on it, but not while another thread advances or frees it.
+ *
+ * Buffers: functions that fill a caller's buffer (lstmlm_tokenize, lstmlm_detokenize, lstmlm_state_serialize)
+ * take its capacity and set *needed to the size the whole result takes. They return LSTMLM_OK either way, and
+ * write the result only when it fits (capacity >= *needed): call once with a NULL buffer and capacity 0 to
+ * learn the size. */
+#ifndef LSTMLM_LSTMLM_H
+#define LSTMLM_LSTMLM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define LSTMLM_API __attribute__((visibility("default")))
+#else
+#define LSTMLM_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The ABI number: it changes when a function's signature or meaning, or a struct's layout, changes in a way
+ * that breaks programs built against an earlier header. It is the SONAME's number (liblstmlm.so.1). */
+#define LSTMLM_ABI_VERSION 1
+
+/* The library's version, e.g. "0.1.0" (static storage). */
+LSTMLM_API const char* lstmlm_version(void);
+/* The ABI number of the library loaded at run time; compare it with LSTMLM_ABI_VERSION. */
+LSTMLM_API int lstmlm_abi_version(void);
+
+typedef enum lstmlm_status {
+  LSTMLM_OK = 0,
+  LSTMLM_ERR_USAGE = 1,   /* a call the API does not allow: a NULL pointer, a state of another model,
+                             an option out of range, an absurd count */
+  LSTMLM_ERR_INPUT = 2,   /* bad data: a token id outside [0, V), invalid UTF-8, a truncated or foreign
+                             serialized state */
+  LSTMLM_ERR_MODEL = 3,   /* a model directory that cannot be loaded (the message names the file and field) */
+  LSTMLM_ERR_NOMEM = 4,   /* memory could not be allocated */
+  LSTMLM_ERR_INTERNAL = 5 /* anything else (a bug: please report the message) */
+} lstmlm_status;
+
+/* The message of the last call on this thread that failed, "" after a call that succeeded. Valid until
+ * the next lstmlm_ call on this thread; never NULL. */
+LSTMLM_API const char* lstmlm_last_error(void);
+/* "LSTMLM_OK", "LSTMLM_ERR_USAGE", ... for an lstmlm_status, "LSTMLM_ERR_UNKNOWN" for another value; static
+ * storage. */
+LSTMLM_API const char* lstmlm_status_name(int status);
+
+/* Opaque handles. */
+typedef struct lstmlm_model lstmlm_model;
+typedef struct lstmlm_state lstmlm_state;
+
+/* ---- Models ---------------------------------------------------------------------------------------- */
+
+typedef enum lstmlm_precision {
+  LSTMLM_PRECISION_FP32 = 0, /* the numerics contract (the CLI's default) */
+  LSTMLM_PRECISION_BF16 = 1,
+  LSTMLM_PRECISION_INT8 = 2
+} lstmlm_precision;
+
+/* Options of lstmlm_model_load. Initialize with LSTMLM_MODEL_OPTIONS_INIT, then set fields: struct_size
+ * tells the library which fields the caller knows, so later versions can add fields at the end. */
+typedef struct lstmlm_model_options {
+  size_t struct_size; /* sizeof(lstmlm_model_options) as the caller was compiled */
+  int32_t threads;    /* engine threads per call; <= 0: one per core (the CLI's default); at most 256 */
+  int32_t precision;  /* an lstmlm_precision */
+} lstmlm_model_options;
+
+#define LSTMLM_MODEL_OPTIONS_INIT \
+  { sizeof(lstmlm_model_options), 0, LSTMLM_PRECISION_FP32 }
+
+/* Loads the model directory `path` (config.json, vocab.json, weights.safetensors). options may be NULL (the
+ * defaults). On success *out is a new model, freed with lstmlm_model_free. Thread-safe. */
+LSTMLM_API lstmlm_status lstmlm_model_load(const char* path, const lstmlm_model_options* options,
+                                           lstmlm_model** out);
+/* Frees a model (NULL: nothing). No other thread may be using it. States of a freed model are still freed
+ * with lstmlm_state_free, and serialized; every other use of them is an error. */
+LSTMLM_API void lstmlm_model_free(lstmlm_model* model);
+
+/* The vocabulary size V: token ids are 0 .. V-1. Thread-safe. */
+LSTMLM_API lstmlm_status lstmlm_model_vocab_size(const lstmlm_model* model, int32_t* out);
+/* The vocabulary string of `id` (an id outside [0, V) is LSTMLM_ERR_INPUT): *text is NUL-terminated and
+ * owned by the model, valid until it is freed; *len (when len is not NULL) is its length in bytes.
+ * Thread-safe. */
+LSTMLM_API lstmlm_status lstmlm_model_token(const lstmlm_model* model, int32_t id, const char** text,
+                                            size_t* len);
+/* The id of the NUL-terminated vocabulary string `token`, -1 when the vocabulary has no such string (not an
+ * error). Thread-safe. */
+LSTMLM_API lstmlm_status lstmlm_model_token_id(const lstmlm_model* model, const char* token, int32_t* id);
+/* The special tokens, -1 for each one the model does not have; any pointer may be NULL. *start is the token
+ * a begin-of-sentence state is made with: bos_token, else eos_token. Thread-safe. */
+LSTMLM_API lstmlm_status lstmlm_model_special_tokens(const lstmlm_model* model, int32_t* start, int32_t* eos,
+                                                     int32_t* unk);
+/* The kernels that run, "<precision>/<isa>", e.g. "fp32/avx512" (owned by the model). Thread-safe. */
+LSTMLM_API lstmlm_status lstmlm_model_kernels(const lstmlm_model* model, const char** out);
+
+/* ---- Text ------------------------------------------------------------------------------------------ */
+
+/* Splits text_len bytes of UTF-8 `text` (one line, no start or end token added) into token ids, as
+ * `lstmlm score` does: an out-of-vocabulary word is the unk id when the model has one and is skipped
+ * otherwise. *needed is the number of ids; they are written to ids[0 .. *needed) when capacity >= *needed.
+ * text may be NULL when text_len is 0, ids when capacity is 0. Invalid UTF-8 is LSTMLM_ERR_INPUT.
+ * Thread-safe. */
+LSTMLM_API lstmlm_status lstmlm_tokenize(const lstmlm_model* model, const char* text, size_t text_len,
+                                         int32_t* ids, size_t capacity, size_t* needed);
+/* The text of n ids, as the CLI prints it: words joined by spaces (characters joined, for a character
+ * model), eos, bos and pad left out. *needed is its length in bytes plus one (the NUL); the text and its NUL
+ * are written to buf when size >= *needed, else buf (when size > 0) gets "". An id outside [0, V) is
+ * LSTMLM_ERR_INPUT. Thread-safe. */
+LSTMLM_API lstmlm_status lstmlm_detokenize(const lstmlm_model* model, const int32_t* ids, size_t n, char* buf,
+                                           size_t size, size_t* needed);
+
+/* ---- States ---------------------------------------------------------------------------------------- */
+
+/* A state is the recurrent state of one sequence (per layer h and c) and the distribution of its next
+ * token (ln p over the V ids), kept so the log-probs of any tokens and the top candidates are read without
+ * another engine call. A state belongs to the model that made it (or deserialized it); using it with
+ * another model, even one loaded from the same directory, is LSTMLM_ERR_USAGE. */
+
+/* A new state of `model`: begin_of_sentence != 0 feeds the start token (bos_token, else eos_token), as
+ * `lstmlm score` and `lstmlm predict` begin a text; 0, or a model without either token, gives the empty
+ * context (the zero state). Freed with lstmlm_state_free. Thread-safe. */
+LSTMLM_API lstmlm_status lstmlm_state_new(const lstmlm_model* model, int begin_of_sentence,
+                                          lstmlm_state** out);
+/* A copy of `state`, of the same model. Safe while other threads read `state`. */
+LSTMLM_API lstmlm_status lstmlm_state_clone(const lstmlm_state* state, lstmlm_state** out);
+/* Frees a state (NULL: nothing); valid after its model is freed. */
+LSTMLM_API void lstmlm_state_free(lstmlm_state* state);
+/* *equal = 1 when the two states' h and c are equal value for value, else 0 (states of different models may
+ * compare equal). Safe while other threads read the states. */
+LSTMLM_API lstmlm_status lstmlm_state_equal(const lstmlm_state* a, const lstmlm_state* b, int* equal);
+
+/* The state as bytes (the content of the Python module's State pickle, format 1): all numbers
+ * little-endian (x86-64's own order), floats IEEE float32.
+ *   offset 0       8 bytes   magic "LSTMLMST"
+ *   offset 8       uint32    format version, 1
+ *   offset 12      uint32    L, the layers
+ *   offset 16      uint32    V, the floats of `next`
+ *   offset 20      L pairs of uint32: layer l's h floats, c floats
+ *   then           layer 0's h, ..., layer L-1's h, layer 0's c, ..., layer L-1's c, next (ln p over V)
+ * The bytes are written to buf when size >= *needed. Safe while other threads read the state; valid after its
+ * model is freed. */
+LSTMLM_API lstmlm_status lstmlm_state_serialize(const lstmlm_state* state, void* buf, size_t size,
+                                                size_t* needed);
+/* A new state of `model` from the `size` bytes lstmlm_state_serialize wrote (for this model or one of the
+ * same shape). A truncated buffer, bytes left over, another magic or version, or a state of another shape
+ * (layers, widths, V) is LSTMLM_ERR_INPUT. Thread-safe. */
+LSTMLM_API lstmlm_status lstmlm_state_deserialize(const lstmlm_model* model, const void* data, size_t size,
+                                                  lstmlm_state** out);
+
+/* ---- Stepping and reading ------------------------------------------------------------------------------ */
+
+/* The largest n lstmlm_step_batch takes (2^24). */
+#define LSTMLM_MAX_BATCH 16777216
+
+/* Advances n independent states by one token each, states[i] by tokens[i], in one batched engine call, and
+ * keeps each state's next distribution. When logprobs_out is not NULL it receives n rows of V floats: row i
+ * is ln p of every next token after states[i]'s new context (the distribution lstmlm_state_logprob reads).
+ * The results are bit-identical to stepping each state alone, whatever n and position. n = 0 does nothing
+ * (OK; the arrays may be NULL); n > LSTMLM_MAX_BATCH, a NULL or repeated state, or a state of another model
+ * is LSTMLM_ERR_USAGE; a token outside [0, V) is LSTMLM_ERR_INPUT. All of them are checked before any state
+ * changes. Thread-safe for the model: concurrent calls on one model each lease an engine of the model's pool
+ * (calls beyond its engines wait for one); each state in one call only. */
+LSTMLM_API lstmlm_status lstmlm_step_batch(const lstmlm_model* model, lstmlm_state* const states[],
+                                           const int32_t tokens[], size_t n, float* logprobs_out);
+
+/* *out = ln p(token | state): the kept distribution's entry, no engine call. A token outside [0, V) is
+ * LSTMLM_ERR_INPUT. Safe while other threads read the state. */
+LSTMLM_API lstmlm_status lstmlm_state_logprob(const lstmlm_model* model, const lstmlm_state* state,
+                                              int32_t token, float* out);
+/* Copies the whole kept distribution (V floats, capacity >= V or LSTMLM_ERR_USAGE) to out. Safe while other
+ * threads read the state. */
+LSTMLM_API lstmlm_status lstmlm_state_logprobs(const lstmlm_model* model, const lstmlm_state* state,
+                                               float* out, size_t capacity);
+/* The k most probable next tokens, as `lstmlm predict --top k`: by descending ln p, ties by ascending id.
+ * *n_out = min(k, V) entries are written to ids and (when not NULL) logprobs, which hold k entries each;
+ * ids may be NULL when k is 0. Safe while other threads read the state. */
+LSTMLM_API lstmlm_status lstmlm_state_top(const lstmlm_model* model, const lstmlm_state* state, size_t k,
+                                          int32_t* ids, float* logprobs, size_t* n_out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LSTMLM_LSTMLM_H */
