@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <string>
 #include <utility>
@@ -229,7 +230,9 @@ LSTMLM_API lstmlm_status lstmlm_step_batch(const lstmlm_model* model, lstmlm_sta
     for (size_t i = 0; i < n; ++i) capi::check_token(*model, tokens[i], "tokens[" + std::to_string(i) + "]");
     std::vector<std::pair<const lstmlm_state*, size_t>> order(n);
     for (size_t i = 0; i < n; ++i) order[i] = {states[i], i};
-    std::sort(order.begin(), order.end());
+    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+      return std::less<const lstmlm_state*>()(a.first, b.first);  // a total order on unrelated pointers
+    });
     for (size_t i = 1; i < n; ++i)
       if (order[i].first == order[i - 1].first)
         throw UsageError("states[" + std::to_string(order[i - 1].second) + "] and states[" +
