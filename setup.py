@@ -77,6 +77,7 @@ def check_prerequisites():
 # A failed configure names what it missed; each pattern of its output points at one Debian package.
 CONFIGURE_MISSES = [
     (r"No CMAKE_CXX_COMPILER could be found|CMAKE_CXX_COMPILER.*not (set|found)", "g++", "no C++ compiler"),
+    (r"No CMAKE_C_COMPILER could be found", "gcc", "no C compiler"),
     (r"CMAKE_MAKE_PROGRAM is not set|unable to find a build program", "make", "no build program"),
     (r"Could NOT find PkgConfig|pkg-config tool not found", "pkg-config", "pkg-config not found"),
     (r"Eigen3", "libeigen3-dev", "Eigen 3 not found"),
