@@ -96,7 +96,14 @@ async def client(port, make_request, deadline, latencies, errors):
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
         setup = make_request.get("setup")
-        state = await setup(reader, writer) if setup else None
+        state = None
+        while setup and state is None:
+            try:
+                state = await setup(reader, writer)
+            except (ConnectionError, asyncio.IncompleteReadError):
+                writer.close()
+                errors.append(0)
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
         while time.perf_counter() < deadline:
             path, body = make_request["next"](state)
             t0 = time.perf_counter()

@@ -229,6 +229,13 @@ int run(const Options& options, const Log& log, const std::function<int()>& pend
     answer_error(res, 500, "internal error");
   });
 
+  // httplib listens with a backlog of 5: a burst of connections past it waits for SYN retransmits or is
+  // reset. The listening socket is caught as it is made and given a backlog for many clients.
+  socket_t listen_fd = INVALID_SOCKET;
+  http.set_socket_options([&](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listen_fd = sock;
+  });
   int port = options.port;
   if (port == 0) {
     port = http.bind_to_any_port(options.host);
@@ -237,6 +244,7 @@ int run(const Options& options, const Log& log, const std::function<int()>& pend
     throw UsageError("serve: cannot listen on " + options.host + ":" + std::to_string(port) +
                      " (in use, or not an address of this machine)");
   }
+  if (listen_fd != INVALID_SOCKET) ::listen(listen_fd, SOMAXCONN);
   if (!loopback(options.host) && options.api_key.empty())
     log("warning: listening on " + options.host +
         ", beyond this machine, without --api-key: anyone who reaches "
