@@ -18,12 +18,32 @@ py::bytes floats_bytes(const std::vector<float>& v) {
   return py::bytes(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
 }
 
-std::vector<float> bytes_floats(const py::bytes& b) {
-  const std::string s = b;
-  if (s.size() % sizeof(float) != 0) throw_usage("State: a pickled vector is not a whole number of floats");
-  std::vector<float> v(s.size() / sizeof(float));
-  if (!s.empty()) std::memcpy(v.data(), s.data(), s.size());
+// Pickle format 1: (1, [h bytes per layer], [c bytes per layer], next bytes), floats in native byte order.
+constexpr int kPickleVersion = 1;
+
+// Refusals of a pickle that is not one this version wrote: UsageError "State: ...".
+[[noreturn]] void bad_pickle(const std::string& what) {
+  throw_usage("State: not a pickle of an lstmlm State of format " + std::to_string(kPickleVersion) + ": " +
+              what);
+}
+
+std::vector<float> bytes_floats(py::handle b, const std::string& what) {
+  if (!PyBytes_Check(b.ptr())) bad_pickle(what + " is " + a_type(b.ptr()) + ", not bytes");
+  const auto size = static_cast<size_t>(PyBytes_GET_SIZE(b.ptr()));
+  if (size % sizeof(float) != 0) bad_pickle(what + " is not a whole number of floats");
+  std::vector<float> v(size / sizeof(float));
+  if (size > 0) std::memcpy(v.data(), PyBytes_AS_STRING(b.ptr()), size);
   return v;
+}
+
+// A list (or tuple) of per-layer float vectors.
+std::vector<std::vector<float>> layers_of(py::handle seq, const char* what) {
+  if (!PyList_Check(seq.ptr()) && !PyTuple_Check(seq.ptr()))
+    bad_pickle(std::string(what) + " is " + a_type(seq.ptr()) + ", not a list");
+  std::vector<std::vector<float>> out;
+  size_t k = 0;
+  for (auto v : seq) out.push_back(bytes_floats(v, std::string(what) + "[" + std::to_string(k++) + "]"));
+  return out;
 }
 
 py::list layers(const std::vector<std::vector<float>>& per_layer) {
@@ -32,9 +52,6 @@ py::list layers(const std::vector<std::vector<float>>& per_layer) {
     out.append(py::array_t<float>(static_cast<py::ssize_t>(v.size()), v.data()));
   return out;
 }
-
-// Pickle format 1: (1, [h bytes per layer], [c bytes per layer], next bytes), floats in native byte order.
-constexpr int kPickleVersion = 1;
 
 }  // namespace
 
@@ -51,7 +68,11 @@ Empty until Model.BeginSentenceWrite, Model.NullContextWrite or Model.BaseScore 
       .def_property_readonly(
           "c", [](const PyState& s) { return layers(s.state.c); }, "Per layer, the cell c (a copy, float32).")
       .def_property_readonly("written", &PyState::written, "False until a Model method has written it.")
-      .def("__eq__", [](const PyState& a, const PyState& b) { return a == b; })
+      .def("__eq__",
+           [](const PyState& a, const py::object& b) -> py::object {
+             if (!py::isinstance<PyState>(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+             return py::bool_(a == b.cast<const PyState&>());
+           })
       .def("__copy__", [](const PyState& s) { return PyState(s); })
       .def("__deepcopy__", [](const PyState& s, py::dict) { return PyState(s); })
       .def("__repr__",
@@ -60,22 +81,32 @@ Empty until Model.BeginSentenceWrite, Model.NullContextWrite or Model.BaseScore 
                                 : std::string("<lstmlm.State (not written)>");
            })
       .def(py::pickle(
-          [](const PyState& s) {
+          [](const PyState& s) -> py::object {  // an object: __setstate__ checks what it is given
             py::list h, c;
             for (const auto& v : s.state.h) h.append(floats_bytes(v));
             for (const auto& v : s.state.c) c.append(floats_bytes(v));
             return py::make_tuple(kPickleVersion, h, c, floats_bytes(s.next));
           },
-          [](const py::tuple& t) {
-            if (t.size() != 4 || t[0].cast<int>() != kPickleVersion)
-              throw_usage("State: a pickle of another lstmlm version (expected format " +
-                          std::to_string(kPickleVersion) + ")");
+          [](const py::object& o) {
+            if (!PyTuple_Check(o.ptr()))
+              bad_pickle("the pickled value is " + a_type(o.ptr()) + ", not a tuple");
+            const auto t = py::reinterpret_borrow<py::tuple>(o);
+            if (t.size() != 4) bad_pickle("a tuple of " + std::to_string(t.size()) + " items, not 4");
+            PyObject* version = t[0].ptr();
+            if (!PyLong_CheckExact(version))
+              bad_pickle("its format field is " + a_type(version) + ", not the int " +
+                         std::to_string(kPickleVersion));
+            if (PyLong_AsLong(version) != kPickleVersion || PyErr_Occurred()) {
+              PyErr_Clear();
+              bad_pickle("its format is " + std::string(py::str(t[0])) + " (another lstmlm version)");
+            }
             PyState s;
-            for (auto v : t[1].cast<py::list>()) s.state.h.push_back(bytes_floats(v.cast<py::bytes>()));
-            for (auto v : t[2].cast<py::list>()) s.state.c.push_back(bytes_floats(v.cast<py::bytes>()));
-            if (s.state.h.size() != s.state.c.size())
-              throw_usage("State: a pickle with h and c of different depths");
-            s.next = bytes_floats(t[3].cast<py::bytes>());
+            s.state.h = layers_of(t[1], "h");
+            s.state.c = layers_of(t[2], "c");
+            if (s.state.h.size() != s.state.c.size()) bad_pickle("h and c of different depths");
+            for (size_t l = 0; l < s.state.h.size(); ++l)
+              if (s.state.h[l].empty() || s.state.c[l].empty()) bad_pickle("an empty layer");
+            s.next = bytes_floats(t[3], "next");
             return s;
           }));
 }
