@@ -3,6 +3,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cmath>
 #include <optional>
 #include <thread>
@@ -13,6 +14,7 @@
 #include "lstmlm/tasks/predict.hpp"
 #include "lstmlm/tasks/score.hpp"
 #include "lstmlm/tasks/units.hpp"
+#include "py_args.hpp"
 #include "py_errors.hpp"
 #include "py_state.hpp"
 
@@ -80,26 +82,22 @@ void check_state(const Model& model, const PyState& s, const char* what) {
     throw_usage(std::string(what) + ": the State belongs to a model of another shape");
 }
 
-// ln p of every next token after `s` (its `next`, else computed from its h, as predict does for a row
-// without input).
-std::vector<float> next_of(PyModel& m, const PyState& s) {
-  if (!s.next.empty()) return s.next;
-  py::gil_scoped_release nogil;
-  auto engine = m.pool().acquire();
-  std::vector<State> st{s.state};
+// ln p of every next token after `from` (as predict does for a row without input).
+std::vector<float> next_after(Engine& engine, const State& from) {
+  std::vector<State> st{from};
   MatrixRM out;
-  engine->predict({{}}, st, out);
+  engine.predict({{}}, st, out);
   return {out.data(), out.data() + out.cols()};
 }
 
-void write_after(PyModel& m, const State& from, int32_t token, PyState& out) {
+// The state after `token` from `from` (a copy the caller made with the GIL held: the engine reads it
+// without the GIL, while another thread may rewrite the State it came from).
+PyState state_after(PyModel& m, const State& from, int32_t token) {
   PyState next;
-  {
-    py::gil_scoped_release nogil;
-    auto engine = m.pool().acquire();
-    engine->step(from, token, next.state, next.next);
-  }
-  out = std::move(next);
+  py::gil_scoped_release nogil;
+  auto engine = m.pool().acquire();
+  engine->step(from, token, next.state, next.next);
+  return next;
 }
 
 std::vector<int32_t> ids_of(const Model& model, const std::vector<int64_t>& ids) {
@@ -114,6 +112,26 @@ std::vector<int32_t> ids_of(const Model& model, const std::vector<int64_t>& ids)
   }
   return out;
 }
+
+// The CLI's generate limits (cli/limits.hpp: kMaxGenerateTokens, kMaxSamples, kMaxVocab).
+constexpr int64_t kMaxGenerateTokens = 1000000;
+constexpr int64_t kMaxSamples = 100000;
+
+// Lets Ctrl-C stop a long generate: every 20 ms of generating, at a token, the GIL is taken back for a
+// moment to run Python's signal handlers; an exception one raises (KeyboardInterrupt) ends the call.
+class SignalCheck {
+ public:
+  void operator()() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(20)) return;
+    last_ = now;
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
 
 std::vector<int32_t> encode(const Model& model, const std::string& text, bool bos, bool eos) {
   std::vector<int32_t> ids;
@@ -337,18 +355,23 @@ void bind_model(py::module_& m) {
           py::arg("context"), py::arg("ids"), py::arg("top"))
       .def(
           "_generate",
-          [](PyModel& p, const std::string& prompt, int max_tokens, float temperature, int top_k, float top_p,
-             float min_p, float repeat_penalty, int repeat_last_n, std::optional<uint64_t> seed,
-             int num_samples, std::optional<bool> stop_at_eos, const std::string& oov) {
+          [](PyModel& p, const std::string& prompt, const py::object& max_tokens, float temperature,
+             const py::object& top_k, float top_p, float min_p, float repeat_penalty,
+             const py::object& repeat_last_n, const py::object& seed, const py::object& num_samples,
+             std::optional<bool> stop_at_eos, const std::string& oov) {
+            // The CLI's ranges (lstmlm generate -n, --top-k, --repeat-last-n, --num-samples).
             GenerateOptions g;
             g.prompt = prompt;
-            g.max_tokens = max_tokens;
-            g.sampler = {temperature, top_k, top_p, min_p, repeat_penalty, repeat_last_n};
+            g.max_tokens = static_cast<int>(int_arg(max_tokens, "max_tokens", 0, kMaxGenerateTokens));
+            g.sampler = {temperature,
+                         static_cast<int>(int_arg(top_k, "top_k", 0, kMaxVocabSize)),
+                         top_p,
+                         min_p,
+                         repeat_penalty,
+                         static_cast<int>(int_arg(repeat_last_n, "repeat_last_n", -1, kMaxGenerateTokens))};
             g.sampler.validate();
-            if (max_tokens < 0) throw_usage("max_tokens must be >= 0, got " + std::to_string(max_tokens));
-            if (num_samples < 1) throw_usage("num_samples must be >= 1, got " + std::to_string(num_samples));
-            g.seed = seed ? *seed : random_seed();
-            g.num_samples = num_samples;
+            g.num_samples = static_cast<int>(int_arg(num_samples, "num_samples", 1, kMaxSamples));
+            g.seed = seed.is_none() ? random_seed() : uint_arg(seed, "seed");
             g.stop_at_eos = stop_at_eos;
             g.window = p.options().window;
             g.oov = oov_policy(oov);
@@ -356,7 +379,8 @@ void bind_model(py::module_& m) {
             {
               py::gil_scoped_release nogil;
               auto engine = p.pool().acquire();
-              r = generate(*engine, g);
+              SignalCheck check;
+              r = generate(*engine, g, [&check](int, const GeneratedToken&) { check(); });
             }
             py::list texts;
             for (const auto& s : r.samples) texts.append(sample_text(p.model().tokenizer(), prompt, s.ids()));
@@ -381,7 +405,7 @@ void bind_model(py::module_& m) {
               s.next.clear();
               return;
             }
-            write_after(p, State::zeros(p.model()), start, s);
+            s = state_after(p, State::zeros(p.model()), start);
           },
           py::arg("state"), "Writes the state after the start token (bos, else eos) into `state`.")
       .def(
@@ -392,9 +416,18 @@ void bind_model(py::module_& m) {
                 word == "</s>" && p.model().tokenizer().eos_id() && !p.model().vocab().find(word)
                     ? *p.model().tokenizer().eos_id()
                     : word_id(p.model(), word);
-            const double log10 = next_of(p, in)[static_cast<size_t>(id)] / kLn10;
-            write_after(p, in.state, id, out);
-            return log10;
+            // Copied with the GIL held: once it is released, another thread may rewrite `in` (or `out`).
+            const State from = in.state;
+            std::vector<float> next = in.next;
+            PyState after;
+            {
+              py::gil_scoped_release nogil;
+              auto engine = p.pool().acquire();
+              if (next.empty()) next = next_after(*engine, from);
+              engine->step(from, id, after.state, after.next);
+            }
+            out = std::move(after);
+            return next[static_cast<size_t>(id)] / kLn10;
           },
           py::arg("in_state"), py::arg("word"), py::arg("out_state"),
           "log10 p(word | in_state); writes the state after `word` into out_state (which may be in_state).");

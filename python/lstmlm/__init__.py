@@ -86,7 +86,8 @@ class Model(_Model):
         """Samples text after `prompt` with `lstmlm generate`'s sampler: the same seed gives the CLI's text
         (the prompt, then the generated tokens). Returns a str, or a list of num_samples strs when
         num_samples > 1 (sample i is the same whatever num_samples). seed=None draws a random seed; the
-        seed used is `last_seed` afterwards."""
+        seed used is `last_seed` afterwards. The CLI's limits: max_tokens <= 1000000, num_samples <= 100000
+        (UsageError beyond). Ctrl-C (SIGINT) stops it with KeyboardInterrupt."""
         texts, used = self._generate(prompt, int(max_tokens), float(temperature), int(top_k), float(top_p),
                                      float(min_p), float(repeat_penalty), int(repeat_last_n), seed,
                                      int(num_samples), stop_at_eos, oov)

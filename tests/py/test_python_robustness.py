@@ -1,10 +1,17 @@
-"""The Python module under hostile use: State objects never initialized, None for a State, malformed State
-pickles. Each ends in the documented exception with a one-line message (docs/python.md, "Errors"); never a
-crash, a bare TypeError/RuntimeError or a silently wrong result."""
+"""The Python module under hostile use: threads racing on one State, Ctrl-C during a long generate, generate
+arguments beyond the CLI's limits, objects never initialized, malformed pickles. Each ends in the documented
+exception with a one-line message (docs/python.md, "Errors"), or in KeyboardInterrupt; never a crash, a bare
+TypeError/RuntimeError or a silently wrong result. What could crash the interpreter runs in a subprocess, so a
+crash fails the test instead of killing the runner."""
 import os
 import pickle
+import signal
+import subprocess
 import sys
+import time
 import unittest
+
+import numpy as np
 
 import pyutil
 
@@ -35,6 +42,141 @@ class OneLine:
         msg = str(exc)
         self.assertNotIn("\n", msg)
         self.assertRegex(msg, pattern)
+
+
+def write_wide_model(outdir, layers=2, hidden=40000):
+    """A model whose State is large (per layer a cell of `hidden` floats, 160 KB) and cheap to step (proj_size
+    1, embedding_dim 1): copying a State takes long enough for another thread to run meanwhile."""
+    from lstmlm.format import layer, names, tokenizer, write_model
+    rng = np.random.default_rng(0)
+    vocab = ["<s>", "a", "b", "c", "d", "e"]
+    w = {names.embedding: rng.uniform(-0.5, 0.5, (len(vocab), 1))}
+    for k in range(layers):
+        w[names.weight_ih(k)] = rng.uniform(-0.5, 0.5, (4 * hidden, 1))
+        w[names.weight_hh(k)] = rng.uniform(-0.5, 0.5, (4 * hidden, 1))
+        w[names.bias_ih(k)] = np.zeros(4 * hidden)
+        w[names.bias_hh(k)] = np.zeros(4 * hidden)
+        w[names.weight_hr(k)] = rng.uniform(-0.01, 0.01, (1, hidden))
+    w[names.decoder_weight] = rng.uniform(-0.5, 0.5, (len(vocab), 1))
+    w[names.decoder_bias] = np.zeros(len(vocab))
+    write_model(outdir, vocab=vocab, embedding_dim=1, layers=[layer(hidden, proj_size=1)] * layers, tied=False,
+                tokenizer=tokenizer("word", bos_token="<s>"), tensors={k: v.astype(np.float32) for k, v in w.items()},
+                source={"framework": "test"})
+
+
+class SharedState(unittest.TestCase):
+    def test_threads_rewriting_and_reading_one_state_do_not_crash(self):
+        # Two threads rewrite one State (NullContextWrite in a loop, BeginSentenceWrite and BaseScore into it
+        # now and then) while two read it (BaseScore from it), 80 reads each. A State's memory was once read
+        # without the GIL: a rewrite freed it under the reader. MALLOC_MMAP_THRESHOLD_ (glibc) gives every
+        # cell vector its own mapping, unmapped when freed, so such a read is a SIGSEGV, not stale floats.
+        import tempfile
+        tmp = tempfile.mkdtemp(prefix="lstmlm_race_")
+        self.addCleanup(__import__("shutil").rmtree, tmp, True)
+        model = os.path.join(tmp, "wide")
+        write_wide_model(model)
+        code = r"""import sys, threading
+sys.path.insert(0, sys.argv[1])
+import lstmlm
+m = lstmlm.Model(sys.argv[2], threads=1)
+shared, other = lstmlm.State(), lstmlm.State()
+m.BeginSentenceWrite(shared)
+m.BeginSentenceWrite(other)
+words = ["a", "b", "c", "d", "e"]
+unexpected = []
+done = threading.Event()
+def writer(k):
+    try:
+        for i in range(1000000):
+            if done.is_set():
+                break
+            if i % 10 == 0:
+                m.BeginSentenceWrite(shared)
+            elif i % 10 == 5:
+                m.BaseScore(other, words[i % len(words)], shared)
+            else:
+                m.NullContextWrite(shared)
+    except Exception as e:
+        unexpected.append(repr(e))
+def reader(k):
+    out = lstmlm.State()
+    try:
+        for i in range(80):
+            m.BaseScore(shared, words[(i + k) % len(words)], out)
+    except Exception as e:
+        unexpected.append(repr(e))
+writers = [threading.Thread(target=writer, args=(k,)) for k in range(2)]
+readers = [threading.Thread(target=reader, args=(k,)) for k in range(2)]
+[t.start() for t in writers + readers]
+[t.join() for t in readers]
+done.set()
+[t.join() for t in writers]
+print("unexpected:", unexpected)
+print("done")
+"""
+        env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="131072")
+        r = subprocess.run([sys.executable, "-c", code, PYTHONPATH, model], capture_output=True, text=True,
+                           timeout=300, env=env)
+        self.assertEqual(r.returncode, 0, f"exit {r.returncode} (a negative status is the signal): {r.stderr}")
+        self.assertEqual(r.stdout, "unexpected: []\ndone\n", r.stderr)
+
+
+class Interrupt(unittest.TestCase):
+    def test_ctrl_c_stops_a_long_generate(self):
+        # A generate of a million tokens x 32 samples runs for minutes; SIGINT after it started ends it with
+        # KeyboardInterrupt within seconds.
+        code = r"""import sys, time
+sys.path.insert(0, sys.argv[1])
+import lstmlm
+m = lstmlm.Model(sys.argv[2], threads=1)
+print("started", flush=True)
+t = time.monotonic()
+try:
+    m.generate("once", max_tokens=1000000, num_samples=32, seed=1, stop_at_eos=False)
+    print("finished", flush=True)
+except KeyboardInterrupt:
+    print("interrupted %.3f" % (time.monotonic() - t), flush=True)
+"""
+        p = subprocess.Popen([sys.executable, "-c", code, PYTHONPATH, CHAR], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(p.stdout.readline(), "started\n")
+            time.sleep(1.0)  # generate is running
+            sent = time.monotonic()
+            p.send_signal(signal.SIGINT)
+            out, err = p.communicate(timeout=20)
+            took = time.monotonic() - sent
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        self.assertEqual(p.returncode, 0, err)
+        self.assertTrue(out.startswith("interrupted "), (out, err))
+        self.assertLess(took, 10)
+
+
+class GenerateLimits(unittest.TestCase, OneLine):
+    def test_the_cli_limits(self):
+        m = lstmlm.Model(WORD, threads=1)
+        with self.assertRaises(lstmlm.UsageError) as cm:
+            m.generate("the", max_tokens=1, num_samples=10_000_000)
+        self.assertOneLine(cm.exception, lstmlm.UsageError, r"^num_samples must be in \[1, 100000\], got 10000000$")
+        with self.assertRaises(lstmlm.UsageError) as cm:
+            m.generate("the", max_tokens=2**31)
+        self.assertOneLine(cm.exception, lstmlm.UsageError, r"^max_tokens must be in \[0, 1000000\], got 2147483648$")
+        for kw, name in (({"max_tokens": 10**30}, "max_tokens"), ({"top_k": 2**40}, "top_k"),
+                         ({"repeat_last_n": -2}, "repeat_last_n"), ({"seed": -1}, "seed"), ({"seed": 2**64}, "seed")):
+            with self.subTest(kw=kw):
+                with self.assertRaises(lstmlm.UsageError) as cm:
+                    m.generate("the", **kw)
+                self.assertOneLine(cm.exception, lstmlm.UsageError, rf"^{name} must be")
+        self.assertEqual(len(m.generate("the", max_tokens=2, num_samples=3, seed=2**64 - 1)), 3)
+        # The same limits as `lstmlm generate`.
+        cli = pyutil.require_cli()
+        for flag, value, limit in (("--num-samples", "100001", "100000"), ("-n", "1000001", "1000000")):
+            r = subprocess.run([cli, "generate", "-m", WORD, flag, value], capture_output=True, text=True)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn(limit + "]", r.stderr)
 
 
 class Uninitialized(unittest.TestCase, OneLine):
