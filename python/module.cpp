@@ -6,6 +6,7 @@
 #include <string>
 
 #include "lstmlm/engine.hpp"
+#include "py_args.hpp"
 #include "py_errors.hpp"
 #include "py_model.hpp"
 #include "py_state.hpp"
@@ -22,7 +23,9 @@ PYBIND11_MODULE(_lstmlm, m) {
   lstmlm::py::bind_model(m);
   m.def(
       "kernels_for",
-      [](const std::string& precision) { return lstmlm::kernels_for(lstmlm::parse_precision(precision)); },
+      [](lstmlm::py::Text<"precision"> precision) {
+        return lstmlm::kernels_for(lstmlm::parse_precision(precision.value));
+      },
       pybind11::arg("precision") = "fp32",
       "The kernels a Model of this precision runs on this CPU, '<precision>/<isa>'.");
   m.attr("__version__") = LSTMLM_VERSION;

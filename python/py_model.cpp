@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <thread>
 
@@ -100,16 +101,17 @@ PyState state_after(PyModel& m, const State& from, int32_t token) {
   return next;
 }
 
-std::vector<int32_t> ids_of(const Model& model, const std::vector<int64_t>& ids) {
-  std::vector<int32_t> out;
-  out.reserve(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (ids[i] < 0 || ids[i] >= model.vocab_size())
-      throw InputError("ids[" + std::to_string(i) + "]: " + std::to_string(ids[i]) +
-                       " is not a token id (the " + "vocabulary has " + std::to_string(model.vocab_size()) +
-                       ")");
-    out.push_back(static_cast<int32_t>(ids[i]));
+// The path of a model directory: str, bytes or os.PathLike, a str encoded as os.fsencode does (a
+// surrogate-escaped byte names that byte, as os.listdir gives it).
+std::string path_arg(const py::object& path) {
+  py::object p = py::module_::import("os").attr("fspath")(path);
+  if (PyUnicode_Check(p.ptr())) {
+    auto b = py::reinterpret_steal<py::object>(PyUnicode_EncodeFSDefault(p.ptr()));
+    if (b) return {PyBytes_AS_STRING(b.ptr()), static_cast<size_t>(PyBytes_GET_SIZE(b.ptr()))};
+    PyErr_Clear();  // a surrogate the file system encoding cannot take: load_text names it
   }
+  std::string out;
+  load_text(p.ptr(), out, "path");
   return out;
 }
 
@@ -191,13 +193,16 @@ void bind_model(py::module_& m) {
       });
 
   py::class_<PyModel> cls(m, "_Model");
-  cls.def(py::init([](const std::string& path, int threads, const std::string& precision,
+  cls.def(py::init([](const py::object& path_in, const py::object& threads, Text<"precision"> precision,
                       std::optional<int> pad_to, std::optional<int> window, bool stateful) {
+            const std::string path = path_arg(path_in);
+            ModelOptions o{static_cast<int>(int_arg(threads, "threads", 0, kMaxThreads)),
+                           parse_precision(precision.value),
+                           {}};
             // The model is loaded without the GIL: other Python threads run meanwhile.
             std::unique_ptr<PyModel> p;
             {
               py::gil_scoped_release nogil;
-              ModelOptions o{threads, parse_precision(precision), {}};
               auto model = Model::load(path);
               o.window = window_of(*model, pad_to, window, stateful);
               p = std::make_unique<PyModel>(path, std::move(model), o);
@@ -237,51 +242,51 @@ void bind_model(py::module_& m) {
       .def_property_readonly(
           "unk", [](const PyModel& p) { return token_or_none(p.model(), p.model().tokenizer().unk_id()); })
       .def("__contains__",
-           [](const PyModel& p, const std::string& w) { return p.model().vocab().find(w).has_value(); })
+           [](const PyModel& p, Text<"word"> w) { return p.model().vocab().find(w.value).has_value(); })
       .def(
           "vocab_index",
-          [](const PyModel& p, const std::string& w) -> std::optional<int32_t> {
-            return p.model().vocab().find(w);
+          [](const PyModel& p, Text<"word"> w) -> std::optional<int32_t> {
+            return p.model().vocab().find(w.value);
           },
           py::arg("word"))
       .def(
           "tokenize",
-          [](const PyModel& p, const std::string& text) {
+          [](const PyModel& p, Text<"text"> text) {
             std::vector<std::string> out;
-            for (const auto& t : p.model().tokenizer().tokenize(text)) out.push_back(t.text);
+            for (const auto& t : p.model().tokenizer().tokenize(text.value)) out.push_back(t.text);
             return out;
           },
           py::arg("text"))
       .def(
           "encode",
-          [](const PyModel& p, const std::string& text, bool bos, bool eos) {
-            return encode(p.model(), text, bos, eos);
+          [](const PyModel& p, Text<"text"> text, bool bos, bool eos) {
+            return encode(p.model(), text.value, bos, eos);
           },
           py::arg("text"), py::kw_only(), py::arg("bos") = false, py::arg("eos") = false)
       .def(
           "decode",
-          [](const PyModel& p, const std::vector<int64_t>& ids) {
-            return p.model().tokenizer().detokenize(ids_of(p.model(), ids));
+          [](const PyModel& p, const py::object& ids) {
+            return p.model().tokenizer().detokenize(ids_arg(ids, "ids", p.model().vocab_size()));
           },
           py::arg("ids"))
       .def(
           "score",
-          [](PyModel& p, const std::string& s, bool bos, bool eos) {
-            return score_one(p, s, bos, eos).logprob / kLn10;
+          [](PyModel& p, Text<"sentence"> s, bool bos, bool eos) {
+            return score_one(p, s.value, bos, eos).logprob / kLn10;
           },
           py::arg("sentence"), py::arg("bos") = true, py::arg("eos") = true)
       .def(
           "perplexity",
-          [](PyModel& p, const std::string& s, bool bos, bool eos) {
+          [](PyModel& p, Text<"sentence"> s, bool bos, bool eos) {
             tasks::ScoreSummary sum;
-            sum.add(score_one(p, s, bos, eos));
+            sum.add(score_one(p, s.value, bos, eos));
             return sum.perplexity();
           },
           py::arg("sentence"), py::arg("bos") = true, py::arg("eos") = true)
       .def(
           "_full_scores",
-          [](PyModel& p, const std::string& s, bool bos, bool eos) {
-            const auto line = score_one(p, s, bos, eos);
+          [](PyModel& p, Text<"sentence"> s, bool bos, bool eos) {
+            const auto line = score_one(p, s.value, bos, eos);
             // KenLM's n-gram length becomes the tokens of context the LSTM has seen + 1, 0 for a token not
             // scored: the CLI's --output-format kenlm.
             py::list out;
@@ -294,9 +299,9 @@ void bind_model(py::module_& m) {
           py::arg("sentence"), py::arg("bos") = true, py::arg("eos") = true)
       .def(
           "score_batch",
-          [](PyModel& p, const std::vector<std::string>& sentences, bool bos, bool eos) {
-            auto lines = score_released(p, score_options(p, bos, eos, "sentence", "skip", false), sentences,
-                                        "<batch>", 1);
+          [](PyModel& p, TextList<"sentences"> sentences, bool bos, bool eos) {
+            auto lines = score_released(p, score_options(p, bos, eos, "sentence", "skip", false),
+                                        sentences.value, "<batch>", 1);
             py::array_t<double> out(static_cast<py::ssize_t>(lines.size()));
             auto v = out.mutable_unchecked<1>();
             for (size_t i = 0; i < lines.size(); ++i)
@@ -306,11 +311,11 @@ void bind_model(py::module_& m) {
           py::arg("sentences"), py::arg("bos") = true, py::arg("eos") = true)
       .def(
           "score_lines",
-          [](PyModel& p, const std::vector<std::string>& lines, const std::string& source,
-             uint64_t first_line, const std::string& context, bool bos, bool eos, const std::string& oov,
-             bool skip_empty) {
-            auto o = score_options(p, bos, eos, context, oov, skip_empty);
-            auto out = score_released(p, o, lines, source, first_line);
+          [](PyModel& p, TextList<"lines"> lines, Text<"source"> source, const py::object& first_line,
+             Text<"context"> context, bool bos, bool eos, Text<"oov"> oov, bool skip_empty) {
+            const uint64_t first = first_line_arg(first_line, lines.value.size());
+            auto o = score_options(p, bos, eos, context.value, oov.value, skip_empty);
+            auto out = score_released(p, o, lines.value, source.value, first);
             for (auto& l : out) l.words.clear();
             return out;
           },
@@ -319,8 +324,8 @@ void bind_model(py::module_& m) {
           py::arg("oov") = "skip", py::arg("skip_empty") = false)
       .def(
           "logprobs",
-          [](PyModel& p, const std::vector<int64_t>& ids_in) {
-            const auto ids = ids_of(p.model(), ids_in);
+          [](PyModel& p, const py::object& ids_in) {
+            const auto ids = ids_arg(ids_in, "ids", p.model().vocab_size());
             std::vector<MatrixRM> out;
             {
               py::gil_scoped_release nogil;
@@ -337,9 +342,18 @@ void bind_model(py::module_& m) {
           py::arg("ids"))
       .def(
           "_predict",
-          [](PyModel& p, const std::string& context, bool ids, int top) {
+          [](PyModel& p, const py::object& context_in, const py::object& top) {
+            // Text (tokenized, as `lstmlm predict`), or token ids fed as given (as `predict --ids`).
+            std::string context;
+            const bool ids = !load_text(context_in.ptr(), context, "context");
+            if (ids) {
+              for (int32_t id : ids_arg(context_in, "context", p.model().vocab_size())) {
+                if (!context.empty()) context += ' ';
+                context += std::to_string(id);
+              }
+            }
             tasks::PredictOptions o;
-            o.top = top;
+            o.top = static_cast<int>(int_arg(top, "top", 0, std::numeric_limits<int>::max()));
             o.window = p.options().window;
             o.ids_input = ids;
             std::vector<tasks::Prediction> r;
@@ -352,16 +366,16 @@ void bind_model(py::module_& m) {
             for (const auto& c : r[0].top) out.append(py::make_tuple(c.token, c.id, c.prob, c.logprob));
             return out;
           },
-          py::arg("context"), py::arg("ids"), py::arg("top"))
+          py::arg("context"), py::arg("top"))
       .def(
           "_generate",
-          [](PyModel& p, const std::string& prompt, const py::object& max_tokens, float temperature,
+          [](PyModel& p, Text<"prompt"> prompt, const py::object& max_tokens, float temperature,
              const py::object& top_k, float top_p, float min_p, float repeat_penalty,
              const py::object& repeat_last_n, const py::object& seed, const py::object& num_samples,
-             std::optional<bool> stop_at_eos, const std::string& oov) {
+             std::optional<bool> stop_at_eos, Text<"oov"> oov) {
             // The CLI's ranges (lstmlm generate -n, --top-k, --repeat-last-n, --num-samples).
             GenerateOptions g;
-            g.prompt = prompt;
+            g.prompt = prompt.value;
             g.max_tokens = static_cast<int>(int_arg(max_tokens, "max_tokens", 0, kMaxGenerateTokens));
             g.sampler = {temperature,
                          static_cast<int>(int_arg(top_k, "top_k", 0, kMaxVocabSize)),
@@ -374,7 +388,7 @@ void bind_model(py::module_& m) {
             g.seed = seed.is_none() ? random_seed() : uint_arg(seed, "seed");
             g.stop_at_eos = stop_at_eos;
             g.window = p.options().window;
-            g.oov = oov_policy(oov);
+            g.oov = oov_policy(oov.value);
             GenerateResult r;
             {
               py::gil_scoped_release nogil;
@@ -383,7 +397,8 @@ void bind_model(py::module_& m) {
               r = generate(*engine, g, [&check](int, const GeneratedToken&) { check(); });
             }
             py::list texts;
-            for (const auto& s : r.samples) texts.append(sample_text(p.model().tokenizer(), prompt, s.ids()));
+            for (const auto& s : r.samples)
+              texts.append(sample_text(p.model().tokenizer(), prompt.value, s.ids()));
             return py::make_tuple(texts, g.seed);
           },
           py::arg("prompt"), py::arg("max_tokens"), py::arg("temperature"), py::arg("top_k"),
@@ -410,8 +425,9 @@ void bind_model(py::module_& m) {
           py::arg("state"), "Writes the state after the start token (bos, else eos) into `state`.")
       .def(
           "BaseScore",
-          [](PyModel& p, const PyState& in, const std::string& word, PyState& out) {
+          [](PyModel& p, const PyState& in, Text<"word"> word_in, PyState& out) {
             check_state(p.model(), in, "BaseScore");
+            const std::string& word = word_in.value;
             const int32_t id =
                 word == "</s>" && p.model().tokenizer().eos_id() && !p.model().vocab().find(word)
                     ? *p.model().tokenizer().eos_id()

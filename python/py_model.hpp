@@ -11,11 +11,12 @@
 #include "lstmlm/model.hpp"
 #include "lstmlm/tasks/score.hpp"
 #include "lstmlm/tasks/window.hpp"
+#include "py_args.hpp"
 
 namespace lstmlm::py {
 
 struct ModelOptions {
-  int threads = 0;  // per call; <= 0: one per core, as the CLI
+  int threads = 0;  // per call, in [0, kMaxThreads]; 0: one per core, as the CLI
   Precision precision = Precision::Fp32;
   tasks::WindowOptions window;  // resolved as the CLI does: input_length -> Pad
 };
@@ -45,3 +46,14 @@ void bind_model(pybind11::module_& m);
 void bind_jsonl(pybind11::class_<PyModel>& cls);
 
 }  // namespace lstmlm::py
+
+// A Model (self) or a LineScore whose __init__ never ran is a UsageError, not uninitialized memory.
+namespace pybind11::detail {
+template <>
+class type_caster<lstmlm::py::PyModel>
+    : public lstmlm::py::InitializedCaster<lstmlm::py::PyModel, "lstmlm.Model", "lstmlm.Model(path)"> {};
+template <>
+class type_caster<lstmlm::tasks::LineScore>
+    : public lstmlm::py::InitializedCaster<lstmlm::tasks::LineScore, "lstmlm.LineScore",
+                                           "Model.score_lines"> {};
+}  // namespace pybind11::detail

@@ -67,18 +67,13 @@ class Model(_Model):
     def predict(self, context, top=10):
         """The `top` most probable next tokens (top=None: the whole vocabulary) as Candidate tuples
         (token, id, prob, logprob), best first. `context` is text (tokenized, the start token added, as
-        `lstmlm predict`) or a sequence of token ids (fed exactly as given, as `lstmlm predict --ids`)."""
+        `lstmlm predict`) or a sequence of token ids (ints or numpy integers, or a 1-D numpy integer array; fed
+        exactly as given, as `lstmlm predict --ids`). Another kind of id is a UsageError, an id outside the
+        vocabulary an InputError."""
         n = 0 if top is None else int(top)
         if n < 0:
             raise UsageError(f"top must be >= 1 or None, got {top}")
-        if isinstance(context, (str, bytes)):
-            rows = self._predict(context, False, n)
-        else:
-            ids = [int(i) for i in context]
-            for k, i in enumerate(ids):
-                if i < 0 or i >= self.vocab_size:
-                    raise InputError(f"context[{k}]: {i} is not a token id (the vocabulary has {self.vocab_size})")
-            rows = self._predict(" ".join(map(str, ids)), True, n)
+        rows = self._predict(context, n)
         return [Candidate(*r) for r in rows]
 
     def generate(self, prompt="", max_tokens=100, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0,

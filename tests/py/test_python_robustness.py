@@ -1,5 +1,5 @@
-"""The Python module under hostile use: threads racing on one State, Ctrl-C during a long generate, generate
-arguments beyond the CLI's limits, objects never initialized, malformed pickles. Each ends in the documented
+"""The Python module under hostile use: threads racing on one State, Ctrl-C during a long generate, arguments
+out of range or of the wrong kind, objects never initialized, malformed pickles. Each ends in the documented
 exception with a one-line message (docs/python.md, "Errors"), or in KeyboardInterrupt; never a crash, a bare
 TypeError/RuntimeError or a silently wrong result. What could crash the interpreter runs in a subprocess, so a
 crash fails the test instead of killing the runner."""
@@ -179,6 +179,89 @@ class GenerateLimits(unittest.TestCase, OneLine):
             self.assertIn(limit + "]", r.stderr)
 
 
+class Arguments(unittest.TestCase, OneLine):
+    @classmethod
+    def setUpClass(cls):
+        cls.m = lstmlm.Model(WORD, threads=1)
+
+    def test_first_line_must_be_a_line_number(self):
+        for first in (-1, 0, 2**64, -2**70, 1.0, "1"):
+            with self.subTest(first=first):
+                with self.assertRaises(lstmlm.UsageError) as cm:
+                    self.m.score_lines(["the king"], "src", first)
+                self.assertOneLine(cm.exception, lstmlm.UsageError, r"^first_line must be a line number")
+        # The last line's number must fit too: no wrap to 0.
+        with self.assertRaises(lstmlm.UsageError) as cm:
+            self.m.score_lines(["the king", "the old man"], "src", 2**64 - 1)
+        self.assertOneLine(cm.exception, lstmlm.UsageError, r"^first_line .*18446744073709551614\]")
+        last = self.m.score_lines(["the king", "the old man"], "src", 2**64 - 2)
+        self.assertEqual([s.line for s in last], [2**64 - 2, 2**64 - 1])
+        self.assertEqual([s.line for s in self.m.score_lines(["a", "b"], "src", 7)], [7, 8])
+
+    def test_token_ids_must_be_integers(self):
+        m = self.m
+        want = m.predict([0, 1, 2], top=3)
+        self.assertEqual(m.predict(np.array([0, 1, 2], dtype=np.int32), top=3), want)
+        self.assertEqual(m.predict((np.int64(0), 1, np.uint8(2)), top=3), want)
+        self.assertEqual(m.predict(np.array([0, 1, 2], dtype=np.uint64), top=3), want)
+        for bad in ([0, 1.0, 2], [0.5], ["3"], [b"3"], np.array([0.0, 1.0]), [True], [None], [[1]], 5):
+            with self.subTest(bad=repr(bad)):
+                with self.assertRaises(lstmlm.UsageError) as cm:
+                    m.predict(bad)
+                self.assertOneLine(cm.exception, lstmlm.UsageError, r"^context")
+        for call in (m.logprobs, m.decode):
+            with self.subTest(call.__name__):
+                self.assertEqual(call(np.array([0, 1], dtype=np.int16)).__class__, call([0, 1]).__class__)
+                with self.assertRaises(lstmlm.UsageError) as cm:
+                    call([0, 1.5])
+                self.assertOneLine(cm.exception, lstmlm.UsageError, r"^ids\[1\] is a float, not a token id")
+                with self.assertRaises(lstmlm.UsageError) as cm:
+                    call("0 1")
+                self.assertOneLine(cm.exception, lstmlm.UsageError, r"^ids")
+                with self.assertRaises(lstmlm.UsageError):
+                    call(np.zeros((2, 2), dtype=np.int64))
+        with self.assertRaisesRegex(lstmlm.InputError, r"^context\[1\]: 554 is not a token id"):
+            m.predict([0, m.vocab_size])
+        with self.assertRaisesRegex(lstmlm.InputError, r"^context\[1\]: 9223372036854775813 is not a token id"):
+            m.predict(np.array([0, 2**63 + 5], dtype=np.uint64))
+
+    def test_negative_threads_refused(self):
+        with self.assertRaises(lstmlm.UsageError) as cm:
+            lstmlm.Model(WORD, threads=-1)
+        self.assertOneLine(cm.exception, lstmlm.UsageError, r"^threads must be in \[0, 256\], got -1$")
+        self.assertGreaterEqual(lstmlm.Model(WORD, threads=0).threads, 1)
+
+    def test_lone_surrogate_is_an_input_error_with_its_position(self):
+        m = self.m
+        with self.assertRaises(lstmlm.InputError) as cm:
+            m.score("the \udcff man")
+        self.assertOneLine(cm.exception, lstmlm.InputError,
+                           r"^sentence is not valid UTF-8 \(lone surrogate U\+DCFF at position 4\)")
+        with self.assertRaises(lstmlm.InputError) as cm:
+            m.score_lines(["the old man", "a \ud800"], "src")
+        self.assertOneLine(cm.exception, lstmlm.InputError,
+                           r"^lines\[1\] is not valid UTF-8 \(lone surrogate U\+D800 at position 2\)")
+        calls = [lambda: m.score_batch(["x\udc80"]), lambda: m.full_scores("\udc80"),
+                 lambda: m.perplexity("\udc80"), lambda: m.tokenize("\udc80"), lambda: m.encode("\udc80"),
+                 lambda: m.predict("\udc80"), lambda: m.generate("\udc80"), lambda: "\udc80" in m,
+                 lambda: m.vocab_index("\udc80"), lambda: m.score_lines(["a"], context="\udc80"),
+                 lambda: lstmlm.kernels_for("\udc80"), lambda: lstmlm.Model(WORD, precision="\udc80"),
+                 lambda: m.BaseScore(lstmlm.State(), "\udc80", lstmlm.State())]
+        for i, call in enumerate(calls):
+            with self.subTest(i):
+                with self.assertRaises(lstmlm.InputError) as cm:
+                    call()
+                self.assertOneLine(cm.exception, lstmlm.InputError, r"is not valid UTF-8 \(lone surrogate")
+        # Invalid UTF-8 bytes stay the library's InputError naming the line; a str without surrogates works.
+        with self.assertRaisesRegex(lstmlm.InputError, r"^src:2: "):
+            m.score_lines(["the", b"\xff"], "src")
+        self.assertEqual(m.score("the old man"), m.score(b"the old man"))
+        # A path is a file name: surrogate-escaped bytes name the bytes on disk (os.fsencode).
+        with self.assertRaises(lstmlm.ModelError) as cm:
+            lstmlm.Model("/nonexistent/\udcff")
+        self.assertOneLine(cm.exception, lstmlm.ModelError, r"/nonexistent/\\xff")
+
+
 class Uninitialized(unittest.TestCase, OneLine):
     def test_state_made_by_new_alone(self):
         s = lstmlm.State.__new__(lstmlm.State)
@@ -194,6 +277,15 @@ class Uninitialized(unittest.TestCase, OneLine):
                 call()
             self.assertOneLine(cm.exception, lstmlm.UsageError, r"__init__")
         self.assertFalse(lstmlm.State() == 5)
+
+    def test_model_made_by_new_alone(self):
+        m = lstmlm.Model.__new__(lstmlm.Model)
+        for call in (lambda: m.vocab_size, lambda: m.score("the"), lambda: m.generate("the", max_tokens=1),
+                     lambda: repr(m), lambda: m.BeginSentenceWrite(lstmlm.State())):
+            with self.assertRaises(lstmlm.UsageError) as cm:
+                call()
+            self.assertOneLine(cm.exception, lstmlm.UsageError,
+                               r"^an lstmlm.Model made by __new__ without __init__ holds nothing")
 
     def test_none_for_a_state(self):
         m = lstmlm.Model(WORD, threads=1)
