@@ -1,8 +1,11 @@
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <optional>
 
+#include "lstmlm/error.hpp"
 #include "lstmlm/tasks/jsonl.hpp"
+#include "py_args.hpp"
 #include "py_model.hpp"
 
 namespace lstmlm::py {
@@ -11,11 +14,27 @@ namespace py = pybind11;
 
 namespace {
 
-py::object kept_or_filtered(const tasks::JsonlDocument& d) {
+// `s` as a str, bytes that are not UTF-8 decoded with `errors` ("backslashreplace": a message quotes them as
+// \xNN; "surrogateescape": a kept line, re-encoded with it, is its input bytes, though a parsed JSON object
+// holds only UTF-8).
+py::str str_of(const std::string& s, const char* errors) {
+  PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), errors);
+  if (!o) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(o);
+}
+
+py::object result(const tasks::JsonlDocument& d) {
   using S = tasks::JsonlDocument::Status;
-  if (d.status == S::Kept) return py::make_tuple("kept", d.line);
+  if (d.status == S::Kept) return py::make_tuple("kept", str_of(d.line, "surrogateescape"));
   if (d.status == S::Filtered) return py::make_tuple("filtered", "");
-  return py::make_tuple("error", d.error);
+  return py::make_tuple("error", str_of(d.error, "backslashreplace"));
+}
+
+// A perplexity bound: a number >= 0 (inf allowed), as --min-perplexity / --max-perplexity.
+void check_bound(const std::optional<double>& b, const char* name) {
+  if (b && !(*b >= 0))
+    throw UsageError(std::string(name) + " must be a perplexity >= 0, got " +
+                     std::string(py::str(py::float_(*b))));
 }
 
 }  // namespace
@@ -23,23 +42,42 @@ py::object kept_or_filtered(const tasks::JsonlDocument& d) {
 void bind_jsonl(py::class_<PyModel>& cls) {
   cls.def(
       "score_jsonl",
-      [](PyModel& p, const std::vector<std::string>& lines, const std::string& source, uint64_t first_line,
-         const std::string& text_field, std::optional<double> min_ppl, std::optional<double> max_ppl,
-         const std::string& context, bool bos, bool eos, const std::string& oov) {
+      [](PyModel& p, TextList<"lines"> lines_in, Text<"source"> source, const py::object& first_line_in,
+         Text<"text_field"> text_field, std::optional<double> min_ppl, std::optional<double> max_ppl,
+         Text<"context"> context, bool bos, bool eos, Text<"oov"> oov) {
+        std::vector<std::string>& lines = lines_in.value;
+        const uint64_t first_line = first_line_arg(first_line_in, lines.size());
+        check_bound(min_ppl, "min_perplexity");
+        check_bound(max_ppl, "max_perplexity");
         tasks::JsonlOptions o;
-        o.text_field = text_field;
-        o.score = score_options(p, bos, eos, context, oov, false);
+        o.text_field = text_field.value;
+        o.score = score_options(p, bos, eos, context.value, oov.value, false);
         o.min_perplexity = min_ppl;
         o.max_perplexity = max_ppl;
+        // JSON allows no NUL byte anywhere (inside a string it must be escaped), but the parser stops at
+        // one as at the end of its input: a line with one is an error here, never parsed up to it.
+        std::vector<size_t> nul(lines.size(), std::string::npos);
+        for (size_t i = 0; i < lines.size(); ++i) {
+          nul[i] = lines[i].find('\0');
+          if (nul[i] != std::string::npos) lines[i].clear();  // scored as an empty line; its error replaced
+        }
         std::vector<tasks::JsonlDocument> docs;
         {
           py::gil_scoped_release nogil;
           auto engine = p.pool().acquire();
           tasks::JsonlScorer scorer(*engine, o);
-          docs = scorer.score(lines, source, first_line);
+          docs = scorer.score(lines, source.value, first_line);
         }
         py::list out;
-        for (const auto& d : docs) out.append(kept_or_filtered(d));
+        for (size_t i = 0; i < docs.size(); ++i) {
+          if (nul[i] != std::string::npos) {
+            docs[i].status = tasks::JsonlDocument::Status::Error;
+            docs[i].error = source.value + ":" + std::to_string(first_line + i) + ": invalid JSON at byte " +
+                            std::to_string(nul[i] + 1) +
+                            ": a NUL byte; a line holds one JSON object and nothing else";
+          }
+          out.append(result(docs[i]));
+        }
         return out;
       },
       py::arg("lines"), py::arg("source") = "-", py::arg("first_line") = 1, py::kw_only(),

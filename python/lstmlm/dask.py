@@ -98,7 +98,10 @@ def _clean(line, first):
             line = line[:-1]
         if first and line.startswith("\ufeff"):
             line = line[1:]
-        return line.encode("utf-8", "surrogateescape")
+        try:  # a str read with errors="surrogateescape": its bytes
+            return line.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # another lone surrogate: invalid UTF-8, an InputError naming the line
+            return line.encode("utf-8", "surrogatepass")
     line = bytes(line)
     if line.endswith(b"\n"):
         line = line[:-1]
@@ -237,6 +240,19 @@ def warm(client, model_dir, *, threads=1, precision="fp32"):
     for message in client.run(_warm, key).values():
         if message is not None:
             raise ModelError(message) from None
+
+
+def _check_perplexity_bounds(**bounds):
+    """A bound is None or a perplexity >= 0 (inf allowed), as Model.score_jsonl and the CLI require."""
+    for name, b in bounds.items():
+        if b is None:
+            continue
+        try:
+            ok = float(b) >= 0
+        except (TypeError, ValueError):
+            raise UsageError(f"{name} must be a perplexity >= 0, got {b!r}") from None
+        if not ok:  # negative or NaN
+            raise UsageError(f"{name} must be a perplexity >= 0, got {float(b)!r}")
 
 
 def _window(client, max_in_flight):
@@ -498,6 +514,8 @@ def score_jsonl(client, model_dir, paths, *, text_field="text", min_perplexity=N
     filtered out. context="document" scores each document as one stream (documents stay independent, so
     the input can be split). output: a path that gets the kept lines, byte for byte the CLI's stdout.
 
+    A line is one JSON object and nothing else (whitespace aside): bytes after the object, a NUL byte
+    included, make it a bad document. A negative (or NaN) perplexity bound is a UsageError.
     on_error="fail": the first bad document (invalid JSON, no text field, invalid UTF-8, ...) raises
     lstmlm.InputError with its message "SOURCE:LINE: ...", after the documents before it are written;
     "skip": bad documents are dropped, their messages in JsonlResult.errors.
@@ -509,6 +527,7 @@ def score_jsonl(client, model_dir, paths, *, text_field="text", min_perplexity=N
         raise ValueError(f"context: 'sentence' or 'document' (got {context!r})")
     if int(lines_per_partition) < 1:
         raise ValueError("lines_per_partition: at least 1")
+    _check_perplexity_bounds(min_perplexity=min_perplexity, max_perplexity=max_perplexity)
     paths = _check_paths(paths)
     client = _client(client)
     key = _key(model_dir, threads, precision)

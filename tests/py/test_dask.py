@@ -383,6 +383,44 @@ class DaskTest(unittest.TestCase):
                 self.assertEqual(cr.returncode, 1)
                 self.assertEqual(cr.stdout, self.read(self.out("bad-fail.jsonl")))
 
+    def test_jsonl_bytes_after_the_object_are_a_bad_document(self):
+        # A line is one JSON object and nothing else: a NUL byte after it (and whatever follows, valid UTF-8 or
+        # not) makes the line a bad document, never a kept line with the bytes copied into it.
+        self.require_jsonl()
+        with open(self.docs, "rb") as f:
+            docs = f.read().splitlines()
+        bad = docs[:5] + [docs[5] + b"\x00 trailing"] + docs[6:12] + [docs[12] + b"\x00\xff\xfe"] + docs[13:30]
+        p = self.out("nul.jsonl")
+        with open(p, "wb") as f:
+            f.write(b"\n".join(bad) + b"\n")
+        good = self.out("nul-good.jsonl")
+        with open(good, "wb") as f:
+            f.write(b"\n".join(docs[:5] + docs[6:12] + docs[13:30]) + b"\n")
+        out = self.out("nul-skip.jsonl")
+        r = self.ld.score_jsonl(self.client, MODEL, [p], output=out, lines_per_partition=4, on_error="skip")
+        self.assertEqual(self.read(out), self.jsonl_reference([good]))
+        for line in self.read(out).splitlines():
+            self.assertIsInstance(json.loads(line), dict)
+        self.assertEqual(len(r.errors), 2, r.errors)
+        for e, n in zip(r.errors, (6, 13)):
+            self.assertRegex(e, rf"^{p}:{n}: invalid JSON at byte \d+: a NUL byte")
+            self.assertNotIn("\n", e)
+        with self.assertRaises(self.lstmlm.InputError) as cm:
+            self.ld.score_jsonl(self.client, MODEL, [p], output=out, lines_per_partition=4)
+        self.assertTrue(str(cm.exception).startswith(f"{p}:6: "), str(cm.exception))
+
+    def test_negative_perplexity_bound_refused(self):
+        for kw in ({"min_perplexity": -1}, {"max_perplexity": -0.5}, {"min_perplexity": float("nan")}):
+            with self.subTest(**kw):
+                with self.assertRaisesRegex(self.lstmlm.UsageError, r"^(min|max)_perplexity must be a perplexity >= 0"):
+                    self.ld.score_jsonl(self.client, MODEL, [self.docs], **kw)
+
+    def test_bag_str_with_a_lone_surrogate_is_an_input_error_naming_the_line(self):
+        bag = self.db.from_sequence(["the king", "the \ud800 king", "the"], npartitions=2)
+        with self.assertRaises(self.lstmlm.InputError) as cm:
+            self.ld.score_text(self.client, MODEL, bag)
+        self.assertRegex(str(cm.exception), r"^-:2: .*UTF-8")
+
     def jsonl_reference_lines(self, docs):
         m = self.lstmlm.Model(MODEL, threads=1)
         return [t for s, t in m.score_jsonl(docs) if s == "kept"]

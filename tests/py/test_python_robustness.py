@@ -1,8 +1,8 @@
 """The Python module under hostile use: threads racing on one State, Ctrl-C during a long generate, arguments
-out of range or of the wrong kind, objects never initialized, malformed pickles. Each ends in the documented
-exception with a one-line message (docs/python.md, "Errors"), or in KeyboardInterrupt; never a crash, a bare
-TypeError/RuntimeError or a silently wrong result. What could crash the interpreter runs in a subprocess, so a
-crash fails the test instead of killing the runner."""
+out of range or of the wrong kind, objects never initialized, malformed pickles, JSONL lines with bytes after
+the object. Each ends in the documented exception with a one-line message (docs/python.md, "Errors"), or in
+KeyboardInterrupt; never a crash, a bare TypeError/RuntimeError or a silently wrong result. What could crash
+the interpreter runs in a subprocess, so a crash fails the test instead of killing the runner."""
 import os
 import pickle
 import signal
@@ -318,6 +318,52 @@ class Uninitialized(unittest.TestCase, OneLine):
             pickle.loads(data)
         self.assertOneLine(cm.exception, lstmlm.UsageError, r"^State: .*format field is a str")
         self.assertEqual(pickle.loads(pickle.dumps(s)), s)
+
+
+class Jsonl(unittest.TestCase, OneLine):
+    @classmethod
+    def setUpClass(cls):
+        cls.m = lstmlm.Model(WORD, threads=1)
+
+    def test_a_line_is_one_object_and_nothing_else(self):
+        m = self.m
+        lines = ['{"text": "the old man"}', '{"text": "the old man"}\x00 trailing', b'{"text": "the"}\x00\xff\xfe',
+                 '{"text": "the"}  \x00', '\x00{"text": "the"}', '{"text": "the"}\t ']
+        got = m.score_jsonl(lines, "docs.jsonl")
+        self.assertEqual([g[0] for g in got], ["kept", "error", "error", "error", "error", "kept"])
+        for k, byte in ((1, 24), (2, 16), (3, 18), (4, 1)):
+            self.assertEqual(got[k][1], f"docs.jsonl:{k + 1}: invalid JSON at byte {byte}: a NUL byte; a line holds "
+                                        "one JSON object and nothing else")
+        # Whitespace after the object is no error; the kept line is the object with the fields added.
+        self.assertEqual(got[5][1], m.score_jsonl(['{"text": "the"}'])[0][1])
+
+    def test_negative_perplexity_bounds_refused(self):
+        doc = '{"text": "the old man"}'
+        for kw in ({"min_perplexity": -1.0}, {"max_perplexity": -0.5}, {"min_perplexity": -float("inf")},
+                   {"min_perplexity": float("nan")}):
+            with self.subTest(kw=kw):
+                with self.assertRaises(lstmlm.UsageError) as cm:
+                    self.m.score_jsonl([doc], **kw)
+                self.assertOneLine(cm.exception, lstmlm.UsageError, r"^(min|max)_perplexity must be a perplexity >= 0")
+        self.assertEqual(self.m.score_jsonl([doc], min_perplexity=0.0, max_perplexity=float("inf"))[0][0], "kept")
+
+    def test_first_line_and_text_arguments(self):
+        m = self.m
+        for first in (-1, 0, 2**64):
+            with self.assertRaises(lstmlm.UsageError) as cm:
+                m.score_jsonl(['{"text": "a"}'], "src", first)
+            self.assertOneLine(cm.exception, lstmlm.UsageError, r"^first_line must be a line number")
+        with self.assertRaises(lstmlm.UsageError):
+            m.score_jsonl(['{"text": "a"}', '{"text": "b"}'], "src", 2**64 - 1)
+        got = m.score_jsonl(['{"text": "a"}', "x"], "src", 2**64 - 2)
+        self.assertTrue(got[1][1].startswith("src:18446744073709551615: "), got)
+        for kw in ({"source": "\udc80"}, {"text_field": "\ud800"}, {"lines": ['{"text": "\udc80"}']}):
+            args = {"lines": ['{"text": "a"}'], **kw}
+            with self.assertRaises(lstmlm.InputError) as cm:
+                m.score_jsonl(**args)
+            self.assertOneLine(cm.exception, lstmlm.InputError, r"is not valid UTF-8 \(lone surrogate")
+        # A source that is not UTF-8 is quoted as \xNN in the messages.
+        self.assertEqual(m.score_jsonl(["x"], b"s\xff")[0][1][:8], "s\\xff:1:")
 
 
 if __name__ == "__main__":
