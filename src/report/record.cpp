@@ -44,14 +44,54 @@ const Registered& entry(Format f) {
 
 }  // namespace
 
-Value Value::boolean(bool v) { return {.kind = Kind::Bool, .b = v}; }
-Value Value::integer(int64_t v) { return {.kind = Kind::Int, .i = v}; }
-Value Value::uinteger(uint64_t v) { return {.kind = Kind::UInt, .u = v}; }
-Value Value::num9(double v) { return {.kind = Kind::Num9, .d = v}; }
-Value Value::real(double v) { return {.kind = Kind::Real, .d = v}; }
-Value Value::str(std::string v) { return {.kind = Kind::Str, .s = std::move(v)}; }
-Value Value::of_list(std::vector<Value> v) { return {.kind = Kind::List, .list = std::move(v)}; }
-Value Value::of_record(Fields v) { return {.kind = Kind::Record, .fields = std::move(v)}; }
+Value Value::boolean(bool v) {
+  Value r;
+  r.kind = Kind::Bool;
+  r.b = v;
+  return r;
+}
+Value Value::integer(int64_t v) {
+  Value r;
+  r.kind = Kind::Int;
+  r.i = v;
+  return r;
+}
+Value Value::uinteger(uint64_t v) {
+  Value r;
+  r.kind = Kind::UInt;
+  r.u = v;
+  return r;
+}
+Value Value::num9(double v) {
+  Value r;
+  r.kind = Kind::Num9;
+  r.d = v;
+  return r;
+}
+Value Value::real(double v) {
+  Value r;
+  r.kind = Kind::Real;
+  r.d = v;
+  return r;
+}
+Value Value::str(std::string v) {
+  Value r;
+  r.kind = Kind::Str;
+  r.s = std::move(v);
+  return r;
+}
+Value Value::of_list(std::vector<Value> v) {
+  Value r;
+  r.kind = Kind::List;
+  r.list = std::move(v);
+  return r;
+}
+Value Value::of_record(Fields v) {
+  Value r;
+  r.kind = Kind::Record;
+  r.fields = std::move(v);
+  return r;
+}
 
 const Value* Record::find(std::string_view name) const {
   for (const auto& f : fields)

@@ -36,10 +36,10 @@ struct Value {
   uint64_t u = 0;
   double d = 0;
   std::string s{};
-  std::vector<Value> list{};
-  Fields fields{};
+  std::vector<Value> list;
+  Fields fields;
 
-  static Value null() { return {}; }
+  static Value null();
   static Value boolean(bool v);
   static Value integer(int64_t v);
   static Value uinteger(uint64_t v);
@@ -56,6 +56,10 @@ struct Field {
   // Display fields are for the human formats (text) only; data formats (jsonl, tsv, csv, json) skip them.
   bool display = false;
 };
+
+// Defined once Field is complete: a Value's destructor needs the vector<Field> one (clang with libstdc++
+// instantiates it at the point of use).
+inline Value Value::null() { return {}; }
 
 // One output record. `kind` names what it holds ("score.line", "score.summary", "predict",
 // "generate.sample", "bench.row"): human writers lay each kind out their own way, data writers ignore it.
