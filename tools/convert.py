@@ -7,9 +7,5 @@ import sys
 
 if __name__ == "__main__":
     sys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "python")))
-    try:
-        from lstmlm.convert.cli import main
-        status = main()
-    except KeyboardInterrupt:  # during argument parsing or the imports too: quiet, the shell's status for SIGINT
-        status = 130
-    sys.exit(status)
+    from lstmlm.convert.entry import run
+    sys.exit(run())

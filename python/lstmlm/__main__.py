@@ -52,11 +52,8 @@ def main(argv=None):
 
 def convert_main(argv=None):
     """`lstmlm-convert SOURCE OUTDIR [options]`: python3 -m lstmlm.convert (docs/importing.md)."""
-    try:
-        from .convert.cli import main as convert
-        return convert(argv)
-    except KeyboardInterrupt:  # during argument parsing or the imports too: quiet, the shell's status for SIGINT
-        return 130
+    from .convert.entry import run
+    return run(argv)
 
 
 if __name__ == "__main__":

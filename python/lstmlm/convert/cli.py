@@ -14,7 +14,7 @@ import zipfile
 
 from ..format import write_model
 
-from . import common
+from . import common, entry
 from .vocab import VocabError
 
 # The --help text (unchanged since tools/convert.py held this code).
@@ -135,6 +135,13 @@ def main(argv=None):
         return _error(e, args, with_type=True)
     except KeyboardInterrupt:
         return 130  # the user stopped it: no traceback, the shell's status for SIGINT
+    except ModuleNotFoundError as e:
+        # h5py (Keras files) is imported when a source needs it: the line names the Debian package.
+        line = entry.missing_package_line(e)
+        if line is None:
+            return _error(e, args, with_type=True)
+        _print_line(line)
+        return 1
     except Exception as e:
         # Anything else a hostile file provokes in code that did not foresee it (TypeError, AttributeError,
         # ZeroDivisionError, RecursionError, MemoryError, NotImplementedError, ...): the file is still the
