@@ -3,6 +3,7 @@
 // vanished from the totals and a finite perplexity was printed.)
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -73,4 +74,28 @@ TEST(ScoreNonfinite, FiniteScoresHaveNoNonfiniteField) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out.find("nonfinite"), std::string::npos) << r.out;
   EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+}
+
+// Logits near 1e9 (a decoder bias of +1e9, whose float ulp is 64): every logit rounds to the same 1e9, so
+// the distribution is uniform and each log-prob is -ln 12. Adding the max and the log of the shifted sum
+// before subtracting (1e9 + ln 12 rounds to 1e9) made every log-prob 0, every probability 1, with exit 0.
+TEST(ScoreNonfinite, HugeLogitsKeepTheirLogSoftmax) {
+  TempDir dir("huge_bias");
+  auto f = lstmlm::test::files_of(*lstmlm::Model::random(12, 4, 6, 1, 3));
+  for (auto& t : f.tensors)
+    if (t.name == "decoder.bias")
+      for (auto& v : t.values) v += 1e9f;
+  f.rebuild_weights();
+  f.write(dir.path());
+  for (const char* precision : {"fp32", "bf16", "int8"}) {
+    auto r = lstmlm::test::run_cli_to(
+        "score -m '" + dir.path().string() + "' --output-format jsonl --entropy --precision " + precision,
+        lstmlm::test::Stdout::File, "t1 t2 t5 t3 t4\n");
+    ASSERT_EQ(r.status, 0) << precision << ": " << r.err;
+    auto line = nlohmann::json::parse(r.out.substr(0, r.out.find('\n')));
+    for (size_t w = 1; w < 5; ++w) {
+      EXPECT_NEAR(line["words"][w]["logprob"].get<double>(), -std::log(12.0), 1e-5) << precision << " " << w;
+      EXPECT_NEAR(line["words"][w]["entropy"].get<double>(), std::log(12.0), 1e-5) << precision << " " << w;
+    }
+  }
 }

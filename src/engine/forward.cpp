@@ -257,14 +257,15 @@ class Forward {
       }
       for (int i = 0; i < n; ++i) {
         const float* z = out[size_t(i)];
-        const float lse = dec.log_sum_exp(z);
+        const kernels::LogSumExp lse = dec.log_sum_exp(z);
         const size_t r = size_t(w_.dec_row[size_t(g0 + i)]);
         const int t = w_.dec_step[size_t(g0 + i)];
         switch (job_.mode) {
           case Mode::Score: {
             const int32_t target = (*job_.targets)[r][size_t(t)];
-            (*job_.scores)[r][size_t(t)] = z[target] - lse;
-            if (auto* e = job_.measures.entropy) (*e)[r][size_t(t)] = entropy_nats(z, lse, V);
+            (*job_.scores)[r][size_t(t)] = lse.log_prob(z[target]);
+            if (auto* e = job_.measures.entropy)
+              (*e)[r][size_t(t)] = entropy_nats(z, lse.max, lse.log_sum, V);
             if (auto* k = job_.measures.rank) (*k)[r][size_t(t)] = rank_of(z, z[target], V);
             break;
           }
@@ -281,8 +282,8 @@ class Forward {
     }
   }
 
-  static void log_softmax(const float* z, float lse, float* out, int n) {
-    for (int j = 0; j < n; ++j) out[j] = z[j] - lse;
+  static void log_softmax(const float* z, kernels::LogSumExp lse, float* out, int n) {
+    for (int j = 0; j < n; ++j) out[j] = lse.log_prob(z[j]);
   }
 
   const PackedModel& pm_;

@@ -92,6 +92,14 @@ class RecurrentLayer {
   virtual size_t term_bytes() const = 0;
 };
 
+// log(sum_j exp(x_j)) as the max and the log of the max-shifted sum: a log-prob is (z - max) - log_sum, as
+// TensorFlow's log_softmax computes it. Adding max and log_sum first would round away everything below the
+// max's ulp: with logits near 1e9 (ulp 64) every log-prob would be 0.
+struct LogSumExp {
+  float max = 0, log_sum = 0;
+  float log_prob(float z) const { return (z - max) - log_sum; }
+};
+
 // The output layer: logits = bias + W h, then the pieces of a log-softmax.
 class OutputLayer {
  public:
@@ -103,7 +111,7 @@ class OutputLayer {
   virtual void logits_part(int part, int parts, int rows, const float* const* h, float* const* out,
                            Scratch& s) const = 0;
   // Log-sum-exp of x[0..n), max-subtracted, the sum of exps accumulated in a fixed order.
-  virtual float log_sum_exp(const float* x) const = 0;
+  virtual LogSumExp log_sum_exp(const float* x) const = 0;
   virtual size_t bytes() const = 0;
 };
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <optional>
 
+#include "kernels/backend.hpp"
 #include "kernels/simd.hpp"
 #include "lstmlm/config.hpp"
 
@@ -66,7 +67,7 @@ struct Gates {
 }
 
 // Log-sum-exp of x[0..n), max-subtracted, the sum of exps accumulated lane-wise in a fixed order.
-inline float log_sum_exp(const float* x, int n) {
+inline LogSumExp log_sum_exp(const float* x, int n) {
   const int full = n / kLanes * kLanes;
   // The max in 4 chains (max is exact, so the order does not matter): one chain waited on max's latency.
   V16 mx[4] = {set1(-INFINITY), set1(-INFINITY), set1(-INFINITY), set1(-INFINITY)};
@@ -76,7 +77,7 @@ inline float log_sum_exp(const float* x, int n) {
   for (; j < full; j += kLanes) mx[0] = max(mx[0], load(x + j));
   if (full < n) mx[1] = max(mx[1], load_n(x + full, n - full, -INFINITY));
   float m = reduce_max(max(max(mx[0], mx[1]), max(mx[2], mx[3])));
-  if (!std::isfinite(m)) return m;  // all -inf (or a +inf/NaN logit): nothing to normalise
+  if (!std::isfinite(m)) return {m, 0.0f};  // all -inf (or a +inf/NaN logit): nothing to normalise
   V16 vm = set1(m), s = set1(0.0f);
   for (j = 0; j < full; j += kLanes) s = s + exp_nonpositive(load(x + j) - vm);
   if (full < n) {
@@ -84,7 +85,7 @@ inline float log_sum_exp(const float* x, int n) {
     static const float kOnes[kLanes] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
     s = s + exp_nonpositive(load_n(x + full, n - full, m) - vm) * load_n(kOnes, n - full, 0.0f);
   }
-  return m + std::log(reduce_add(s));
+  return {m, std::log(reduce_add(s))};
 }
 
 }  // namespace

@@ -188,7 +188,7 @@ void Scorer::run_windowed(std::vector<LineScore>& out, const std::vector<std::ve
       const float* z = dist.row(static_cast<Eigen::Index>(r)).data();
       const float v = z[targets[b + r]];
       lp[b + r] = v;
-      if (opt_.entropy) entropy[b + r] = lstmlm::detail::entropy_nats(z, 0.0f, V);
+      if (opt_.entropy) entropy[b + r] = lstmlm::detail::entropy_nats(z, 0.0f, 0.0f, V);
       if (opt_.rank) rank[b + r] = lstmlm::detail::rank_of(z, v, V);
     }
   }

@@ -17,7 +17,7 @@ struct Kernels {
   // out[r] = init[r] + a[r] W for the columns of part `part` of `parts` of w's panels.
   void (*gemm_rows)(int rows, const float* const* a, const float* const* init, float* const* out,
                     const PackedMat& w, int part, int parts);
-  float (*log_sum_exp)(const float* x, int n);
+  LogSumExp (*log_sum_exp)(const float* x, int n);
 };
 
 // One per variant file; a variant's instructions run only where cpu_features() has its ISA.

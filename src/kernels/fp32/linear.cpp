@@ -27,7 +27,7 @@ class Linear final : public OutputLayer {
     k_.gemm_rows(rows, h, s.init.data(), out, w_, part, parts);
   }
 
-  float log_sum_exp(const float* x) const override { return k_.log_sum_exp(x, w_.N); }
+  LogSumExp log_sum_exp(const float* x) const override { return k_.log_sum_exp(x, w_.N); }
 
   size_t bytes() const override { return w_.bytes() + bias_.size() * sizeof(float); }
 

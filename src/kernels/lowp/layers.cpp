@@ -185,7 +185,7 @@ class Linear final : public OutputLayer {
     const Cols c = part_cols(w_->padded_out() / kBlock, part, parts);
     w_->multiply(rows, h, s.init.data(), out, &c, 1, s);
   }
-  float log_sum_exp(const float* x) const override { return kernels::log_sum_exp(x, w_->rows_out()); }
+  LogSumExp log_sum_exp(const float* x) const override { return kernels::log_sum_exp(x, w_->rows_out()); }
   size_t bytes() const override { return w_->bytes() + bias_.size() * sizeof(float); }
 
  private:
