@@ -54,13 +54,6 @@ void bind_jsonl(py::class_<PyModel>& cls) {
         o.score = score_options(p, bos, eos, context.value, oov.value, false);
         o.min_perplexity = min_ppl;
         o.max_perplexity = max_ppl;
-        // JSON allows no NUL byte anywhere (inside a string it must be escaped), but the parser stops at
-        // one as at the end of its input: a line with one is an error here, never parsed up to it.
-        std::vector<size_t> nul(lines.size(), std::string::npos);
-        for (size_t i = 0; i < lines.size(); ++i) {
-          nul[i] = lines[i].find('\0');
-          if (nul[i] != std::string::npos) lines[i].clear();  // scored as an empty line; its error replaced
-        }
         std::vector<tasks::JsonlDocument> docs;
         {
           py::gil_scoped_release nogil;
@@ -69,15 +62,7 @@ void bind_jsonl(py::class_<PyModel>& cls) {
           docs = scorer.score(lines, source.value, first_line);
         }
         py::list out;
-        for (size_t i = 0; i < docs.size(); ++i) {
-          if (nul[i] != std::string::npos) {
-            docs[i].status = tasks::JsonlDocument::Status::Error;
-            docs[i].error = source.value + ":" + std::to_string(first_line + i) + ": invalid JSON at byte " +
-                            std::to_string(nul[i] + 1) +
-                            ": a NUL byte; a line holds one JSON object and nothing else";
-          }
-          out.append(result(docs[i]));
-        }
+        for (const auto& d : docs) out.append(result(d));
         return out;
       },
       py::arg("lines"), py::arg("source") = "-", py::arg("first_line") = 1, py::kw_only(),

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../fuzz/check_config.hpp"
+#include "../fuzz/check_jsonl.hpp"
 #include "../fuzz/check_safetensors.hpp"
 #include "../fuzz/check_score_line.hpp"
 #include "../fuzz/check_structured.hpp"
@@ -48,4 +49,5 @@ TEST(FuzzRegressions, ScoreLine) { EXPECT_GT(replay("score_line", lstmlm::fuzz::
 TEST(FuzzRegressions, Safetensors) { EXPECT_GE(replay("safetensors", lstmlm::fuzz::check_safetensors), 3); }
 TEST(FuzzRegressions, Config) { EXPECT_GE(replay("config", lstmlm::fuzz::check_config), 3); }
 TEST(FuzzRegressions, Vocab) { EXPECT_GE(replay("vocab", lstmlm::fuzz::check_vocab), 3); }
+TEST(FuzzRegressions, Jsonl) { EXPECT_GE(replay("jsonl", lstmlm::fuzz::check_jsonl), 4); }
 TEST(FuzzRegressions, Structured) { EXPECT_GE(replay("structured", lstmlm::fuzz::check_structured), 6); }

@@ -184,6 +184,12 @@ TEST(ScoreJsonlCli, BadDocumentsAreOneLineErrors) {
       {R"({"text": "the king", "logprob": -1})", "-:2: field 'logprob' already present"},
       {"{\"text\": \"the \xC3\x28 king\"}", "-:2: invalid JSON at byte "},
       {"", "-:2: invalid JSON at byte 1: "},
+      // A NUL byte anywhere is an error of its line, whatever follows it: the bytes after one are neither
+      // dropped nor copied into the output.
+      {R"({"text": "the king"})" + std::string(1, '\0') + " trailing",
+       "-:2: invalid JSON at byte 21: a NUL byte; a line holds one JSON object and nothing else"},
+      {R"({"text": "the king"}  )" + std::string(1, '\0'), "-:2: invalid JSON at byte 23: a NUL byte"},
+      {std::string(1, '\0') + R"({"text": "the king"})", "-:2: invalid JSON at byte 1: a NUL byte"},
   };
   for (const auto& c : cases) {
     auto r =

@@ -1,5 +1,6 @@
 #include "lstmlm/tasks/jsonl.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
@@ -132,6 +133,9 @@ std::string num9(double v) {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
+// Lines scored per Scorer call: bounds the per-token records alive at once.
+constexpr size_t kChunkLines = 4096;
+
 // One document on its way: its text as lines, and the totals once scored.
 struct Doc {
   size_t index = 0;  // in the block
@@ -190,6 +194,13 @@ std::vector<JsonlDocument> JsonlScorer::score(const std::vector<std::string>& li
   };
   const std::string& field = opt_.text_field;
   for (size_t i = 0; i < lines.size(); ++i) {
+    // JSON allows no NUL byte anywhere (inside a string it must be escaped); a parser may take one for the
+    // end of its input, so a line holding one is refused before it is parsed, whatever follows.
+    if (const size_t nul = lines[i].find('\0'); nul != std::string::npos) {
+      fail(i, "invalid JSON at byte " + std::to_string(nul + 1) +
+                  ": a NUL byte; a line holds one JSON object and nothing else");
+      continue;
+    }
     Probe p(field);
     json::sax_parse(lines[i], &p);
     const std::string quoted = "'" + one_line(field) + "'";
@@ -241,11 +252,21 @@ std::vector<JsonlDocument> JsonlScorer::score(const std::vector<std::string>& li
     docs.push_back(std::move(d));
   }
 
-  // Scores, per document, its lines' records.
-  std::vector<std::vector<LineScore>> scores(docs.size());
+  // Each document's totals. Its lines are scored kChunkLines at a time and their records dropped once
+  // added, so a document of millions of short lines costs the memory of its text, not of its records.
+  std::vector<ScoreSummary> sums(docs.size());
   auto score_alone = [&](size_t j) {
     Scorer s(*engine_, opt_.score);  // a fresh stream: document mode starts every document from the start
-    scores[j] = s.score(docs[j].lines, source, docs[j].line, docs[j].ends);
+    const Doc& d = docs[j];
+    ScoreSummary sum;
+    for (size_t k = 0; k < d.lines.size(); k += kChunkLines) {
+      const size_t n = std::min(kChunkLines, d.lines.size() - k);
+      const auto from = static_cast<ptrdiff_t>(k), to = static_cast<ptrdiff_t>(k + n);
+      std::vector<std::string> part(d.lines.begin() + from, d.lines.begin() + to);
+      std::vector<LineEnd> ends(d.ends.begin() + from, d.ends.begin() + to);
+      for (const auto& l : s.score(part, source, d.line, ends)) sum.add(l);
+    }
+    sums[j] = sum;
   };
   auto guarded = [&](size_t j) {
     try {
@@ -258,33 +279,35 @@ std::vector<JsonlDocument> JsonlScorer::score(const std::vector<std::string>& li
   };
   std::vector<bool> scored(docs.size(), false);
   if (opt_.score.context == ContextMode::Sentence) {
-    // Every line is its own sentence: one Scorer call over the lines of all documents.
-    std::vector<std::string> all;
-    std::vector<LineEnd> ends;
-    for (const auto& d : docs) {
-      all.insert(all.end(), d.lines.begin(), d.lines.end());
-      ends.insert(ends.end(), d.ends.begin(), d.ends.end());
-    }
-    bool batched = false;
-    if (!all.empty()) {
-      try {
-        Scorer s(*engine_, opt_.score);
-        std::vector<LineScore> ls = s.score(all, source, first_line, ends);
-        size_t k = 0;
-        for (size_t j = 0; j < docs.size(); ++j) {
-          const size_t n = docs[j].lines.size();
-          scores[j].assign(std::make_move_iterator(ls.begin() + static_cast<ptrdiff_t>(k)),
-                           std::make_move_iterator(ls.begin() + static_cast<ptrdiff_t>(k + n)));
-          k += n;
-          scored[j] = true;
+    // Every line is its own sentence: the lines of all documents in chunks, each one Scorer call.
+    bool batched = true;
+    try {
+      Scorer s(*engine_, opt_.score);
+      std::vector<std::string> part;
+      std::vector<LineEnd> ends;
+      std::vector<size_t> owner;  // the document of each line of the chunk
+      auto flush = [&] {
+        if (part.empty()) return;
+        std::vector<LineScore> ls = s.score(part, source, first_line, ends);
+        for (size_t k = 0; k < ls.size(); ++k) sums[owner[k]].add(ls[k]);
+        part.clear();
+        ends.clear();
+        owner.clear();
+      };
+      for (size_t j = 0; j < docs.size(); ++j)
+        for (size_t k = 0; k < docs[j].lines.size(); ++k) {
+          part.push_back(docs[j].lines[k]);
+          ends.push_back(docs[j].ends[k]);
+          owner.push_back(j);
+          if (part.size() == kChunkLines) flush();
         }
-        batched = true;
-      } catch (const InputError&) {
-        // Not expected after the checks above; then each document alone, its error its own.
-      }
+      flush();
+    } catch (const InputError&) {
+      // Not expected after the checks above; then each document alone, its error its own.
+      batched = false;
+      std::fill(sums.begin(), sums.end(), ScoreSummary{});
     }
-    if (!batched)
-      for (size_t j = 0; j < docs.size(); ++j) scored[j] = guarded(j);
+    for (size_t j = 0; j < docs.size(); ++j) scored[j] = batched || guarded(j);
   } else {
     for (size_t j = 0; j < docs.size(); ++j) scored[j] = guarded(j);
   }
@@ -292,8 +315,7 @@ std::vector<JsonlDocument> JsonlScorer::score(const std::vector<std::string>& li
   for (size_t j = 0; j < docs.size(); ++j) {
     if (!scored[j]) continue;
     JsonlDocument& r = out[docs[j].index];
-    ScoreSummary sum;
-    for (const auto& l : scores[j]) sum.add(l);
+    const ScoreSummary& sum = sums[j];
     r.total.line = docs[j].line;
     r.total.skipped = sum.sentences == 0 && sum.skipped > 0;
     r.total.logprob = sum.logprob;
