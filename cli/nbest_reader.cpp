@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 
 #include "lstmlm/error.hpp"
@@ -146,12 +147,13 @@ void NbestReader::read_tsv_header(const std::string& line) {
   std::vector<std::string> names;
   std::vector<int> score_cols;
   int utt = -1, hyp = -1, id = -1, rec = -1;
+  std::unordered_set<std::string_view> seen;  // linear in the header's length, however many columns
   for (size_t c = 0; c < cols.size(); ++c) {
     const std::string& n = cols[c];
     int* known = n == "utt" ? &utt : n == "hyp" ? &hyp : n == "id" ? &id : n == "recording" ? &rec : nullptr;
     if (n.empty()) throw InputError(where() + "tsv header: column " + std::to_string(c + 1) + " has no name");
-    for (size_t k = 0; k < c; ++k)
-      if (cols[k] == n) throw InputError(where() + "tsv header: column " + shown(n) + " appears twice");
+    if (!seen.insert(n).second)
+      throw InputError(where() + "tsv header: column " + shown(n) + " appears twice");
     if (known) {
       *known = int(c);
     } else {

@@ -7,6 +7,7 @@
 
 #include "lstmlm/error.hpp"
 #include "lstmlm/tasks/units.hpp"
+#include "lstmlm/text.hpp"
 #include "tasks/score_lines.hpp"
 
 namespace lstmlm::tasks {
@@ -99,8 +100,45 @@ void Rescorer::run(const std::vector<Hypothesis>& hyps, std::vector<HypothesisSc
   }
 }
 
+// The recording as the user wrote it: the reader prefixes it with its source and a line feed.
+static std::string recording_shown(const std::string& r) {
+  const size_t nl = r.rfind('\n');
+  return "'" + printable(nl == std::string::npos ? r : r.substr(nl + 1), 200) + "'";
+}
+
+std::vector<std::string> Rescorer::check(const std::vector<Hypothesis>& hyps,
+                                         const std::string& source) const {
+  std::vector<std::string> ended;
+  std::unordered_set<std::string_view> ended_here;
+  std::string_view current = recording_;
+  std::unordered_set<std::string_view> ids;
+  for (size_t b = 0, e; b < hyps.size(); b = e) {
+    e = utterance_end(hyps, b);
+    ids.clear();
+    for (size_t i = b; i < e; ++i)
+      if (!hyps[i].id.empty() && !ids.insert(hyps[i].id).second)
+        throw InputError(LineRef{source, hyps[i].line}.prefix() + "hypothesis id '" +
+                         printable(hyps[i].id, 200) + "' appears twice in utterance '" +
+                         printable(hyps[i].utt, 200) + "': each hypothesis of an utterance needs its own id");
+    if (!opt_.conversation || hyps[b].recording == current) continue;
+    const std::string& r = hyps[b].recording;
+    if (ended_.count(r) || ended_here.count(r))
+      throw InputError(
+          LineRef{source, hyps[b].line}.prefix() + "recording " + recording_shown(r) +
+          " comes back after other recordings: with --context conversation the utterances of a "
+          "recording must be contiguous (sort the list by recording, keeping the order within each)");
+    if (!current.empty()) {
+      ended.emplace_back(current);
+      ended_here.insert(current);
+    }
+    current = r;
+  }
+  return ended;
+}
+
 std::vector<HypothesisScore> Rescorer::rescore(const std::vector<Hypothesis>& hyps,
                                                const std::string& source) {
+  std::vector<std::string> ended = check(hyps, source);
   std::vector<HypothesisScore> out(hyps.size());
   for (size_t i = 0; i < hyps.size(); ++i)
     out[i].lm =
@@ -130,6 +168,7 @@ std::vector<HypothesisScore> Rescorer::rescore(const std::vector<Hypothesis>& hy
     recording_ = saved_recording;
     throw;
   }
+  for (auto& r : ended) ended_.insert(std::move(r));
   return out;
 }
 

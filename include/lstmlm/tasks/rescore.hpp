@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "lstmlm/engine.hpp"
@@ -93,13 +94,18 @@ class Rescorer {
  public:
   Rescorer(Engine& engine, RescoreOptions opt);
   // Scores complete utterances: the hypotheses of one utterance are contiguous and all in this call.
-  // Throws InputError (prefixed "SOURCE:LINE: ") for a hypothesis that cannot be tokenized or whose
-  // per-token n-gram scores do not match its tokens; the conversation context is then left as it was.
+  // Throws InputError (prefixed "SOURCE:LINE: ") for a hypothesis that cannot be tokenized, whose per-token
+  // n-gram scores do not match its tokens or whose id another hypothesis of its utterance has, and
+  // (conversation context) for a recording that comes back after another one; the context is then left as it
+  // was.
   std::vector<HypothesisScore> rescore(const std::vector<Hypothesis>& hyps, const std::string& source);
   const PrefixStats& stats() const { return prefix_.stats(); }
 
  private:
   void combine(const Hypothesis& h, HypothesisScore& s, const std::string& source) const;
+  // Throws for a duplicate hypothesis id within an utterance or a recording that comes back; returns the
+  // recordings this call ends (to be added to ended_ once it succeeds).
+  std::vector<std::string> check(const std::vector<Hypothesis>& hyps, const std::string& source) const;
   // Scores hyps [begin, end) from `from` (one prefix tree) and combines them.
   void run(const std::vector<Hypothesis>& hyps, std::vector<HypothesisScore>& out, size_t begin, size_t end,
            const StreamStart& from, const std::string& source);
@@ -109,6 +115,8 @@ class Rescorer {
   // Conversation context: the recording of the last utterance and where its best hypothesis left off.
   std::string recording_;
   std::optional<StreamStart> carried_;
+  // Recordings whose utterances have ended: one that comes back would be scored without its context.
+  std::unordered_set<std::string> ended_;
 };
 
 }  // namespace lstmlm::tasks
