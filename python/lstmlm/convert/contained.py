@@ -16,12 +16,20 @@ def _file_kind(mode):
     return "not a regular file"
 
 
+def _reason(e):
+    """An OSError's reason without the path it repeats (the message names the path once, bounded)."""
+    return e.strerror if isinstance(e, OSError) and e.strerror else str(e).splitlines()[0][:200]
+
+
 def contained_path(root, path, what):
     """`path` resolved (every symbolic link followed), refused unless it ends inside the directory `root` (also
     resolved): a model file must never make a converter read a file the user did not give. `what` names the
     file in the message, e.g. "model.json: shard group1-shard1of1"."""
-    real_root = os.path.realpath(root or ".")
-    real = os.path.realpath(path)
+    try:
+        real_root = os.path.realpath(root or ".")
+        real = os.path.realpath(path)
+    except (OSError, ValueError) as e:  # a NUL byte, a name past NAME_MAX, a directory that cannot be read
+        raise ConvertError(f"{what}: {brief(path)}: {_reason(e)}") from None
     if os.path.commonpath([real_root, real]) != real_root:
         via = " (through a symbolic link)" if os.path.realpath(os.path.abspath(path)) != os.path.abspath(path) else ""
         raise ConvertError(f"{what}: {brief(path)} resolves to {brief(real)}{via}, outside the source directory "
@@ -39,6 +47,8 @@ def open_contained(root, path, what):
         fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise ConvertError(f"{what}: {brief(path)} not found") from None
+    except (OSError, ValueError) as e:  # a symbolic-link loop, a name too long, no permission, a NUL byte
+        raise ConvertError(f"{what}: {brief(path)}: {_reason(e)}") from None
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
