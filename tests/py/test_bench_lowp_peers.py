@@ -353,6 +353,33 @@ for t in map(int, opt("-t").split(",")):
 '''
 
 
+class CompareCells(unittest.TestCase):
+    """--cells: every requested cell runs or is refused, none is dropped silently; the build is outside the tree."""
+
+    def test_parse(self):
+        self.assertIsNone(compare.parse_cells(None))
+        self.assertEqual(compare.parse_cells("predict:1,score:256,generate"),
+                         [("predict", 1), ("score", 256), ("generate", None)])
+        for bad in ("foo:1", "score:x", "score:0", "predict:"):
+            with self.assertRaises(ValueError):
+                compare.parse_cells(bad)
+
+    def test_select(self):
+        plan, full = [1, 256], [1, 16, 64, 256, 1024]
+        self.assertEqual(compare.select_batches(plan, full, "score", None), [1, 256])
+        # A batch the plan lacks still runs; a bare workload takes the plan's batches.
+        self.assertEqual(compare.select_batches(plan, full, "score", [("score", 3), ("predict", 1)]), [3])
+        self.assertEqual(compare.select_batches(plan, full, "score", [("score", None), ("score", 8)]), [1, 8, 256])
+        self.assertEqual(compare.select_batches(plan, full, "predict", [("score", None)]), [])
+        # --quick's plan has no MEDIUM generate: asked for by name, the full plan's batches run.
+        self.assertEqual(compare.select_batches([], [1, 64], "generate", [("generate", None)]), [1, 64])
+
+    def test_build_dir_outside_the_source_tree(self):
+        d = os.path.realpath(compare.default_build_dir())
+        root = os.path.realpath(compare.ROOT)
+        self.assertFalse(d == root or d.startswith(root + os.sep), d)
+
+
 class CompareEndToEnd(unittest.TestCase):
     def test_stand_in_lstmlm(self):
         """main() with a stand-in lstmlm and no peers: the low-precision table and targets are written,
