@@ -384,8 +384,9 @@ def score_text(client, model_dir, paths_or_bag, *, lines_per_partition=2000, thr
     cannot be split; run `lstmlm score --context document` or Model.score_lines on one machine.
     output: a path; gets exactly what `lstmlm score -v sentence --output-format jsonl FILES...` writes,
     written in input order as the partitions arrive. collect=False keeps no per-line dicts in memory.
-    max_in_flight: partitions submitted at once (default 4 per worker thread); on_partition(index, lines)
-    is called in the driver as each partition's result is taken, in order.
+    max_in_flight: partitions submitted at once (default 4 per worker thread); on_partition(index, n)
+    is called in the driver as each partition's result is taken, in order: its index (0, 1, ...) and the
+    number of lines it held.
 
     Returns a TextResult. Raises lstmlm.InputError before any work for a path that cannot be read, and with
     the first bad line's message "SOURCE:LINE: ..." (after writing the lines before it, as the CLI does);

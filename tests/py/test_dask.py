@@ -294,6 +294,15 @@ class DaskTest(unittest.TestCase):
         after = self.client.run(os.getpid)
         self.assertNotIn(before[killed[0][0]], after.values(), "the worker was not restarted")
 
+    def test_on_partition_gets_index_and_line_count(self):
+        # on_partition(index, n): the partition's index in input order and how many lines it held.
+        calls = []
+        r = self.ld.score_text(self.client, MODEL, self.paths, lines_per_partition=100,
+                               on_partition=lambda index, n: calls.append((index, n)))
+        # a.txt 150 lines, b.txt 180, c.txt 100: a partition never spans two files.
+        self.assertEqual(calls, [(0, 100), (1, 50), (2, 100), (3, 80), (4, 100)])
+        self.assertEqual(r.partitions, 5)
+
     def test_invalid_utf8_writes_lines_before_as_cli(self):
         p = self.out("bad-utf8.txt")
         good = _text_lines(5, 60)
