@@ -95,7 +95,8 @@ def add_common_arguments(p):
     g.add_argument("--lowercase", dest="lowercase", action="store_true", default=None,
                    help="lowercase text before lookup")
     g.add_argument("--no-lowercase", dest="lowercase", action="store_false")
-    g.add_argument("--filters", metavar="CHARS", help="characters deleted before splitting (Keras-style)")
+    g.add_argument("--filters", metavar="CHARS", help="characters replaced by the word separator before "
+                   "splitting, as Keras' Tokenizer(filters=...); a char model deletes them")
     g.add_argument("--split", metavar="SEP", help="word separator, as Keras' Tokenizer(split=...) ('' = any "
                    "whitespace, as str.split())")
     g.add_argument("--unk", metavar="TOKEN", help="unknown-word token ('' = none)")
