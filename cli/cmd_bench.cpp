@@ -184,7 +184,7 @@ Subcommand setup_bench(CLI::App& parent) {
   app->add_option("--seed", args->seed, "Seed of the synthetic token ids and of --shape's weights")
       ->check(uint64_value())
       ->capture_default_str();
-  app->add_option("--input", args->input, "Cut the inputs from this text file, tokenized with the model");
+  app->add_option("-f,--input", args->input, "Cut the inputs from this text file, tokenized with the model");
   add_format_option(*app, args->output, {Format::Md, Format::Csv, Format::Json, Format::Jsonl},
                     "-o,--output");
   s.check = [args] { check(*args); };

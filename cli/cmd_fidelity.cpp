@@ -42,7 +42,7 @@ Output (docs/precision.md):
 struct Opts {
   std::string model_dir;
   Precision precision = Precision::Fp32;
-  std::vector<std::string> files;
+  std::vector<std::string> files, file_opts;  // positionals, -f/--file
   Format format = Format::Text;
   std::string context = "sentence";
   tasks::OovPolicy oov = tasks::OovPolicy::Skip;
@@ -72,6 +72,7 @@ int run(const Opts& o) {
   check_readable(o.files);
   tasks::ScoreOptions task = line_options(o);
   auto model = load_model(o.model_dir);
+  note_oov_policy(o.oov, *model);
   task.window = resolve_window(o.window, *model);
   Engine low(model, engine_options(o.threads, o.precision));
   Engine ref(model, engine_options(o.threads, Precision::Fp32));
@@ -110,6 +111,7 @@ Subcommand setup_fidelity(CLI::App& parent) {
   s.app->footer(kHelp);
   add_model_option(*s.app, o->model_dir);
   s.app->add_option("files", o->files, "Input files ('-' or none: stdin)");
+  add_file_option(*s.app, o->file_opts, "An input file, as FILE (repeatable; read before the FILEs)");
   add_precision_option(*s.app, o->precision)->required()->default_str("");
   add_format_option(*s.app, o->format, {Format::Text, Format::Jsonl, Format::Json});
   s.app->add_option("--context", o->context, "sentence (state reset per line) or document, as score")
@@ -124,6 +126,7 @@ Subcommand setup_fidelity(CLI::App& parent) {
       ->capture_default_str();
   add_window_options(*s.app, o->window);
   add_threads_option(*s.app, o->threads);
+  s.check = [o] { o->files.insert(o->files.begin(), o->file_opts.begin(), o->file_opts.end()); };
   s.run = [o]() -> int { return run(*o); };
   return s;
 }

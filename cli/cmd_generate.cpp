@@ -59,11 +59,8 @@ int run(Args& a) {
     a.gen.prompt = read_prompt_file(a.prompt_file);
   else
     a.gen.prompt = a.prompt;
-  if (!a.seeded) {
-    a.gen.seed = random_seed();
-    std::fprintf(stderr, "seed: %llu\n", static_cast<unsigned long long>(a.gen.seed));
-  }
   auto model = load_model(a.model);
+  note_oov_policy(a.gen.oov, *model);
   a.gen.window = resolve_window(a.window, *model);
   // Validate the prompt before any output, and warn about words the model does not know.
   const Prompt prompt =
@@ -72,6 +69,13 @@ int run(Args& a) {
     if (t.oov)
       print_diagnostic("lstmlm: warning: ", "prompt: '" + t.text + "' is not in the vocabulary, read as unk");
   warn_skipped(*model, "prompt", prompt.skipped);
+  // A drawn seed is printed once the model and the prompt are accepted, and only when it can change the
+  // text: greedy decoding (--temperature 0) draws nothing.
+  if (!a.seeded) {
+    a.gen.seed = random_seed();
+    if (a.gen.sampler.temperature > 0)
+      std::fprintf(stderr, "seed: %llu\n", static_cast<unsigned long long>(a.gen.seed));
+  }
   Engine engine(model, engine_options(a.threads, a.precision));
   Emitter out(a.format);
 
@@ -120,13 +124,13 @@ A prompt word not in the vocabulary is read as unk_token; without one it is skip
 naming it (--oov error refuses it, exit 1).)");
   add_model_option(*app, a->model);
   auto* p = app->add_option("-p,--prompt", a->prompt, "Prompt text (default: empty, start from bos/eos)");
-  app->add_option("--prompt-file", a->prompt_file, "Read the prompt from a file (final line end dropped)")
+  app->add_option("-f,--prompt-file", a->prompt_file, "Read the prompt from a file (final line end dropped)")
       ->excludes(p);
   app->add_option("-n,--max-tokens", a->gen.max_tokens, "Tokens to generate per sample, eos included")
       ->check(int_range(0, kMaxGenerateTokens))
       ->capture_default_str();
   auto& sp = a->gen.sampler;
-  app->add_option("--temperature", sp.temperature, "Sampling temperature; 0 = greedy (argmax)")
+  app->add_option("--temperature,--temp", sp.temperature, "Sampling temperature; 0 = greedy (argmax)")
       ->check(real_range(0, kMaxTemperature))
       ->capture_default_str();
   app->add_option("--top-k", sp.top_k, "Keep the K most likely tokens; 0 = off")
@@ -145,7 +149,8 @@ naming it (--oov error refuses it, exit 1).)");
       ->check(int_range(-1, kMaxGenerateTokens))
       ->capture_default_str();
   auto* seed =
-      app->add_option("--seed", a->seed, "Random seed in [0, 2^64) (default: random, printed to stderr)");
+      app->add_option("-s,--seed", a->seed,
+                      "Random seed in [0, 2^64) (default: random, printed to stderr unless --temperature 0)");
   app->add_option("--num-samples", a->gen.num_samples, "Samples, run as one batch")
       ->check(int_range(1, kMaxSamples))
       ->capture_default_str();

@@ -17,8 +17,9 @@ namespace lstmlm::cli {
 namespace {
 
 constexpr const char* kHelp =
-    R"(Predicts the next token after each CONTEXT (or after each line of stdin when no
-CONTEXT is given; stdin is read in blocks and batched).
+    R"(Predicts the next token after each CONTEXT (-p TEXT gives one too, as llama.cpp's prompt), or after
+each line of the -f FILEs, or of stdin when neither is given (a file is read in blocks and batched; a
+terminal or pipe is answered line by line).
 
 Context: text is tokenized like `score` input (see `lstmlm score --help`) and, when the model has a
 bos_token (else an eos_token), that token is fed first, so predict agrees with score's sentence mode
@@ -45,7 +46,7 @@ Output (--top N candidates, by descending probability, ties by ascending id; --t
 
 struct Opts {
   std::string model_dir;
-  std::vector<std::string> contexts;
+  std::vector<std::string> contexts, prompts, files;  // positionals, -p/--prompt, -f/--file
   Format format = Format::Text;
   tasks::PredictOptions task;
   WindowArgs window;
@@ -57,7 +58,9 @@ struct Opts {
 int run(const Opts& o) {
   tasks::PredictOptions task = o.task;
   task.add_start = !o.no_bos;
+  check_readable(o.files);
   auto model = load_model(o.model_dir);
+  note_oov_policy(task.oov, *model);
   task.window = resolve_window(o.window, *model);
   const bool padded = task.window.mode == tasks::WindowMode::Pad;
   auto warn = [&](const std::string& source, uint64_t first, const std::vector<tasks::Prediction>& preds) {
@@ -74,30 +77,33 @@ int run(const Opts& o) {
     out.end();
     return 0;
   }
-  LineReader in({});
-  in.next_file();
+  LineReader in(o.files);
   const size_t block = 4096;
   std::vector<std::string> lines;
   uint64_t first = 0;
-  while (in.next_block(lines, block, first)) {
-    std::vector<tasks::Prediction> preds;
-    try {
-      preds = tasks::predict(engine, lines, task, "stdin", first);
-    } catch (const InputError&) {
-      // A bad line in the block: the lines before it are predicted alone and written first (batching does
-      // not change a result), then the bad line throws again.
-      for (size_t i = 0; i < lines.size(); ++i) {
-        auto one = tasks::predict(engine, {lines[i]}, task, "stdin", first + i);
-        warn("stdin", first + i, one);
-        out.emit(report::prediction_record(lines[i], one[0], padded));
-        out.flush();
+  // A context's place in messages: stdin:LINE (as always) or FILE:LINE.
+  auto source = [&in] { return in.source() == "-" ? std::string("stdin") : in.source(); };
+  while (in.next_file())
+    while (in.next_block(lines, block, first)) {
+      std::vector<tasks::Prediction> preds;
+      try {
+        preds = tasks::predict(engine, lines, task, source(), first);
+      } catch (const InputError&) {
+        // A bad line in the block: the lines before it are predicted alone and written first (batching does
+        // not change a result), then the bad line throws again.
+        for (size_t i = 0; i < lines.size(); ++i) {
+          auto one = tasks::predict(engine, {lines[i]}, task, source(), first + i);
+          warn(source(), first + i, one);
+          out.emit(report::prediction_record(lines[i], one[0], padded));
+          out.flush();
+        }
+        throw;
       }
-      throw;
+      warn(source(), first, preds);
+      for (size_t i = 0; i < preds.size(); ++i)
+        out.emit(report::prediction_record(lines[i], preds[i], padded));
+      out.flush();
     }
-    warn("stdin", first, preds);
-    for (size_t i = 0; i < preds.size(); ++i) out.emit(report::prediction_record(lines[i], preds[i], padded));
-    out.flush();
-  }
   out.end();
   return 0;
 }
@@ -111,6 +117,9 @@ Subcommand setup_predict(CLI::App& parent) {
   s.app->footer(kHelp);
   add_model_option(*s.app, o->model_dir);
   s.app->add_option("context", o->contexts, "Contexts (default: one per line on stdin)");
+  repeatable(s.app->add_option("-p,--prompt", o->prompts,
+                               "A context, as CONTEXT (repeatable; predicted before the CONTEXTs)"));
+  add_file_option(*s.app, o->files, "Contexts one per line, as stdin (repeatable)");
   s.app->add_option("--top", o->task.top, "Candidates per context; 0 = whole vocabulary")
       ->check(int_range(0, kMaxVocab))
       ->capture_default_str();
@@ -124,6 +133,11 @@ Subcommand setup_predict(CLI::App& parent) {
       ->capture_default_str();
   add_threads_option(*s.app, o->threads);
   add_precision_option(*s.app, o->precision);
+  s.check = [o] {
+    if (!o->files.empty() && (!o->contexts.empty() || !o->prompts.empty()))
+      throw UsageError("-f/--file: contexts come from the files or from the command line, not both");
+    o->contexts.insert(o->contexts.begin(), o->prompts.begin(), o->prompts.end());
+  };
   s.run = [o]() -> int { return run(*o); };
   return s;
 }

@@ -1,4 +1,5 @@
 // `lstmlm rescore`: LSTM LM scores of n-best hypotheses, combined with their own scores, and the best.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -57,7 +58,7 @@ lm_logprob is ln, lm_log10prob log10 (of the LSTM alone); 9 significant digits. 
 
 struct Opts {
   std::string model_dir;
-  std::vector<std::string> files, score_specs, weight_specs;
+  std::vector<std::string> files, file_opts, score_specs, weight_specs;  // file_opts: -f/--file
   std::string input_format = "auto", context = "utterance", ngram, ngram_units = "log10";
   Format format = Format::Text;
   tasks::OovPolicy oov = tasks::OovPolicy::Skip;
@@ -131,6 +132,13 @@ int run(const Opts& o) {
   task.conversation = o.context == "conversation";
   task.weights.assign(lay.names.size(), 0.0);
   for (const auto& spec : o.weight_specs) {
+    // The LM is no score of the input: its weight has its own option (an input score named lm is
+    // still weighed by --weight lm=W).
+    const bool lm_score = std::find(lay.names.begin(), lay.names.end(), "lm") != lay.names.end();
+    if (!lm_score && spec.compare(0, 2, "lm") == 0 && (spec.size() == 2 || spec[2] == '='))
+      throw UsageError("--weight " + spec + ": the LM's own weight is --lm-weight" +
+                       (spec.size() > 3 ? " " + spec.substr(3) : " W") +
+                       " (--weight NAME=W weighs a score of the input or of --scores)");
     auto [name, value] = name_value(spec, "--weight");
     double w = 0;
     char* end = nullptr;
@@ -146,6 +154,7 @@ int run(const Opts& o) {
   lay.interpolated = task.interpolate.has_value();
 
   auto model = load_model(o.model_dir);
+  note_oov_policy(o.oov, *model);
   Engine engine(model, o.threads);
   tasks::Rescorer rescorer(engine, task);
   Emitter out(o.format);
@@ -216,11 +225,15 @@ Subcommand setup_rescore(CLI::App& parent) {
   s.app->footer(kHelp);
   add_model_option(*s.app, o->model_dir);
   s.app->add_option("files", o->files, "N-best files ('-' or none: stdin)");
+  add_file_option(*s.app, o->file_opts, "An n-best file, as FILE (repeatable; read before the FILEs)");
   s.app->add_option("--input-format", o->input_format, "auto, kaldi, tsv or jsonl")
       ->check(CLI::IsMember({"auto", "kaldi", "tsv", "jsonl"}))
       ->capture_default_str();
-  s.app->add_option("--scores", o->score_specs, "NAME=FILE: Kaldi 'UTT-N VALUE' scores (repeatable)");
-  s.app->add_option("--weight", o->weight_specs, "NAME=W: weight of a score in the combination (repeatable)");
+  repeatable(s.app->add_option("--scores", o->score_specs,
+                               "NAME=FILE: Kaldi 'UTT-N VALUE' scores (repeatable, one NAME=FILE each)"));
+  repeatable(s.app->add_option("--weight", o->weight_specs,
+                               "NAME=W: weight of a score in the combination (repeatable, one NAME=W each; "
+                               "the LM's own weight is --lm-weight)"));
   s.app->add_option("--lm-weight", o->lm_weight, "Weight of the LM log-prob (ln) in the combination")
       ->check(real_range(-1e12, 1e12))
       ->capture_default_str();
@@ -248,6 +261,7 @@ Subcommand setup_rescore(CLI::App& parent) {
       ->capture_default_str();
   add_threads_option(*s.app, o->threads);
   s.check = [o] {
+    o->files.insert(o->files.begin(), o->file_opts.begin(), o->file_opts.end());
     if ((o->lambda >= 0) != !o->ngram.empty())
       throw UsageError("--interpolate and --ngram go together: --interpolate LAMBDA --ngram NAME");
   };

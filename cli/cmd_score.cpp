@@ -56,8 +56,11 @@ Perplexity (KenLM query): including OOVs = exp(-sum ln p / tokens), tokens = sco
 excluding OOVs = exp(-(sum ln p - ln p of OOVs) / (tokens - scored OOVs)).
 
 Output: logprob = natural log, log10prob = log10; one record per input line, in input order.
-  text, -v word: per line "TOKEN=ID LOGPROB" per word, tab-separated ('*' after ID marks an OOV, LOGPROB
-      is '-' when not scored), then "Total: logprob=L log10prob=L10 tokens=N oovs=K"; "Skipped" for a
+  text, -v word: per line "TOKEN=ID LOGPROB" per word, tab-separated: KenLM query's layout, but LOGPROB is
+      the natural log ln p (KenLM prints log10: --units log10, or --output-format kenlm for its whole
+      layout); '*' after ID marks an OOV; LOGPROB is "context" for a token that is only context (a line's
+      first token when the model has no start token, or --no-bos) and "skipped" for a skipped OOV; then
+      "Total: logprob=L log10prob=L10 tokens=N oovs=K", which names the units; "Skipped" for a
       skipped line. -v sentence: only the Total part. After all lines (and alone with -v summary):
       "Sentences: N", "Tokens: N", "OOVs: N", "Perplexity including OOVs: P", "Perplexity excluding OOVs: P".
   jsonl: one object per line {"type": "line", "file", "line", "skipped", "logprob", "log10prob", "tokens",
@@ -88,6 +91,9 @@ Measures (psycholinguistics):
   --units ln|log10|bits: every log-prob in one unit and one field: logprob (ln), log10prob (log10) or
       surprisal (bits: -log2 p, positive), in every format (text: the word's value and "Total: NAME=V").
       Perplexity is unit-free. Without --units: both logprob and log10prob, as above.
+  --units prob: each word's probability p in the field "prob" (text: the word's value, 6 significant
+      digits); the totals of a line and the summary stay logprob (ln), as a product of probabilities
+      underflows; entropy in nats.
   --entropy: "entropy" per token: -sum p ln p of the distribution it was predicted from, over the whole
       vocabulary, accumulated in float64; in nats, or in the unit of --units (log10, bits).
       Text: " entropy=H".
@@ -129,7 +135,7 @@ Numbers in jsonl/tsv/lmzoo have 9 significant digits. Speed (tokens/s) goes to s
 
 struct Opts {
   std::string model_dir;
-  std::vector<std::string> files;
+  std::vector<std::string> files, file_opts;  // positionals, -f/--file
   Verbosity verbosity = Verbosity::Word;
   Format format = Format::Text;
   std::string context = "sentence", progress = "auto";
@@ -187,6 +193,39 @@ std::optional<JsonlRun> jsonl_run(const Opts& o) {
   return r;
 }
 
+// Hard-wrapped prose (a book's text broken at ~70 columns): most lines short and ending without a
+// sentence end, and sentences that end inside lines. Sentence mode scores each piece of a sentence from
+// a reset state; the hint says that --context document reads it as one text. A corpus of one sentence per
+// line (PTB has no punctuation at all) has no sentence ending inside a line, so it gets no hint.
+class WrappedProseProbe {
+ public:
+  static constexpr size_t kLines = 2000;  // the first non-empty lines looked at
+  void add(const std::vector<std::string>& lines) {
+    for (const auto& l : lines) {
+      if (seen_ >= kLines) return;
+      const size_t end = l.find_last_not_of(" \t");
+      if (end == std::string::npos) continue;
+      ++seen_;
+      short_ += end < 100;
+      open_ += !sentence_end(l[end]) && l[end] != '"' && l[end] != '\'' && l[end] != ')' && l[end] != ':' &&
+               l[end] != ';';
+      for (size_t i = 0; i + 2 < end; ++i)
+        if (sentence_end(l[i]) && l[i + 1] == ' ' &&
+            ((l[i + 2] >= 'A' && l[i + 2] <= 'Z') || (l[i + 2] & 0x80))) {
+          ++inner_;
+          break;
+        }
+    }
+  }
+  bool wrapped() const {
+    return seen_ >= 20 && short_ * 10 >= seen_ * 8 && open_ * 2 >= seen_ && inner_ * 100 >= seen_ * 15;
+  }
+
+ private:
+  static bool sentence_end(char c) { return c == '.' || c == '!' || c == '?'; }
+  size_t seen_ = 0, short_ = 0, open_ = 0, inner_ = 0;
+};
+
 // The combinations that cannot be honoured, refused before the model loads (exit 2).
 ScoreView checked_view(const Opts& o) {
   ScoreView v;
@@ -198,6 +237,7 @@ ScoreView checked_view(const Opts& o) {
   if (o.units == "ln") v.units = Units::Ln;
   if (o.units == "log10") v.units = Units::Log10;
   if (o.units == "bits") v.units = Units::Bits;
+  if (o.units == "prob") v.units = Units::Prob;
   const bool per_word = o.verbosity == Verbosity::Word;
   if (o.format == Format::Lmzoo) {
     if (!o.units.empty() && v.units != Units::Bits)
@@ -235,6 +275,7 @@ int run(const Opts& o) {
   auto model = load_model(o.model_dir);
   if (view.words && model->config().tokenizer.type != TokenizerType::Char)
     throw UsageError("--aggregate words: needs a char model; " + o.model_dir + " is a word model");
+  note_oov_policy(o.oov, *model);
   task.window = resolve_window(o.window, *model);
   Engine engine(model, engine_options(o.threads, o.precision));
   tasks::Scorer scorer(engine, task);
@@ -253,6 +294,7 @@ int run(const Opts& o) {
   std::string first_nonfinite;  // FILE:LINE of the first line with a non-finite log-prob
   uint64_t sentence = 0;        // lm-zoo's sentence_id: the line's 1-based position in the whole input
   const bool document = task.context == tasks::ContextMode::Document;
+  WrappedProseProbe prose;
   StreamPos pos{true};
   // srilm accumulates its per-file statistics from the line records, so it gets them at every level.
   const bool emit_lines = o.verbosity != Verbosity::Summary || o.format == Format::Srilm;
@@ -289,6 +331,7 @@ int run(const Opts& o) {
       out.write_pending();
     };
     while (in.next_block(lines, block, first, &ends)) {
+      if (!document && !o.ids) prose.add(lines);
       try {
         take(scorer.score(lines, in.source(), first, ends));
       } catch (const InputError&) {
@@ -317,6 +360,10 @@ int run(const Opts& o) {
                          " a non-finite log-probability (the first on " + first_nonfinite +
                          "): the totals and perplexities are not finite; the model's weights hold NaN or "
                          "infinite values");
+  if (prose.wrapped())
+    print_diagnostic("lstmlm: hint: ",
+                     "the input looks like hard-wrapped prose (short lines, sentences running across "
+                     "them): each line was scored as a sentence; --context document scores it as one text");
   std::fprintf(stderr, "lstmlm score: %lld tokens in %.3f s (%.0f tokens/s)\n",
                static_cast<long long>(summary.tokens), seconds(),
                static_cast<double>(summary.tokens) / seconds());
@@ -332,8 +379,13 @@ Subcommand setup_score(CLI::App& parent) {
   s.app->footer(kHelp);
   add_model_option(*s.app, o->model_dir);
   s.app->add_option("files", o->files, "Input files ('-' or none: stdin)");
+  add_file_option(*s.app, o->file_opts, "An input file, as FILE (repeatable; read before the FILEs)");
   o->verbosity_opt =
-      s.app->add_option("-v,--verbosity", o->verbosity, "word, sentence or summary")
+      s.app
+          ->add_option("-v,--verbosity", o->verbosity,
+                       "word, sentence or summary: KenLM query's -v levels (word: every token, then its "
+                       "line's total; sentence: line totals; summary: the totals only); each level "
+                       "ends with the summary")
           ->transform(CLI::CheckedTransformer(std::map<std::string, Verbosity>{
               {"word", Verbosity::Word}, {"sentence", Verbosity::Sentence}, {"summary", Verbosity::Summary}}))
           ->default_str("word");
@@ -364,8 +416,11 @@ Subcommand setup_score(CLI::App& parent) {
                    ->add_option("--max-perplexity", o->max_perplexity,
                                 "jsonl: keep only documents with a perplexity of at most X")
                    ->check(real_range(0, std::numeric_limits<double>::max()));
-  s.app->add_option("--units", o->units, "Log-probabilities as ln, log10 or bits (surprisal = -log2 p)")
-      ->check(CLI::IsMember({"ln", "log10", "bits"}));
+  s.app
+      ->add_option("--units", o->units,
+                   "Log-probabilities as ln, log10 or bits (surprisal = -log2 p), or prob (each word's "
+                   "probability; totals in ln)")
+      ->check(CLI::IsMember({"ln", "log10", "bits", "prob"}));
   s.app->add_flag("--entropy", o->entropy, "Entropy of the distribution each token is predicted from");
   s.app->add_flag("--rank", o->rank, "Rank of each token in it (1 + tokens with a greater logit)");
   s.app->add_option("--aggregate", o->aggregate, "tokens, or words (char models: one record per word)")
@@ -392,6 +447,7 @@ Subcommand setup_score(CLI::App& parent) {
                    "Progress line on stderr: auto (when a terminal), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
+  s.check = [o] { o->files.insert(o->files.begin(), o->file_opts.begin(), o->file_opts.end()); };
   s.run = [o]() -> int { return run(*o); };
   return s;
 }

@@ -28,6 +28,21 @@ std::FILE* open_input(const std::string& path, const std::string& what = "") {
   }
 }
 
+// Input that starts with gzip's magic bytes 1f 8b: text would be invalid UTF-8 at byte 2.
+std::string compressed_input(const std::string& path) {
+  return path + ": compressed input (gzip): decompress it or pipe it through zcat (zcat " +
+         (path == "-" ? std::string("FILE") : path) + " | lstmlm ...)";
+}
+
+bool starts_gzip(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;  // the reader says why
+  unsigned char b[2] = {0, 0};
+  const bool gz = std::fread(b, 1, 2, f) == 2 && b[0] == 0x1f && b[1] == 0x8b;
+  std::fclose(f);
+  return gz;
+}
+
 std::string read_error(const std::string& path, int err) {
   return path + ": read error: " + std::strerror(err ? err : EIO);
 }
@@ -98,6 +113,8 @@ bool LineReader::next(std::string& line) {
                        std::to_string(max_line_) + " bytes (the limit per line): split it");
     }
     line.push_back(static_cast<char>(c));
+    if (line_ == 0 && line.size() == 2 && line[0] == '\x1f' && line[1] == '\x8b')
+      throw InputError(compressed_input(source_));
   }
   if (!any) {
     eof_ = true;
@@ -135,6 +152,8 @@ void check_readable(const std::vector<std::string>& paths, const std::string& wh
     if (::stat(p.c_str(), &st) != 0) throw InputError(cannot_open(p, what, std::strerror(errno)));
     if (S_ISDIR(st.st_mode)) throw InputError(cannot_open(p, what, "is a directory"));
     if (::access(p.c_str(), R_OK) != 0) throw InputError(cannot_open(p, what, std::strerror(errno)));
+    // Only a regular file is looked into here (a FIFO must not be read twice or block).
+    if (S_ISREG(st.st_mode) && starts_gzip(p)) throw InputError(compressed_input(p));
   }
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 
 #include "limits.hpp"
@@ -59,18 +60,63 @@ std::string joined(const std::vector<std::string>& v) {
   return s;
 }
 
-std::vector<std::string> option_names(const CLI::App& app) {
+std::vector<std::string> long_option_names(const CLI::App& app) {
   std::vector<std::string> names;
-  for (const CLI::Option* o : app.get_options()) {
+  for (const CLI::Option* o : app.get_options())
     for (const auto& l : o->get_lnames()) names.push_back("--" + l);
-    for (const auto& s : o->get_snames()) names.push_back("-" + s);
-  }
   return names;
+}
+
+// The long options an unknown option most likely meant: those it begins (`--pad` for --pad-to), else the
+// closest by edit distance; a single-dash word (`-threads`, `-temp`) is tried as a long one. "" when
+// none is close (a one-letter short option is never guessed: any other letter is one edit away).
+std::string suggest_option(const std::string& name, const CLI::App& sub) {
+  if (name.size() < 3) return "";
+  const std::string as_long = name.compare(0, 2, "--") == 0 ? name : "-" + name;
+  const auto longs = long_option_names(sub);
+  std::vector<std::string> prefixed;
+  for (const auto& l : longs)
+    if (l.size() > as_long.size() && l.compare(0, as_long.size(), as_long) == 0) prefixed.push_back(l);
+  if (std::find(longs.begin(), longs.end(), as_long) != longs.end()) return as_long;
+  if (!prefixed.empty() && prefixed.size() <= 3) {
+    std::string s;
+    for (size_t i = 0; i < prefixed.size(); ++i)
+      s += (i == 0 ? "" : i + 1 == prefixed.size() ? " or " : ", ") + prefixed[i];
+    return s;
+  }
+  return closest(as_long, longs);
 }
 
 bool is_number(const std::string& s) {
   double v = 0;
   return parse_real(s, v);
+}
+
+// `lstmlm score MODEL < text`: a model directory given where -m belongs is read as an input file (or
+// refused as an extra argument); with no -m on the command line, say where it goes.
+void check_model_positional(const CLI::App& app, int argc, char** argv) {
+  const std::string name = argv[1];
+  const CLI::App* sub = nullptr;
+  for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; }))
+    if (s->get_name() == name) sub = s;
+  if (!sub) return;
+  const auto longs = long_option_names(*sub);
+  if (std::find(longs.begin(), longs.end(), "--model") == longs.end()) return;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") break;
+    if (a.rfind("-m", 0) == 0 || a.rfind("--model", 0) == 0) return;  // -m DIR, -mDIR, --model[=]DIR
+  }
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.empty() || a[0] == '-') continue;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(std::filesystem::path(a) / "config.json", ec)) continue;
+    std::string fixed = "lstmlm " + name + " -m " + a;
+    for (int j = 2; j < argc; ++j)
+      if (j != i) fixed += " " + std::string(argv[j]);
+    throw UsageError("'" + a + "' is a model directory: give it with -m, as in `" + fixed + "`");
+  }
 }
 
 }  // namespace
@@ -127,7 +173,7 @@ CLI::Option* add_model_option(CLI::App& app, std::string& dir, bool required) {
 }
 
 CLI::Option* add_threads_option(CLI::App& app, int& threads) {
-  return app.add_option("--threads", threads, "Engine threads; 0 = one per core")
+  return app.add_option("-t,--threads", threads, "Engine threads; 0 = one per core")
       ->check(int_range(0, kMaxThreads))
       ->capture_default_str();
 }
@@ -139,9 +185,26 @@ CLI::Option* add_oov_option(CLI::App& app, tasks::OovPolicy& oov) {
           [&oov](const std::string& s) {
             oov = s == "error" ? tasks::OovPolicy::Error : tasks::OovPolicy::Skip;
           },
-          "OOV words when the model has no unk_token: skip or error")
+          "OOV words when the model has no unk_token: skip or error (a model with an unk_token scores "
+          "them as it: nothing to refuse, a note says so)")
       ->check(CLI::IsMember({"skip", "error"}))
       ->default_str("skip");
+}
+
+void note_oov_policy(tasks::OovPolicy oov, const Model& model) {
+  const auto& unk = model.config().tokenizer.unk_token;
+  if (oov != tasks::OovPolicy::Error || !unk || !model.tokenizer().unk_id()) return;
+  print_diagnostic("lstmlm: note: ", "--oov error does not apply: " + model.directory() +
+                                         " has the unk_token '" + *unk +
+                                         "', so every word has an id (an OOV is read as it and counted)");
+}
+
+CLI::Option* repeatable(CLI::Option* o) {
+  return o->allow_extra_args(false)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+CLI::Option* add_file_option(CLI::App& app, std::vector<std::string>& files, const std::string& help) {
+  return repeatable(app.add_option("-f,--file", files, help));
 }
 
 const std::vector<std::string>& precision_names() {
@@ -219,12 +282,9 @@ tasks::WindowOptions resolve_window(const WindowArgs& w, const Model& model) {
   const auto& n = model.config().input_length;
   if (!n) return {};
   const std::string len = std::to_string(*n);
-  print_diagnostic("lstmlm: note: ", model.directory() + "/config.json has input_length " + len +
-                                         ": each context is pre-padded to " + len +
-                                         " tokens and run from the zero state, as Keras does (--pad-to " +
-                                         len +
-                                         "); --stateful carries the state instead, --window N keeps the "
-                                         "last N tokens unpadded");
+  // One short line: the choice and how to change it (--help and docs/scoring.md explain the window).
+  print_diagnostic("lstmlm: note: ", "config.json input_length " + len + ": --pad-to " + len +
+                                         " as Keras (--stateful or --window N to change)");
   return {WindowMode::Pad, *n};
 }
 
@@ -292,7 +352,10 @@ void check_command_line(const CLI::App& app, int argc, char** argv) {
   if (argc < 2) throw UsageError("a subcommand is required; " + list);
   const std::string first = argv[1];
   if (first == "-h" || first == "--help" || first == "--help-all" || first == "--version") return;
-  if (std::find(subs.begin(), subs.end(), first) != subs.end()) return;
+  if (std::find(subs.begin(), subs.end(), first) != subs.end()) {
+    check_model_positional(app, argc, argv);
+    return;
+  }
   if (first.empty() || first[0] != '-') {
     std::string guess = closest(first, subs);
     throw UsageError("unknown subcommand '" + first + "'" +
@@ -319,7 +382,7 @@ std::string usage_message(const CLI::App& app, const CLI::ParseError& e) {
   for (const auto& a : extras) {
     if (a.size() < 2 || a[0] != '-' || is_number(a)) continue;
     std::string name = a.substr(0, a.find('='));
-    std::string guess = closest(name, option_names(*sub));
+    std::string guess = suggest_option(name, *sub);
     std::string where = sub == &app ? "lstmlm --help" : "lstmlm " + sub->get_name() + " --help";
     return "unknown option " + name +
            (guess.empty() ? " (" + where + " lists the options)" : "; did you mean " + guess + "?");

@@ -30,8 +30,17 @@ bool parse_uint64(const std::string& s, uint64_t& v);
 CLI::Validator uint64_value();
 
 CLI::Option* add_model_option(CLI::App& app, std::string& dir, bool required = true);
+// -t/--threads N (llama.cpp's -t) on every subcommand that runs the engine.
 CLI::Option* add_threads_option(CLI::App& app, int& threads);
 CLI::Option* add_oov_option(CLI::App& app, tasks::OovPolicy& oov);
+// --oov error on a model with an unk_token has nothing to refuse (every word has an id): one note on stderr
+// says so, instead of ignoring the option silently.
+void note_oov_policy(tasks::OovPolicy oov, const Model& model);
+// A repeatable option (a std::vector): exactly one value per occurrence, so a positional after it is not
+// taken as a second value (`--weight ac=0.1 nb.tsv` reads nb.tsv).
+CLI::Option* repeatable(CLI::Option* o);
+// -f/--file FILE (repeatable, KenLM's and llama.cpp's -f): an input file, read before the positional ones.
+CLI::Option* add_file_option(CLI::App& app, std::vector<std::string>& files, const std::string& help);
 // The precisions --precision accepts (docs/precision.md): fp32 (the default), bf16, int8. Whether this
 // build and CPU have one is the engine's answer (a UsageError naming what is available).
 const std::vector<std::string>& precision_names();

@@ -21,6 +21,7 @@ int run_score_jsonl(const JsonlRun& r) {
   opt.min_perplexity = r.min_perplexity;
   opt.max_perplexity = r.max_perplexity;
   auto model = load_model(r.model_dir);
+  note_oov_policy(r.score.oov, *model);
   opt.score.window = resolve_window(r.window, *model);
   Engine engine(model, engine_options(r.threads, r.precision));
   tasks::JsonlScorer scorer(engine, opt);

@@ -250,7 +250,7 @@ TEST(Hostile2Cli, TextAndTsvEscapeControlCharactersInTokensAndFileNames) {
   ASSERT_EQ(lines.size(), 6u) << text.out;  // one line record, then the 5 summary lines
   EXPECT_EQ(lines[0].find('\r'), std::string::npos);
   EXPECT_EQ(lines[0].find('\x1b'), std::string::npos);
-  EXPECT_EQ(lines[0].rfind("a=0 -\t\\t=2 ", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[0].rfind("a=0 context\t\\t=2 ", 0), 0u) << lines[0];
   for (const char* want : {"\t\\r=3 ", "\t\\\\=4 ", "\t\\x1b=5 "})
     EXPECT_NE(lines[0].find(want), std::string::npos) << want << " in " << lines[0];
 

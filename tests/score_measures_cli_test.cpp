@@ -144,7 +144,7 @@ TEST(ScoreMeasuresCli, UnscoredTokenHasNoMeasures) {
   EXPECT_TRUE(r[0]["words"][1]["entropy"].is_number());
   auto t = run_cli("score " + kChar + " --entropy --rank", "ab\n");
   EXPECT_EQ(t.out.substr(0, t.out.find('\t')),
-            "a=" + t.out.substr(2, t.out.find(' ') - 2) + " - entropy=- rank=-");
+            "a=" + t.out.substr(2, t.out.find(' ') - 2) + " context entropy=- rank=-");
 }
 
 TEST(ScoreMeasuresCli, LmzooLayout) {
@@ -201,7 +201,7 @@ TEST(ScoreMeasuresCli, AggregateWordsOnCharModel) {
   EXPECT_EQ(words[1]["logprob"], chars[1]["logprob"]);  // totals stay per character
   EXPECT_EQ(words[2], chars[2]);                        // and so does the summary
   auto t = run_cli("score " + kChar + " --aggregate words", "the cat\n");
-  EXPECT_EQ(t.out.substr(0, 6), "the -\t") << t.out;  // no id; its first character is context only
+  EXPECT_EQ(t.out.substr(0, 12), "the context\t") << t.out;  // no id; its first character is context only
 }
 
 TEST(ScoreMeasuresCli, BadCombinationsAreUsageErrors) {

@@ -161,6 +161,9 @@ std::optional<ForeignModel> identify_directory(const fs::path& dir) {
     return convertible("a TensorFlow SavedModel directory", "TensorFlow SavedModel");
   if (is_file("checkpoint")) return convertible("a TensorFlow 1 checkpoint directory", "TF1 checkpoint");
   if (is_file("model.json")) return convertible("a TensorFlow.js model directory", "TensorFlow.js");
+  // ml5's (deeplearn.js') char-rnn dump: manifest.json naming one raw float32 file per variable.
+  if (is_file("manifest.json") && is_file("vocab.json"))
+    return convertible("an ml5 char-rnn directory (manifest.json and raw weight files)", "ml5");
   return std::nullopt;
 }
 

@@ -13,8 +13,9 @@ struct ForeignModel {
 };
 
 // What `path` is, when it is a model file or directory of a framework lstmlm knows of (Keras .h5/.keras,
-// PyTorch .pt/.pth, TF1 checkpoint, TF2 SavedModel, ONNX, TF.js); nullopt otherwise. Never throws for an
-// unreadable path, never opens anything but a regular file, reads at most a zip's central directory.
+// PyTorch .pt/.pth, TF1 checkpoint, TF2 SavedModel, ONNX, TF.js, ml5 char-rnn); nullopt otherwise. Never
+// throws for an unreadable path, never opens anything but a regular file, reads at most a zip's central
+// directory.
 std::optional<ForeignModel> identify_foreign_model(const std::string& path);
 
 }  // namespace lstmlm::format

@@ -141,10 +141,24 @@ ModelPaths ModelPaths::in(const std::string& dir) {
 std::shared_ptr<const Model> Model::load(const std::string& dir) {
   if (auto foreign = format::identify_foreign_model(dir)) refuse_foreign(dir, *foreign);
   std::error_code ec;
-  if (!fs::is_directory(fs::path(dir), ec))
+  if (!fs::is_directory(fs::path(dir), ec)) {
+    // One of a model directory's own files given for the directory (`-m model/config.json`).
+    const fs::path p(dir);
+    const std::string file = p.filename().string();
+    if (fs::is_regular_file(p, ec) &&
+        (file == "config.json" || file == "vocab.json" || file == "weights.safetensors")) {
+      const std::string parent = p.has_parent_path() ? p.parent_path().string() : std::string(".");
+      throw ModelError(dir, "give the model's directory (" + parent + "), not its " + file);
+    }
     throw ModelError(
         dir, "not a model directory (expected config.json, vocab.json and weights.safetensors in it)");
+  }
   refuse_dir_of_foreign(dir);
+  if (fs::is_empty(fs::path(dir), ec) && !ec)
+    throw ModelError(dir,
+                     "an empty directory, not a model: convert a model into it with `python3 -m "
+                     "lstmlm.convert SOURCE " +
+                         dir + "` (or lstmlm-convert, tools/convert.py; docs/importing.md)");
   const ModelPaths paths = ModelPaths::in(dir);
 
   ModelConfig config = load_config(paths.config);

@@ -1,3 +1,4 @@
+#include <cmath>
 #include <vector>
 
 #include "lstmlm/report/score.hpp"
@@ -7,8 +8,9 @@ namespace lstmlm::report {
 
 namespace {
 
-// The log-prob fields of a value ln p (a word's, or a sum) in the chosen units; null when absent.
-void add_logprob(Fields& f, Units u, bool present, double ln) {
+// The log-prob fields of a value ln p (a word's, or a sum) in the chosen units; null when absent. Prob:
+// a word's p, a sum's ln.
+void add_logprob(Fields& f, Units u, bool present, double ln, bool word = false) {
   auto v = [&](double x) { return present ? Value::num9(x) : Value::null(); };
   switch (u) {
     case Units::Default:
@@ -24,11 +26,19 @@ void add_logprob(Fields& f, Units u, bool present, double ln) {
     case Units::Bits:
       f.push_back({"surprisal", v(-ln / kLn2)});
       break;
+    case Units::Prob:
+      if (word)
+        f.push_back({"prob", v(std::exp(ln))});
+      else
+        f.push_back({"logprob", v(ln)});
+      break;
   }
 }
 
-std::vector<std::string> logprob_columns(Units u) {
+std::vector<std::string> logprob_columns(Units u, bool word = false) {
   switch (u) {
+    case Units::Prob:
+      return {word ? "prob" : "logprob"};
     case Units::Default:
       return {"logprob", "log10prob"};
     case Units::Ln:
@@ -63,7 +73,7 @@ Value word_record(const ScoreView& v, const tasks::WordScore& w, size_t position
   f.push_back({"token", Value::str(w.token)});
   if (!v.words) f.push_back({"id", Value::integer(w.id)});
   f.push_back({"oov", Value::boolean(w.oov)});
-  add_logprob(f, v.units, w.scored, w.logprob);
+  add_logprob(f, v.units, w.scored, w.logprob, true);
   if (v.entropy)
     f.push_back({"entropy", w.scored ? Value::num9(entropy_in(v.units, w.entropy)) : Value::null()});
   if (v.rank) f.push_back({"rank", w.scored ? Value::integer(w.rank) : Value::null()});
@@ -137,7 +147,7 @@ Table score_table(const ScoreView& v) {
       add({"file", "line", "position", "token"});
       if (!v.words) c.push_back("id");
       c.push_back("oov");
-      add(logprob_columns(v.units));
+      add(logprob_columns(v.units, true));
       measures();
       return {"score.line", c};
     case Verbosity::Sentence:

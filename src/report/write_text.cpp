@@ -25,8 +25,8 @@ class TextWriter final : public Writer {
 
  private:
   // The log-prob fields a score record carries, in this order: both historic ones by default, one with
-  // --units.
-  static constexpr const char* kLogprobFields[] = {"logprob", "log10prob", "surprisal"};
+  // --units (a word's "prob" with --units prob).
+  static constexpr const char* kLogprobFields[] = {"logprob", "log10prob", "surprisal", "prob"};
 
   static std::string number_or_dash(const Value& v) {
     if (v.kind == Value::Kind::Null) return "-";
@@ -45,9 +45,17 @@ class TextWriter final : public Writer {
         const Value* lp = nullptr;
         for (const char* name : kLogprobFields)
           if (!lp) lp = word.find(name);
+        const bool oov = word.at("oov").b;
         out += escape_text(word.at("token").s);
         if (const Value* id = word.find("id")) out += "=" + std::to_string(id->i);
-        out += std::string(word.at("oov").b ? "*" : "") + " " + (lp ? number_or_dash(*lp) : "-");
+        out += std::string(oov ? "*" : "") + " ";
+        // Not scored: the context-only first token of a line without a start token, or a skipped OOV.
+        if (!lp || lp->kind == Value::Kind::Null)
+          out += oov ? "skipped" : "context";
+        else if (word.find("prob"))
+          out += general(lp->d);
+        else
+          out += number_or_dash(*lp);
         if (const Value* e = word.find("entropy")) out += " entropy=" + number_or_dash(*e);
         if (const Value* k = word.find("rank")) out += " rank=" + number_or_dash(*k);
         out += "\t";
