@@ -1,0 +1,153 @@
+"""scripts/check-docs, the runner of the documentation's examples: its page grammar (sessions, `...`, `<- stderr`,
+[N], the docs-run directives), its matching, and a run end to end on scratch pages with a stand-in lstmlm."""
+import importlib.machinery
+import importlib.util
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "scripts", "check-docs")
+PYTHON = sys.executable
+
+
+def load():
+    loader = importlib.machinery.SourceFileLoader("check_docs", SCRIPT)
+    spec = importlib.util.spec_from_loader("check_docs", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+cd = load()
+
+PAGE = """# A page
+
+Prose with `$ not a command` in it.
+
+```sh
+scripts/test   # a block that is not a session: left alone
+```
+
+```
+$ echo one
+one
+$ printf 'a\\nb\\nc\\n' \\
+    | cat
+a
+...
+$ echo err >&2; exit 3
+err      <- stderr
+[3]
+```
+
+<!-- docs-run: skip-output the figures depend on the machine -->
+```
+$ date
+Thu Jan  1 00:00:00 UTC 1970
+```
+
+<!-- docs-run: skip needs a cluster -->
+   ```
+   $ dask scheduler
+   ```
+"""
+
+
+class Grammar(unittest.TestCase):
+    def parse(self, text):
+        with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False) as f:
+            f.write(text)
+        try:
+            return cd.parse_page(f.name, "page.md")
+        finally:
+            os.unlink(f.name)
+
+    def test_sessions_and_directives(self):
+        ex = self.parse(PAGE)
+        self.assertEqual([e.line for e in ex], [10, 12, 16, 23, 29])
+        self.assertEqual(ex[0].command, "echo one")
+        self.assertEqual(ex[0].stdout, ["one"])
+        self.assertEqual(ex[1].command, "printf 'a\\nb\\nc\\n' \\\n    | cat")
+        self.assertEqual(ex[1].stdout, ["a", "..."])
+        self.assertEqual((ex[2].stdout, ex[2].stderr, ex[2].status), ([], ["err"], 3))
+        self.assertEqual((ex[3].mode, ex[3].reason), ("skip-output", "the figures depend on the machine"))
+        self.assertEqual((ex[4].mode, ex[4].command), ("skip", "dask scheduler"))
+
+    def test_malformed_directives(self):
+        for text in ("<!-- docs-run: skip -->\n```\n$ ls\n```\n",                 # no reason
+                     "<!-- docs-run: skpi x -->\n```\n$ ls\n```\n",               # unknown word
+                     "<!-- docs-run: skip x -->\nprose\n```\n$ ls\n```\n",       # not before its block
+                     "<!-- docs-run: skip x -->\n```\nnot a session\n```\n",     # a block that is no session
+                     "<!-- docs-run: skip x -->\n"):                              # no block at all
+            with self.assertRaises(cd.PageError, msg=text):
+                self.parse(text)
+
+    def test_matching(self):
+        m = cd.lines_match
+        self.assertTrue(m(["a", "...", "d"], ["a", "b", "c", "d"]))
+        self.assertTrue(m(["a", "...", "d"], ["a", "d"]))
+        self.assertFalse(m(["a", "...", "d"], ["a", "b"]))
+        self.assertTrue(m(["took ... s (...)"], ["took 0.004 s (218 lines/s)"]))
+        self.assertFalse(m(["took ... s"], ["took 0.004 ms"]))
+        self.assertFalse(m(["a"], ["a", "b"]))
+        self.assertTrue(m(["x"] * 3000, ["x"] * 3000))
+
+
+class EndToEnd(unittest.TestCase):
+    def run_pages(self, pages, *args):
+        """Writes the pages into a scratch folder and runs the script on them with a stand-in lstmlm that
+        echoes its arguments."""
+        with tempfile.TemporaryDirectory(prefix="check-docs-test-") as tmp:
+            build = os.path.join(tmp, "build")
+            os.mkdir(build)
+            fake = os.path.join(build, "lstmlm")
+            with open(fake, "w") as f:
+                f.write("#!/bin/sh\necho \"lstmlm $*\"\n")
+            os.chmod(fake, os.stat(fake).st_mode | stat.S_IEXEC)
+            paths = []
+            for i, text in enumerate(pages):
+                p = os.path.join(tmp, "page%d.md" % i)
+                with open(p, "w") as f:
+                    f.write(text)
+                paths.append(p)
+            r = subprocess.run([PYTHON, SCRIPT, "--build", build, "--timeout", "10", *args, *paths],
+                               capture_output=True, text=True)
+            texts = []
+            for p in paths:
+                with open(p) as f:
+                    texts.append(f.read())
+            return r, texts
+
+    def test_ok_fail_skip_and_summary(self):
+        page = ("```\n$ lstmlm score -m m\nlstmlm score -m m\n$ printf 'x\\n' > f.txt\n$ cat f.txt\nx\n"
+                "$ V=7\n$ echo $V\n7\n$ ls build/lstmlm\nbuild/lstmlm\n```\n\n"
+                "```\n$ echo wrong\nright\n```\n\n"
+                "<!-- docs-run: skip-output it changes -->\n```\n$ echo $RANDOM\n0\n```\n")
+        r, _ = self.run_pages([page])
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertTrue(lines[0].endswith("page0.md:2 ok"), lines)
+        self.assertIn("FAIL", r.stdout)
+        self.assertIn("-right", r.stdout)
+        self.assertIn("+wrong", r.stdout)
+        self.assertIn("skip (output not compared: it changes)", r.stdout)
+        self.assertIn("8 examples in 1 pages: 6 ok, 1 skipped, 1 failed", lines[-1])
+
+    def test_update_writes_the_actual_output(self):
+        page = "```\n$ echo new\nold\n$ echo abridged; echo more\nabr...\n...\n```\n"
+        r, texts = self.run_pages([page], "--update")
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertEqual(texts[0], "```\n$ echo new\nnew\n$ echo abridged; echo more\nabr...\n...\n```\n")
+
+    def test_malformed_page_is_status_2(self):
+        r, _ = self.run_pages(["<!-- docs-run: skip -->\n```\n$ ls\n```\n"])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("needs a reason", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
