@@ -12,6 +12,7 @@
 
 #include "lstmlm/error.hpp"
 #include "lstmlm/model.hpp"
+#include "lstmlm/tasks/generate.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -202,6 +203,63 @@ TEST(Boost, MalformedFilesAreOneLineErrors) {
     }
   }
   EXPECT_THROW(Boost::load(*m, "/no/such/boosts.tsv"), InputError);
+}
+
+// The predict task with a prefix ranks what the Completer ranks on the same row; with a boost, the boosted
+// row; generate samples from the boosted row but reports the model's own log-probs.
+TEST(Keyboard, PredictAndGenerateUseThem) {
+  auto m = bundled("fairytales-word");
+  Engine engine(m, 1);
+  PredictOptions o;
+  o.top = 3;
+  o.prefix = "k";
+  auto r = predict(engine, {"once upon a time there was a"}, o, "-", 1);
+  const auto lp = distribution_after(engine, r[0].ids);
+  auto want = Completer(*m).complete(lp.data(), "k", 3);
+  ASSERT_EQ(r[0].top.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(r[0].top[i].id, want[i].id);
+    EXPECT_EQ(r[0].top[i].logprob, want[i].logprob);
+  }
+  o.prefix.clear();
+  o.top = 1;
+  o.boost = std::make_shared<Boost>(Boost::parse(*m, {"daughter\t30"}, "b"));
+  r = predict(engine, {"once upon a time there was a"}, o, "-", 1);
+  EXPECT_EQ(r[0].top[0].token, "daughter");
+  EXPECT_GT(r[0].top[0].prob, 0.99);
+
+  GenerateOptions g;
+  g.prompt = "once upon a time";
+  g.max_tokens = 5;
+  g.sampler.temperature = 0;
+  g.stop_at_eos = false;
+  auto plain = generate(engine, g);
+  g.boost = o.boost;
+  auto boosted = generate(engine, g);
+  const int32_t daughter = *m->vocab().find("daughter");
+  size_t plain_hits = 0;
+  for (const auto& t : plain.samples[0].tokens) plain_hits += t.id == daughter;
+  EXPECT_LT(plain_hits, 5u);
+  ASSERT_EQ(boosted.samples[0].tokens.size(), 5u);
+  std::vector<int32_t> fed = boosted.prompt.context;
+  for (const auto& t : boosted.samples[0].tokens) {
+    EXPECT_EQ(t.id, daughter);
+    EXPECT_EQ(t.logprob, distribution_after(engine, fed)[size_t(daughter)]);  // the model's, unboosted
+    fed.push_back(t.id);
+  }
+}
+
+TEST(Keyboard, CharacterModelPrefixCompletesTheWord) {
+  auto m = bundled("charrnn-space");
+  Engine engine(m, 1);
+  PredictOptions o;
+  o.top = 3;
+  o.prefix = "ki";
+  auto r = predict(engine, {"once upon a time the"}, o, "-", 1);
+  ASSERT_FALSE(r[0].top.empty());
+  for (const auto& c : r[0].top) EXPECT_EQ(c.token.rfind("ki", 0), 0u) << c.token;
+  o.window = {WindowMode::Window, 8};
+  EXPECT_THROW(predict(engine, {"the"}, o, "-", 1), UsageError);
 }
 
 }  // namespace

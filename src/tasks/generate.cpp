@@ -117,13 +117,20 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
   // Rows of the next step, reused: a finished sample's row is closed up in place (states swapped, not
   // copied), so a step allocates nothing.
   Sequences next(K, std::vector<int32_t>(1));
+  std::vector<float> boosted;
   for (int step = 0; step < o.max_tokens && !active.empty(); ++step) {
     size_t kept = 0;
     for (size_t a = 0; a < active.size(); ++a) {
       const size_t i = active[a];
       const float* row = lp.row(step == 0 ? 0 : static_cast<Eigen::Index>(a)).data();
       std::span<const float> dist(row, V);
-      int32_t id = sampler.sample(dist, history[i], rngs[i]);
+      std::span<const float> drawn = dist;
+      if (o.boost) {
+        boosted.assign(row, row + V);
+        o.boost->apply(history[i], boosted.data(), static_cast<int>(V));
+        drawn = boosted;
+      }
+      int32_t id = sampler.sample(drawn, history[i], rngs[i]);
       GeneratedToken t{id, dist[static_cast<size_t>(id)]};
       GeneratedSample& s = r.samples[i];
       s.tokens.push_back(t);

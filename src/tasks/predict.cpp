@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "lstmlm/error.hpp"
+#include "lstmlm/tasks/keyboard.hpp"
 
 namespace lstmlm::tasks {
 
@@ -44,10 +45,55 @@ std::vector<Candidate> top_candidates(const Model& model, const float* logprobs,
   return out;
 }
 
+namespace {
+
+// A character model's completions of `prefix` after each context: the prefix's characters are fed after
+// the context, then complete_chars ranks the continuations; each candidate is the whole word typed.
+std::vector<Prediction> predict_char_prefix(Engine& engine, const std::vector<std::string>& contexts,
+                                            const PredictOptions& opt, const std::string& source,
+                                            uint64_t first_line) {
+  const Model& model = engine.model();
+  if (opt.window.windowed())
+    throw UsageError(
+        "--prefix on a character model feeds the typed characters to the state: it needs a "
+        "stateful context, not --pad-to or --window");
+  std::vector<Prediction> out(contexts.size());
+  const auto typed = read_tokens(model, opt.prefix, false, opt.oov, LineRef{"--prefix", 1});
+  for (size_t i = 0; i < contexts.size(); ++i) {
+    out[i].ids = context_ids(model, contexts[i], opt, LineRef{source, first_line + i}, &out[i].skipped);
+    for (const auto& t : typed)
+      if (t.id >= 0) out[i].ids.push_back(t.id);
+    std::vector<State> states{State::zeros(model)};
+    MatrixRM lp;
+    engine.predict({out[i].ids}, states, lp);
+    std::vector<float> row(lp.row(0).data(), lp.row(0).data() + model.vocab_size());
+    if (opt.boost) opt.boost->apply(out[i].ids, row.data(), model.vocab_size());
+    out[i].top = complete_chars(engine, states[0], row, opt.top <= 0 ? 64 : opt.top);
+    for (auto& c : out[i].top) c.token = opt.prefix + c.token;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& contexts,
                                 const PredictOptions& opt, const std::string& source, uint64_t first_line) {
   const Model& model = engine.model();
   check_window(opt.window);
+  const bool chars = model.tokenizer().config().type == TokenizerType::Char;
+  if (!opt.prefix.empty() && chars) return predict_char_prefix(engine, contexts, opt, source, first_line);
+  std::shared_ptr<const Completer> completer = opt.completer;
+  if (!opt.prefix.empty() && !completer) completer = std::make_shared<Completer>(model);
+  std::vector<float> boosted;
+  // The ranked candidates of one row: boosted (history: the context's ids), then completions or the top.
+  auto rank = [&](const float* row, const std::vector<int32_t>& history) {
+    if (opt.boost) {
+      boosted.assign(row, row + model.vocab_size());
+      opt.boost->apply(history, boosted.data(), model.vocab_size());
+      row = boosted.data();
+    }
+    return completer ? completer->complete(row, opt.prefix, opt.top) : top_candidates(model, row, opt.top);
+  };
   std::vector<Prediction> out(contexts.size());
   for (size_t i = 0; i < contexts.size(); ++i)
     out[i].ids = context_ids(model, contexts[i], opt, LineRef{source, first_line + i}, &out[i].skipped);
@@ -59,10 +105,10 @@ std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& 
     wp.predict(ctx, lp);
     for (size_t i = 0; i < out.size(); ++i) {
       out[i].pads = wp.pads_before(out[i].ids);
+      out[i].top = rank(lp.row(static_cast<Eigen::Index>(i)).data(), out[i].ids);
       auto win = wp.window_of(out[i].ids);
       std::vector<int32_t> kept(win.begin(), win.end());
       out[i].ids = std::move(kept);
-      out[i].top = top_candidates(model, lp.row(static_cast<Eigen::Index>(i)).data(), opt.top);
     }
     return out;
   }
@@ -79,8 +125,7 @@ std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& 
     for (size_t r = 0; r < n; ++r) inputs[r] = out[order[b + r]].ids;
     engine.predict(inputs, states, logprobs);
     for (size_t r = 0; r < n; ++r)
-      out[order[b + r]].top =
-          top_candidates(model, logprobs.row(static_cast<Eigen::Index>(r)).data(), opt.top);
+      out[order[b + r]].top = rank(logprobs.row(static_cast<Eigen::Index>(r)).data(), out[order[b + r]].ids);
   }
   return out;
 }

@@ -12,6 +12,7 @@
 #include "lstmlm/engine.hpp"
 #include "lstmlm/sampler.hpp"
 #include "lstmlm/tasks/input.hpp"
+#include "lstmlm/tasks/keyboard.hpp"
 #include "lstmlm/tasks/window.hpp"
 #include "lstmlm/tokenizer.hpp"
 
@@ -28,6 +29,9 @@ struct GenerateOptions {
   // so far, from the zero state, as a Keras app's loop does (tasks/window.hpp); Stateful: the state carries.
   tasks::WindowOptions window{};
   tasks::OovPolicy oov = tasks::OovPolicy::Skip;  // a prompt word not in the vocabulary, without unk_token
+  // Added to each step's distribution before the sampler sees it, the row renormalized (tasks/keyboard.hpp;
+  // the history: the prompt's tokens and the sample's). GeneratedToken::logprob stays the model's own.
+  std::shared_ptr<const tasks::Boost> boost;
 };
 
 struct GeneratedToken {

@@ -1,6 +1,7 @@
 // Next-token prediction for a batch of contexts: typed inputs -> typed results (no printing).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,9 @@
 
 namespace lstmlm::tasks {
 
+class Boost;
+class Completer;
+
 struct PredictOptions {
   int top = 10;  // candidates per context; <= 0 or >= V: the whole vocabulary
   // Pad N: Keras pad_sequences(maxlen=N, padding='pre', truncating='pre') with pad_id (else 0), run from
@@ -20,6 +24,14 @@ struct PredictOptions {
   bool add_start = true;   // text contexts start with bos_token (else eos_token) when the model has one
   OovPolicy oov = OovPolicy::Skip;
   int batch_size = 64;
+  // The letters of the word being typed (tasks/keyboard.hpp): a word model ranks only the tokens that start
+  // with them; a character model feeds them after the context and ranks completions to the next word
+  // boundary (Candidate::token the whole word). Empty: every token.
+  std::string prefix;
+  std::shared_ptr<const Completer>
+      completer;  // built from the model when a prefix needs one and none is given
+  // Added to every row before ranking, the row renormalized (the history: the context's ids).
+  std::shared_ptr<const Boost> boost;
 };
 
 struct Candidate {
