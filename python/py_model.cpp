@@ -165,6 +165,24 @@ tasks::ScoreOptions score_options(const PyModel& m, bool bos, bool eos, const st
   return o;
 }
 
+std::shared_ptr<const tasks::Completer> PyModel::completer() {
+  std::call_once(completer_once_, [&] { completer_ = std::make_shared<tasks::Completer>(*model_); });
+  return completer_;
+}
+
+namespace {
+
+std::shared_ptr<const tasks::Boost> boost_arg(const PyModel& p, const py::object& b) {
+  if (b.is_none()) return nullptr;
+  if (!py::isinstance<PyBoost>(b)) throw_usage("boost must be a Boost from Model.load_boost, or None");
+  const auto& pb = b.cast<const PyBoost&>();
+  if (pb.model != &p.model())
+    throw_usage("boost: this Boost was loaded for another Model (its token ids differ)");
+  return pb.boost;
+}
+
+}  // namespace
+
 PyModel::PyModel(const std::string& path, std::shared_ptr<const Model> model, ModelOptions options)
     : path_(path),
       model_(std::move(model)),
@@ -192,6 +210,14 @@ void bind_model(py::module_& m) {
                ", tokens=" + std::to_string(l.tokens) + ", oovs=" + std::to_string(l.oovs) + ")";
       });
 
+  py::class_<PyBoost>(m, "Boost",
+                      "Words and phrases with an additive log-prob (Model.load_boost); applied by predict, "
+                      "generate and complete when passed as boost=")
+      .def("__len__", [](const PyBoost& b) { return b.boost ? b.boost->size() : 0; })
+      .def_property_readonly("longest", [](const PyBoost& b) { return b.boost ? b.boost->longest() : 0; })
+      .def("__repr__", [](const PyBoost& b) {
+        return "<lstmlm.Boost " + std::to_string(b.boost ? b.boost->size() : 0) + " entries>";
+      });
   py::class_<PyModel> cls(m, "_Model");
   cls.def(py::init([](const py::object& path_in, const py::object& threads, Text<"precision"> precision,
                       std::optional<int> pad_to, std::optional<int> window, bool stateful) {
@@ -342,7 +368,8 @@ void bind_model(py::module_& m) {
           py::arg("ids"))
       .def(
           "_predict",
-          [](PyModel& p, const py::object& context_in, const py::object& top) {
+          [](PyModel& p, const py::object& context_in, const py::object& top, Text<"prefix"> prefix,
+             const py::object& boost) {
             // Text (tokenized, as `lstmlm predict`), or token ids fed as given (as `predict --ids`).
             std::string context;
             const bool ids = !load_text(context_in.ptr(), context, "context");
@@ -356,6 +383,10 @@ void bind_model(py::module_& m) {
             o.top = static_cast<int>(int_arg(top, "top", 0, std::numeric_limits<int>::max()));
             o.window = p.options().window;
             o.ids_input = ids;
+            o.prefix = prefix.value;
+            if (!o.prefix.empty() && p.model().tokenizer().config().type == TokenizerType::Word)
+              o.completer = p.completer();
+            o.boost = boost_arg(p, boost);
             std::vector<tasks::Prediction> r;
             {
               py::gil_scoped_release nogil;
@@ -366,13 +397,13 @@ void bind_model(py::module_& m) {
             for (const auto& c : r[0].top) out.append(py::make_tuple(c.token, c.id, c.prob, c.logprob));
             return out;
           },
-          py::arg("context"), py::arg("top"))
+          py::arg("context"), py::arg("top"), py::arg("prefix") = "", py::arg("boost") = py::none())
       .def(
           "_generate",
           [](PyModel& p, Text<"prompt"> prompt, const py::object& max_tokens, float temperature,
              const py::object& top_k, float top_p, float min_p, float repeat_penalty,
              const py::object& repeat_last_n, const py::object& seed, const py::object& num_samples,
-             std::optional<bool> stop_at_eos, Text<"oov"> oov) {
+             std::optional<bool> stop_at_eos, Text<"oov"> oov, const py::object& boost) {
             // The CLI's ranges (lstmlm generate -n, --top-k, --repeat-last-n, --num-samples).
             GenerateOptions g;
             g.prompt = prompt.value;
@@ -389,6 +420,7 @@ void bind_model(py::module_& m) {
             g.stop_at_eos = stop_at_eos;
             g.window = p.options().window;
             g.oov = oov_policy(oov.value);
+            g.boost = boost_arg(p, boost);
             GenerateResult r;
             {
               py::gil_scoped_release nogil;
@@ -403,7 +435,71 @@ void bind_model(py::module_& m) {
           },
           py::arg("prompt"), py::arg("max_tokens"), py::arg("temperature"), py::arg("top_k"),
           py::arg("top_p"), py::arg("min_p"), py::arg("repeat_penalty"), py::arg("repeat_last_n"),
-          py::arg("seed"), py::arg("num_samples"), py::arg("stop_at_eos"), py::arg("oov"))
+          py::arg("seed"), py::arg("num_samples"), py::arg("stop_at_eos"), py::arg("oov"),
+          py::arg("boost") = py::none())
+      .def(
+          "load_boost",
+          [](PyModel& p, const py::object& source) {
+            PyBoost b;
+            b.model = &p.model();
+            std::string path;
+            if (load_text(source.ptr(), path, "source")) {
+              py::gil_scoped_release nogil;
+              b.boost = std::make_shared<tasks::Boost>(tasks::Boost::load(p.model(), path));
+            } else {
+              std::vector<std::string> lines;
+              for (const auto& item : py::iter(source)) {
+                std::string l;
+                if (!load_text(item.ptr(), l, "source", static_cast<Py_ssize_t>(lines.size())))
+                  throw_usage("load_boost: give a file path or a sequence of 'PHRASE\\tBONUS' strings");
+                lines.push_back(std::move(l));
+              }
+              b.boost = std::make_shared<tasks::Boost>(tasks::Boost::parse(p.model(), lines, "<boost>"));
+            }
+            return b;
+          },
+          py::arg("source"),
+          "A Boost from a file path, or from a sequence of 'PHRASE\\tBONUS' lines (bonus: natural log).")
+      .def(
+          "_complete",
+          [](PyModel& p, const PyState& s, Text<"prefix"> prefix, const py::object& top,
+             const py::object& boost, const py::object& history) {
+            check_state(p.model(), s, "complete");
+            const int n = static_cast<int>(int_arg(top, "top", 0, std::numeric_limits<int>::max()));
+            auto b = boost_arg(p, boost);
+            std::vector<int32_t> hist;
+            if (!history.is_none()) hist = ids_arg(history, "history", p.model().vocab_size());
+            const State from = s.state;
+            std::vector<float> next = s.next;
+            const bool chars = p.model().tokenizer().config().type == TokenizerType::Char;
+            std::vector<tasks::Candidate> r;
+            auto completer = chars ? nullptr : p.completer();
+            {
+              py::gil_scoped_release nogil;
+              auto engine = p.pool().acquire();
+              if (next.empty()) next = next_after(*engine, from);
+              if (b) b->apply(hist, next.data(), p.model().vocab_size());
+              if (!chars) {
+                r = completer->complete(next.data(), prefix.value, n);
+              } else {
+                // The typed characters fed after the state, then completions to the next word boundary.
+                State at = from;
+                for (const auto& t : p.model().tokenizer().tokenize(prefix.value)) {
+                  if (t.id < 0) continue;
+                  State after;
+                  engine->step(at, t.id, after, next);
+                  at = std::move(after);
+                }
+                r = tasks::complete_chars(*engine, at, next, n <= 0 ? 64 : n);
+                for (auto& c : r) c.token = prefix.value + c.token;
+              }
+            }
+            py::list out;
+            for (const auto& c : r) out.append(py::make_tuple(c.token, c.id, c.prob, c.logprob));
+            return out;
+          },
+          py::arg("state"), py::arg("prefix"), py::arg("top"), py::arg("boost") = py::none(),
+          py::arg("history") = py::none())
       .def(
           "NullContextWrite",
           [](PyModel& p, PyState& s) {

@@ -5,10 +5,12 @@
 #include <pybind11/pybind11.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "lstmlm/engine_pool.hpp"
 #include "lstmlm/model.hpp"
+#include "lstmlm/tasks/keyboard.hpp"
 #include "lstmlm/tasks/score.hpp"
 #include "lstmlm/tasks/window.hpp"
 #include "py_args.hpp"
@@ -27,6 +29,8 @@ class PyModel {
   const Model& model() const { return *model_; }
   const ModelOptions& options() const { return options_; }
   EnginePool& pool() { return pool_; }
+  // The word-completion index (tasks::Completer), built on first use and shared by every call.
+  std::shared_ptr<const tasks::Completer> completer();
   const std::string& path() const { return path_; }
 
  private:
@@ -34,6 +38,14 @@ class PyModel {
   std::shared_ptr<const Model> model_;
   ModelOptions options_;
   EnginePool pool_;
+  std::once_flag completer_once_;
+  std::shared_ptr<const tasks::Completer> completer_;
+};
+
+// A Boost (tasks::Boost) with the model it was read for: a boost is token ids of one vocabulary.
+struct PyBoost {
+  std::shared_ptr<const tasks::Boost> boost;
+  const Model* model = nullptr;
 };
 
 // The options of `lstmlm score` for these arguments: context "sentence"|"document", oov "skip"|"error",

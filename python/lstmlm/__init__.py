@@ -13,8 +13,8 @@ from collections import namedtuple as _namedtuple
 # subpackages (lstmlm.convert, lstmlm.format) run; a name of the compiled part then raises ImportError saying
 # how to build it (__getattr__ at the end).
 try:
-    from ._lstmlm import (Error, InputError, LineScore, ModelError, OutputError, State, UsageError,  # noqa: F401
-                          __version__, kernels_for)
+    from ._lstmlm import (Boost, Error, InputError, LineScore, ModelError, OutputError, State,  # noqa: F401
+                          UsageError, __version__, kernels_for)
     from ._lstmlm import _Model
     _NOT_BUILT = None
 except ModuleNotFoundError as _e:
@@ -24,7 +24,7 @@ except ModuleNotFoundError as _e:
                   "import lstmlm from the build tree (PYTHONPATH=build/python), or install it (docs/python.md)")
     _Model = object  # Model below is defined, then removed
 
-__all__ = ["Model", "State", "LineScore", "FullScore", "Candidate", "Error", "ModelError", "InputError",
+__all__ = ["Model", "State", "LineScore", "FullScore", "Candidate", "Boost", "Error", "ModelError", "InputError",
            "UsageError", "OutputError", "kernels_for", "__version__"]
 
 # One predict candidate: the token, its id, p and ln p (the CLI's predict fields).
@@ -64,28 +64,42 @@ class Model(_Model):
         """Per token (eos included when eos=True): FullScore(log10 prob, ngram length, oov), `.token`."""
         return iter([FullScore(*t) for t in self._full_scores(sentence, bos, eos)])
 
-    def predict(self, context, top=10):
+    def predict(self, context, top=10, prefix="", boost=None):
         """The `top` most probable next tokens (top=None: the whole vocabulary) as Candidate tuples
         (token, id, prob, logprob), best first. `context` is text (tokenized, the start token added, as
         `lstmlm predict`) or a sequence of token ids (ints or numpy integers, or a 1-D numpy integer array; fed
         exactly as given, as `lstmlm predict --ids`). Another kind of id is a UsageError, an id outside the
-        vocabulary an InputError."""
+        vocabulary an InputError. prefix: the letters of the word being typed (`predict --prefix`): only
+        words that start with them (a character model: completions of them to the next word boundary).
+        boost: a Boost (Model.load_boost) applied to the distribution first (`predict --boost`)."""
         n = 0 if top is None else int(top)
         if n < 0:
             raise UsageError(f"top must be >= 1 or None, got {top}")
-        rows = self._predict(context, n)
+        rows = self._predict(context, n, prefix, boost)
         return [Candidate(*r) for r in rows]
 
+    def complete(self, state, prefix="", top=10, boost=None, history=None):
+        """A keyboard's keystroke: the `top` completions of `prefix` after a State (the committed text, advanced
+        word by word with BaseScore), from the distribution the State keeps: no engine call for a word model.
+        boost: a Boost; history: the token ids before the state, for boosted phrases (single words need none).
+        Candidate tuples, best first."""
+        n = 0 if top is None else int(top)
+        if n < 0:
+            raise UsageError(f"top must be >= 1 or None, got {top}")
+        return [Candidate(*r) for r in self._complete(state, prefix, n, boost, history)]
+
     def generate(self, prompt="", max_tokens=100, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0,
-                 repeat_penalty=1.0, repeat_last_n=64, seed=None, num_samples=1, stop_at_eos=None, oov="skip"):
+                 repeat_penalty=1.0, repeat_last_n=64, seed=None, num_samples=1, stop_at_eos=None, oov="skip",
+                 boost=None):
         """Samples text after `prompt` with `lstmlm generate`'s sampler: the same seed gives the CLI's text
         (the prompt, then the generated tokens). Returns a str, or a list of num_samples strs when
         num_samples > 1 (sample i is the same whatever num_samples). seed=None draws a random seed; the
         seed used is `last_seed` afterwards. The CLI's limits: max_tokens <= 1000000, num_samples <= 100000
-        (UsageError beyond). Ctrl-C (SIGINT) stops it with KeyboardInterrupt."""
+        (UsageError beyond). Ctrl-C (SIGINT) stops it with KeyboardInterrupt. boost: a Boost applied to each
+        step's distribution before sampling (`generate --boost`)."""
         texts, used = self._generate(prompt, int(max_tokens), float(temperature), int(top_k), float(top_p),
                                      float(min_p), float(repeat_penalty), int(repeat_last_n), seed,
-                                     int(num_samples), stop_at_eos, oov)
+                                     int(num_samples), stop_at_eos, oov, boost)
         self.last_seed = used
         return texts[0] if num_samples == 1 else list(texts)
 
