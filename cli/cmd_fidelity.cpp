@@ -11,6 +11,7 @@
 #include "lstmlm/tasks/fidelity.hpp"
 #include "options.hpp"
 #include "output.hpp"
+#include "progress.hpp"
 
 namespace lstmlm::cli {
 
@@ -49,6 +50,7 @@ struct Opts {
   bool no_eos = false, skip_empty = false, ids = false;
   int batch_size = 64, threads = 0;
   WindowArgs window;
+  std::string progress = "auto";
 };
 
 Record fidelity_record(const Opts& o, const tasks::FidelityResult& r) {
@@ -79,6 +81,7 @@ int run(const Opts& o) {
   tasks::Fidelity fidelity(ref, low, task);
   const size_t block = 4096;
   LineReader in(o.files);
+  Progress progress("fidelity", o.progress, input_bytes(o.files));
   std::vector<std::string> lines;
   std::vector<tasks::LineEnd> ends;
   uint64_t first = 0;
@@ -88,8 +91,10 @@ int run(const Opts& o) {
     while (in.next_block(lines, block, first, &ends)) {
       fidelity.add(lines, in.source(), first, ends);
       check_interrupted();
+      progress.update(in.bytes_done(), std::to_string(fidelity.result().tokens) + " tokens");
     }
   }
+  progress.finish();
   const tasks::FidelityResult& r = fidelity.result();
   if (r.tokens == 0)
     throw InputError(sources +
@@ -126,6 +131,7 @@ Subcommand setup_fidelity(CLI::App& parent) {
       ->capture_default_str();
   add_window_options(*s.app, o->window);
   add_threads_option(*s.app, o->threads);
+  add_progress_option(*s.app, o->progress);
   s.check = [o] { o->files.insert(o->files.begin(), o->file_opts.begin(), o->file_opts.end()); };
   s.run = [o]() -> int { return run(*o); };
   return s;

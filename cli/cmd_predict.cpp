@@ -11,6 +11,7 @@
 #include "lstmlm/tasks/predict.hpp"
 #include "options.hpp"
 #include "output.hpp"
+#include "progress.hpp"
 
 namespace lstmlm::cli {
 
@@ -52,6 +53,7 @@ struct Opts {
   WindowArgs window;
   bool no_bos = false;
   int threads = 0;
+  std::string progress = "auto";
   Precision precision = Precision::Fp32;
 };
 
@@ -78,6 +80,8 @@ int run(const Opts& o) {
     return 0;
   }
   LineReader in(o.files);
+  Progress progress("predict", o.progress, input_bytes(o.files));
+  uint64_t contexts = 0;
   const size_t block = 4096;
   std::vector<std::string> lines;
   uint64_t first = 0;
@@ -103,7 +107,10 @@ int run(const Opts& o) {
       for (size_t i = 0; i < preds.size(); ++i)
         out.emit(report::prediction_record(lines[i], preds[i], padded));
       out.flush();
+      contexts += lines.size();
+      progress.update(in.bytes_done(), std::to_string(contexts) + " contexts");
     }
+  progress.finish();
   out.end();
   return 0;
 }
@@ -132,6 +139,7 @@ Subcommand setup_predict(CLI::App& parent) {
       ->check(int_range(1, kMaxBatch))
       ->capture_default_str();
   add_threads_option(*s.app, o->threads);
+  add_progress_option(*s.app, o->progress);
   add_precision_option(*s.app, o->precision);
   s.check = [o] {
     if (!o->files.empty() && (!o->contexts.empty() || !o->prompts.empty()))

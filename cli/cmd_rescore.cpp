@@ -14,6 +14,7 @@
 #include "nbest_reader.hpp"
 #include "options.hpp"
 #include "output.hpp"
+#include "progress.hpp"
 
 namespace lstmlm::cli {
 
@@ -65,6 +66,7 @@ struct Opts {
   double lm_weight = 1.0, word_penalty = 0.0, lambda = -1;
   bool best = false, no_eos = false, ids = false;
   int batch_size = 64, threads = 0;
+  std::string progress = "auto";
 };
 
 // "NAME=VALUE" of a repeatable option.
@@ -179,6 +181,7 @@ int run(const Opts& o) {
       out.emit(report::hyp_record(o.format, lay, in.source(), h, s));
   };
   std::vector<tasks::Hypothesis> block;
+  Progress progress("rescore", o.progress, input_bytes(o.files));
   while (in.next_block(block, 4096)) {
     std::vector<tasks::HypothesisScore> scores;
     try {
@@ -200,7 +203,10 @@ int run(const Opts& o) {
       emit_one(block[i], scores[i], i == 0 || block[i].utt != block[i - 1].utt);
     out.write_pending();
     check_interrupted();
+    progress.update(in.bytes_done(), std::to_string(utterances) + " utterances, " +
+                                         std::to_string(hypotheses) + " hypotheses");
   }
+  progress.finish();
   std::string unused = in.unused_scores();
   const auto& st = rescorer.stats();
   out.emit(report::rescore_summary_record(utterances, hypotheses, tokens, oovs, st));
@@ -260,6 +266,7 @@ Subcommand setup_rescore(CLI::App& parent) {
       ->check(int_range(1, kMaxBatch))
       ->capture_default_str();
   add_threads_option(*s.app, o->threads);
+  add_progress_option(*s.app, o->progress);
   s.check = [o] {
     o->files.insert(o->files.begin(), o->file_opts.begin(), o->file_opts.end());
     if ((o->lambda >= 0) != !o->ngram.empty())

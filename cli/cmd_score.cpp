@@ -16,6 +16,7 @@
 #include "lstmlm/tasks/score.hpp"
 #include "options.hpp"
 #include "output.hpp"
+#include "progress.hpp"
 #include "score_jsonl.hpp"
 
 namespace lstmlm::cli {
@@ -281,7 +282,7 @@ int run(const Opts& o) {
   tasks::Scorer scorer(engine, task);
   tasks::ScoreSummary summary;
   Emitter out(o.format);
-  bool progress = o.progress == "always" || (o.progress == "auto" && stderr_is_terminal());
+  Progress progress("score", o.progress, input_bytes(o.files));
   out.begin(score_table(view));
   auto t0 = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
@@ -342,13 +343,14 @@ int run(const Opts& o) {
           take(scorer.score({lines[i]}, in.source(), first + i, {ends[i]}));
         throw;
       }
-      if (progress)
-        std::fprintf(stderr, "\rscore: %lld lines, %lld tokens, %.0f tokens/s ",
-                     static_cast<long long>(summary.sentences + summary.skipped),
-                     static_cast<long long>(summary.tokens), static_cast<double>(summary.tokens) / seconds());
+      if (progress.enabled())
+        progress.update(in.bytes_done(),
+                        std::to_string(summary.sentences + summary.skipped) + " lines, " +
+                            std::to_string(summary.tokens) + " tokens, " +
+                            std::to_string(static_cast<int64_t>(summary.tokens / seconds())) + " tokens/s");
     }
   }
-  if (progress) std::fputc('\n', stderr);
+  progress.finish();
   Record total = summary_record(view, summary);
   if (o.format == Format::Srilm) total.fields.push_back({"file", Value::str(in.source()), true});
   out.emit(total);
@@ -442,11 +444,7 @@ Subcommand setup_score(CLI::App& parent) {
   add_window_options(*s.app, o->window);
   add_threads_option(*s.app, o->threads);
   add_precision_option(*s.app, o->precision);
-  s.app
-      ->add_option("--progress", o->progress,
-                   "Progress line on stderr: auto (when a terminal), always, never")
-      ->check(CLI::IsMember({"auto", "always", "never"}))
-      ->capture_default_str();
+  add_progress_option(*s.app, o->progress);
   s.check = [o] { o->files.insert(o->files.begin(), o->file_opts.begin(), o->file_opts.end()); };
   s.run = [o]() -> int { return run(*o); };
   return s;

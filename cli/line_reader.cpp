@@ -58,7 +58,14 @@ LineReader::~LineReader() {
   if (f_ && f_ != stdin) std::fclose(f_);
 }
 
+uint64_t LineReader::bytes_done() const {
+  if (!f_ || live_) return done_;
+  const off_t at = ::ftello(f_);
+  return done_ + (at > 0 ? static_cast<uint64_t>(at) : 0);
+}
+
 bool LineReader::next_file() {
+  done_ = bytes_done();
   if (f_ && f_ != stdin) std::fclose(f_);
   f_ = nullptr;
   if (index_ >= paths_.size()) return false;

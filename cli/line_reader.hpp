@@ -34,6 +34,8 @@ class LineReader {
   const std::string& source() const { return source_; }
   uint64_t line_number() const { return line_; }    // of the last line returned
   tasks::LineEnd line_end() const { return end_; }  // of the last line returned
+  // Bytes read so far from the regular files (stdio's read-ahead included): the progress line's share.
+  uint64_t bytes_done() const;
 
  private:
   int get();  // the next byte or EOF; resumes after EINTR unless a signal is pending
@@ -44,6 +46,7 @@ class LineReader {
   std::FILE* f_ = nullptr;
   std::string source_;
   uint64_t line_ = 0;
+  uint64_t done_ = 0;  // bytes of the regular files already closed
   tasks::LineEnd end_ = tasks::LineEnd::Lf;
   bool eof_ = false;   // the current file has returned its last line (a tty's EOF is not read twice)
   bool live_ = false;  // the current input is a terminal, pipe or socket (not a regular file)

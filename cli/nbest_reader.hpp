@@ -40,6 +40,8 @@ class NbestReader {
   // complete utterances before it are returned first and the error is thrown by the next call.
   bool next_block(std::vector<tasks::Hypothesis>& out, size_t min);
   const std::string& source() const { return source_; }
+  // Bytes of the lists read so far (LineReader::bytes_done), for the progress line.
+  uint64_t bytes_done() const { return in_ ? in_->bytes_done() : 0; }
   // Ids of the score files that matched no hypothesis, after the input ended: "FILE: N ids ... (the
   // first: ID)", or "" when every id was used.
   std::string unused_scores() const;

@@ -310,6 +310,16 @@ CLI::Option* add_format_option(CLI::App& app, Format& format, const std::vector<
       ->default_str(format_name(format));
 }
 
+CLI::Option* add_progress_option(CLI::App& app, std::string& mode) {
+  return app
+      .add_option(
+          "--progress", mode,
+          "Progress line on stderr: auto (when a terminal), always, never; with the share of the input "
+          "read and the time left when its size is known")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+}
+
 std::shared_ptr<const Model> load_model(const std::string& dir) {
   auto model = Model::load(dir);
   for (const auto& w : model->warnings()) print_diagnostic("lstmlm: warning: ", w);

@@ -81,6 +81,9 @@ void warn_skipped(const Model& model, const std::string& where, const std::vecto
 CLI::Option* add_format_option(CLI::App& app, Format& format, const std::vector<Format>& accepted,
                                const std::string& flags = "--output-format");
 
+// --progress auto|always|never: a progress line on stderr (cli/progress.hpp), by default only on a terminal.
+CLI::Option* add_progress_option(CLI::App& app, std::string& mode);
+
 // Model::load, then one "lstmlm: warning: ..." line on stderr per loader warning.
 std::shared_ptr<const Model> load_model(const std::string& dir);
 

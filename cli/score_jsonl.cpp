@@ -10,6 +10,7 @@
 #include "lstmlm/error.hpp"
 #include "lstmlm/tasks/jsonl.hpp"
 #include "output.hpp"
+#include "progress.hpp"
 
 namespace lstmlm::cli {
 
@@ -26,7 +27,7 @@ int run_score_jsonl(const JsonlRun& r) {
   Engine engine(model, engine_options(r.threads, r.precision));
   tasks::JsonlScorer scorer(engine, opt);
   Emitter out(Format::Jsonl);
-  const bool progress = r.progress == "always" || (r.progress == "auto" && stderr_is_terminal());
+  Progress progress("score", r.progress, input_bytes(r.files));
   auto t0 = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   // Documents per block: enough lines for full batches in sentence mode, a bounded memory per block.
@@ -62,13 +63,14 @@ int run_score_jsonl(const JsonlRun& r) {
         }
       }
       out.write_pending();
-      if (progress)
-        std::fprintf(stderr, "\rscore: %lld documents, %lld kept, %lld tokens, %.0f tokens/s ",
-                     static_cast<long long>(documents), static_cast<long long>(kept),
-                     static_cast<long long>(all.tokens), static_cast<double>(all.tokens) / seconds());
+      if (progress.enabled())
+        progress.update(in.bytes_done(), std::to_string(documents) + " documents, " + std::to_string(kept) +
+                                             " kept, " + std::to_string(all.tokens) + " tokens, " +
+                                             std::to_string(static_cast<int64_t>(all.tokens / seconds())) +
+                                             " tokens/s");
     }
   }
-  if (progress) std::fputc('\n', stderr);
+  progress.finish();
   out.end();
   const double ppl = all.perplexity();
   std::fprintf(stderr,

@@ -315,3 +315,36 @@ TEST(FirstHourCli, WrappedProseGetsAHintForDocumentContext) {
 }
 
 }  // namespace
+
+namespace {
+
+// ---- Progress ------------------------------------------------------------------------------------------
+
+TEST(FirstHourCli, ProgressLineShowsTheShareOfAFileRead) {
+  lstmlm::test::TempDir tmp("first_hour_progress");
+  const std::string file = (tmp / "in.txt").string(), nb = (tmp / "nb.txt").string();
+  write(file, kText);
+  write(nb, "u1-1 the king\nu1-2 the queen\n");
+  struct Cmd {
+    std::string args, name;
+  };
+  for (const Cmd& c : {Cmd{"score " + kWord + " '" + file + "'", "score"},
+                       Cmd{"predict " + kWord + " -f '" + file + "'", "predict"},
+                       Cmd{"fidelity " + kWord + " --precision fp32 '" + file + "'", "fidelity"},
+                       Cmd{"rescore " + kWord + " '" + nb + "'", "rescore"}}) {
+    SCOPED_TRACE(c.args);
+    auto plain = run_cli(c.args);
+    ASSERT_EQ(plain.status, 0) << plain.err;
+    EXPECT_EQ(plain.err.find('\r'), std::string::npos) << plain.err;  // auto: stderr is no terminal here
+    auto r = run_cli(c.args + " --progress always");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, plain.out);
+    EXPECT_NE(r.err.find("\r" + c.name + ": 100.0% of 0."), std::string::npos) << r.err;
+    EXPECT_EQ(run_cli(c.args + " --progress never").err.find('\r'), std::string::npos);
+  }
+  // stdin redirected from a file has a size too.
+  auto in = run_cli("score " + kWord + " --progress always", kText);
+  EXPECT_NE(in.err.find("\rscore: 100.0% of 0."), std::string::npos) << in.err;
+}
+
+}  // namespace

@@ -1,0 +1,34 @@
+// The progress line of a long run on stderr (score, predict, rescore, fidelity): what is done, and when the
+// input's size is known (regular files) the share of its bytes read and an estimate of the time left.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lstmlm::cli {
+
+// The summed size of the inputs ('-' or none: stdin) when every one is a regular file, else 0 (unknown).
+uint64_t input_bytes(const std::vector<std::string>& paths);
+
+class Progress {
+ public:
+  // `mode` as --progress: auto (only when stderr is a terminal), always, never. `total_bytes` 0: unknown.
+  Progress(std::string name, const std::string& mode, uint64_t total_bytes);
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  bool enabled() const { return enabled_; }
+  // "\rNAME: P% of SIZE, ETA M:SS, COUNTS " (without the share and the estimate when the size is unknown),
+  // at most five times a second; `counts` says what is done ("1234 lines, 45678 tokens/s").
+  void update(uint64_t done_bytes, const std::string& counts);
+  // Ends the line when one was written.
+  void finish();
+
+ private:
+  std::string name_;
+  bool enabled_ = false, written_ = false;
+  uint64_t total_ = 0;
+  std::chrono::steady_clock::time_point start_, last_;
+};
+
+}  // namespace lstmlm::cli
