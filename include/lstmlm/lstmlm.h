@@ -66,6 +66,7 @@ LSTMLM_API const char* lstmlm_status_name(int status);
 /* Opaque handles. */
 typedef struct lstmlm_model lstmlm_model;
 typedef struct lstmlm_state lstmlm_state;
+typedef struct lstmlm_boost lstmlm_boost;
 
 /* ---- Models ---------------------------------------------------------------------------------------- */
 
@@ -194,6 +195,37 @@ LSTMLM_API lstmlm_status lstmlm_state_logprobs(const lstmlm_model* model, const 
  * ids may be NULL when k is 0. Safe while other threads read the state. */
 LSTMLM_API lstmlm_status lstmlm_state_top(const lstmlm_model* model, const lstmlm_state* state, size_t k,
                                           int32_t* ids, float* logprobs, size_t* n_out);
+
+/* ---- Keyboards: word completion and boosting ---- */
+
+/* Loads boosts for `model`: one entry per line, the phrase (tokenized as a context), a tab, the bonus in
+ * natural-log units within [-100, 100]; '#' starts a comment line. An entry applies to the last token of its
+ * phrase when the tokens before it end the history; the bonuses of every entry that applies add up, and the
+ * boosted distribution is renormalized: lp'_j = lp_j + b_j - ln sum_k exp(lp_k + b_k). A malformed line is
+ * LSTMLM_ERR_INPUT naming FILE:LINE. The boost is immutable: share it between threads; use it only with its
+ * model (LSTMLM_ERR_USAGE otherwise). */
+LSTMLM_API lstmlm_status lstmlm_boost_load(const lstmlm_model* model, const char* path, lstmlm_boost** out);
+/* The same from text in memory (`text_len` bytes, lines separated by '\n'); messages name "<boost>:LINE". */
+LSTMLM_API lstmlm_status lstmlm_boost_parse(const lstmlm_model* model, const char* text, size_t text_len,
+                                            lstmlm_boost** out);
+/* Frees a boost (NULL is ignored). */
+LSTMLM_API void lstmlm_boost_free(lstmlm_boost* boost);
+/* *out = the number of entries. */
+LSTMLM_API lstmlm_status lstmlm_boost_size(const lstmlm_boost* boost, size_t* out);
+
+/* A keystroke: the k most probable next words of a word model that start with `prefix` (UTF-8, `prefix_len`
+ * bytes; lowercased when the model's tokenizer lowercases; empty: every word), from the distribution the
+ * state keeps (no engine call), by descending ln p, ties by ascending id, as `lstmlm predict --prefix`.
+ * Special tokens are never completions, nor unk for a non-empty prefix. `boost` (or NULL) is applied first,
+ * with `history` (n_history token ids before the state, most recent last; NULL when 0) for its phrases.
+ * *n_out = the completions written (at most k) to ids and (when not NULL) logprobs. A character model is
+ * LSTMLM_ERR_USAGE (its completions are strings: `lstmlm predict --prefix` and the Python module give them).
+ * Safe while other threads read the state and the boost. */
+LSTMLM_API lstmlm_status lstmlm_state_complete(const lstmlm_model* model, const lstmlm_state* state,
+                                               const char* prefix, size_t prefix_len,
+                                               const lstmlm_boost* boost, const int32_t* history,
+                                               size_t n_history, size_t k, int32_t* ids, float* logprobs,
+                                               size_t* n_out);
 
 #ifdef __cplusplus
 }

@@ -659,6 +659,84 @@ static void test_threads(const lstmlm_model* m) {
   CHECK(memcmp(alone[0].logprobs, alone[1].logprobs, sizeof alone[0].logprobs) != 0);
 }
 
+/* A keystroke: lstmlm_state_complete against a scan of the whole kept distribution written here (the words
+ * starting with the prefix, ranked by ln p then id), with and without a boost, and its bad input. */
+static void test_complete(lstmlm_model* m, lstmlm_model* chars) {
+  const char* words[] = {"once", "upon", "a", "time", "there", "was", "a"};
+  const char* boosts = "# boosts\nking\t2.5\na king\t1\n";
+  lstmlm_state *s = NULL, *other = NULL;
+  lstmlm_boost *b = NULL, *foreign = NULL;
+  int32_t ids[8], history[7], want[8], v = 0, id;
+  float lps[8], *row = NULL;
+  size_t n = 0, i, size = 0;
+  int w;
+  EXPECT(lstmlm_state_new(m, 1, &s), LSTMLM_OK);
+  for (w = 0; w < 7; ++w) {
+    EXPECT(lstmlm_model_token_id(m, words[w], &history[w]), LSTMLM_OK);
+    EXPECT(lstmlm_step_batch(m, &s, &history[w], 1, NULL), LSTMLM_OK);
+  }
+  EXPECT(lstmlm_model_vocab_size(m, &v), LSTMLM_OK);
+  row = (float*)xmalloc((size_t)v * sizeof *row);
+  EXPECT(lstmlm_state_logprobs(m, s, row, (size_t)v), LSTMLM_OK);
+  /* The reference: the 5 best ids whose token starts with "k" (special tokens and unk excluded). */
+  for (i = 0; i < 5; ++i) {
+    want[i] = -1;
+    for (id = 0; id < v; ++id) {
+      const char* text = NULL;
+      size_t len = 0, j;
+      int taken = 0;
+      EXPECT(lstmlm_model_token(m, id, &text, &len), LSTMLM_OK);
+      if (len == 0 || text[0] != 'k') continue;
+      for (j = 0; j < i; ++j) taken |= want[j] == id;
+      if (!taken && (want[i] < 0 || row[id] > row[want[i]])) want[i] = id;
+    }
+  }
+  EXPECT(lstmlm_state_complete(m, s, "k", 1, NULL, NULL, 0, 5, ids, lps, &n), LSTMLM_OK);
+  CHECK(n >= 1 && n <= 5);
+  for (i = 0; i < n; ++i) CHECK(ids[i] == want[i] && lps[i] == row[want[i]]);
+  /* An empty prefix is lstmlm_state_top. */
+  {
+    int32_t top[3];
+    size_t nt = 0;
+    EXPECT(lstmlm_state_top(m, s, 3, top, NULL, &nt), LSTMLM_OK);
+    EXPECT(lstmlm_state_complete(m, s, "", 0, NULL, NULL, 0, 3, ids, NULL, &n), LSTMLM_OK);
+    CHECK(n == 3 && nt == 3 && memcmp(top, ids, sizeof top) == 0);
+  }
+  /* Boosted: king gains 2.5 + 1 after "... a" and leads the "k" words. */
+  EXPECT(lstmlm_boost_parse(m, boosts, strlen(boosts), &b), LSTMLM_OK);
+  EXPECT(lstmlm_boost_size(b, &size), LSTMLM_OK);
+  CHECK(size == 2);
+  EXPECT(lstmlm_state_complete(m, s, "k", 1, b, history, 7, 1, ids, lps, &n), LSTMLM_OK);
+  EXPECT(lstmlm_model_token_id(m, "king", &id), LSTMLM_OK);
+  CHECK(n == 1 && ids[0] == id && lps[0] > row[id]);
+  /* Bad input: a status and a message, never a crash. */
+  EXPECT(lstmlm_state_complete(NULL, s, "k", 1, NULL, NULL, 0, 1, ids, lps, &n), LSTMLM_ERR_USAGE);
+  EXPECT(lstmlm_state_complete(m, NULL, "k", 1, NULL, NULL, 0, 1, ids, lps, &n), LSTMLM_ERR_USAGE);
+  EXPECT(lstmlm_state_complete(m, s, NULL, 1, NULL, NULL, 0, 1, ids, lps, &n), LSTMLM_ERR_USAGE);
+  EXPECT(lstmlm_state_complete(m, s, "k", 1, NULL, NULL, 0, 1, NULL, lps, &n), LSTMLM_ERR_USAGE);
+  EXPECT(lstmlm_state_complete(m, s, "k", 1, NULL, NULL, 0, 1, ids, lps, NULL), LSTMLM_ERR_USAGE);
+  EXPECT(lstmlm_state_complete(m, s, "k", 1, b, NULL, 3, 1, ids, lps, &n), LSTMLM_ERR_USAGE);
+  history[0] = v;
+  EXPECT(lstmlm_state_complete(m, s, "k", 1, b, history, 7, 1, ids, lps, &n), LSTMLM_ERR_INPUT);
+  EXPECT(lstmlm_boost_parse(chars, "a\t1", 3, &foreign), LSTMLM_OK);
+  EXPECT(lstmlm_state_complete(m, s, "k", 1, foreign, NULL, 0, 1, ids, lps, &n), LSTMLM_ERR_USAGE);
+  CHECK(strstr(lstmlm_last_error(), "another model") != NULL);
+  lstmlm_boost_free(foreign);
+  foreign = NULL;
+  EXPECT(lstmlm_state_new(chars, 1, &other), LSTMLM_OK);
+  EXPECT(lstmlm_state_complete(chars, other, "k", 1, NULL, NULL, 0, 1, ids, lps, &n), LSTMLM_ERR_USAGE);
+  EXPECT(lstmlm_boost_parse(m, "king 2", 6, &foreign), LSTMLM_ERR_INPUT);
+  CHECK(foreign == NULL && strstr(lstmlm_last_error(), "<boost>:1:") != NULL);
+  EXPECT(lstmlm_boost_load(m, "/no/such/boost.tsv", &foreign), LSTMLM_ERR_INPUT);
+  EXPECT(lstmlm_boost_load(m, NULL, &foreign), LSTMLM_ERR_USAGE);
+  EXPECT(lstmlm_boost_size(NULL, &size), LSTMLM_ERR_USAGE);
+  lstmlm_boost_free(NULL);
+  lstmlm_boost_free(b);
+  lstmlm_state_free(s);
+  lstmlm_state_free(other);
+  free(row);
+}
+
 int main(int argc, char** argv) {
   lstmlm_model *m, *same_dir, *chars;
   if (argc != 3) {
@@ -678,6 +756,7 @@ int main(int argc, char** argv) {
   test_bad_input(m, same_dir, chars);
   test_state_after_model(argv[1], m);
   test_threads(m);
+  test_complete(m, chars);
   lstmlm_model_free(m);
   lstmlm_model_free(same_dir);
   lstmlm_model_free(chars);
