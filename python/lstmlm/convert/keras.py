@@ -17,6 +17,7 @@ import numpy as np
 
 from ..format import dense as fmt_dense
 from ..format import layer as fmt_layer
+from ..format import MAX_INPUT_LENGTH
 from ..format import names as tensor_names
 
 from . import common, contained
@@ -66,6 +67,10 @@ def add_arguments(p):
                    help="weights-only files (save_weights): the architecture, from a full model file of the same "
                         "model (.h5), its model.to_json() / model_config JSON, a model.to_yaml() file or a "
                         "TF.js model.json")
+    g.add_argument("--input-length", type=int, metavar="N",
+                   help="the fixed input window the app fed (pad_sequences(maxlen=N) before model.predict), for a "
+                        "file that does not record it (weights-only files); written as config.json input_length, "
+                        "so lstmlm pre-pads every context to N by default (overrides the file's)")
     g.add_argument("--keras-version", metavar="V",
                    help="Keras version that trained the model when the file does not say (decides what "
                         "hard_sigmoid means: Keras 2 clip(0.2x+0.5), Keras 3 clip(x/6+0.5))")
@@ -746,6 +751,17 @@ def from_config(args, config, keras_version, get_weights, where, source):
 
 def _finish(args, built, source, input_length, where):
     tensors, layers, emb_dim, size, meta = built
+    given = getattr(args, "input_length", None)
+    if given is not None:
+        if not 1 <= given <= MAX_INPUT_LENGTH:
+            raise ConvertError(f"{where}: --input-length {given} is not in [1, {MAX_INPUT_LENGTH}]")
+        input_length = given
+    elif input_length is None and str(source.get("format", "")).startswith("h5-weights"):
+        # A weights-only file records no input shape: the model would run stateful where the app may have fed
+        # a fixed window; say so and how to set it.
+        common.note(f"{source.get('file', where)} is weights only and records no input length: the model runs "
+                    "stateful over a whole context; if the app fed a fixed window (pad_sequences(maxlen=N) before "
+                    "model.predict), reconvert with --input-length N")
     source["mask_zero"] = meta["mask_zero"]
     if meta["mask_zero"]:
         source.setdefault("notes", []).append(
