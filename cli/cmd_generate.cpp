@@ -31,6 +31,7 @@ struct Args {
   Precision precision = Precision::Fp32;
   Format format = Format::Text;
   WindowArgs window;
+  std::string boost_file;
 };
 
 std::string read_prompt_file(const std::string& path) {
@@ -60,6 +61,8 @@ int run(Args& a) {
   else
     a.gen.prompt = a.prompt;
   auto model = load_model(a.model);
+  if (!a.boost_file.empty())
+    a.gen.boost = std::make_shared<tasks::Boost>(tasks::Boost::load(*model, a.boost_file));
   note_oov_policy(a.gen.oov, *model);
   a.gen.window = resolve_window(a.window, *model);
   // Validate the prompt before any output, and warn about words the model does not know.
@@ -151,6 +154,9 @@ naming it (--oov error refuses it, exit 1).)");
   auto* seed =
       app->add_option("-s,--seed", a->seed,
                       "Random seed in [0, 2^64) (default: random, printed to stderr unless --temperature 0)");
+  app->add_option("--boost", a->boost_file,
+                  "Boosted words and phrases (PHRASE<TAB>BONUS lines, natural log) added before sampling; "
+                  "the printed log-probs stay the model's");
   app->add_option("--num-samples", a->gen.num_samples, "Samples, run as one batch")
       ->check(int_range(1, kMaxSamples))
       ->capture_default_str();

@@ -8,6 +8,7 @@
 #include "lstmlm/engine.hpp"
 #include "lstmlm/error.hpp"
 #include "lstmlm/report/predict.hpp"
+#include "lstmlm/tasks/keyboard.hpp"
 #include "lstmlm/tasks/predict.hpp"
 #include "options.hpp"
 #include "output.hpp"
@@ -43,7 +44,15 @@ Output (--top N candidates, by descending probability, ties by ascending id; --t
     numbers with 9 significant digits (round-trip float32).
   text: per context a line "> CONTEXT", then one line per candidate:
     "RANK<TAB>TOKEN<TAB>id=ID<TAB>prob=P<TAB>logprob=LN_P" (prob with 6 decimals, logprob with 4).
-    CONTEXT and TOKEN are escaped: \t, \n, \r, \\, and \xNN for other control bytes (jsonl: raw).)";
+    CONTEXT and TOKEN are escaped: \t, \n, \r, \\, and \xNN for other control bytes (jsonl: raw).
+
+Keyboards (docs/keyboard.md): --prefix STR ranks only the words that start with STR, the letters typed so far
+(lowercased when the model's tokenizer lowercases; special tokens and unk are never completions); a character
+model feeds STR after the context and ranks completions to the next word boundary (whitespace, a line end,
+eos or a filtered character), each candidate the whole word. --boost FILE adds a bonus to words and phrases:
+one "PHRASE<TAB>BONUS" line each (BONUS a natural log in [-100, 100]; '#' starts a comment); an entry applies
+when the tokens before its last one end the context; the bonuses that apply add up and the distribution is
+renormalized, lp' = lp + bonus - ln sum exp(lp + bonus); the candidates show the boosted numbers.)";
 
 struct Opts {
   std::string model_dir;
@@ -55,6 +64,7 @@ struct Opts {
   int threads = 0;
   std::string progress = "auto";
   Precision precision = Precision::Fp32;
+  std::string boost_file;
 };
 
 int run(const Opts& o) {
@@ -62,6 +72,8 @@ int run(const Opts& o) {
   task.add_start = !o.no_bos;
   check_readable(o.files);
   auto model = load_model(o.model_dir);
+  if (!o.boost_file.empty())
+    task.boost = std::make_shared<tasks::Boost>(tasks::Boost::load(*model, o.boost_file));
   note_oov_policy(task.oov, *model);
   task.window = resolve_window(o.window, *model);
   const bool padded = task.window.mode == tasks::WindowMode::Pad;
@@ -141,6 +153,10 @@ Subcommand setup_predict(CLI::App& parent) {
   add_threads_option(*s.app, o->threads);
   add_progress_option(*s.app, o->progress);
   add_precision_option(*s.app, o->precision);
+  s.app->add_option("--prefix", o->task.prefix,
+                    "Only words starting with these letters (a keyboard's keystroke)");
+  s.app->add_option("--boost", o->boost_file,
+                    "Boosted words and phrases: PHRASE<TAB>BONUS lines (natural log)");
   s.check = [o] {
     if (!o->files.empty() && (!o->contexts.empty() || !o->prompts.empty()))
       throw UsageError("-f/--file: contexts come from the files or from the command line, not both");

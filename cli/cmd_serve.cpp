@@ -22,12 +22,12 @@ Endpoints (JSON in and out; the records are the CLI's jsonl ones, docs/serving.m
   GET  /health                        200 {"status": "ok"}, 503 while the model loads (never needs a key)
   GET  /v1/models                     what `lstmlm info --json` prints
   POST /v1/score                      {"text": "one sentence per line", ...} -> {"lines": [...], "summary": {...}}
-  POST /v1/predict                    {"context": "...", "top": N} -> the record `lstmlm predict` prints
+  POST /v1/predict                    {"context": "...", "top": N, "prefix": "ki"} -> the record `lstmlm predict` prints
   POST /v1/generate                   {"prompt": "...", "max_tokens": N, "seed": S, ..., "stream": bool}
   POST /v1/rescore                    {"hyps": [rescore's jsonl records], "weights": {...}, ...} -> {"hyps", "summary"}
   POST /v1/tokenize, /v1/detokenize   {"text": "..."} -> tokens; {"ids": [...]} -> text
   POST /v1/sessions                   {"bos": true} or {"state": {...}} -> {"id": "...", "tokens": n}
-  POST /v1/sessions/ID/advance        {"text": "..."} or {"ids": [...]} -> {"words": [...], "top": [...]}
+  POST /v1/sessions/ID/advance        {"text": "..."} or {"ids": [...]}, "prefix": "ki" -> {"words": [...], "top": [...]}
   GET  /v1/sessions/ID[/state], DELETE /v1/sessions/ID
   GET  /metrics                       Prometheus text format
   GET  /                              a page: suggestions as you type, a coloured generation
@@ -90,6 +90,12 @@ Subcommand setup_serve(CLI::App& parent) {
   s.app->add_option("--timeout", a->o.timeout_s, "Seconds to read a request or write a response")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
+  s.app
+      ->add_option(
+          "--boost", a->o.boost_file,
+          "Boosted words and phrases (PHRASE<TAB>BONUS lines, natural log) for predict, generate and "
+          "sessions; a request's \"boost\": false turns them off")
+      ->check(CLI::ExistingFile);
   s.check = [a] {
     if (!a->api_key_file.empty()) {
       std::ifstream f(a->api_key_file);

@@ -29,6 +29,8 @@ struct Options {
   size_t max_body_bytes = 1 << 20;
   size_t max_tokens = 1 << 16;  // tokens one request may feed or generate
   int timeout_s = 30;           // reading a request, writing a response
+  std::string
+      boost_file;  // non-empty: boosts applied to predict, generate and sessions unless "boost": false
 };
 
 // Lines of progress for stderr ("listening on http://127.0.0.1:8080").

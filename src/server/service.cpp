@@ -120,6 +120,14 @@ Service::Service(const Options& options, std::shared_ptr<const Model> model)
                 std::chrono::seconds(std::max(1, options.session_ttl_s)), metrics_) {
   const auto& tok = model_->tokenizer();
   start_ = tok.bos_id() ? *tok.bos_id() : tok.eos_id() ? *tok.eos_id() : -1;
+  if (!options.boost_file.empty())
+    boost_ = std::make_shared<tasks::Boost>(tasks::Boost::load(*model_, options.boost_file));
+  if (tok.config().type == TokenizerType::Word) completer_ = std::make_shared<tasks::Completer>(*model_);
+}
+
+std::shared_ptr<const tasks::Boost> Service::boost_of(Body& b) const {
+  const bool on = b.boolean("boost").value_or(true);
+  return on ? boost_ : nullptr;
 }
 
 std::string Service::models() const { return report::model_info_json(*model_); }
@@ -207,6 +215,9 @@ std::string Service::predict(const std::string& body) {
   opt.oov = oov_of(b);
   opt.ids_input = b.boolean("ids").value_or(false);
   opt.window = window_of(b, *model_);
+  opt.prefix = b.str("prefix").value_or("");
+  opt.completer = completer_;
+  opt.boost = boost_of(b);
   b.done();
   if (bool(context) == bool(contexts))
     throw HttpError(400,
@@ -360,6 +371,7 @@ Service::GenerateRequest Service::parse_generate(const std::string& body) const 
   g.oov = oov_of(b);
   g.window = window_of(b, *model_);
   r.stream = b.boolean("stream").value_or(false);
+  g.boost = boost_of(b);
   b.done();
   if (int64_t(g.max_tokens) * g.num_samples > int64_t(opt_.max_tokens))
     throw HttpError(413, "max_tokens x num_samples: more than " + std::to_string(opt_.max_tokens) +
@@ -474,8 +486,13 @@ std::string Service::advance(const std::string& id, const std::string& body) {
   const auto given_ids = b.ids("ids", opt_.max_tokens, model_->vocab_size());
   const int top = static_cast<int>(b.integer("top", 0, model_->vocab_size()).value_or(10));
   const bool oov_error = oov_of(b) == tasks::OovPolicy::Error;
+  const std::string prefix = b.str("prefix").value_or("");
+  const auto boost = boost_of(b);
   b.done();
   if (text && given_ids) throw HttpError(400, "fields 'text' and 'ids': give at most one");
+  if (!prefix.empty() && !completer_)
+    throw HttpError(400,
+                    "field 'prefix': a session of a character model takes the typed characters as 'text'");
   // Each fed token keeps a row of V log-probs until the call ends: bounded to 64 MiB per request.
   const size_t cap = std::max<size_t>(1, (size_t{64} << 20) / (4 * size_t(model_->vocab_size())));
   std::vector<Token> toks;
@@ -509,10 +526,24 @@ std::string Service::advance(const std::string& id, const std::string& body) {
     words.push_back(report::word_record(view, w, i + 1));
   }
   metrics_.tokens_scored(int64_t(ids.size()));
+  if (boost_) {  // the tokens a boosted phrase may need, the last ones fed
+    s->recent.insert(s->recent.end(), ids.begin(), ids.end());
+    const size_t keep = boost_->longest();
+    if (s->recent.size() > keep) s->recent.erase(s->recent.begin(), s->recent.end() - std::ptrdiff_t(keep));
+  }
   std::vector<Value> cands;
-  if (!s->next.empty())
-    for (const auto& c : tasks::top_candidates(*model_, s->next.data(), top))
+  if (!s->next.empty()) {
+    std::vector<float> row;
+    const float* next = s->next.data();
+    if (boost) {
+      row = s->next;
+      boost->apply(s->recent, row.data(), model_->vocab_size());
+      next = row.data();
+    }
+    for (const auto& c : completer_ && !prefix.empty() ? completer_->complete(next, prefix, top)
+                                                       : tasks::top_candidates(*model_, next, top))
       cands.push_back(report::candidate_value(c));
+  }
   return json_of(report::Fields{{"words", Value::of_list(std::move(words))},
                                 {"top", Value::of_list(std::move(cands))},
                                 {"tokens", Value::integer(s->fed)}});

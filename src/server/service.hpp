@@ -12,6 +12,7 @@
 #include "lstmlm/tasks/generate.hpp"
 #include "server/batcher.hpp"
 #include "server/metrics.hpp"
+#include "server/request.hpp"
 #include "server/server.hpp"
 #include "server/sessions.hpp"
 
@@ -57,7 +58,11 @@ class Service {
   EnginePool pool_;  // score and generate: one engine per request
   Batcher batcher_;  // predict and sessions: rows of concurrent requests in one engine call
   SessionStore sessions_;
-  int32_t start_ = -1;  // bos_token, else eos_token, else none
+  int32_t start_ = -1;                                 // bos_token, else eos_token, else none
+  std::shared_ptr<const tasks::Boost> boost_;          // --boost FILE, or none
+  std::shared_ptr<const tasks::Completer> completer_;  // word models: the prefix index, built once
+  // The boost a request asks for: the server's unless its field "boost" is false.
+  std::shared_ptr<const tasks::Boost> boost_of(Body& b) const;
 };
 
 }  // namespace lstmlm::server

@@ -26,7 +26,8 @@ struct Session {
   // ln p of every next token; empty while the session has no context (no start token, nothing fed): its
   // first token is then context only, as a line's first token is without a start token.
   std::vector<float> next;
-  int64_t fed = 0;  // tokens fed since the session began (the start token included)
+  int64_t fed = 0;              // tokens fed since the session began (the start token included)
+  std::vector<int32_t> recent;  // the last tokens fed, as many as the longest boosted phrase needs
 };
 
 class SessionStore {
