@@ -36,20 +36,11 @@ lstmlm_status make_boost(const char* function, const lstmlm_model* model, lstmlm
   });
 }
 
-// The completion index of a model, built on first use and kept for the process: one per model id.
+// The completion index of a model, built by the first call and kept with the model.
 std::shared_ptr<const tasks::Completer> completer_of(const lstmlm_model& model) {
-  static std::mutex mu;
-  static std::vector<std::pair<uint64_t, std::weak_ptr<const tasks::Completer>>> cache;
-  std::lock_guard lock(mu);
-  for (auto it = cache.begin(); it != cache.end();) {
-    if (it->first == model.id)
-      if (auto c = it->second.lock()) return c;
-    it = it->second.expired() ? cache.erase(it) : it + 1;
-  }
-  auto c = std::shared_ptr<const tasks::Completer>(
-      new tasks::Completer(*model.model), [keep = model.model](const tasks::Completer* p) { delete p; });
-  cache.emplace_back(model.id, c);
-  return c;
+  auto& m = const_cast<lstmlm_model&>(model);  // the index is a cache; the model stays logically const
+  std::call_once(m.completer_once, [&] { m.completer = std::make_shared<tasks::Completer>(*model.model); });
+  return m.completer;
 }
 
 }  // namespace
