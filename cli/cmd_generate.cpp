@@ -119,7 +119,7 @@ Subcommand setup_generate(CLI::App& parent) {
   app->footer(
       R"(Fixed input windows (Keras; docs/generation.md): --pad-to N predicts each token from the last N tokens
 of the context (the start token, the prompt and the tokens generated so far), pre-padded with the
-tokenizer's pad_id (else 0) to exactly N and run from the zero state, as a Keras next-word loop does
+tokenizer's pad_id (else 0; zero vectors on a one-hot model) to exactly N and run from the zero state, as a Keras next-word loop does
 (pad_sequences(maxlen=N, padding='pre') before every model.predict). --window N: the last N tokens,
 unpadded. A model whose config.json has input_length uses --pad-to input_length by default (a note on
 stderr says so); --stateful carries the state instead. N in [1, 1000000].

@@ -7,6 +7,7 @@
 #include "lstmlm/model.hpp"
 #include "lstmlm/report/info.hpp"
 #include "lstmlm/summary.hpp"
+#include "lstmlm/tasks/window.hpp"
 #include "options.hpp"
 #include "output.hpp"
 
@@ -99,6 +100,11 @@ void print_text(const Model& m, const ModelSummary& s, Output& out) {
     out.line("Input length: " + std::to_string(*c.input_length) +
              " (score, predict and generate pre-pad every context to it by default, as Keras does; "
              "--stateful or --window N overrides)");
+  const int32_t pad = tasks::window_pad_id(m);
+  out.line(std::string("Padding (--pad-to): ") +
+           (pad == c.vocab_size
+                ? "zero vectors (one-hot input without pad_id, as Keras pads a one-hot array)"
+                : "id " + std::to_string(pad) + (t.pad_id ? " (pad_id)" : " (no pad_id: Keras' 0)")));
   out.line("Source: " + c.source.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   for (const auto& w : m.warnings()) out.line("Warning: " + w);
 }

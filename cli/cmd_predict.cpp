@@ -31,7 +31,7 @@ refuses it, exit 1). A context that leaves nothing to feed (empty, on a model wi
 a --pad-to window) is an error (exit 1).
 
 Fixed input windows (Keras; docs/scoring.md): --pad-to N keeps the last N ids of the context (the start
-token included) and pre-pads them with the tokenizer's pad_id (else 0) to exactly N, then runs the LSTM
+token included) and pre-pads them with the tokenizer's pad_id (else 0; zero vectors on a one-hot model) to exactly N, then runs the LSTM
 from the zero state over them (Keras pad_sequences(maxlen=N, padding='pre', truncating='pre') before
 model.predict). --window N: the last N ids, unpadded. A model whose config.json has input_length uses
 --pad-to input_length by default (a note on stderr says so); --stateful turns that off. N in [1, 1000000].

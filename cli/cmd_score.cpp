@@ -109,7 +109,7 @@ Measures (psycholinguistics):
       and perplexity stay per character. Needs -v word.
 Fixed input windows (Keras; docs/scoring.md, section Fixed input windows): --pad-to N predicts every token
 from the last N tokens before it (of its line in sentence mode, of the stream in document mode; the start
-token included), pre-padded with the tokenizer's pad_id (else 0) to exactly N, the LSTM run from the zero
+token included), pre-padded with the tokenizer's pad_id (else 0; zero vectors on a one-hot model) to exactly N, the LSTM run from the zero
 state over them, as a Keras app's model.predict(pad_sequences(..., maxlen=N, padding='pre')) does.
 --window N: the last N tokens, unpadded. What is scored does not change (a first token without context
 stays context only). A model whose config.json has input_length uses --pad-to input_length by default (a

@@ -258,7 +258,8 @@ EngineOptions engine_options(int threads, Precision precision) {
 void add_window_options(CLI::App& app, WindowArgs& w) {
   w.pad_opt = app.add_option("--pad-to", w.pad_to,
                              "Before each prediction keep the last N tokens of the context and pre-pad them "
-                             "with pad_id (else 0) to N, run from the zero state (Keras pad_sequences)")
+                             "with pad_id (else 0; one-hot: zero vectors) to N, run from the zero state "
+                             "(Keras pad_sequences)")
                   ->check(int_range(1, kMaxPadTo));
   w.window_opt = app.add_option("--window", w.window,
                                 "Before each prediction keep the last N tokens of the context, unpadded, "

@@ -44,7 +44,7 @@ std::vector<double> reference_input(const Model& model, int32_t token) {
   const auto& cfg = model.config();
   if (cfg.embedding_dim == 0) {
     std::vector<double> x(static_cast<size_t>(cfg.vocab_size), 0.0);
-    x[static_cast<size_t>(token)] = 1.0;
+    if (token < cfg.vocab_size) x[static_cast<size_t>(token)] = 1.0;  // token V: the zero input vector
     return x;
   }
   std::vector<double> x(static_cast<size_t>(cfg.embedding_dim));

@@ -79,6 +79,8 @@ class Engine {
   // The kernels that run: "<precision>/<isa>", e.g. "fp32/avx2".
   std::string_view kernels() const;
 
+  // Input ids are in [0, V); a one-hot model (embedding_dim 0) also takes V, the zero input vector (a Keras
+  // pad of a one-hot array, tasks::window_pad_id). Targets are always in [0, V).
   // Scoring: for each row r and step t, out[r][t] = ln p(targets[r][t] | inputs[r][0..t], states[r]).
   // targets[r].size() must equal inputs[r].size(). states are advanced past inputs.
   void score(const Sequences& inputs, const Sequences& targets, std::vector<State>& states,

@@ -50,7 +50,9 @@ struct Engine::Impl {
 
 namespace {
 
-void check_states(const Model& model, const Sequences& inputs, const std::vector<State>& states) {
+// `inputs` false: the ids are score's targets, which are always vocabulary entries.
+void check_states(const Model& model, const Sequences& inputs, const std::vector<State>& states,
+                  bool are_inputs = true) {
   if (states.size() != inputs.size())
     throw UsageError("engine: " + std::to_string(inputs.size()) + " input rows but " +
                      std::to_string(states.size()) + " states");
@@ -64,10 +66,12 @@ void check_states(const Model& model, const Sequences& inputs, const std::vector
       throw UsageError("engine: state of row " + std::to_string(r) +
                        " does not match the model's layer sizes");
   }
+  // A one-hot model (embedding_dim 0) also takes the id V: the zero input vector (tasks::window_pad_id).
   const int32_t V = model.vocab_size();
+  const int32_t limit = V + (are_inputs && model.config().embedding_dim == 0 ? 1 : 0);
   for (size_t r = 0; r < inputs.size(); ++r)
     for (size_t t = 0; t < inputs[r].size(); ++t)
-      if (inputs[r][t] < 0 || inputs[r][t] >= V)
+      if (inputs[r][t] < 0 || inputs[r][t] >= limit)
         throw InputError("engine: token id " + std::to_string(inputs[r][t]) + " (row " + std::to_string(r) +
                          ", step " + std::to_string(t) + ") is outside the vocabulary [0, " +
                          std::to_string(V) + ")");
@@ -146,7 +150,7 @@ void Engine::score(const Sequences& inputs, const Sequences& targets, std::vecto
 void Engine::score(const Sequences& inputs, const Sequences& targets, std::vector<State>& states,
                    std::vector<std::vector<float>>& out, const StepMeasures& measures) {
   Job job = checked_job(*model_, Mode::Score, inputs, states);
-  check_states(*model_, targets, states);
+  check_states(*model_, targets, states, false);
   for (size_t r = 0; r < inputs.size(); ++r)
     if (targets[r].size() != inputs[r].size())
       throw UsageError("engine: row " + std::to_string(r) + " has " + std::to_string(inputs[r].size()) +

@@ -30,12 +30,13 @@ std::unique_ptr<kernels::RecurrentLayer> make_layer(const kernels::Backend& be, 
 
 // table[v] = E[v] W_ih^T + b (one-hot: column v of W_ih + b) in double, laid out by the layer. A blocked
 // double GEMM over 256 vocabulary rows at a time (a scalar loop took ~7 s at V 20000, E 256, H 256; the
-// block bounds the double scratch to 256 x 4H).
+// block bounds the double scratch to 256 x 4H). A one-hot model has one row more, table[V] = b: the zero
+// input vector (the input id V, what Keras' pad_sequences puts before a short one-hot sequence).
 void fold_table(const ModelConfig& c, const Weights& w, const kernels::RecurrentLayer& layer0,
                 kernels::FloatBuf& table) {
   const int V = c.vocab_size, E = c.embedding_dim, G = layer0.term_width();
   const LayerWeights& w0 = w.layers[0];
-  table.assign(static_cast<size_t>(V) * static_cast<size_t>(G), 0.0f);
+  table.assign(static_cast<size_t>(V + (E == 0 ? 1 : 0)) * static_cast<size_t>(G), 0.0f);
   Eigen::MatrixXd wt;  // [E, 4H]
   if (E > 0) wt = w0.w_ih.cast<double>().transpose();
   const Eigen::RowVectorXd b = w0.bias.cast<double>().transpose();
@@ -50,6 +51,10 @@ void fold_table(const ModelConfig& c, const Weights& w, const kernels::Recurrent
     blk.rowwise() += b;
     for (int i = 0; i < n; ++i)
       layer0.term_from_canonical(blk.row(i).data(), table.data() + static_cast<size_t>(v0 + i) * size_t(G));
+  }
+  if (E == 0) {
+    const Eigen::RowVectorXd zero_input = b;
+    layer0.term_from_canonical(zero_input.data(), table.data() + static_cast<size_t>(V) * size_t(G));
   }
 }
 

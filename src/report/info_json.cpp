@@ -7,6 +7,7 @@
 #include "lstmlm/precision.hpp"
 #include "lstmlm/report/info.hpp"
 #include "lstmlm/summary.hpp"
+#include "lstmlm/tasks/window.hpp"
 
 namespace lstmlm::report {
 
@@ -41,6 +42,9 @@ std::string model_info_json(const Model& m) {
             {"source", c.source},
             {"warnings", m.warnings()}};
   if (c.input_length) j["input_length"] = *c.input_length;
+  // What --pad-to feeds before a short context: an id, or null for the zero input vector of a one-hot model.
+  const int32_t pad = tasks::window_pad_id(m);
+  j["padding"] = pad == c.vocab_size ? json(nullptr) : json(pad);
   return j.dump(2, ' ', false, json::error_handler_t::replace);
 }
 

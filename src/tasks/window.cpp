@@ -14,7 +14,12 @@ void check_window(const WindowOptions& w) {
     throw UsageError(window_flag(w) + ": not in [1, " + std::to_string(kMaxWindowLength) + "]");
 }
 
-int32_t window_pad_id(const Model& model) { return model.tokenizer().pad_id().value_or(0); }
+int32_t window_pad_id(const Model& model) {
+  if (auto id = model.tokenizer().pad_id()) return *id;
+  // No pad_id: a one-hot model pads with the zero input vector (the engine's input id V), as Keras'
+  // pad_sequences pads a one-hot array; an embedding model with id 0, pad_sequences' value.
+  return model.config().embedding_dim == 0 ? model.vocab_size() : 0;
+}
 
 std::string window_flag(const WindowOptions& w) {
   switch (w.mode) {

@@ -35,7 +35,9 @@ struct WindowOptions {
 // Throws UsageError naming the option when a windowed mode's length is outside [1, kMaxWindowLength].
 void check_window(const WindowOptions& w);
 
-// The pad id a Pad window uses: tokenizer.pad_id, else 0 (Keras pad_sequences' value).
+// The pad id a Pad window uses: tokenizer.pad_id; else, for a one-hot model (embedding_dim 0), the zero
+// input vector (the input id vocab_size, which only a one-hot model's engine takes), as Keras'
+// pad_sequences pads a one-hot array; else 0 (pad_sequences' value).
 int32_t window_pad_id(const Model& model);
 
 // "--pad-to N" / "--window N" / "--stateful": how the window is spelled on the command line.
