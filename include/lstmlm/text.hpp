@@ -16,4 +16,9 @@ size_t utf8_sequence_length(std::string_view s, size_t i);
 // a NUL. Once the result holds `max_bytes` bytes, the rest is cut and "..." ends it.
 std::string printable(std::string_view s, size_t max_bytes = std::string_view::npos);
 
+// `v` with 9 significant digits (printf's %.9g): enough to read a float32 back exactly, the form every output
+// format, the JSONL filter and the server's metrics write a number in ("nan", "inf", "-inf" when not finite;
+// JSON writers put null there themselves).
+std::string format_g9(double v);
+
 }  // namespace lstmlm

@@ -1,6 +1,8 @@
 #include "lstmlm/text.hpp"
 
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 
 namespace lstmlm {
 
@@ -51,6 +53,14 @@ std::string printable(std::string_view s, size_t max_bytes) {
     }
   }
   return out;
+}
+
+std::string format_g9(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
 }
 
 }  // namespace lstmlm

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "lstmlm/error.hpp"
+#include "lstmlm/text.hpp"
 
 namespace lstmlm::report {
 
@@ -136,12 +137,7 @@ std::string json_string(std::string_view s) {
 
 namespace {
 
-std::string num9(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
+std::string num9(double v) { return std::isfinite(v) ? format_g9(v) : "null"; }
 
 // Scalars: the same text in every format that writes numbers as JSON does.
 bool append_scalar(std::string& out, const Value& v) {

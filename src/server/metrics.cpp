@@ -2,15 +2,13 @@
 
 #include <cstdio>
 
+#include "lstmlm/text.hpp"
+
 namespace lstmlm::server {
 
 namespace {
 
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
+std::string num(double v) { return format_g9(v); }
 
 template <class Bounds>
 void observe(std::array<uint64_t, 13>& counts, const Bounds& bounds, double v) {

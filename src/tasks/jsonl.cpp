@@ -124,12 +124,7 @@ class Probe final : public json::json_sax_t {
   bool at_text_ = false;
 };
 
-std::string num9(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
+std::string num9(double v) { return std::isfinite(v) ? format_g9(v) : "null"; }
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
