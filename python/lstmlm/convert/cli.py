@@ -15,6 +15,7 @@ import zipfile
 from ..format import write_model
 
 from . import common, entry
+from .progress import Progress
 from .vocab import VocabError
 
 # The --help text (unchanged since tools/convert.py held this code).
@@ -117,6 +118,9 @@ def main(argv=None):
     p.add_argument("--from", dest="source_type", choices=[n for n, _ in mods],
                    help="source type (default: detected from the file)")
     common.add_common_arguments(p)
+    p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
+                   help="a progress line on stderr while the source is read and the weights written (auto: only "
+                        "when stderr is a terminal)")
     for _, m in mods:
         m.add_arguments(p)
     args = p.parse_args(argv)
@@ -125,7 +129,11 @@ def main(argv=None):
         # Notes and Python warnings (numpy's overflow, h5py's) are held back until the model is written: a
         # conversion that fails prints its one error line and nothing else.
         with warnings.catch_warnings(record=True) as caught:
-            cfg = convert(args, mods)
+            try:
+                cfg = convert(args, mods)
+            finally:
+                if getattr(args, "progress_line", None):
+                    args.progress_line.finish()
     except (common.ConvertError, VocabError, ValueError, OSError, pickle.UnpicklingError) as e:
         # Every converter reports a bad source as one of these (tf1's ConvertError is a ValueError).
         return _error(e, args, with_type=False)
@@ -160,6 +168,7 @@ def main(argv=None):
 
 def convert(args, mods):
     """Detects the source type, converts and writes the model; returns write_model's kwargs."""
+    line = args.progress_line = Progress(PROG, getattr(args, "progress", "auto"))
     if args.source_type:
         mod = dict(mods)[args.source_type]
     else:
@@ -171,6 +180,8 @@ def convert(args, mods):
                                       "model "
                                       f"(use --from {'|'.join(n for n, _ in mods)})")
         mod = found[0][1]
+    line.stage(f"reading {_one_line(args.source, limit=200)}")
     kwargs = mod.convert(args.source, args)
-    write_model(args.outdir, **kwargs)
+    write_model(args.outdir, **kwargs,
+                progress=lambda done, total, n: line.bytes(done, total, f"{n} of {len(kwargs['tensors'])} tensors written"))
     return kwargs

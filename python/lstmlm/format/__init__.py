@@ -78,8 +78,9 @@ class _Names:
 names = _Names(_SPEC["tensors"])
 
 
-def write_safetensors(path, tensors):
-    """tensors: dict name -> numpy array; written as F32 little-endian, in insertion order."""
+def write_safetensors(path, tensors, progress=None):
+    """tensors: dict name -> numpy array; written as F32 little-endian, in insertion order. progress: None, or
+    called as progress(bytes_written, total_bytes, tensors_written) after the header and after each tensor."""
     header, blobs, offset = {}, [], 0
     for name, arr in tensors.items():
         a = np.ascontiguousarray(np.asarray(arr, dtype="<f4"))
@@ -89,11 +90,18 @@ def write_safetensors(path, tensors):
         offset += len(b)
     h = json.dumps(header, separators=(",", ":")).encode()
     h += b" " * ((8 - len(h) % 8) % 8)  # keeps the data section 8-byte aligned
+    total = 8 + len(h) + offset
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(h)))
         f.write(h)
-        for b in blobs:
+        done = 8 + len(h)
+        if progress:
+            progress(done, total, 0)
+        for k, b in enumerate(blobs):
             f.write(b)
+            done += len(b)
+            if progress:
+                progress(done, total, k + 1)
 
 
 def layer(hidden_size, proj_size=0, recurrent_activation="sigmoid", cell_clip=None, activation="tanh"):
@@ -207,18 +215,18 @@ def check_text(config, vocab):
                              "which the model's JSON files are (UTF-8)") from None
 
 
-def _write_files(outdir, config, vocab, tensors):
+def _write_files(outdir, config, vocab, tensors, progress=None):
     with open(os.path.join(outdir, "config.json"), "w", encoding="utf-8") as f:
         # allow_nan=False: NaN / Infinity are not JSON; a float that slipped past check_config fails here.
         f.write(json.dumps(config, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     with open(os.path.join(outdir, "vocab.json"), "w", encoding="utf-8") as f:
         json.dump(list(vocab), f, ensure_ascii=False)
         f.write("\n")
-    write_safetensors(os.path.join(outdir, "weights.safetensors"), tensors)
+    write_safetensors(os.path.join(outdir, "weights.safetensors"), tensors, progress)
 
 
 def write_model(outdir, *, vocab, embedding_dim, layers, tied, tokenizer, tensors, source, input_length=None,
-                head=None):
+                head=None, progress=None):
     """Writes config.json, vocab.json and weights.safetensors into outdir (created if needed; in an existing
     directory the three files are replaced, other files are left alone).
     A tensor name outside the spec (src/format/tensor_names.json) is a converter bug, and a config lstmlm
@@ -227,7 +235,8 @@ def write_model(outdir, *, vocab, embedding_dim, layers, tied, tokenizer, tensor
     leaves outdir as it was (absent, or with its previous files).
     input_length: the model's fixed input time dimension (Keras Input shape (None, N)), written as the
     top-level "input_length" when given (lstmlm then pre-pads every context to it by default).
-    head: Dense layers (dense(units, activation)) between the last LSTM layer and the decoder, format v2."""
+    head: Dense layers (dense(units, activation)) between the last LSTM layer and the decoder, format v2.
+    progress: None, or progress(bytes_written, total_bytes, tensors_written) while weights.safetensors is written."""
     head = list(head or [])
     unknown = [n for n in tensors if not names.is_known(n, len(layers), len(head))]
     if unknown:
@@ -253,7 +262,7 @@ def write_model(outdir, *, vocab, embedding_dim, layers, tied, tokenizer, tensor
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=os.path.basename(os.path.abspath(outdir)) + ".tmp-", dir=parent)
     try:
-        _write_files(tmp, config, vocab, tensors)
+        _write_files(tmp, config, vocab, tensors, progress)
         if os.path.isdir(outdir):
             for name in ("config.json", "vocab.json", "weights.safetensors"):
                 os.replace(os.path.join(tmp, name), os.path.join(outdir, name))
