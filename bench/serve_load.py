@@ -3,7 +3,7 @@
 bench/fastapi_predict.py): requests/s, tokens/s and latency percentiles at several client counts.
 
     bench/serve_load.py --cli build/lstmlm [--shapes SEED,MEDIUM] [--clients 1,8,64,256] [--seconds 5]
-                        [--threads 2] [--fastapi] [-o results.jsonl]
+                        [--threads 2] [--fastapi] [--rate R] [-o results.jsonl]
 
 Workloads (every request is one HTTP/1.1 keep-alive POST; each client sends its next request when the last
 response is in):
@@ -92,7 +92,10 @@ async def post(reader, writer, path, body):
     return status, payload
 
 
-async def client(port, make_request, deadline, latencies, errors):
+async def client(port, make_request, schedule, latencies, errors):
+    """One keep-alive connection sending make_request's requests, each when `schedule` yields its due time: None
+    for at once, when the last response is in (a closed loop), or a perf_counter time (an open loop, whose
+    latency counts from when the request was due, so a server that falls behind pays for its queue)."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
         setup = make_request.get("setup")
@@ -104,9 +107,11 @@ async def client(port, make_request, deadline, latencies, errors):
                 writer.close()
                 errors.append(0)
                 reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        while time.perf_counter() < deadline:
+        for due in schedule:
+            if due is not None and due > time.perf_counter():
+                await asyncio.sleep(due - time.perf_counter())
             path, body = make_request["next"](state)
-            t0 = time.perf_counter()
+            t0 = time.perf_counter() if due is None else due
             try:
                 status, _ = await post(reader, writer, path, body)
             except (ConnectionError, asyncio.IncompleteReadError):
@@ -121,7 +126,12 @@ async def client(port, make_request, deadline, latencies, errors):
         writer.close()
 
 
-def run_cell(port, workload, clients, seconds, vocab_size, words):
+def until(deadline):
+    while time.perf_counter() < deadline:
+        yield None
+
+
+def run_cell(port, workload, clients, seconds, vocab_size, words, rate=0):
     rng = random.Random(clients)
     if workload == "predict":
         req = {"next": lambda _: ("/v1/predict",
@@ -137,8 +147,14 @@ def run_cell(port, workload, clients, seconds, vocab_size, words):
     latencies, errors = [], []
 
     async def main():
+        if rate:  # request i due at t0 + i / rate, on connection i % clients
+            t0 = time.perf_counter() + 0.05
+            n = int(rate * seconds)
+            await asyncio.gather(*(client(port, req, (t0 + i / rate for i in range(k, n, clients)), latencies, errors)
+                                   for k in range(clients)))
+            return
         deadline = time.perf_counter() + seconds
-        await asyncio.gather(*(client(port, req, deadline, latencies, errors) for _ in range(clients)))
+        await asyncio.gather(*(client(port, req, until(deadline), latencies, errors) for _ in range(clients)))
     t0 = time.perf_counter()
     asyncio.run(main())
     wall = time.perf_counter() - t0
@@ -157,6 +173,9 @@ def main():
     ap.add_argument("--seconds", type=float, default=5)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--fastapi", action="store_true", help="also load bench/fastapi_predict.py (predict only)")
+    ap.add_argument("--rate", type=float, default=0,
+                    help="open loop: this many requests a second over the --clients connections (predict only), "
+                         "latency counted from when each was due")
     ap.add_argument("-o", "--output", help="write the rows as jsonl")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="lstmlm_serve_load_")
@@ -183,8 +202,8 @@ def main():
                         if name.startswith("FastAPI") and workload != "predict":
                             continue
                         for c in (int(x) for x in a.clients.split(",")):
-                            r = run_cell(srv.port, workload, c, a.seconds, len(vocab), words)
-                            r.update(shape=shape, server=name, workload=workload, clients=c)
+                            r = run_cell(srv.port, workload, c, a.seconds, len(vocab), words, a.rate)
+                            r.update(shape=shape, server=name, workload=workload, clients=c, rate=a.rate)
                             rows.append(r)
                             print(json.dumps(r), flush=True)
                 finally:
