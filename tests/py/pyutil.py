@@ -112,3 +112,16 @@ def predict_logprobs(model_dir, contexts):
             lp[e["id"]] = e["logprob"]
         out.append(lp)
     return out
+
+
+def require_module():
+    """The lstmlm package with its compiled part; skips the calling test (the reason printed) when it is not
+    importable: the sanitizer builds, a build without pybind11-dev."""
+    try:
+        import lstmlm
+        lstmlm.Model  # the source tree's package without the compiled part raises ImportError here
+    except ImportError as e:
+        why = f"the lstmlm module is not importable ({e}; LSTMLM_PYTHONPATH={PYTHONPATH!r})"
+        print("SKIP:", why, file=sys.stderr)
+        raise unittest.SkipTest(why)
+    return lstmlm

@@ -10,7 +10,8 @@ import unittest
 import numpy as np
 
 import pyutil
-import lstmlm
+
+lstmlm = None
 
 WORD = os.path.join(pyutil.SOURCE_DIR, "models", "fairytales-word")
 CHAR = os.path.join(pyutil.SOURCE_DIR, "models", "charrnn-space")
@@ -20,6 +21,8 @@ CONTEXT = "once upon a time there was a"
 class KeyboardTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
+        global lstmlm
+        lstmlm = pyutil.require_module()
         cls.m = lstmlm.Model(WORD, threads=1)
 
     def full(self, context):

@@ -44,7 +44,7 @@ def setUpModule():
 
 class KeyboardEverywhere(unittest.TestCase):
     def test_python_module(self):
-        import lstmlm
+        lstmlm = pyutil.require_module()
         m = lstmlm.Model(MODEL, threads=1)
         b = m.load_boost(BOOST_FILE)
         s, t = lstmlm.State(), lstmlm.State()
