@@ -171,7 +171,14 @@ TEST(Hostile2Cli, SignalInterruptsABlockingRead) {
   for (int i = 0; i < 5000; ++i) in += "the king\n";  // 45 kB: fits the pipe; a block and a part of one
   ASSERT_EQ(::write(fds[1], in.data(), in.size()), static_cast<ssize_t>(in.size()));
   ASSERT_TRUE(wait_for_output(c, dir / "out")) << slurp(dir / "err");
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let it block in read()
+  // Every line that arrived is answered while the pipe stays open (nothing more is ready): wait for all of
+  // them (a sanitizer build on a loaded machine takes seconds), then the reader is blocked in read().
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (complete_jsonl_lines(slurp(dir / "out")) < 5000u && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_EQ(complete_jsonl_lines(slurp(dir / "out")), 5000u)
+      << "not every line was answered before the signal";
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let it block in read()
   c.signal(SIGINT);
   int raw = c.wait(std::chrono::seconds(20));
   ::close(fds[1]);
