@@ -193,6 +193,13 @@ TEST(Boost, MalformedFilesAreOneLineErrors) {
       {{"\t1"}, "b:1: the phrase has no token"},
       {{"king\t1", "the king\t1", "King\t2"}, "b:3: the phrase 'King' is boosted on line 1 already"},
       {{"the \xff\t1"}, "b:1: invalid UTF-8"},
+      {{std::string(260, ' ') + "\t1"}, "b:1: the phrase has no token"},
+      {{[] {
+         std::string p;
+         for (int i = 0; i < 65; ++i) p += "the ";
+         return p + "\t1";
+       }()},
+       "b:1: the phrase has 65 tokens, more than the 64 a boost phrase may have"},
   };
   for (const auto& [lines, msg] : cases) {
     try {

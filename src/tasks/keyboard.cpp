@@ -220,6 +220,10 @@ Boost Boost::parse(const Model& model, const std::vector<std::string>& lines, co
       ids.push_back(t.id);
     }
     if (ids.empty()) throw InputError(where.prefix() + "the phrase has no token");
+    if (ids.size() > Boost::kMaxPhraseTokens)
+      throw InputError(where.prefix() + "the phrase has " + std::to_string(ids.size()) +
+                       " tokens, more than the " + std::to_string(Boost::kMaxPhraseTokens) +
+                       " a boost phrase may have (each step looks back over the longest phrase)");
     uint32_t node = 0;
     for (int32_t id : ids) {
       const uint64_t key = (uint64_t{node} << 32) | static_cast<uint32_t>(id);

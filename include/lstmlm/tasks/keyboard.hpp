@@ -52,6 +52,10 @@ std::vector<Candidate> complete_chars(Engine& engine, const State& after, std::s
 // over token ids, so each step looks at the history's last (longest phrase - 1) tokens only.
 class Boost {
  public:
+  // Tokens of one phrase at most: each step walks the trie from every suffix of the history up to the
+  // longest phrase, so a step costs up to (longest phrase)^2 / 2 lookups.
+  static constexpr size_t kMaxPhraseTokens = 64;
+
   // Throws InputError "SOURCE:LINE: ..." for a malformed line, a phrase with a word outside the
   // vocabulary (unk included: a boost is for words the model can predict), an empty phrase or a phrase
   // given twice.
