@@ -98,6 +98,12 @@ TEST(Completer, CharacterCompletionsAreTheEnginesOwnSteps) {
                 m->tokenizer().config().filters.find(b) != std::string::npos)
         << "'" << b << "' ends a completion";
   }
+  // A completion a later step finds beats one an earlier step found: "king" (p 0.28) leads at width 2 too,
+  // though "kid" and "kin" end a step before it.
+  auto two = complete_chars(engine, after, lp, 2);
+  ASSERT_FALSE(two.empty());
+  EXPECT_EQ(two[0].token, got[0].token);
+  EXPECT_EQ(two[0].logprob, got[0].logprob);
   // Width 1 is greedy decoding up to the first boundary.
   auto greedy = complete_chars(engine, after, lp, 1);
   ASSERT_EQ(greedy.size(), 1u);

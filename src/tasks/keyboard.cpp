@@ -131,17 +131,17 @@ std::vector<Candidate> complete_chars(Engine& engine, const State& after, std::s
     for (const auto& e : ext) {
       const bool ends = boundary[static_cast<size_t>(e.id)] || step == max_chars;
       if (ends) {
-        if (done.size() < width) done.push_back({open[e.beam].chars, e.id, e.lp});
+        done.push_back({open[e.beam].chars, e.id, e.lp});  // a later step's may beat an earlier one's
       } else if (next.size() < width) {
         Beam nb{open[e.beam].chars, e.lp, open[e.beam].state, {}};
         nb.chars.push_back(e.id);
         next.push_back(std::move(nb));
         feed.push_back({e.id});
       }
-      if (done.size() >= width && next.size() >= width) break;
     }
     // Log-probs only fall as a beam grows: once `width` completions beat every open beam, none can win.
-    std::sort(done.begin(), done.end(), [](const Done& a, const Done& b) { return a.lp > b.lp; });
+    std::stable_sort(done.begin(), done.end(), [](const Done& a, const Done& b) { return a.lp > b.lp; });
+    if (done.size() > width) done.resize(width);
     if (done.size() >= width) {
       const double worst = done[width - 1].lp;
       std::erase_if(next, [&](const Beam& b) { return b.lp <= worst; });
@@ -160,8 +160,6 @@ std::vector<Candidate> complete_chars(Engine& engine, const State& after, std::s
     }
     open = std::move(next);
   }
-  std::sort(done.begin(), done.end(), [](const Done& a, const Done& b) { return a.lp > b.lp; });
-  if (done.size() > width) done.resize(width);
   std::vector<Candidate> out;
   for (const auto& d : done) {
     Candidate c;
