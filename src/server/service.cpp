@@ -205,6 +205,10 @@ std::string Service::score(const std::string& body) {
          "], \"summary\": " + json_of(report::summary_record(view, sum).fields) + "}";
 }
 
+namespace {
+constexpr size_t kMaxCharCompletions = 16;
+}  // namespace
+
 std::string Service::predict(const std::string& body) {
   Body b(body);
   auto context = b.str("context");
@@ -224,6 +228,11 @@ std::string Service::predict(const std::string& body) {
                     "fields 'context' and 'contexts': give exactly one (a string, or an array of strings)");
   const bool one = bool(context);
   std::vector<std::string> list = one ? std::vector<std::string>{*context} : *contexts;
+  // A character model's completions are a beam search per context, run on the scheduler's thread.
+  if (!opt.prefix.empty() && !completer_ && list.size() > kMaxCharCompletions)
+    throw HttpError(400, "field 'prefix': a character model completes at most " +
+                             std::to_string(kMaxCharCompletions) +
+                             " contexts per request (a beam search each)");
   size_t bytes = 0;
   for (const auto& c : list) bytes += c.size();
   if (bytes > opt_.max_tokens * 64) throw HttpError(413, "contexts: too long for one request");

@@ -89,6 +89,18 @@ class KeyboardEverywhere(unittest.TestCase):
         finally:
             self.assertEqual(server.stop(), 0)
 
+    def test_server_bounds_character_completions(self):
+        server = Server(model=os.path.join(pyutil.SOURCE_DIR, "models", "charrnn-space"))
+        try:
+            status, body, _ = server.post("/v1/predict", {"contexts": ["the "] * 17, "prefix": "ki", "top": 2})
+            self.assertEqual(status, 400, body)
+            self.assertIn("at most 16 contexts", body)
+            status, body, _ = server.post("/v1/predict", {"contexts": ["the "] * 16, "prefix": "ki", "top": 2})
+            self.assertEqual(status, 200, body)
+            self.assertEqual(len(json.loads(body)["predictions"]), 16)
+        finally:
+            self.assertEqual(server.stop(), 0)
+
     def test_c_api(self):
         if not LIB:
             self.skipTest("LSTMLM_CAPI_LIB not set (ctest sets it to the built liblstmlm.so)")
