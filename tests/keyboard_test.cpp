@@ -268,9 +268,14 @@ TEST(Keyboard, CharacterModelPrefixCompletesTheWord) {
   PredictOptions o;
   o.top = 3;
   o.prefix = "ki";
-  auto r = predict(engine, {"once upon a time the"}, o, "-", 1);
+  // The context ends with the space that ends its last word; the completions are whole words.
+  auto r = predict(engine, {"once upon a time the "}, o, "-", 1);
   ASSERT_FALSE(r[0].top.empty());
-  for (const auto& c : r[0].top) EXPECT_EQ(c.token.rfind("ki", 0), 0u) << c.token;
+  for (const auto& c : r[0].top) {
+    EXPECT_EQ(c.token.rfind("ki", 0), 0u) << c.token;
+    EXPECT_EQ(c.token.find(' '), std::string::npos) << c.token;
+  }
+  EXPECT_EQ(r[0].top[0].token, "king");
   o.window = {WindowMode::Window, 8};
   EXPECT_THROW(predict(engine, {"the"}, o, "-", 1), UsageError);
 }

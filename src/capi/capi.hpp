@@ -30,8 +30,9 @@ struct lstmlm_model {
   lstmlm::State begin_state, empty_state;
   std::vector<float> begin_next, empty_next;
   // Word completion's index (lstmlm_state_complete), built by the first call and kept with the model.
-  std::once_flag completer_once;
-  std::shared_ptr<const lstmlm::tasks::Completer> completer;
+  // (A cache: built through a const model, hence mutable.)
+  mutable std::once_flag completer_once;
+  mutable std::shared_ptr<const lstmlm::tasks::Completer> completer;
 };
 
 // One sequence's state and the ln p of each of its V next tokens.

@@ -38,9 +38,9 @@ lstmlm_status make_boost(const char* function, const lstmlm_model* model, lstmlm
 
 // The completion index of a model, built by the first call and kept with the model.
 std::shared_ptr<const tasks::Completer> completer_of(const lstmlm_model& model) {
-  auto& m = const_cast<lstmlm_model&>(model);  // the index is a cache; the model stays logically const
-  std::call_once(m.completer_once, [&] { m.completer = std::make_shared<tasks::Completer>(*model.model); });
-  return m.completer;
+  std::call_once(model.completer_once,
+                 [&] { model.completer = std::make_shared<tasks::Completer>(*model.model); });
+  return model.completer;
 }
 
 }  // namespace

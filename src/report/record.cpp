@@ -45,54 +45,27 @@ const Registered& entry(Format f) {
 
 }  // namespace
 
-Value Value::boolean(bool v) {
+namespace {
+
+// A Value of kind k holding v in the member that kind uses.
+template <class T>
+Value of_kind(Value::Kind k, T Value::*member, T v) {
   Value r;
-  r.kind = Kind::Bool;
-  r.b = v;
+  r.kind = k;
+  r.*member = std::move(v);
   return r;
 }
-Value Value::integer(int64_t v) {
-  Value r;
-  r.kind = Kind::Int;
-  r.i = v;
-  return r;
-}
-Value Value::uinteger(uint64_t v) {
-  Value r;
-  r.kind = Kind::UInt;
-  r.u = v;
-  return r;
-}
-Value Value::num9(double v) {
-  Value r;
-  r.kind = Kind::Num9;
-  r.d = v;
-  return r;
-}
-Value Value::real(double v) {
-  Value r;
-  r.kind = Kind::Real;
-  r.d = v;
-  return r;
-}
-Value Value::str(std::string v) {
-  Value r;
-  r.kind = Kind::Str;
-  r.s = std::move(v);
-  return r;
-}
-Value Value::of_list(std::vector<Value> v) {
-  Value r;
-  r.kind = Kind::List;
-  r.list = std::move(v);
-  return r;
-}
-Value Value::of_record(Fields v) {
-  Value r;
-  r.kind = Kind::Record;
-  r.fields = std::move(v);
-  return r;
-}
+
+}  // namespace
+
+Value Value::boolean(bool v) { return of_kind(Kind::Bool, &Value::b, v); }
+Value Value::integer(int64_t v) { return of_kind(Kind::Int, &Value::i, v); }
+Value Value::uinteger(uint64_t v) { return of_kind(Kind::UInt, &Value::u, v); }
+Value Value::num9(double v) { return of_kind(Kind::Num9, &Value::d, v); }
+Value Value::real(double v) { return of_kind(Kind::Real, &Value::d, v); }
+Value Value::str(std::string v) { return of_kind(Kind::Str, &Value::s, std::move(v)); }
+Value Value::of_list(std::vector<Value> v) { return of_kind(Kind::List, &Value::list, std::move(v)); }
+Value Value::of_record(Fields v) { return of_kind(Kind::Record, &Value::fields, std::move(v)); }
 
 const Value* Record::find(std::string_view name) const {
   for (const auto& f : fields)

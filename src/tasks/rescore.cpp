@@ -108,8 +108,7 @@ static std::string recording_shown(const std::string& r) {
 
 std::vector<std::string> Rescorer::check(const std::vector<Hypothesis>& hyps,
                                          const std::string& source) const {
-  std::vector<std::string> ended;
-  std::unordered_set<std::string_view> ended_here;
+  std::unordered_set<std::string_view> ended_here;  // recordings this call ends
   std::string_view current = recording_;
   std::unordered_set<std::string_view> ids;
   for (size_t b = 0, e; b < hyps.size(); b = e) {
@@ -127,13 +126,10 @@ std::vector<std::string> Rescorer::check(const std::vector<Hypothesis>& hyps,
           LineRef{source, hyps[b].line}.prefix() + "recording " + recording_shown(r) +
           " comes back after other recordings: with --context conversation the utterances of a "
           "recording must be contiguous (sort the list by recording, keeping the order within each)");
-    if (!current.empty()) {
-      ended.emplace_back(current);
-      ended_here.insert(current);
-    }
+    if (!current.empty()) ended_here.insert(current);
     current = r;
   }
-  return ended;
+  return {ended_here.begin(), ended_here.end()};
 }
 
 std::vector<HypothesisScore> Rescorer::rescore(const std::vector<Hypothesis>& hyps,

@@ -112,7 +112,7 @@ def check_one(rng, root, made):
         message = str(e)
         if "\n" in message or not message.startswith(WHAT) or len(message) > 2048:
             return f"a refusal of {shown} that is not one short line naming the file: {message[:300]!r}"
-        if want is not None and "not found" not in message:
+        if want is not None:
             return f"{shown} resolves to a regular file inside the model but was refused: {message[:300]}"
     except Exception as e:  # noqa: BLE001 - the property: nothing but ConvertError escapes
         return f"{type(e).__name__} escaped for {shown}: {str(e)[:300]}"
