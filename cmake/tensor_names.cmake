@@ -1,4 +1,4 @@
-# Generates format/tensor_names.hpp (tensor names and gate order of format v1) from
+# Generates format/tensor_names.hpp (tensor names and per-cell gate orders, formats v1 to v3) from
 # src/format/tensor_names.json at configure time. lstmlm.format (python/lstmlm/format) reads the same file.
 # Sets LSTMLM_GENERATED_INCLUDE_DIR: the directory that holds format/tensor_names.hpp.
 set(LSTMLM_TENSOR_SPEC ${CMAKE_CURRENT_SOURCE_DIR}/src/format/tensor_names.json)
@@ -7,20 +7,45 @@ set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${LSTMLM_TENSOR_S
   ${CMAKE_CURRENT_SOURCE_DIR}/cmake/tensor_names.hpp.in)
 file(READ ${LSTMLM_TENSOR_SPEC} _spec)
 
-string(JSON _ngates LENGTH "${_spec}" gate_order)
-set(LSTMLM_GATE_COUNT ${_ngates})
-set(LSTMLM_GATE_ORDER "")
+# Per cell: k<Cell>GateCount and k<Cell>Gate<X> (the index of gate x in the cell's row blocks); the LSTM's
+# also without the prefix (kGateCount, kGateI, ...), the names the LSTM kernels use.
 set(LSTMLM_GATE_INDICES "")
-math(EXPR _last "${_ngates} - 1")
-foreach(_i RANGE ${_last})
-  string(JSON _g GET "${_spec}" gate_order ${_i})
-  if(NOT _g MATCHES "^[a-z]$")
-    message(FATAL_ERROR "${LSTMLM_TENSOR_SPEC}: gate_order[${_i}] '${_g}' is not one lowercase letter")
+string(JSON _ncells LENGTH "${_spec}" cells)
+math(EXPR _lastcell "${_ncells} - 1")
+foreach(_c RANGE ${_lastcell})
+  string(JSON _cell MEMBER "${_spec}" cells ${_c})
+  if(NOT _cell MATCHES "^[a-z]+$")
+    message(FATAL_ERROR "${LSTMLM_TENSOR_SPEC}: cell '${_cell}' is not a lowercase word")
   endif()
-  string(TOUPPER ${_g} _G)
-  string(APPEND LSTMLM_GATE_ORDER ${_g})
-  string(APPEND LSTMLM_GATE_INDICES "inline constexpr int kGate${_G} = ${_i};\n")
+  string(SUBSTRING ${_cell} 0 1 _first)
+  string(SUBSTRING ${_cell} 1 -1 _rest)
+  string(TOUPPER ${_first} _first)
+  set(_Cell "${_first}${_rest}")
+  string(JSON _ngates LENGTH "${_spec}" cells ${_cell} gate_order)
+  string(APPEND LSTMLM_GATE_INDICES "inline constexpr int k${_Cell}GateCount = ${_ngates};\n")
+  set(_order "")
+  math(EXPR _last "${_ngates} - 1")
+  foreach(_i RANGE ${_last})
+    string(JSON _g GET "${_spec}" cells ${_cell} gate_order ${_i})
+    if(NOT _g MATCHES "^[a-z]$")
+      message(FATAL_ERROR "${LSTMLM_TENSOR_SPEC}: cells.${_cell}.gate_order[${_i}] '${_g}' is not one lowercase letter")
+    endif()
+    string(TOUPPER ${_g} _G)
+    string(APPEND _order ${_g})
+    string(APPEND LSTMLM_GATE_INDICES "inline constexpr int k${_Cell}Gate${_G} = ${_i};\n")
+    if(_cell STREQUAL "lstm")
+      string(APPEND LSTMLM_GATE_INDICES "inline constexpr int kGate${_G} = ${_i};\n")
+    endif()
+  endforeach()
+  string(APPEND LSTMLM_GATE_INDICES "inline constexpr char k${_Cell}GateOrder[] = \"${_order}\";\n")
+  if(_cell STREQUAL "lstm")
+    set(LSTMLM_GATE_COUNT ${_ngates})
+    set(LSTMLM_GATE_ORDER ${_order})
+  endif()
 endforeach()
+if(NOT DEFINED LSTMLM_GATE_COUNT)
+  message(FATAL_ERROR "${LSTMLM_TENSOR_SPEC}: cells.lstm is missing")
+endif()
 
 set(LSTMLM_TENSOR_FUNCTIONS "")
 string(JSON _ntensors LENGTH "${_spec}" tensors)
@@ -42,9 +67,20 @@ foreach(_i RANGE ${_last})
     if(NOT _suffix STREQUAL "")
       set(_tail " s += \"${_suffix}\";")
     endif()
-    # Appended, not "a" + b: GCC 12 gives a false -Wrestrict on operator+(const char*, std::string&&).
-    string(APPEND LSTMLM_TENSOR_FUNCTIONS "inline std::string ${_key}(std::size_t k) {\n"
-      "  std::string s = \"${_prefix}\";\n  s += std::to_string(k);${_tail}\n  return s;\n}\n")
+    string(FIND "${_prefix}" "{cell}" _cpos)
+    if(_cpos EQUAL -1)
+      # Appended, not "a" + b: GCC 12 gives a false -Wrestrict on operator+(const char*, std::string&&).
+      string(APPEND LSTMLM_TENSOR_FUNCTIONS "inline std::string ${_key}(std::size_t k) {\n"
+        "  std::string s = \"${_prefix}\";\n  s += std::to_string(k);${_tail}\n  return s;\n}\n")
+    else()
+      if(NOT _cpos EQUAL 0)
+        message(FATAL_ERROR "${LSTMLM_TENSOR_SPEC}: tensors.${_key}: {cell} must start the name")
+      endif()
+      string(SUBSTRING "${_prefix}" 6 -1 _between)
+      string(APPEND LSTMLM_TENSOR_FUNCTIONS
+        "inline std::string ${_key}(std::size_t k, std::string_view cell = \"lstm\") {\n"
+        "  std::string s(cell);\n  s += \"${_between}\";\n  s += std::to_string(k);${_tail}\n  return s;\n}\n")
+    endif()
   endif()
 endforeach()
 

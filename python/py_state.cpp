@@ -105,7 +105,7 @@ Empty until Model.BeginSentenceWrite, Model.NullContextWrite or Model.BaseScore 
             s.state.c = layers_of(t[2], "c");
             if (s.state.h.size() != s.state.c.size()) bad_pickle("h and c of different depths");
             for (size_t l = 0; l < s.state.h.size(); ++l)
-              if (s.state.h[l].empty() || s.state.c[l].empty()) bad_pickle("an empty layer");
+              if (s.state.h[l].empty()) bad_pickle("a layer without h");
             s.next = bytes_floats(t[3], "next");
             return s;
           }));

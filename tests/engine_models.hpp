@@ -14,10 +14,40 @@ struct LayerSpec {
   LayerSpec(int h, int p = 0, RecurrentActivation a = RecurrentActivation::Sigmoid,
             std::optional<float> cl = {}, Activation ca = Activation::Tanh)
       : hidden(h), proj(p), act(a), clip(cl), cell(ca) {}
+  // Format v3 cells.
+  static LayerSpec gru(int h, bool reset_after, RecurrentActivation a = RecurrentActivation::Sigmoid,
+                       Activation ca = Activation::Tanh) {
+    LayerSpec s(h, 0, a, {}, ca);
+    s.type = CellType::Gru;
+    s.reset_after = reset_after;
+    return s;
+  }
+  static LayerSpec rnn(int h, Activation ca = Activation::Tanh) {
+    LayerSpec s(h, 0, RecurrentActivation::Sigmoid, {}, ca);
+    s.type = CellType::Rnn;
+    return s;
+  }
+  static LayerSpec peephole(int h, int p = 0, std::optional<float> cl = {}, std::optional<float> pcl = {}) {
+    LayerSpec s(h, p, RecurrentActivation::Sigmoid, cl);
+    s.peepholes = true;
+    s.proj_clip = pcl;
+    return s;
+  }
+  LayerConfig config() const {
+    LayerConfig l{hidden, proj, act, clip, cell};
+    l.cell = type;
+    l.reset_after = reset_after;
+    l.peepholes = peepholes;
+    l.proj_clip = proj_clip;
+    return l;
+  }
   int hidden, proj;
   RecurrentActivation act;
   std::optional<float> clip;
   Activation cell;  // format v2 when not tanh
+  CellType type = CellType::Lstm;
+  bool reset_after = true, peepholes = false;
+  std::optional<float> proj_clip = {};
 };
 
 // Weights uniform in [-scale, scale] (embedding N(0, 1)); scale > 1/sqrt(H) drives gates into saturation.
@@ -29,7 +59,7 @@ inline std::shared_ptr<const Model> make_model(int V, int E, const std::vector<L
   c.embedding_dim = E;
   c.tied = tied;
   c.head = head;
-  for (const auto& s : specs) c.layers.push_back(LayerConfig{s.hidden, s.proj, s.act, s.clip, s.cell});
+  for (const auto& s : specs) c.layers.push_back(s.config());
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> u(-scale, scale);
   std::normal_distribution<float> n(0.0f, 1.0f);
@@ -42,11 +72,21 @@ inline std::shared_ptr<const Model> make_model(int V, int E, const std::vector<L
   for (size_t k = 0; k < specs.size(); ++k) {
     const auto& s = specs[k];
     LayerWeights lw;
-    fill(lw.w_ih, 4 * s.hidden, c.layer_input_size(k), u);
-    fill(lw.w_hh, 4 * s.hidden, c.layers[k].output_size(), u);
-    lw.bias.resize(4 * s.hidden);
+    const int G = c.layers[k].gate_count() * s.hidden;
+    fill(lw.w_ih, G, c.layer_input_size(k), u);
+    fill(lw.w_hh, G, c.layers[k].output_size(), u);
+    lw.bias.resize(G);
     for (auto& b : lw.bias) b = u(rng);
     if (s.proj > 0) fill(lw.w_hr, s.proj, s.hidden, u);
+    if (s.type == CellType::Gru && s.reset_after) {
+      lw.bias_hh.resize(G);
+      for (auto& b : lw.bias_hh) b = u(rng);
+    }
+    if (s.peepholes)
+      for (Eigen::VectorXf* p : {&lw.w_ci, &lw.w_cf, &lw.w_co}) {
+        p->resize(s.hidden);
+        for (auto& b : *p) b = u(rng);
+      }
     w.layers.push_back(std::move(lw));
   }
   for (size_t k = 0; k < head.size(); ++k) {
@@ -93,6 +133,17 @@ inline std::vector<NamedModel> test_models() {
                                   false, 10, 0.5f, {{7, Activation::Relu}, {9, Activation::Tanh}})},
       {"v2_sigmoid_tied_head", make_model(30, 8, {{10, 0, A::Sigmoid, {}, Activation::Sigmoid}}, true, 11,
                                           0.5f, {{8, Activation::Linear}})},
+      // Format v3: the generic cells (kernels/cells), both GRU conventions, the simple RNN, peepholes with
+      // both clips, and a stack that mixes them; odd widths for the split steps' unit ranges.
+      {"v3_gru", make_model(37, 6, {LayerSpec::gru(19, true), LayerSpec::gru(21, false, A::HardSigmoid)},
+                            false, 12, 0.6f)},
+      {"v3_gru_onehot", make_model(17, 0, {LayerSpec::gru(33, true)}, false, 13, 0.8f)},
+      {"v3_rnn",
+       make_model(26, 5, {LayerSpec::rnn(23), LayerSpec::rnn(7, Activation::Relu)}, false, 14, 0.4f)},
+      {"v3_peephole",
+       make_model(28, 7, {LayerSpec::peephole(18, 6, 0.6f, 0.3f), LayerSpec::peephole(11)}, false, 15, 0.9f)},
+      {"v3_mixed",
+       make_model(33, 8, {LayerSpec::gru(15, false), {12, 5}, LayerSpec::rnn(8)}, true, 16, 0.5f)},
   };
 }
 

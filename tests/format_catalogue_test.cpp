@@ -158,8 +158,30 @@ std::vector<Case> catalogue() {
        [](ModelFiles& f) { f.config.erase("embedding_dim"); }},
       {"wrong_format_name", C, "field 'format': expected \"lstmlm\"",
        [](ModelFiles& f) { f.config["format"] = "keras"; }},
-      {"newer_format_version", C, "format_version 3 is newer than this build reads (2); upgrade lstmlm",
-       [](ModelFiles& f) { f.config["format_version"] = 3; }},
+      {"newer_format_version", C, "format_version 4 is newer than this build reads (3); upgrade lstmlm",
+       [](ModelFiles& f) { f.config["format_version"] = 4; }},
+      {"v3_cell_in_v2", C, "field 'layers[0].cell': \"gru\" needs format_version 3",
+       [](ModelFiles& f) {
+         f.config["format_version"] = 2;
+         f.config["layers"][0]["cell"] = "gru";
+       }},
+      {"unknown_cell", C, "field 'layers[0].cell': expected \"lstm\", \"gru\" or \"rnn\", found \"lru\"",
+       [](ModelFiles& f) {
+         f.config["format_version"] = 3;
+         f.config["layers"][0]["cell"] = "lru";
+       }},
+      {"gru_with_lstm_key", C, "field 'layers[0].proj_size': a gru layer has no proj_size (an LSTM's field)",
+       [](ModelFiles& f) {
+         f.config["format_version"] = 3;
+         f.config["layers"][0]["cell"] = "gru";
+       }},
+      {"peepholes_in_v1", C, "field 'layers[0].peepholes': needs format_version 3",
+       [](ModelFiles& f) { f.config["layers"][0]["peepholes"] = true; }},
+      {"peephole_tensors_missing", W, "missing tensor 'lstm.weight_ci_l0' (config.json layers[0] peepholes)",
+       [](ModelFiles& f) {
+         f.config["format_version"] = 3;
+         f.config["layers"][0]["peepholes"] = true;
+       }},
       {"v2_activation_in_v1", C, "field 'layers[0].activation': \"relu\" needs format_version 2",
        [](ModelFiles& f) { f.config["layers"][0]["activation"] = "relu"; }},
       {"v2_head_in_v1", C, "field 'output.head': needs format_version 2",

@@ -108,10 +108,10 @@ TEST(Config, SizesAreBounded) {
 
 TEST(Config, NewerVersionIsRefusedNamingTheVersionRead) {
   json j = good();
-  j["format_version"] = 3;
-  j["layers"] = "whatever v3 holds";  // the version is judged before anything else
+  j["format_version"] = 4;
+  j["layers"] = "whatever v4 holds";  // the version is judged before anything else
   EXPECT_EQ(error_of(j),
-            "model/config.json: format_version 3 is newer than this build reads (2); upgrade lstmlm");
+            "model/config.json: format_version 4 is newer than this build reads (3); upgrade lstmlm");
   j["format_version"] = 0;
   EXPECT_NE(error_of(j).find("field 'format_version'"), std::string::npos);
 }
@@ -173,4 +173,61 @@ TEST(Config, InputLengthIsOptionalPositiveAndBounded) {
     EXPECT_NE(e.find("model/config.json"), std::string::npos) << bad << ": " << e;
     EXPECT_NE(e.find("input_length"), std::string::npos) << bad << ": " << e;
   }
+}
+
+TEST(Config, V3CellsParseAndRoundTrip) {
+  json j = good();
+  j["format_version"] = 3;
+  j["layers"] = json::parse(R"([
+    {"cell": "gru", "hidden_size": 40, "reset_after": false, "recurrent_activation": "hard_sigmoid"},
+    {"cell": "rnn", "hidden_size": 30, "activation": "relu"},
+    {"hidden_size": 64, "proj_size": 32, "recurrent_activation": "sigmoid", "peepholes": true,
+     "cell_clip": 3.0, "proj_clip": 2.5}
+  ])");
+  const auto c = lstmlm::parse_config(j, "config.json");
+  ASSERT_EQ(c.layers.size(), 3u);
+  EXPECT_EQ(c.layers[0].cell, lstmlm::CellType::Gru);
+  EXPECT_FALSE(c.layers[0].reset_after);
+  EXPECT_EQ(c.layers[0].gate_count(), 3);
+  EXPECT_EQ(c.layers[0].memory_size(), 0);
+  EXPECT_EQ(c.layers[1].cell, lstmlm::CellType::Rnn);
+  EXPECT_EQ(c.layers[1].activation, lstmlm::Activation::Relu);
+  EXPECT_EQ(c.layers[1].gate_count(), 1);
+  EXPECT_EQ(c.layer_input_size(1), 40);
+  EXPECT_TRUE(c.layers[2].peepholes);
+  EXPECT_EQ(c.layers[2].proj_clip, 2.5f);
+  EXPECT_EQ(c.layers[2].memory_size(), 64);
+  EXPECT_EQ(c.required_format_version(), 3);
+  // What config_to_json writes reads back the same.
+  const auto again = lstmlm::parse_config(lstmlm::config_to_json(c), "again.json");
+  EXPECT_EQ(lstmlm::config_to_json(again), lstmlm::config_to_json(c));
+  EXPECT_EQ(lstmlm::config_to_json(c)["format_version"], 3);
+  // A GRU defaults to reset_after (PyTorch's and Keras 2.3+'s convention) and sigmoid gates.
+  j["layers"] = json::parse(R"([{"cell": "gru", "hidden_size": 5}])");
+  j["output"]["tied"] = false;
+  const auto d = lstmlm::parse_config(j, "config.json");
+  EXPECT_TRUE(d.layers[0].reset_after);
+  EXPECT_EQ(d.layers[0].recurrent_activation, lstmlm::RecurrentActivation::Sigmoid);
+}
+
+TEST(Config, V3FieldsAreRefusedWhereTheyDoNotApply) {
+  json j = good();
+  j["format_version"] = 3;
+  j["layers"] = json::parse(R"([{"cell": "rnn", "hidden_size": 5, "activation": "sigmoid"}])");
+  EXPECT_EQ(error_of(j),
+            "model/config.json: field 'layers[0].activation': a simple RNN's activation is "
+            "\"tanh\" or \"relu\", found \"sigmoid\"");
+  j["layers"] = json::parse(R"([{"cell": "rnn", "hidden_size": 5, "reset_after": true}])");
+  EXPECT_NE(error_of(j).find("field 'layers[0].reset_after'"), std::string::npos) << error_of(j);
+  j["layers"] = json::parse(R"([{"hidden_size": 5, "recurrent_activation": "sigmoid", "proj_clip": 1.0}])");
+  EXPECT_EQ(error_of(j),
+            "model/config.json: field 'layers[0].proj_clip': needs a projection (proj_size > 0)");
+  j["layers"] = json::parse(R"([{"cell": 3, "hidden_size": 5}])");
+  EXPECT_NE(error_of(j).find("field 'layers[0].cell'"), std::string::npos);
+  j["format_version"] = 2;
+  j["layers"] = json::parse(
+      R"([{"hidden_size": 64, "proj_size": 8, "recurrent_activation": "sigmoid", "proj_clip": 1.0}])");
+  EXPECT_EQ(error_of(j),
+            "model/config.json: field 'layers[0].proj_clip': needs format_version 3 (format_version 2 "
+            "has no proj_clip)");
 }

@@ -10,8 +10,9 @@
 namespace lstmlm {
 
 // The newest format_version this build reads. Version 2 adds what version 1 cannot hold: the LSTM's cell
-// activation and an output head of Dense layers; a model that uses neither is written as version 1.
-inline constexpr int kFormatVersion = 2;
+// activation and an output head of Dense layers; version 3 the cell per layer (GRU, simple RNN) and the
+// LSTM's peepholes and projection clip. A model is written in the oldest version that holds it.
+inline constexpr int kFormatVersion = 3;
 
 // The loader's limits on a model's shape (config.json and Model::random): far above any real LSTM LM but
 // low enough that V*H products stay far from overflow and a corrupt file cannot ask for terabytes.
@@ -32,16 +33,27 @@ enum class RecurrentActivation { Sigmoid, HardSigmoid, HardSigmoidKeras3 };
 // The LSTM's cell activation (g and h = o act(c); Keras' `activation`) and a head layer's activation.
 enum class Activation { Tanh, Relu, Linear, Sigmoid };
 enum class TokenizerType { Word, Char };
+// A layer's recurrent cell (format v3; docs/model-format.md gives each one's equations).
+enum class CellType { Lstm, Gru, Rnn };
 
 struct LayerConfig {
   int hidden_size = 0;
-  int proj_size = 0;  // 0 = no projection (LSTMP when > 0)
+  int proj_size = 0;  // LSTM: 0 = no projection (LSTMP when > 0)
+  // The gates' activation (LSTM, GRU); the simple RNN has none.
   RecurrentActivation recurrent_activation = RecurrentActivation::Sigmoid;
-  std::optional<float> cell_clip;            // none = no clipping
-  Activation activation = Activation::Tanh;  // format v2 for any other
+  std::optional<float> cell_clip;            // LSTM: none = no clipping of c
+  Activation activation = Activation::Tanh;  // LSTM: of g and c (v2 for any other); GRU: of n; RNN: of h
+  CellType cell = CellType::Lstm;
+  bool peepholes = false;               // LSTM: i, f see c_prev and o sees c (TF1 use_peepholes)
+  std::optional<float> proj_clip = {};  // LSTM with a projection: h clipped to [-clip, clip]
+  bool reset_after = true;              // GRU: r multiplies (W_hn h + b_hn), else W_hn (r h)
 
   // Width of the layer's output h (proj_size when projected, else hidden_size).
   int output_size() const { return proj_size > 0 ? proj_size : hidden_size; }
+  // Floats of the cell's memory vector (an LSTM's c), 0 for a cell whose state is h alone.
+  int memory_size() const { return cell == CellType::Lstm ? hidden_size : 0; }
+  // Row blocks of H in weight_ih, weight_hh and the biases: 4 (LSTM), 3 (GRU), 1 (RNN).
+  int gate_count() const;
 };
 
 struct TokenizerConfig {
@@ -102,5 +114,6 @@ nlohmann::json config_to_json(const ModelConfig& c);
 const char* to_string(RecurrentActivation a);
 const char* to_string(Activation a);
 const char* to_string(TokenizerType t);
+const char* to_string(CellType t);
 
 }  // namespace lstmlm

@@ -18,12 +18,16 @@ namespace lstmlm {
 
 using MatrixRM = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-// Exactly the tensors of weights.safetensors, PyTorch layout, gate order i, f, g, o.
+// Exactly the tensors of weights.safetensors, PyTorch layout, in the cell's gate order (LSTM i f g o, GRU
+// r z n, RNN h): G = 4, 3 or 1 blocks of H rows.
 struct LayerWeights {
-  MatrixRM w_ih;         // [4H, in]
-  MatrixRM w_hh;         // [4H, out] (out = P when projected, else H)
-  Eigen::VectorXf bias;  // [4H] = bias_ih + bias_hh
+  MatrixRM w_ih;         // [G H, in]
+  MatrixRM w_hh;         // [G H, out] (out = P when projected, else H)
+  Eigen::VectorXf bias;  // [G H] = bias_ih + bias_hh; a GRU with reset_after: bias_ih alone
   MatrixRM w_hr;         // [P, H], empty when proj_size == 0
+  // A GRU with reset_after: bias_hh [3H], added to W_hh h before the reset gate multiplies it. Else empty.
+  Eigen::VectorXf bias_hh{};
+  Eigen::VectorXf w_ci{}, w_cf{}, w_co{};  // an LSTM's peepholes [H] each, empty without
 };
 
 // A Dense layer of the output head (format v2).
@@ -56,7 +60,7 @@ class Model {
   static std::shared_ptr<const Model> create(ModelConfig config, Vocab vocab, Weights weights);
   // Random weights of a given shape (bench --shape, tests). Vocabulary is "t0".."t{V-1}".
   static std::shared_ptr<const Model> random(int vocab_size, int embedding_dim, int hidden_size,
-                                             int num_layers, uint64_t seed);
+                                             int num_layers, uint64_t seed, CellType cell = CellType::Lstm);
 
   ~Model();
   Model(const Model&) = delete;

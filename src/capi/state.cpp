@@ -81,7 +81,7 @@ class Reader {
     if (size_t{n} * sizeof(float) > left_)
       throw InputError("the bytes are truncated: " + std::to_string(size_) + " bytes end inside " + what);
     std::vector<float> v(n);
-    bytes(v.data(), v.size() * sizeof(float), what);
+    if (n > 0) bytes(v.data(), v.size() * sizeof(float), what);  // a GRU's c is empty: no null memcpy
     return v;
   }
   size_t left() const { return left_; }

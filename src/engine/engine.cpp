@@ -61,7 +61,8 @@ void check_states(const Model& model, const Sequences& inputs, const std::vector
     const State& s = states[r];
     bool ok = s.h.size() == layers.size() && s.c.size() == layers.size();
     for (size_t k = 0; ok && k < layers.size(); ++k)
-      ok = s.h[k].size() == size_t(layers[k].output_size()) && s.c[k].size() == size_t(layers[k].hidden_size);
+      ok = s.h[k].size() == size_t(layers[k].output_size()) &&
+           s.c[k].size() == size_t(layers[k].memory_size());
     if (!ok)
       throw UsageError("engine: state of row " + std::to_string(r) +
                        " does not match the model's layer sizes");

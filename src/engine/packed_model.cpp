@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "kernels/cells/cells.hpp"
+
 namespace lstmlm::detail {
 
 namespace {
@@ -14,18 +16,52 @@ std::unique_ptr<kernels::RecurrentLayer> make_layer(const kernels::Backend& be, 
                                                     const Weights& w, size_t k, bool with_input) {
   const LayerConfig& lc = c.layers[k];
   const LayerWeights& lw = w.layers[k];
+  const float* w_ih = with_input ? lw.w_ih.data() : nullptr;
+  switch (lc.cell) {
+    case CellType::Gru: {
+      kernels::GruWeights v;
+      v.input = c.layer_input_size(k);
+      v.hidden = lc.hidden_size;
+      v.w_ih = w_ih;
+      v.w_hh = lw.w_hh.data();
+      v.bias = lw.bias.data();
+      v.bias_hh = lc.reset_after ? lw.bias_hh.data() : nullptr;
+      v.reset_after = lc.reset_after;
+      v.activation = lc.recurrent_activation;
+      v.cell_activation = lc.activation;
+      return be.gru(v);
+    }
+    case CellType::Rnn: {
+      kernels::RnnWeights v;
+      v.input = c.layer_input_size(k);
+      v.hidden = lc.hidden_size;
+      v.w_ih = w_ih;
+      v.w_hh = lw.w_hh.data();
+      v.bias = lw.bias.data();
+      v.activation = lc.activation;
+      return be.rnn(v);
+    }
+    case CellType::Lstm:
+      break;
+  }
   kernels::LstmWeights v;
   v.input = c.layer_input_size(k);
   v.hidden = lc.hidden_size;
   v.proj = lc.proj_size;
-  v.w_ih = with_input ? lw.w_ih.data() : nullptr;
+  v.w_ih = w_ih;
   v.w_hh = lw.w_hh.data();
   v.bias = lw.bias.data();
   v.w_hr = lc.proj_size > 0 ? lw.w_hr.data() : nullptr;
   v.activation = lc.recurrent_activation;
   v.cell_clip = lc.cell_clip;
   v.cell_activation = lc.activation;
-  return be.lstm(v);
+  if (lc.peepholes) {
+    v.w_ci = lw.w_ci.data();
+    v.w_cf = lw.w_cf.data();
+    v.w_co = lw.w_co.data();
+  }
+  v.proj_clip = lc.proj_clip;
+  return v.fused() ? be.lstm(v) : kernels::cells::lstm(be, v);
 }
 
 // table[v] = E[v] W_ih^T + b (one-hot: column v of W_ih + b) in double, laid out by the layer. A blocked
@@ -37,7 +73,7 @@ void fold_table(const ModelConfig& c, const Weights& w, const kernels::Recurrent
   const int V = c.vocab_size, E = c.embedding_dim, G = layer0.term_width();
   const LayerWeights& w0 = w.layers[0];
   table.assign(static_cast<size_t>(V + (E == 0 ? 1 : 0)) * static_cast<size_t>(G), 0.0f);
-  Eigen::MatrixXd wt;  // [E, 4H]
+  Eigen::MatrixXd wt;  // [E, G H]
   if (E > 0) wt = w0.w_ih.cast<double>().transpose();
   const Eigen::RowVectorXd b = w0.bias.cast<double>().transpose();
   Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> blk;

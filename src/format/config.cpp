@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "format/json_util.hpp"
+#include "format/tensor_names.hpp"
 #include "lstmlm/error.hpp"
 
 namespace lstmlm {
@@ -45,7 +46,7 @@ class Reader {
       if (!ok)
         throw ModelError::about(
             file_, prefix + it.key(),
-            "unknown field " + format::quoted(prefix + it.key()) + " (not part of format v1)");
+            "unknown field " + format::quoted(prefix + it.key()) + " (not a field the format defines here)");
     }
   }
 
@@ -117,10 +118,65 @@ std::vector<DenseConfig> parse_head(const Reader& r, const json& j) {
   return head;
 }
 
+RecurrentActivation parse_recurrent_activation(const Reader& r, const json& j, const std::string& field) {
+  const std::string a = r.string(j, field);
+  for (RecurrentActivation x : {RecurrentActivation::Sigmoid, RecurrentActivation::HardSigmoid,
+                                RecurrentActivation::HardSigmoidKeras3})
+    if (a == to_string(x)) return x;
+  r.fail(field,
+         "expected \"sigmoid\", \"hard_sigmoid\" or \"hard_sigmoid_keras3\", found " + format::brief(a));
+}
+
+std::optional<float> parse_clip(const Reader& r, const json& j, const std::string& field) {
+  if (j.is_null()) return std::nullopt;
+  if (!j.is_number() || !std::isfinite(j.get<double>()) || j.get<double>() <= 0)
+    r.fail(field, "expected a positive number or null, found " + format::brief(j));
+  return j.get<float>();
+}
+
+CellType parse_cell(const Reader& r, const json& j, const std::string& p, int version) {
+  auto it = j.find("cell");
+  if (it == j.end()) return CellType::Lstm;
+  const std::string c = r.string(*it, p + "cell");
+  for (CellType x : {CellType::Lstm, CellType::Gru, CellType::Rnn})
+    if (c == to_string(x)) {
+      if (x != CellType::Lstm && version < 3)
+        r.fail(p + "cell", "\"" + c + "\" needs format_version 3 (format_version " + std::to_string(version) +
+                               " has LSTM layers only)");
+      return x;
+    }
+  r.fail(p + "cell", "expected \"lstm\", \"gru\" or \"rnn\", found " + format::brief(*it));
+}
+
+// A key of format v3 in a file that declares an older version is refused naming it.
+void require_v3(const Reader& r, const json& j, const std::string& p, const char* key, int version) {
+  if (version < 3 && j.contains(key))
+    r.fail(p + key,
+           "needs format_version 3 (format_version " + std::to_string(version) + " has no " + key + ")");
+}
+
 LayerConfig parse_layer(const Reader& r, const json& j, const std::string& p, int version) {
   r.object(j, p.substr(0, p.size() - 1));
-  r.only_keys(j, p, {"hidden_size", "proj_size", "activation", "recurrent_activation", "cell_clip"});
   LayerConfig l;
+  l.cell = parse_cell(r, j, p, version);
+  switch (l.cell) {
+    case CellType::Lstm:
+      r.only_keys(j, p,
+                  {"cell", "hidden_size", "proj_size", "activation", "recurrent_activation", "cell_clip",
+                   "peepholes", "proj_clip"});
+      break;
+    case CellType::Gru:
+    case CellType::Rnn:
+      for (const char* key : {"proj_size", "cell_clip", "peepholes", "proj_clip"})
+        if (j.contains(key))
+          r.fail(p + key,
+                 std::string("a ") + to_string(l.cell) + " layer has no " + key + " (an LSTM's field)");
+      if (l.cell == CellType::Gru)
+        r.only_keys(j, p, {"cell", "hidden_size", "activation", "recurrent_activation", "reset_after"});
+      else
+        r.only_keys(j, p, {"cell", "hidden_size", "activation"});
+      break;
+  }
   l.hidden_size = static_cast<int>(
       r.integer(r.require(j, p, "hidden_size"), p + "hidden_size", 1, kMaxWidth, "a positive integer"));
   if (auto it = j.find("proj_size"); it != j.end()) {
@@ -133,22 +189,24 @@ LayerConfig parse_layer(const Reader& r, const json& j, const std::string& p, in
     if (l.activation != Activation::Tanh && version < 2)
       r.fail(p + "activation", "\"" + std::string(to_string(l.activation)) +
                                    "\" needs format_version 2 (format_version 1 has \"tanh\" only)");
+    if (l.cell == CellType::Rnn && l.activation != Activation::Tanh && l.activation != Activation::Relu)
+      r.fail(p + "activation",
+             "a simple RNN's activation is \"tanh\" or \"relu\", found " + format::brief(*it));
   }
-  std::string ra = r.string(r.require(j, p, "recurrent_activation"), p + "recurrent_activation");
-  if (ra == "sigmoid")
-    l.recurrent_activation = RecurrentActivation::Sigmoid;
-  else if (ra == "hard_sigmoid")
-    l.recurrent_activation = RecurrentActivation::HardSigmoid;
-  else if (ra == "hard_sigmoid_keras3")
-    l.recurrent_activation = RecurrentActivation::HardSigmoidKeras3;
-  else
-    r.fail(p + "recurrent_activation",
-           "expected \"sigmoid\", \"hard_sigmoid\" or \"hard_sigmoid_keras3\", found " + format::brief(ra));
-  if (auto it = j.find("cell_clip"); it != j.end() && !it->is_null()) {
-    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() <= 0)
-      r.fail(p + "cell_clip", "expected a positive number or null, found " + format::brief(*it));
-    l.cell_clip = it->get<float>();
+  if (l.cell == CellType::Lstm)
+    l.recurrent_activation =
+        parse_recurrent_activation(r, r.require(j, p, "recurrent_activation"), p + "recurrent_activation");
+  else if (auto it = j.find("recurrent_activation"); it != j.end())
+    l.recurrent_activation = parse_recurrent_activation(r, *it, p + "recurrent_activation");
+  if (auto it = j.find("cell_clip"); it != j.end()) l.cell_clip = parse_clip(r, *it, p + "cell_clip");
+  require_v3(r, j, p, "peepholes", version);
+  require_v3(r, j, p, "proj_clip", version);
+  if (auto it = j.find("peepholes"); it != j.end()) l.peepholes = r.boolean(*it, p + "peepholes");
+  if (auto it = j.find("proj_clip"); it != j.end()) {
+    l.proj_clip = parse_clip(r, *it, p + "proj_clip");
+    if (l.proj_clip && l.proj_size == 0) r.fail(p + "proj_clip", "needs a projection (proj_size > 0)");
   }
+  if (auto it = j.find("reset_after"); it != j.end()) l.reset_after = r.boolean(*it, p + "reset_after");
   return l;
 }
 
@@ -259,6 +317,16 @@ ModelConfig parse_config(const json& j, const std::string& file) {
 
 void check_config(const ModelConfig& c, const std::string& file) {
   if (c.layers.empty()) throw ModelError::in_field(file, "layers", "expected at least one layer, found none");
+  for (size_t k = 0; k < c.layers.size(); ++k) {
+    const LayerConfig& l = c.layers[k];
+    const std::string p = "layers[" + std::to_string(k) + "].";
+    if (l.cell != CellType::Lstm && (l.proj_size > 0 || l.peepholes || l.cell_clip || l.proj_clip))
+      throw ModelError::in_field(
+          file, p + "cell",
+          std::string("a ") + to_string(l.cell) + " layer has no projection, peepholes or clip (LSTM only)");
+    if (l.proj_clip && l.proj_size == 0)
+      throw ModelError::in_field(file, p + "proj_clip", "needs a projection (proj_size > 0)");
+  }
   if (c.tied && c.embedding_dim == 0)
     throw ModelError::in_field(file, "output.tied", "a tied output needs an embedding (embedding_dim > 0)");
   if (c.tied && c.embedding_dim != c.decoder_input_size())
@@ -269,18 +337,42 @@ void check_config(const ModelConfig& c, const std::string& file) {
             std::to_string(c.decoder_input_size()) + ")");
 }
 
+namespace {
+
+// A layer's keys: an LSTM without peepholes or a projection clip exactly as format v1/v2 write it.
+json layer_to_json(const LayerConfig& l) {
+  auto clip = [](const std::optional<float>& v) { return v ? json(*v) : json(nullptr); };
+  switch (l.cell) {
+    case CellType::Gru:
+      return {{"cell", "gru"},
+              {"hidden_size", l.hidden_size},
+              {"reset_after", l.reset_after},
+              {"activation", to_string(l.activation)},
+              {"recurrent_activation", to_string(l.recurrent_activation)}};
+    case CellType::Rnn:
+      return {{"cell", "rnn"}, {"hidden_size", l.hidden_size}, {"activation", to_string(l.activation)}};
+    case CellType::Lstm:
+      break;
+  }
+  json j = {{"hidden_size", l.hidden_size},
+            {"proj_size", l.proj_size},
+            {"activation", to_string(l.activation)},
+            {"recurrent_activation", to_string(l.recurrent_activation)},
+            {"cell_clip", clip(l.cell_clip)}};
+  if (l.peepholes) j["peepholes"] = true;
+  if (l.proj_clip) j["proj_clip"] = *l.proj_clip;
+  return j;
+}
+
+}  // namespace
+
 ModelConfig load_config(const std::string& path) {
   return parse_config(format::parse_json(format::read_file(path, kMaxConfigBytes), path), path);
 }
 
 json config_to_json(const ModelConfig& c) {
   json layers = json::array();
-  for (const auto& l : c.layers)
-    layers.push_back({{"hidden_size", l.hidden_size},
-                      {"proj_size", l.proj_size},
-                      {"activation", to_string(l.activation)},
-                      {"recurrent_activation", to_string(l.recurrent_activation)},
-                      {"cell_clip", l.cell_clip ? json(*l.cell_clip) : json(nullptr)}});
+  for (const auto& l : c.layers) layers.push_back(layer_to_json(l));
   auto opt = [](const std::optional<std::string>& s) { return s ? json(*s) : json(nullptr); };
   const auto& t = c.tokenizer;
   json tok = {{"type", to_string(t.type)},
@@ -310,9 +402,24 @@ json config_to_json(const ModelConfig& c) {
 }
 
 int ModelConfig::required_format_version() const {
-  bool v2 = !head.empty();
-  for (const auto& l : layers) v2 = v2 || l.activation != Activation::Tanh;
-  return v2 ? 2 : 1;
+  bool v2 = !head.empty(), v3 = false;
+  for (const auto& l : layers) {
+    v2 = v2 || l.activation != Activation::Tanh;
+    v3 = v3 || l.cell != CellType::Lstm || l.peepholes || l.proj_clip;
+  }
+  return v3 ? 3 : v2 ? 2 : 1;
+}
+
+int LayerConfig::gate_count() const {
+  switch (cell) {
+    case CellType::Gru:
+      return format::kGruGateCount;
+    case CellType::Rnn:
+      return format::kRnnGateCount;
+    case CellType::Lstm:
+      break;
+  }
+  return format::kLstmGateCount;
 }
 
 const char* to_string(RecurrentActivation a) {
@@ -337,6 +444,18 @@ const char* to_string(Activation a) {
       return "linear";
     case Activation::Sigmoid:
       return "sigmoid";
+  }
+  return "?";
+}
+
+const char* to_string(CellType t) {
+  switch (t) {
+    case CellType::Lstm:
+      return "lstm";
+    case CellType::Gru:
+      return "gru";
+    case CellType::Rnn:
+      return "rnn";
   }
   return "?";
 }

@@ -25,6 +25,10 @@ namespace lstmlm::kernels {
 // calling thread; the layer owns its meaning.
 struct Scratch {
   FloatBuf floats;
+  // The generic cells' (kernels/cells) rows and pointer arrays, apart from what the linears they call use.
+  FloatBuf cells;
+  std::vector<const float*> cell_in;
+  std::vector<float*> cell_out, cell_mid;
   ByteBuf bytes;  // the low-precision GEMMs' converted input rows
   std::vector<const float*> in, init;
   std::vector<float*> out, mid;
@@ -40,6 +44,32 @@ struct LstmWeights {
   RecurrentActivation activation = RecurrentActivation::Sigmoid;
   std::optional<float> cell_clip;
   Activation cell_activation = Activation::Tanh;
+  // Peepholes [hidden] each (null: none) and the clip of the projected h: the generic LSTM of
+  // kernels/cells runs a layer that has them; the fused LSTM kernels refuse them.
+  const float *w_ci = nullptr, *w_cf = nullptr, *w_co = nullptr;
+  std::optional<float> proj_clip;
+  bool fused() const { return !w_ci && !w_cf && !w_co && !proj_clip; }
+};
+
+// Canonical weights of one GRU layer: PyTorch's nn.GRU tensors, gate order r, z, n (docs/model-format.md).
+struct GruWeights {
+  int input = 0, hidden = 0;
+  const float* w_ih = nullptr;     // [3 hidden, input]; null when the layer's input term is folded
+  const float* w_hh = nullptr;     // [3 hidden, hidden]
+  const float* bias = nullptr;     // [3 hidden], of the input term (reset_after: bias_ih; else both summed)
+  const float* bias_hh = nullptr;  // [3 hidden] with reset_after (inside r's product), else null
+  bool reset_after = true;
+  RecurrentActivation activation = RecurrentActivation::Sigmoid;  // of r and z
+  Activation cell_activation = Activation::Tanh;                  // of n
+};
+
+// Canonical weights of one simple RNN layer (nn.RNN, Keras SimpleRNN): h = act(W_ih x + W_hh h + bias).
+struct RnnWeights {
+  int input = 0, hidden = 0;
+  const float* w_ih = nullptr;  // [hidden, input]; null when folded
+  const float* w_hh = nullptr;  // [hidden, hidden]
+  const float* bias = nullptr;  // [hidden] = bias_ih + bias_hh
+  Activation activation = Activation::Tanh;
 };
 
 // A recurrent layer packed for one backend. Per row it keeps a memory vector (an LSTM's c; empty for a
@@ -120,7 +150,11 @@ class Backend {
   virtual ~Backend() = default;
   // "<precision>/<isa>", e.g. "fp32/avx512": what bench and info report as having run.
   virtual std::string_view name() const = 0;
+  // An LSTM layer without peepholes or projection clip (LstmWeights::fused()).
   virtual std::unique_ptr<RecurrentLayer> lstm(const LstmWeights& w) const = 0;
+  // By default the generic cells of kernels/cells, over this backend's linear().
+  virtual std::unique_ptr<RecurrentLayer> gru(const GruWeights& w) const;
+  virtual std::unique_ptr<RecurrentLayer> rnn(const RnnWeights& w) const;
   // w: [rows, cols] row-major (PyTorch's nn.Linear weight), bias [rows].
   virtual std::unique_ptr<OutputLayer> linear(const float* w, int rows, int cols,
                                               const float* bias) const = 0;

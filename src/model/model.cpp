@@ -36,20 +36,36 @@ void expect_len(const Eigen::VectorXf& v, Eigen::Index n, const std::string& nam
                                 std::to_string(n) + "]");
 }
 
+int64_t layer_floats(const LayerWeights& l) {
+  return l.w_ih.size() + l.w_hh.size() + l.bias.size() + l.bias_hh.size() + l.w_hr.size() + l.w_ci.size() +
+         l.w_cf.size() + l.w_co.size();
+}
+
 // Checks every tensor against the config (already check_config'ed); names follow weights.safetensors.
 void validate(const ModelConfig& c, const Weights& w, const std::string& file) {
   if (c.embedding_dim > 0) expect_shape(w.embedding, c.vocab_size, c.embedding_dim, names::embedding(), file);
   if (w.layers.size() != c.layers.size())
-    throw ModelError(file, std::to_string(w.layers.size()) + " LSTM layers, config has " +
+    throw ModelError(file, std::to_string(w.layers.size()) + " recurrent layers, config has " +
                                std::to_string(c.layers.size()));
   for (size_t k = 0; k < c.layers.size(); ++k) {
     const auto& lc = c.layers[k];
     const auto& lw = w.layers[k];
-    int g = format::kGateCount * lc.hidden_size;
-    expect_shape(lw.w_ih, g, c.layer_input_size(k), names::weight_ih(k), file);
-    expect_shape(lw.w_hh, g, lc.output_size(), names::weight_hh(k), file);
-    expect_len(lw.bias, g, names::bias_ih(k) + " + " + names::bias_hh(k), file);
-    if (lc.proj_size > 0) expect_shape(lw.w_hr, lc.proj_size, lc.hidden_size, names::weight_hr(k), file);
+    const std::string_view cell = to_string(lc.cell);
+    const int g = lc.gate_count() * lc.hidden_size;
+    expect_shape(lw.w_ih, g, c.layer_input_size(k), names::weight_ih(k, cell), file);
+    expect_shape(lw.w_hh, g, lc.output_size(), names::weight_hh(k, cell), file);
+    const bool split_bias = lc.cell == CellType::Gru && lc.reset_after;
+    expect_len(
+        lw.bias, g,
+        split_bias ? names::bias_ih(k, cell) : names::bias_ih(k, cell) + " + " + names::bias_hh(k, cell),
+        file);
+    expect_len(lw.bias_hh, split_bias ? g : 0, names::bias_hh(k, cell), file);
+    if (lc.proj_size > 0)
+      expect_shape(lw.w_hr, lc.proj_size, lc.hidden_size, names::weight_hr(k, cell), file);
+    const int peep = lc.peepholes ? lc.hidden_size : 0;
+    expect_len(lw.w_ci, peep, names::weight_ci(k, cell), file);
+    expect_len(lw.w_cf, peep, names::weight_cf(k, cell), file);
+    expect_len(lw.w_co, peep, names::weight_co(k, cell), file);
   }
   if (w.head.size() != c.head.size())
     throw ModelError(
@@ -97,7 +113,7 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, Vocab vocab, Weigh
 }
 
 std::shared_ptr<const Model> Model::random(int vocab_size, int embedding_dim, int hidden_size, int num_layers,
-                                           uint64_t seed) {
+                                           uint64_t seed, CellType cell) {
   if (vocab_size < 1 || vocab_size > kMaxVocabSize || embedding_dim < 0 || embedding_dim > kMaxLayerWidth ||
       hidden_size < 1 || hidden_size > kMaxLayerWidth || num_layers < 1 || num_layers > kMaxLayerCount)
     throw UsageError("random model: shape V,E,H,L needs V in [1, " + std::to_string(kMaxVocabSize) +
@@ -106,8 +122,12 @@ std::shared_ptr<const Model> Model::random(int vocab_size, int embedding_dim, in
   ModelConfig c;
   c.vocab_size = vocab_size;
   c.embedding_dim = embedding_dim;
-  for (int k = 0; k < num_layers; ++k)
-    c.layers.push_back(LayerConfig{hidden_size, 0, RecurrentActivation::Sigmoid, {}});
+  for (int k = 0; k < num_layers; ++k) {
+    LayerConfig l;
+    l.cell = cell;
+    l.hidden_size = hidden_size;
+    c.layers.push_back(l);
+  }
   c.source = {{"framework", "random"}, {"seed", seed}};
   std::mt19937_64 rng(seed);
   // PyTorch's nn.LSTM initialisation: U(-1/sqrt(H), 1/sqrt(H)).
@@ -124,12 +144,17 @@ std::shared_ptr<const Model> Model::random(int vocab_size, int embedding_dim, in
   }
   for (int k = 0; k < num_layers; ++k) {
     LayerWeights lw;
-    lw.w_ih.resize(format::kGateCount * hidden_size, c.layer_input_size(static_cast<size_t>(k)));
-    lw.w_hh.resize(format::kGateCount * hidden_size, hidden_size);
-    lw.bias.resize(format::kGateCount * hidden_size);
+    const int g = c.layers[size_t(k)].gate_count() * hidden_size;
+    lw.w_ih.resize(g, c.layer_input_size(static_cast<size_t>(k)));
+    lw.w_hh.resize(g, hidden_size);
+    lw.bias.resize(g);
     fill(lw.w_ih, u);
     fill(lw.w_hh, u);
     fill(lw.bias, u);
+    if (cell == CellType::Gru) {  // reset_after, PyTorch's nn.GRU: its own recurrent bias
+      lw.bias_hh.resize(g);
+      fill(lw.bias_hh, u);
+    }
     w.layers.push_back(std::move(lw));
   }
   w.decoder.resize(vocab_size, hidden_size);
@@ -145,7 +170,7 @@ std::shared_ptr<const Model> Model::random(int vocab_size, int embedding_dim, in
 
 int64_t Model::parameter_count() const {
   int64_t n = weights_.embedding.size();
-  for (const auto& l : weights_.layers) n += l.w_ih.size() + l.w_hh.size() + l.bias.size() + l.w_hr.size();
+  for (const auto& l : weights_.layers) n += layer_floats(l);
   for (const auto& d : weights_.head) n += d.weight.size() + d.bias.size();
   if (!config_.tied) n += weights_.decoder.size();
   return n + weights_.decoder_bias.size();
@@ -154,8 +179,7 @@ int64_t Model::parameter_count() const {
 size_t Model::memory_bytes() const {
   size_t n = sizeof(float) * static_cast<size_t>(weights_.embedding.size() + weights_.decoder.size() +
                                                  weights_.decoder_bias.size());
-  for (const auto& l : weights_.layers)
-    n += sizeof(float) * static_cast<size_t>(l.w_ih.size() + l.w_hh.size() + l.bias.size() + l.w_hr.size());
+  for (const auto& l : weights_.layers) n += sizeof(float) * static_cast<size_t>(layer_floats(l));
   for (const auto& d : weights_.head)
     n += sizeof(float) * static_cast<size_t>(d.weight.size() + d.bias.size());
   return n;

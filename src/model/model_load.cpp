@@ -74,8 +74,8 @@ class TensorReader {
   void reject_unknown() {
     for (const auto& t : st_.tensors())
       if (!used_.count(t.name))
-        fail(t.name, "unknown tensor " + format::quoted(t.name) +
-                         " (not a format v1 tensor name for this config.json)");
+        fail(t.name,
+             "unknown tensor " + format::quoted(t.name) + " (not a tensor of this config.json's layers)");
   }
 
   [[noreturn]] void fail(const std::string& tensor, const std::string& what) const {
@@ -128,6 +128,46 @@ void refuse_dir_of_foreign(const std::string& dir) {
                                 f->what + ": " + hint);
     }
   }
+}
+
+// One recurrent layer's tensors, named by its cell (format v3: gru.weight_ih_l0; an LSTM's keep their v1
+// names).
+LayerWeights read_layer(TensorReader& r, const LayerConfig& lc, size_t k) {
+  const std::string_view cell = to_string(lc.cell);
+  const std::string why = "config.json layers[" + std::to_string(k) + "]";
+  LayerWeights lw;
+  lw.w_ih = r.matrix(names::weight_ih(k, cell), why);
+  lw.w_hh = r.matrix(names::weight_hh(k, cell), why);
+  // A GRU with reset_after keeps b_hh apart (r multiplies W_hn h + b_hn); every other cell adds the two.
+  const bool split = lc.cell == CellType::Gru && lc.reset_after;
+  const bool has_ih = r.add_vector(names::bias_ih(k, cell), lw.bias);
+  const bool has_hh = r.add_vector(names::bias_hh(k, cell), split ? lw.bias_hh : lw.bias);
+  // A model without any bias is almost surely a mis-export; refuse rather than run with zeros.
+  if (!has_ih && !has_hh)
+    r.fail(names::bias_ih(k, cell), "missing tensor " + format::quoted(names::bias_ih(k, cell)) + " or " +
+                                        format::quoted(names::bias_hh(k, cell)) + " (" + why +
+                                        " needs at least one)");
+  if (split) {  // the absent one of the pair is zero
+    const Eigen::Index g = lw.w_hh.rows();
+    if (!has_ih) lw.bias = Eigen::VectorXf::Zero(g);
+    if (!has_hh) lw.bias_hh = Eigen::VectorXf::Zero(g);
+  }
+  if (lc.proj_size > 0)
+    lw.w_hr = r.matrix(names::weight_hr(k, cell), why + " proj_size > 0");
+  else
+    r.reject_present(names::weight_hr(k, cell), why + " has proj_size 0");
+  const std::pair<std::string, Eigen::VectorXf*> peepholes[] = {{names::weight_ci(k, cell), &lw.w_ci},
+                                                                {names::weight_cf(k, cell), &lw.w_cf},
+                                                                {names::weight_co(k, cell), &lw.w_co}};
+  for (const auto& [name, v] : peepholes) {
+    if (!lc.peepholes) {
+      r.reject_present(name, why + " has no peepholes");
+      continue;
+    }
+    r.get(name, 1, true, why + " peepholes");
+    r.add_vector(name, *v);
+  }
+  return lw;
 }
 
 }  // namespace
@@ -185,23 +225,7 @@ std::shared_ptr<const Model> Model::load(const std::string& dir) {
     w.embedding = r.matrix(names::embedding(), "config.json embedding_dim > 0");
   else
     r.reject_present(names::embedding(), "config.json embedding_dim is 0 (one-hot input)");
-  for (size_t k = 0; k < config.layers.size(); ++k) {
-    std::string why = "config.json layers[" + std::to_string(k) + "]";
-    LayerWeights lw;
-    lw.w_ih = r.matrix(names::weight_ih(k), why);
-    lw.w_hh = r.matrix(names::weight_hh(k), why);
-    bool has_ih = r.add_vector(names::bias_ih(k), lw.bias);
-    bool has_hh = r.add_vector(names::bias_hh(k), lw.bias);
-    // A model without any bias is almost surely a mis-export; refuse rather than run with zeros.
-    if (!has_ih && !has_hh)
-      r.fail(names::bias_ih(k), "missing tensor " + format::quoted(names::bias_ih(k)) + " or " +
-                                    format::quoted(names::bias_hh(k)) + " (" + why + " needs at least one)");
-    if (config.layers[k].proj_size > 0)
-      lw.w_hr = r.matrix(names::weight_hr(k), why + " proj_size > 0");
-    else
-      r.reject_present(names::weight_hr(k), why + " has proj_size 0");
-    w.layers.push_back(std::move(lw));
-  }
+  for (size_t k = 0; k < config.layers.size(); ++k) w.layers.push_back(read_layer(r, config.layers[k], k));
   for (size_t k = 0; k < config.head.size(); ++k) {
     const std::string why = "config.json output.head[" + std::to_string(k) + "]";
     DenseWeights d;

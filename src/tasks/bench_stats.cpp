@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "format/tensor_names.hpp"
 #include "lstmlm/error.hpp"
 #include "lstmlm/tasks/bench.hpp"
 
@@ -29,13 +28,14 @@ Workload parse_workload(const std::string& s) {
 }
 
 double flops_per_call(const ModelConfig& c, Workload w, int batch, int length) {
-  // Per token: each layer multiplies [4H x in] by the input and [4H x out] by the previous h
+  // Per token: each layer multiplies [G H x in] by the input and [G H x out] by the previous h (G the
+  // cell's gates: LSTM 4, GRU 3, RNN 1)
   // (one multiply-add = 2 FLOPs); a projected layer adds its [P x H] matrix. Activations and the
   // softmax are O(H) and O(V), left out as frameworks' nominal counts do.
   double lstm = 0;
   for (size_t k = 0; k < c.layers.size(); ++k) {
     const auto& l = c.layers[k];
-    double h4 = double(format::kGateCount) * l.hidden_size;
+    double h4 = double(l.gate_count()) * l.hidden_size;
     lstm += 2.0 * h4 * (c.layer_input_size(k) + l.output_size());
     if (l.proj_size > 0) lstm += 2.0 * l.proj_size * l.hidden_size;
   }

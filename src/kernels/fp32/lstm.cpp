@@ -126,6 +126,7 @@ class Lstm final : public RecurrentLayer {
 }  // namespace
 
 std::unique_ptr<RecurrentLayer> make_lstm(const LstmWeights& w, const Kernels& k) {
+  if (!w.fused()) throw std::logic_error("fp32 LSTM: peepholes and projection clip run in kernels/cells");
   return std::make_unique<Lstm>(w, k);
 }
 

@@ -201,6 +201,7 @@ class LowpBackend final : public Backend {
         make_(make) {}
   std::string_view name() const override { return name_; }
   std::unique_ptr<RecurrentLayer> lstm(const LstmWeights& w) const override {
+    if (!w.fused()) throw std::logic_error("lowp LSTM: peepholes and projection clip run in kernels/cells");
     return std::make_unique<Lstm>(w, make_, isa_);
   }
   std::unique_ptr<OutputLayer> linear(const float* w, int rows, int cols, const float* bias) const override {

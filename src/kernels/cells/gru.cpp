@@ -1,0 +1,97 @@
+// The GRU (gate order r, z, n), both conventions (docs/model-format.md):
+//   reset_after:  n = act(t_n + r (W_hn h + b_hn))   PyTorch nn.GRU, Keras reset_after=True, ONNX lbr=1
+//   reset before: n = act(t_n + W_hn (r h))           Keras <= 2.2, TF1 GRUCell, ONNX lbr=0
+// with r = rec(t_r + W_hr h ...), z likewise, h' = (1 - z) n + z h, t the input term (W_ih x + bias).
+#include <vector>
+
+#include "kernels/cells/cells.hpp"
+#include "kernels/cells/generic.hpp"
+
+namespace lstmlm::kernels::cells {
+
+namespace {
+
+class Gru final : public Generic {
+ public:
+  Gru(const Backend& be, const GruWeights& w)
+      : Generic(be, w.input, 3 * w.hidden, w.w_ih, w.bias, padded(w.hidden)), w_(w), H_(w.hidden) {
+    const size_t block = static_cast<size_t>(H_) * static_cast<size_t>(H_);
+    if (w.reset_after) {
+      hh_ = be.linear(w.w_hh, 3 * H_, H_, w.bias_hh);
+      mid_stride_ = std::max(padded(3 * H_), hh_->stride());
+    } else {
+      const std::vector<float> zero(static_cast<size_t>(2 * H_), 0.0f);
+      hh_ = be.linear(w.w_hh, 2 * H_, H_, zero.data());                // r and z
+      hn_ = be.linear(w.w_hh + 2 * block, H_, H_, zero.data());        // n, applied to r h
+      rh_at_ = std::max(padded(2 * H_), hh_->stride());
+      gn_at_ = rh_at_ + padded(H_);
+      mid_stride_ = gn_at_ + std::max(padded(H_), hn_->stride());
+    }
+  }
+
+  int output_width() const override { return H_; }
+  int memory_width() const override { return 0; }
+  int memory_stride() const override { return 0; }
+  int step_phases() const override { return w_.reset_after ? 2 : 4; }
+  int mid_stride() const override { return mid_stride_; }
+  size_t step_bytes() const override { return hh_->bytes() + (hn_ ? hn_->bytes() : 0); }
+  size_t bytes() const override { return step_bytes() + term_bytes(); }
+
+  void step_part(int phase, int part, int parts, int rows, const float* const* h_prev, const float* const* term,
+                 float* const*, float* const* h_out, float* const* mid, Scratch& s) const override {
+    const Units u = part_units(H_, part, parts);
+    const int H = H_;
+    if (phase == 0) {  // the recurrent product of r and z (and n, reset_after)
+      hh_->logits_part(part, parts, rows, prev_rows(rows, h_prev, s), mid, s);
+    } else if (w_.reset_after) {
+      for (int r = 0; r < rows; ++r) {
+        const float *t = term[r], *g = mid[r], *hp = prev(h_prev, r);
+        float* h = h_out[r];
+        for (int j = u.begin; j < u.end; ++j) {
+          const float rg = activate(w_.activation, t[j] + g[j]);
+          const float z = activate(w_.activation, t[H + j] + g[H + j]);
+          const float n = activate(w_.cell_activation, t[2 * H + j] + rg * g[2 * H + j]);
+          h[j] = (1.0f - z) * n + z * hp[j];
+        }
+      }
+    } else if (phase == 1) {  // r h, the input of W_hn
+      for (int r = 0; r < rows; ++r) {
+        const float *t = term[r], *g = mid[r], *hp = prev(h_prev, r);
+        float* rh = mid[r] + rh_at_;
+        for (int j = u.begin; j < u.end; ++j) rh[j] = activate(w_.activation, t[j] + g[j]) * hp[j];
+      }
+    } else if (phase == 2) {
+      hn_->logits_part(part, parts, rows, mid_in(rows, mid, rh_at_, s), mid_at(rows, mid, gn_at_, s), s);
+    } else {
+      for (int r = 0; r < rows; ++r) {
+        const float *t = term[r], *g = mid[r], *gn = mid[r] + gn_at_, *hp = prev(h_prev, r);
+        float* h = h_out[r];
+        for (int j = u.begin; j < u.end; ++j) {
+          const float z = activate(w_.activation, t[H + j] + g[H + j]);
+          const float n = activate(w_.cell_activation, t[2 * H + j] + gn[j]);
+          h[j] = (1.0f - z) * n + z * hp[j];
+        }
+      }
+    }
+  }
+
+ private:
+  GruWeights w_;  // the flags and activations (its pointers are not kept)
+  int H_;
+  std::unique_ptr<OutputLayer> hh_, hn_;
+  int rh_at_ = 0, gn_at_ = 0, mid_stride_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<RecurrentLayer> gru(const Backend& be, const GruWeights& w) {
+  return std::make_unique<Gru>(be, w);
+}
+
+}  // namespace lstmlm::kernels::cells
+
+namespace lstmlm::kernels {
+
+std::unique_ptr<RecurrentLayer> Backend::gru(const GruWeights& w) const { return cells::gru(*this, w); }
+
+}  // namespace lstmlm::kernels
