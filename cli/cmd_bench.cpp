@@ -28,6 +28,8 @@ namespace {
 
 struct BenchArgs {
   std::string model_dir, shape, input;
+  std::string cell_name;           // --cell, of --shape's layers
+  CellType cell = CellType::Lstm;  // parsed by check()
   Format output = Format::Md;
   std::string workloads = "score,predict,generate", batches = "1", lengths = "32", threads = "0";
   std::string precisions = "fp32";
@@ -68,6 +70,16 @@ std::string model_name(const std::string& dir) {
 void check(BenchArgs& a) {
   if (a.model_dir.empty() == a.shape.empty())
     throw UsageError("bench: give exactly one of -m/--model DIR and --shape V,E,H,L");
+  if (!a.cell_name.empty()) {
+    if (a.shape.empty())
+      throw UsageError("bench: --cell applies to --shape (a model directory names its cells)");
+    if (a.cell_name == "gru")
+      a.cell = CellType::Gru;
+    else if (a.cell_name == "rnn")
+      a.cell = CellType::Rnn;
+    else if (a.cell_name != "lstm")
+      throw UsageError("bench: --cell expects lstm, gru or rnn, got '" + a.cell_name + "'");
+  }
   bench::Options& opt = a.opt;
   opt.workloads.clear();
   for (const auto& w : split(a.workloads)) {
@@ -101,7 +113,7 @@ int run(const BenchArgs& a) {
   std::string name;
   if (!a.shape.empty()) {
     const auto& s = a.shape_values;
-    model = Model::random(s[0], s[1], s[2], s[3], a.seed);
+    model = Model::random(s[0], s[1], s[2], s[3], a.seed, a.cell);
     name = "random";
   } else {
     model = load_model(a.model_dir);
@@ -153,6 +165,9 @@ Subcommand setup_bench(CLI::App& parent) {
   app->add_option("--shape", args->shape,
                   "Random weights of this shape instead of a model: V,E,H,L (V in [1, 268435456], E in [0, "
                   "65536], H in [1, 65536], L in [1, 256])");
+  app->add_option(
+      "--cell", args->cell_name,
+      "The cell of --shape's layers: lstm (the default), gru (reset_after, as nn.GRU) or rnn (tanh)");
   app->add_option("-w,--workload", args->workloads,
                   "Comma list of score, predict, generate, startup (startup: load + tokenize + first "
                   "predict, needs -m)")

@@ -48,6 +48,22 @@ TEST(BenchCli, OneRowPerCellOfTheGrid) {
   EXPECT_EQ(cells.size(), rows.size());  // every cell exactly once
 }
 
+// The cells of format v3 on a random shape: the shape names the cell (FLOPs: BenchFlops.GruAndRnnLayers).
+TEST(BenchCli, CellOfARandomShape) {
+  auto lstm = run_cli("bench --shape 40,6,8,2 -w score -b 2 -s 3 -t 1 -o jsonl" + kFast);
+  auto gru = run_cli("bench --shape 40,6,8,2 --cell gru -w score -b 2 -s 3 -t 1 -o jsonl" + kFast);
+  auto rnn = run_cli("bench --shape 40,6,8,2 --cell RNN -w score -b 2 -s 3 -t 1 -o jsonl" + kFast);
+  ASSERT_EQ(lstm.status, 0) << lstm.err;
+  ASSERT_EQ(gru.status, 0) << gru.err;
+  EXPECT_EQ(rnn.status, 2) << rnn.err;  // the names are lowercase, as in config.json
+  EXPECT_NE(rnn.err.find("--cell expects lstm, gru or rnn, got 'RNN'"), std::string::npos) << rnn.err;
+  EXPECT_EQ(parse_jsonl(lstm.out).at(0)["shape"], "V=40 E=6 H=8x2");
+  EXPECT_EQ(parse_jsonl(gru.out).at(0)["shape"], "V=40 E=6 H=8x2 gru");
+  auto with_model = run_cli("bench -m /nonexistent --cell gru");
+  EXPECT_EQ(with_model.status, 2);
+  EXPECT_NE(with_model.err.find("--cell applies to --shape"), std::string::npos) << with_model.err;
+}
+
 TEST(BenchCli, MarkdownIsTheDefault) {
   auto r = run_cli("bench --shape 20,4,4,1 -w predict -b 2 -s 3 -t 1" + kFast);
   ASSERT_EQ(r.status, 0) << r.err;

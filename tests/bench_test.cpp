@@ -54,6 +54,26 @@ TEST(BenchFlops, OneHotAndProjectedLayers) {
   EXPECT_EQ(shape_string(c), "V=10 E=0 H=8/P4,6");
 }
 
+TEST(BenchFlops, GruAndRnnLayers) {
+  // G gates per layer: a GRU's layer 0 (E 6, H 8) 2*24*(6+8) = 672, layer 1 2*24*(8+8) = 768; the decoder
+  // 2*8*40 = 640. The same shape as simple RNNs: 2*8*14 + 2*8*16 + 640 = 1120.
+  ModelConfig c;
+  c.vocab_size = 40;
+  c.embedding_dim = 6;
+  for (int k = 0; k < 2; ++k) {
+    LayerConfig l;
+    l.hidden_size = 8;
+    l.cell = CellType::Gru;
+    c.layers.push_back(l);
+  }
+  EXPECT_DOUBLE_EQ(flops_per_call(c, Workload::Score, 1, 1), 672.0 + 768.0 + 640.0);
+  EXPECT_EQ(shape_string(c), "V=40 E=6 H=8x2 gru");
+  for (auto& l : c.layers) l.cell = CellType::Rnn;
+  EXPECT_DOUBLE_EQ(flops_per_call(c, Workload::Score, 1, 1), 1120.0);
+  c.layers[0].cell = CellType::Lstm;
+  EXPECT_EQ(shape_string(c), "V=40 E=6 H=8,8 rnn");
+}
+
 TEST(BenchStats, PercentileMatchesNumpy) {
   // Reference values from numpy.percentile (linear interpolation, its default).
   std::vector<double> a{10, 2, 4, 1, 3};

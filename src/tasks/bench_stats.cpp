@@ -74,12 +74,21 @@ std::string build_kind() {
 std::string shape_string(const ModelConfig& c) {
   std::string s = "V=" + std::to_string(c.vocab_size) + " E=" + std::to_string(c.embedding_dim) + " H=";
   bool uniform = std::all_of(c.layers.begin(), c.layers.end(), [&](const LayerConfig& l) {
-    return l.hidden_size == c.layers[0].hidden_size && l.proj_size == c.layers[0].proj_size;
+    return l.hidden_size == c.layers[0].hidden_size && l.proj_size == c.layers[0].proj_size &&
+           l.cell == c.layers[0].cell;
   });
+  // An LSTM layer is its width alone (the shapes bench has always printed); another cell is named.
   auto width = [](const LayerConfig& l) {
-    return std::to_string(l.hidden_size) + (l.proj_size > 0 ? "/P" + std::to_string(l.proj_size) : "");
+    return std::to_string(l.hidden_size) + (l.proj_size > 0 ? "/P" + std::to_string(l.proj_size) : "") +
+           (l.cell == CellType::Lstm ? "" : std::string(" ") + to_string(l.cell));
   };
-  if (uniform) return s + width(c.layers[0]) + "x" + std::to_string(c.layers.size());
+  if (uniform) {
+    const std::string cell =
+        c.layers[0].cell == CellType::Lstm ? "" : std::string(" ") + to_string(c.layers[0].cell);
+    return s + std::to_string(c.layers[0].hidden_size) +
+           (c.layers[0].proj_size > 0 ? "/P" + std::to_string(c.layers[0].proj_size) : "") + "x" +
+           std::to_string(c.layers.size()) + cell;
+  }
   for (size_t k = 0; k < c.layers.size(); ++k) {
     if (k) s += ',';
     s += width(c.layers[k]);
