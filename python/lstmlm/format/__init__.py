@@ -46,8 +46,10 @@ SPEC_PATH = _spec_path()
 with open(SPEC_PATH, encoding="utf-8") as _f:
     _SPEC = json.load(_f)
 
-# Rows of the 4H-row LSTM tensors are four blocks of H rows in this order (PyTorch's).
-GATE_ORDER = tuple(_SPEC["gate_order"])
+# Rows of a layer's tensors are one block of H rows per gate, in the cell's order (PyTorch's); GATE_ORDER
+# is the LSTM's.
+CELL_GATES = {cell: tuple(spec["gate_order"]) for cell, spec in _SPEC["cells"].items()}
+GATE_ORDER = CELL_GATES["lstm"]
 GATE_COUNT = len(GATE_ORDER)
 
 
@@ -58,7 +60,12 @@ class _Names:
     def __init__(self, templates):
         self.templates = dict(templates)
         for key, t in self.templates.items():
-            setattr(self, key, (lambda t: lambda k: t.replace("{k}", str(int(k))))(t) if "{k}" in t else t)
+            setattr(self, key, self._per_layer(t) if "{k}" in t else t)
+
+    @staticmethod
+    def _per_layer(t):
+        """names.weight_ih(0) == "lstm.weight_ih_l0"; names.weight_ih(0, cell="gru") == "gru.weight_ih_l0"."""
+        return lambda k, cell="lstm": t.replace("{cell}", cell).replace("{k}", str(int(k)))
 
     def is_known(self, name, num_layers, num_heads=0):
         """True when `name` is a format tensor name for a model of `num_layers` LSTM layers and `num_heads`
@@ -69,7 +76,8 @@ class _Names:
                     return True
                 continue
             pre, post = t.split("{k}")
-            m = re.fullmatch(re.escape(pre) + r"(0|[1-9][0-9]*)" + re.escape(post), name)
+            pattern = re.escape(pre).replace(re.escape("{cell}"), "(?:" + "|".join(CELL_GATES) + ")")
+            m = re.fullmatch(pattern + r"(0|[1-9][0-9]*)" + re.escape(post), name)
             if m and int(m.group(1)) < (num_heads if key.startswith("head_") else num_layers):
                 return True
         return False
