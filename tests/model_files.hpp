@@ -92,11 +92,19 @@ inline ModelFiles files_of(const Model& model) {
   };
   if (w.embedding.size()) f.tensors.push_back(mat("embedding.weight", w.embedding));
   for (size_t k = 0; k < w.layers.size(); ++k) {
-    std::string s = "_l" + std::to_string(k);
-    f.tensors.push_back(mat("lstm.weight_ih" + s, w.layers[k].w_ih));
-    f.tensors.push_back(mat("lstm.weight_hh" + s, w.layers[k].w_hh));
-    f.tensors.push_back(vec("lstm.bias_ih" + s, w.layers[k].bias));
-    if (w.layers[k].w_hr.size()) f.tensors.push_back(mat("lstm.weight_hr" + s, w.layers[k].w_hr));
+    // Spelt out, not from the generated table: a change of the spec that breaks files fails the tests.
+    const std::string cell = to_string(model.config().layers[k].cell), s = "_l" + std::to_string(k);
+    const LayerWeights& lw = w.layers[k];
+    f.tensors.push_back(mat(cell + ".weight_ih" + s, lw.w_ih));
+    f.tensors.push_back(mat(cell + ".weight_hh" + s, lw.w_hh));
+    f.tensors.push_back(vec(cell + ".bias_ih" + s, lw.bias));
+    if (lw.bias_hh.size()) f.tensors.push_back(vec(cell + ".bias_hh" + s, lw.bias_hh));
+    if (lw.w_hr.size()) f.tensors.push_back(mat(cell + ".weight_hr" + s, lw.w_hr));
+    if (lw.w_ci.size()) {
+      f.tensors.push_back(vec(cell + ".weight_ci" + s, lw.w_ci));
+      f.tensors.push_back(vec(cell + ".weight_cf" + s, lw.w_cf));
+      f.tensors.push_back(vec(cell + ".weight_co" + s, lw.w_co));
+    }
   }
   if (!model.config().tied) f.tensors.push_back(mat("decoder.weight", w.decoder));
   f.tensors.push_back(vec("decoder.bias", w.decoder_bias));
