@@ -163,8 +163,7 @@ void Fidelity::run_rows(std::vector<Line>& lines, const std::vector<size_t>& own
 }
 
 void Fidelity::run_sentences(std::vector<Line>& lines) {
-  // As Scorer::run_sentences: inputs = [start] + ids[:-1], targets = ids; without a start token the first
-  // id is context only.
+  // As Scorer::run_sentences (detail::sentence_row).
   const Model& model = ref_->model();
   std::vector<size_t> order;
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -181,15 +180,7 @@ void Fidelity::run_sentences(std::vector<Line>& lines) {
     targets.assign(n, {});
     owners.clear();
     for (size_t r = 0; r < n; ++r) {
-      const auto& ids = lines[order[b + r]].ids;
-      if (start_ >= 0) {
-        inputs[r].push_back(start_);
-        inputs[r].insert(inputs[r].end(), ids.begin(), ids.end() - 1);
-        targets[r] = ids;
-      } else {
-        inputs[r].assign(ids.begin(), ids.end() - 1);
-        targets[r].assign(ids.begin() + 1, ids.end());
-      }
+      detail::sentence_row(lines[order[b + r]].ids, start_, inputs[r], targets[r]);
       owners.insert(owners.end(), inputs[r].size(), order[b + r]);
     }
     std::vector<State> sref(n, State::zeros(model)), slow(n, State::zeros(model));
@@ -215,9 +206,7 @@ void Fidelity::run_document(std::vector<Line>& lines) {
     if (all.size() == 1) return;  // nothing after it yet: it stays pending
   }
   Sequences inputs(1), targets(1);
-  inputs[0].assign(1, doc_pending_);
-  inputs[0].insert(inputs[0].end(), all.begin() + static_cast<ptrdiff_t>(pos), all.end() - 1);
-  targets[0].assign(all.begin() + static_cast<ptrdiff_t>(pos), all.end());
+  detail::stream_row(doc_pending_, std::span<const int32_t>(all).subspan(pos), inputs[0], targets[0]);
   std::vector<size_t> owners(owner_of.begin() + static_cast<ptrdiff_t>(pos), owner_of.end());
   std::vector<State> sref{doc_ref_}, slow{doc_low_};
   run_rows(lines, owners, inputs, targets, sref, slow);

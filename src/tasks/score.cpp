@@ -84,8 +84,6 @@ std::vector<LineScore> Scorer::score(const std::vector<std::string>& lines, cons
 
 void Scorer::run_sentences(std::vector<LineScore>& out, const std::vector<std::vector<int32_t>>& streams) {
   const Model& model = engine_->model();
-  // Row of line i: inputs = [start] + ids[:-1], targets = ids; without a start token the first id is
-  // context only: inputs = ids[:-1], targets = ids[1:].
   std::vector<size_t> order;
   for (size_t i = 0; i < out.size(); ++i)
     if (!out[i].skipped && !streams[i].empty()) order.push_back(i);
@@ -99,17 +97,7 @@ void Scorer::run_sentences(std::vector<LineScore>& out, const std::vector<std::v
     size_t n = std::min(bs, order.size() - b);
     inputs.assign(n, {});
     targets.assign(n, {});
-    for (size_t r = 0; r < n; ++r) {
-      const auto& ids = streams[order[b + r]];
-      if (start_ >= 0) {
-        inputs[r].push_back(start_);
-        inputs[r].insert(inputs[r].end(), ids.begin(), ids.end() - 1);
-        targets[r] = ids;
-      } else {
-        inputs[r].assign(ids.begin(), ids.end() - 1);
-        targets[r].assign(ids.begin() + 1, ids.end());
-      }
-    }
+    for (size_t r = 0; r < n; ++r) detail::sentence_row(streams[order[b + r]], start_, inputs[r], targets[r]);
     std::vector<State> states(n, State::zeros(model));
     engine_->score(inputs, targets, states, lp, measures);
     for (size_t r = 0; r < n; ++r) {
@@ -143,11 +131,7 @@ void Scorer::run_document(std::vector<LineScore>& out, const std::vector<std::ve
   const StepMeasures measures{opt_.entropy ? &entropy : nullptr, opt_.rank ? &rank : nullptr};
   while (pos < all.size()) {
     size_t n = std::min(chunk, all.size() - pos);
-    inputs[0].assign(1, doc_pending_);
-    inputs[0].insert(inputs[0].end(), all.begin() + static_cast<ptrdiff_t>(pos),
-                     all.begin() + static_cast<ptrdiff_t>(pos + n - 1));
-    targets[0].assign(all.begin() + static_cast<ptrdiff_t>(pos),
-                      all.begin() + static_cast<ptrdiff_t>(pos + n));
+    detail::stream_row(doc_pending_, std::span<const int32_t>(all).subspan(pos, n), inputs[0], targets[0]);
     engine_->score(inputs, targets, states, lp, measures);
     lp_all.insert(lp_all.end(), lp[0].begin(), lp[0].end());
     if (opt_.entropy) entropy_all.insert(entropy_all.end(), entropy[0].begin(), entropy[0].end());

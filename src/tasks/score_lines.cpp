@@ -74,6 +74,25 @@ void fill_line(LineScore& l, const float* lp, bool first_is_context, const float
   }
 }
 
+void sentence_row(std::span<const int32_t> ids, int32_t start, std::vector<int32_t>& inputs,
+                  std::vector<int32_t>& targets) {
+  if (start >= 0) {
+    inputs.assign(1, start);
+    inputs.insert(inputs.end(), ids.begin(), ids.end() - 1);
+    targets.assign(ids.begin(), ids.end());
+  } else {
+    inputs.assign(ids.begin(), ids.end() - 1);
+    targets.assign(ids.begin() + 1, ids.end());
+  }
+}
+
+void stream_row(int32_t pending, std::span<const int32_t> ids, std::vector<int32_t>& inputs,
+                std::vector<int32_t>& targets) {
+  inputs.assign(1, pending);
+  inputs.insert(inputs.end(), ids.begin(), ids.end() - 1);
+  targets.assign(ids.begin(), ids.end());
+}
+
 WindowRows window_rows(const std::vector<std::span<const int32_t>>& lines, bool document, int32_t start,
                        const std::vector<int32_t>& history) {
   WindowRows w;

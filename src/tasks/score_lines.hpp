@@ -36,6 +36,16 @@ std::vector<int32_t> fed_ids(const LineScore& l);
 void fill_line(LineScore& l, const float* lp, bool first_is_context, const float* entropy = nullptr,
                const int32_t* rank = nullptr);
 
+// The row plan of a scored stream, one rule for the Scorer and Fidelity. A sentence: inputs = [start] +
+// ids[:-1], targets = ids; without a start token (start < 0) the first id is context only: inputs =
+// ids[:-1], targets = ids[1:]. ids is not empty.
+void sentence_row(std::span<const int32_t> ids, int32_t start, std::vector<int32_t>& inputs,
+                  std::vector<int32_t>& targets);
+// A document's next piece, its state carried from the previous one: the pending token (the start token, or
+// the previous piece's last id) fed first, then ids[:-1]; targets = ids. ids is not empty.
+void stream_row(int32_t pending, std::span<const int32_t> ids, std::vector<int32_t>& inputs,
+                std::vector<int32_t>& targets);
+
 // The rows of a windowed pass (Scorer's and Fidelity's run_windowed): every scored token is one row, its
 // context the stream before it (tasks/window.hpp cuts the window). Sentence mode: line i's stream is
 // [start] + its ids; document mode: one stream, `history` first. A line's rows follow in order from
