@@ -241,18 +241,21 @@ TokenizerConfig parse_tokenizer(const Reader& r, const json& j, int vocab_size) 
 }
 
 // The `source.trainable` convention (docs/model-format.md): an object of booleans keyed by layer name.
-void check_trainable(const Reader& r, const json& source, size_t layers, size_t heads) {
+void check_trainable(const Reader& r, const json& source, const std::vector<LayerConfig>& layers,
+                     size_t heads) {
   auto it = source.find("trainable");
   if (it == source.end()) return;
   r.object(*it, "source.trainable");
   for (auto e = it->begin(); e != it->end(); ++e) {
     const std::string& k = e.key();
     bool known = k == "embedding" || k == "decoder";
-    for (size_t i = 0; i < layers && !known; ++i) known = k == "lstm_l" + std::to_string(i);
+    for (size_t i = 0; i < layers.size() && !known; ++i)
+      known = k == std::string(to_string(layers[i].cell)) + "_l" + std::to_string(i);
     for (size_t i = 0; i < heads && !known; ++i) known = k == "head_" + std::to_string(i);
     if (!known)
-      r.fail("source.trainable." + k, "unknown layer name (expected embedding, lstm_l0..lstm_l" +
-                                          std::to_string(layers - 1) + " or decoder)");
+      r.fail("source.trainable." + k,
+             "unknown layer name (expected embedding, " + std::string(to_string(layers[0].cell)) + "_l0.." +
+                 to_string(layers.back().cell) + "_l" + std::to_string(layers.size() - 1) + " or decoder)");
     r.boolean(e.value(), "source.trainable." + k);
   }
 }
@@ -310,7 +313,7 @@ ModelConfig parse_config(const json& j, const std::string& file) {
                                                 "a positive integer (the model's fixed input length)"));
   if (auto it = j.find("source"); it != j.end()) {
     c.source = r.object(*it, "source");
-    check_trainable(r, c.source, c.layers.size(), c.head.size());
+    check_trainable(r, c.source, c.layers, c.head.size());
   }
   return c;
 }

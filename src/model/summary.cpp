@@ -32,8 +32,8 @@ ModelSummary summarize(const Model& model) {
     // reset_after has two, as Keras' GRU does.
     const int64_t p = lw.w_ih.size() + lw.w_hh.size() + lw.bias.size() + lw.bias_hh.size() + lw.w_hr.size() +
                       lw.w_ci.size() + lw.w_cf.size() + lw.w_co.size();
-    // The names the `source.trainable` convention keys by (lstm_l0 whatever the cell).
-    std::string name = "lstm_l" + std::to_string(k);
+    // The names the `source.trainable` convention keys by: the cell's (gru_l0, rnn_l1, lstm_l2).
+    std::string name = std::string(to_string(l.cell)) + "_l" + std::to_string(k);
     const char* kind = l.cell == CellType::Gru ? "GRU" : l.cell == CellType::Rnn ? "SimpleRNN" : "LSTM";
     s.layers.push_back({name, kind, l.output_size(), p, trainable(name), note});
   }
