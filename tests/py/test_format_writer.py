@@ -30,7 +30,11 @@ class FormatWriterTest(unittest.TestCase):
         with open(os.path.join(pyutil.SOURCE_DIR, "src", "format", "tensor_names.json"), encoding="utf-8") as f:
             spec = json.load(f)
         self.assertEqual(fmt.GATE_ORDER, ("i", "f", "g", "o"))
-        self.assertEqual(fmt.GATE_ORDER, tuple(spec["gate_order"]))
+        self.assertEqual(fmt.GATE_ORDER, tuple(spec["cells"]["lstm"]["gate_order"]))
+        self.assertEqual(fmt.CELL_GATES, {"lstm": ("i", "f", "g", "o"), "gru": ("r", "z", "n"), "rnn": ("h",)})
+        self.assertEqual(fmt.names.weight_ih(1, cell="gru"), "gru.weight_ih_l1")
+        self.assertEqual(fmt.names.bias_hh(0, cell="rnn"), "rnn.bias_hh_l0")
+        self.assertEqual(fmt.names.weight_ci(2), "lstm.weight_ci_l2")
         self.assertEqual(fmt.names.embedding, "embedding.weight")
         self.assertEqual(fmt.names.weight_ih(0), "lstm.weight_ih_l0")
         self.assertEqual(fmt.names.weight_hh(2), "lstm.weight_hh_l2")
@@ -76,6 +80,67 @@ class FormatWriterTest(unittest.TestCase):
         self.assertTrue(fmt.names.is_known("lstm.weight_hr_l1", 2))
         self.assertFalse(fmt.names.is_known("lstm.weight_hr_l2", 2))
         self.assertTrue(fmt.names.is_known("decoder.bias", 1))
+
+    def test_layer_names_follow_each_layers_cell(self):
+        layers = [fmt.gru_layer(2), fmt.layer(2, peepholes=True), fmt.rnn_layer(2)]
+        for name in ("gru.weight_ih_l0", "gru.bias_hh_l0", "lstm.weight_hh_l1", "lstm.weight_ci_l1",
+                     "lstm.weight_co_l1", "rnn.weight_hh_l2", "rnn.bias_ih_l2"):
+            self.assertTrue(fmt.names.is_known(name, layers), name)
+        for name in ("lstm.weight_ih_l0", "gru.weight_ih_l1", "gru.weight_hr_l0", "gru.weight_ci_l0",
+                     "rnn.weight_ih_l0", "lstm.weight_ih_l2", "rnn.weight_ih_l3", "gru.weight_ih_l01"):
+            self.assertFalse(fmt.names.is_known(name, layers), name)
+
+    def test_version_3_only_when_a_layer_needs_it(self):
+        H, V, E = 2, 3, 2
+
+        def tensors(cell, k, gates, in_size, **extra):
+            n = fmt.names
+            t = {n.weight_ih(k, cell=cell): np.zeros((gates * H, in_size)),
+                 n.weight_hh(k, cell=cell): np.zeros((gates * H, H)), n.bias_ih(k, cell=cell): np.zeros(gates * H)}
+            t.update(extra)
+            return t
+
+        base = {fmt.names.embedding: np.zeros((V, E)), fmt.names.decoder_weight: np.zeros((V, H)),
+                fmt.names.decoder_bias: np.zeros(V)}
+        cases = [
+            ([fmt.layer(H)], tensors("lstm", 0, 4, E), 1),
+            ([fmt.layer(H, activation="relu")], tensors("lstm", 0, 4, E), 2),
+            ([fmt.gru_layer(H)], tensors("gru", 0, 3, E), 3),
+            ([fmt.rnn_layer(H, activation="relu")], tensors("rnn", 0, 1, E), 3),
+            ([fmt.layer(H, peepholes=True)],
+             tensors("lstm", 0, 4, E, **{fmt.names.weight_ci(0): np.zeros(H), fmt.names.weight_cf(0): np.zeros(H),
+                                         fmt.names.weight_co(0): np.zeros(H)}), 3),
+            ([fmt.gru_layer(H, reset_after=False), fmt.layer(H)],
+             {**tensors("gru", 0, 3, E), **tensors("lstm", 1, 4, H)}, 3),
+        ]
+        for layers, t, version in cases:
+            with self.subTest(layers=layers):
+                d = tempfile.mkdtemp(dir=TMP)
+                fmt.write_model(d, vocab=["a", "b", "c"], embedding_dim=E, layers=layers, tied=False,
+                                tokenizer=fmt.tokenizer(), tensors={**base, **t}, source={})
+                config = pyutil.read_config(d)
+                self.assertEqual(config["format_version"], version)
+                self.assertEqual(config["layers"], layers)
+        self.assertEqual(fmt.layer(H), {"hidden_size": H, "proj_size": 0, "activation": "tanh",
+                                        "recurrent_activation": "sigmoid", "cell_clip": None})
+
+    def test_v3_layers_are_checked(self):
+        bad = [
+            (fmt.rnn_layer(2, activation="sigmoid"), "layers[0].activation"),
+            (fmt.gru_layer(2, recurrent_activation="tanh"), "layers[0].recurrent_activation"),
+            ({**fmt.gru_layer(2), "proj_size": 1}, "layers[0].proj_size"),
+            ({**fmt.gru_layer(2), "cell": "tree"}, "layers[0].cell"),
+            (fmt.layer(2, proj_clip=3.0), "layers[0].proj_clip"),
+            (fmt.layer(2, proj_size=1, proj_clip=-1.0), "layers[0].proj_clip"),
+            ({**fmt.layer(2), "peepholes": 1}, "layers[0].peepholes"),
+        ]
+        for l, field in bad:
+            with self.subTest(layer=l):
+                config = {"vocab_size": 3, "embedding_dim": 2, "layers": [l], "output": {"tied": False},
+                          "tokenizer": fmt.tokenizer()}
+                with self.assertRaises(ValueError) as cm:
+                    fmt.check_config(config)
+                self.assertIn(field, str(cm.exception))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
-"""Writer of the lstmlm model directory (format v1 and v2, docs/model-format.md), shared by every tool:
+"""Writer of the lstmlm model directory (format v1 to v3, docs/model-format.md), shared by every tool:
 lstmlm.format.write_model.
 
-Tensor names and the gate order come from src/format/tensor_names.json, the spec the C++ loader is
-generated from: `names.weight_ih(k)`, `names.embedding`, ..., `GATE_ORDER`. An installed package carries a
+Tensor names and the gate orders come from src/format/tensor_names.json, the spec the C++ loader is
+generated from: `names.weight_ih(k)` (an LSTM layer's), `names.weight_ih(k, cell="gru")`, `names.embedding`,
+..., `GATE_ORDER` (the LSTM's), `CELL_GATES` (every cell's), `CELL_TENSORS`. An installed package carries a
 copy beside this file (cmake --install); the source tree and the build tree (whose lstmlm/format links here)
 read the one in src/format."""
 import json
@@ -15,10 +16,13 @@ import tempfile
 
 import numpy as np
 
-# A model is written in the oldest version that holds it: 2 only when it has a cell activation other than
-# tanh or an output head (Dense layers before the decoder), so every other model stays readable by v1 builds.
+# A model is written in the oldest version that holds it: 3 only when a layer is a GRU or a simple RNN or an
+# LSTM with peepholes or a projection clip; else 2 only when it has a cell activation other than tanh or an
+# output head (Dense layers before the decoder), so every other model stays readable by v1 builds.
 FORMAT_VERSION = 1
 FORMAT_VERSION_V2 = 2
+FORMAT_VERSION_V3 = 3
+LATEST_FORMAT_VERSION = FORMAT_VERSION_V3
 
 # The loader's limits (include/lstmlm/config.hpp kMaxVocabSize, kMaxLayerWidth, kMaxLayerCount): a config
 # outside them is refused by lstmlm, so the writer refuses it first.
@@ -30,6 +34,8 @@ MAX_INPUT_LENGTH = 1000000
 RECURRENT_ACTIVATIONS = ("sigmoid", "hard_sigmoid", "hard_sigmoid_keras3")
 # Cell activations (format v2 for all but tanh) and head Dense activations.
 ACTIVATIONS = ("tanh", "relu", "linear", "sigmoid")
+# A simple RNN's activation (PyTorch nn.RNN's nonlinearity, ONNX RNN's Tanh / Relu).
+RNN_ACTIVATIONS = ("tanh", "relu")
 
 
 def _spec_path():
@@ -49,8 +55,16 @@ with open(SPEC_PATH, encoding="utf-8") as _f:
 # Rows of a layer's tensors are one block of H rows per gate, in the cell's order (PyTorch's); GATE_ORDER
 # is the LSTM's.
 CELL_GATES = {cell: tuple(spec["gate_order"]) for cell, spec in _SPEC["cells"].items()}
+# The per-layer tensors (keys of names: "weight_ih", ..., "weight_ci") each cell may have.
+CELL_TENSORS = {cell: tuple(spec["layer_tensors"]) for cell, spec in _SPEC["cells"].items()}
+CELLS = tuple(CELL_GATES)
 GATE_ORDER = CELL_GATES["lstm"]
 GATE_COUNT = len(GATE_ORDER)
+
+
+def layer_cell(layer_config):
+    """The cell of a config.json layer: "lstm" when it names none (format v1/v2)."""
+    return layer_config.get("cell", "lstm")
 
 
 class _Names:
@@ -67,19 +81,25 @@ class _Names:
         """names.weight_ih(0) == "lstm.weight_ih_l0"; names.weight_ih(0, cell="gru") == "gru.weight_ih_l0"."""
         return lambda k, cell="lstm": t.replace("{cell}", cell).replace("{k}", str(int(k)))
 
-    def is_known(self, name, num_layers, num_heads=0):
-        """True when `name` is a format tensor name for a model of `num_layers` LSTM layers and `num_heads`
-        head Dense layers."""
+    def is_known(self, name, layers, num_heads=0):
+        """True when `name` is a format tensor name for a model of these recurrent layers and `num_heads`
+        head Dense layers. layers: the config's layer list (each layer's cell decides its names and which
+        tensors it may have: a GRU has no weight_hr, an LSTM's are lstm.*), or a count of LSTM layers."""
+        cells = ["lstm"] * layers if isinstance(layers, int) else [layer_cell(l) for l in layers]
         for key, t in self.templates.items():
             if "{k}" not in t:
                 if name == t:
                     return True
                 continue
             pre, post = t.split("{k}")
-            pattern = re.escape(pre).replace(re.escape("{cell}"), "(?:" + "|".join(CELL_GATES) + ")")
-            m = re.fullmatch(pattern + r"(0|[1-9][0-9]*)" + re.escape(post), name)
-            if m and int(m.group(1)) < (num_heads if key.startswith("head_") else num_layers):
-                return True
+            if key.startswith("head_"):
+                m = re.fullmatch(re.escape(pre) + r"(0|[1-9][0-9]*)" + re.escape(post), name)
+                if m and int(m.group(1)) < num_heads:
+                    return True
+                continue
+            for k, cell in enumerate(cells):
+                if key in CELL_TENSORS.get(cell, ()) and name == getattr(self, key)(k, cell=cell):
+                    return True
         return False
 
 
@@ -112,9 +132,36 @@ def write_safetensors(path, tensors, progress=None):
                 progress(done, total, k + 1)
 
 
-def layer(hidden_size, proj_size=0, recurrent_activation="sigmoid", cell_clip=None, activation="tanh"):
-    return {"hidden_size": int(hidden_size), "proj_size": int(proj_size), "activation": activation,
-            "recurrent_activation": recurrent_activation, "cell_clip": cell_clip}
+def layer(hidden_size, proj_size=0, recurrent_activation="sigmoid", cell_clip=None, activation="tanh",
+          peepholes=False, proj_clip=None):
+    """An LSTM layer. peepholes (tensors names.weight_ci/cf/co(k), each [H]) and proj_clip (needs proj_size)
+    are format v3, written only when set, so every other LSTM layer is written as format v1/v2 write it."""
+    l = {"hidden_size": int(hidden_size), "proj_size": int(proj_size), "activation": activation,
+         "recurrent_activation": recurrent_activation, "cell_clip": cell_clip}
+    if peepholes:
+        l["peepholes"] = True
+    if proj_clip is not None:
+        l["proj_clip"] = proj_clip
+    return l
+
+
+def gru_layer(hidden_size, reset_after=True, recurrent_activation="sigmoid", activation="tanh"):
+    """A GRU layer (format v3), gates r, z, n: reset_after True is PyTorch's nn.GRU (and Keras
+    reset_after=True, ONNX linear_before_reset=1), False applies r before W_hn (Keras <= 2.2, TF1 GRUCell,
+    ONNX linear_before_reset=0). Tensors names.weight_ih(k, cell="gru"), ...: [3H, in], [3H, H], [3H]."""
+    return {"cell": "gru", "hidden_size": int(hidden_size), "reset_after": bool(reset_after),
+            "activation": activation, "recurrent_activation": recurrent_activation}
+
+
+def rnn_layer(hidden_size, activation="tanh"):
+    """A simple RNN layer (format v3): h' = activation(W_ih x + b_ih + W_hh h + b_hh), activation tanh or
+    relu. Tensors names.weight_ih(k, cell="rnn"), ...: [H, in], [H, H], [H]."""
+    return {"cell": "rnn", "hidden_size": int(hidden_size), "activation": activation}
+
+
+def needs_v3(layers):
+    """True when a layer needs format v3: a GRU or RNN cell, an LSTM's peepholes or projection clip."""
+    return any(layer_cell(l) != "lstm" or l.get("peepholes") or l.get("proj_clip") is not None for l in layers)
 
 
 def dense(units, activation):
@@ -141,6 +188,57 @@ def _opt_str(value, field):
         raise ValueError(f"write_model: {field} is {type(value).__name__}, expected a string or null")
 
 
+def _check_clip(l, key, p):
+    clip = l.get(key)
+    if clip is not None and (isinstance(clip, bool) or not isinstance(clip, (int, float)) or
+                             not math.isfinite(clip) or clip <= 0):
+        raise ValueError(f"write_model: {p}{key} is {clip!r}, expected a positive finite number or null")
+
+
+# The keys a layer of each cell may have (src/format/config.cpp refuses any other).
+_LAYER_KEYS = {
+    "lstm": ("cell", "hidden_size", "proj_size", "activation", "recurrent_activation", "cell_clip", "peepholes",
+             "proj_clip"),
+    "gru": ("cell", "hidden_size", "activation", "recurrent_activation", "reset_after"),
+    "rnn": ("cell", "hidden_size", "activation"),
+}
+
+
+def check_layer(l, k):
+    """One config.json layer against the loader's rules (ValueError naming layers[k].FIELD)."""
+    p = f"layers[{k}]."
+    cell = layer_cell(l)
+    if cell not in _LAYER_KEYS:
+        raise ValueError(f"write_model: {p}cell {cell!r} is not one of {', '.join(_LAYER_KEYS)}")
+    extra = [key for key in l if key not in _LAYER_KEYS[cell]]
+    if extra:
+        raise ValueError(f"write_model: {p}{extra[0]}: a {cell} layer has no such field (it has "
+                         f"{', '.join(_LAYER_KEYS[cell][1:])})")
+    _int_in(l["hidden_size"], 1, MAX_LAYER_WIDTH, p + "hidden_size")
+    activation = l.get("activation", "tanh")
+    allowed = RNN_ACTIVATIONS if cell == "rnn" else ACTIVATIONS
+    if activation not in allowed:
+        raise ValueError(f"write_model: {p}activation {activation!r} is not one of {', '.join(allowed)}")
+    if cell == "rnn":
+        return
+    if "recurrent_activation" in l or cell == "lstm":
+        if l.get("recurrent_activation") not in RECURRENT_ACTIVATIONS:
+            raise ValueError(f"write_model: {p}recurrent_activation {l.get('recurrent_activation')!r} is not one "
+                             f"of {', '.join(RECURRENT_ACTIVATIONS)}")
+    if cell == "gru":
+        if not isinstance(l.get("reset_after", True), bool):
+            raise ValueError(f"write_model: {p}reset_after is {l['reset_after']!r}, expected a boolean")
+        return
+    _int_in(l.get("proj_size", 0), 0, l["hidden_size"] - 1, p + "proj_size (0 or below hidden_size)")
+    _check_clip(l, "cell_clip", p)
+    _check_clip(l, "proj_clip", p)
+    if not isinstance(l.get("peepholes", False), bool):
+        raise ValueError(f"write_model: {p}peepholes is {l['peepholes']!r}, expected a boolean")
+    if l.get("proj_clip") is not None and not l.get("proj_size", 0):
+        raise ValueError(f"write_model: {p}proj_clip is {l['proj_clip']!r}, which needs a projection "
+                         "(proj_size > 0)")
+
+
 def check_config(config):
     """The rules of src/format/config.cpp that a converter could break: a model lstmlm would refuse to load
     is a conversion error (ValueError naming the field), not a directory written with exit 0."""
@@ -151,19 +249,7 @@ def check_config(config):
     if not 1 <= len(layers) <= MAX_LAYER_COUNT:
         raise ValueError(f"write_model: {len(layers)} layers, expected 1..{MAX_LAYER_COUNT}")
     for k, l in enumerate(layers):
-        p = f"layers[{k}]."
-        _int_in(l["hidden_size"], 1, MAX_LAYER_WIDTH, p + "hidden_size")
-        _int_in(l.get("proj_size", 0), 0, l["hidden_size"] - 1, p + "proj_size (0 or below hidden_size)")
-        if l.get("recurrent_activation") not in RECURRENT_ACTIVATIONS:
-            raise ValueError(f"write_model: {p}recurrent_activation {l.get('recurrent_activation')!r} is not one "
-                             f"of {', '.join(RECURRENT_ACTIVATIONS)}")
-        if l.get("activation", "tanh") not in ACTIVATIONS:
-            raise ValueError(f"write_model: {p}activation {l.get('activation')!r} is not one of "
-                             f"{', '.join(ACTIVATIONS)}")
-        clip = l.get("cell_clip")
-        if clip is not None and (isinstance(clip, bool) or not isinstance(clip, (int, float)) or
-                                 not math.isfinite(clip) or clip <= 0):
-            raise ValueError(f"write_model: {p}cell_clip is {clip!r}, expected a positive finite number or null")
+        check_layer(l, k)
     for k, d in enumerate(config["output"].get("head", [])):
         _int_in(d["units"], 1, MAX_LAYER_WIDTH, f"output.head[{k}].units")
         if d.get("activation") not in ACTIVATIONS:
@@ -243,21 +329,25 @@ def write_model(outdir, *, vocab, embedding_dim, layers, tied, tokenizer, tensor
     leaves outdir as it was (absent, or with its previous files).
     input_length: the model's fixed input time dimension (Keras Input shape (None, N)), written as the
     top-level "input_length" when given (lstmlm then pre-pads every context to it by default).
-    head: Dense layers (dense(units, activation)) between the last LSTM layer and the decoder, format v2.
+    layers: layer(...) (LSTM), gru_layer(...), rnn_layer(...) in stack order; format_version 3 is written only
+    when one needs it (needs_v3), else 2 or 1 as before.
+    head: Dense layers (dense(units, activation)) between the last recurrent layer and the decoder, format v2.
     progress: None, or progress(bytes_written, total_bytes, tensors_written) while weights.safetensors is written."""
     head = list(head or [])
-    unknown = [n for n in tensors if not names.is_known(n, len(layers), len(head))]
+    unknown = [n for n in tensors if not names.is_known(n, layers, len(head))]
     if unknown:
+        cells = "+".join(layer_cell(l) for l in layers)
         raise ValueError(f"write_model: tensor name {unknown[0]!r} is not in the lstmlm format spec "
-                         f"({os.path.normpath(SPEC_PATH)}) for {len(layers)} LSTM layer(s) and {len(head)} "
-                         "head layer(s)")
+                         f"({os.path.normpath(SPEC_PATH)}) for {len(layers)} recurrent layer(s) ({cells}) and "
+                         f"{len(head)} head layer(s)")
     if isinstance(embedding_dim, np.integer):
         embedding_dim = int(embedding_dim)
     v2 = bool(head) or any(l.get("activation", "tanh") != "tanh" for l in layers)
+    version = FORMAT_VERSION_V3 if needs_v3(layers) else FORMAT_VERSION_V2 if v2 else FORMAT_VERSION
     output = {"tied": bool(tied)}
     if head:
         output["head"] = head
-    config = {"format": "lstmlm", "format_version": FORMAT_VERSION_V2 if v2 else FORMAT_VERSION,
+    config = {"format": "lstmlm", "format_version": version,
               "vocab_size": len(vocab), "embedding_dim": embedding_dim, "layers": layers, "output": output,
               "tokenizer": tokenizer, "source": source}
     if input_length is not None:
