@@ -1,18 +1,27 @@
 """PyTorch files: a state_dict, a dict holding one (plus e.g. the char list), or a whole pickled nn.Module
-(word_language_model's RNNModel, whose class is not importable here). Read by torch_file (restricted
-unpickler, tensors as numpy); torch itself is not needed.
+(word_language_model's RNNModel, char-rnn.pytorch's CharRNN, whose classes are not importable here). Read by
+torch_file (restricted unpickler, tensors as numpy); torch itself is not needed.
 
-Layout: [Embedding] -> nn.LSTM (any layers, optional proj_size) -> Linear. Without an Embedding the LSTM
-reads one-hot vectors of the vocabulary (input_size = V). nn.LSTM's tensors are already lstmlm's.
+Layout: [Embedding] -> nn.LSTM (any layers, optional proj_size), nn.GRU or nn.RNN (tanh or relu) -> Linear.
+Without an Embedding the recurrent layers read one-hot vectors of the vocabulary (input_size = V). The
+modules' tensors are already lstmlm's (format v3 names them by cell: gru.weight_ih_l0, ...).
+
+Which cell a module is: its pickled class and `mode` when the file is a whole module, else the gate count of
+its tensors (4H rows: LSTM, 3H: GRU, H: simple RNN). A simple RNN's nonlinearity is not in a state_dict:
+--rnn-nonlinearity names it then (a pickled module's `mode` says it, and an option contradicting it is refused).
 """
 import os
 import re
+import string
 import zipfile
 
 import numpy as np
 
+from ..format import gru_layer as fmt_gru_layer
 from ..format import layer as fmt_layer
 from ..format import names as tensor_names
+from ..format import rnn_layer as fmt_rnn_layer
+from ..format import CELL_GATES
 
 from . import common, torch_file, unpickle
 from . import vocab as vocab_mod
@@ -39,6 +48,9 @@ def add_arguments(p):
     g.add_argument("--module-name", action="append", default=[], metavar="MOD",
                    help="also accept pickled nn.Module classes from module MOD (besides __main__, model, "
                         "models); their instances become inert stubs, no code is run")
+    g.add_argument("--rnn-nonlinearity", choices=("tanh", "relu"),
+                   help="the nonlinearity of an nn.RNN in a state_dict (which does not record it; a pickled "
+                        "module does)")
 
 
 def _is_array(x):
@@ -96,20 +108,78 @@ def _pick(cands, hints, classes, want_cls, what, where):
     raise ConvertError(f"{where}: cannot tell which of {cands} is the {what}")
 
 
-def _lstm_module_checks(root, classes, prefix, where):
-    if classes is None:
-        return
-    cls = classes.get(prefix.rstrip("."), "")
-    if cls and not cls.endswith(".LSTM"):
-        raise ConvertError(f"{where}: module {prefix.rstrip('.')!r} is {cls}; only nn.LSTM is supported")
+# nn.RNNBase.mode -> (the lstmlm cell, a simple RNN's activation).
+MODES = {"LSTM": ("lstm", None), "GRU": ("gru", None), "RNN_TANH": ("rnn", "tanh"), "RNN_RELU": ("rnn", "relu")}
+MODULE_CLASSES = {"LSTM": "LSTM", "GRU": "GRU", "RNN": "RNN_TANH"}
+# Rows of weight_hh per hidden unit -> the cell.
+GATE_CELLS = {4: "lstm", 3: "gru", 1: "rnn"}
+CELL_MODULES = {"lstm": "nn.LSTM", "gru": "nn.GRU", "rnn": "nn.RNN"}
+# char-rnn.pytorch (spro) keeps no vocabulary in its file: helpers.py's all_characters is string.printable,
+# an id being the index in it.
+CHARRNN_CHARACTERS = string.printable
+
+
+def _module_mode(root, classes, prefix, where):
+    """The pickled module's nn.RNNBase mode (LSTM, GRU, RNN_TANH, RNN_RELU), or None for a state_dict;
+    refuses a bidirectional module and a class that is not one of nn.LSTM, nn.GRU, nn.RNN."""
+    if classes is None or root is None:
+        return None
+    name = prefix.rstrip(".")
+    cls = classes.get(name, "")
+    short = cls.rsplit(".", 1)[-1]
+    if cls and short not in MODULE_CLASSES:
+        raise ConvertError(f"{where}: module {name!r} is {cls}; only nn.LSTM, nn.GRU and nn.RNN are supported")
     mod = root
-    for part in [p for p in prefix.rstrip(".").split(".") if p]:
+    for part in [p for p in name.split(".") if p]:
         mod = mod._modules[part]
     d = mod.__dict__
     if d.get("bidirectional"):
-        raise ConvertError(f"{where}: module {prefix.rstrip('.')!r}: bidirectional=True is not supported")
-    if d.get("mode", "LSTM") != "LSTM":
-        raise ConvertError(f"{where}: module {prefix.rstrip('.')!r} has mode {d.get('mode')}; only LSTM")
+        raise ConvertError(f"{where}: module {name!r}: bidirectional=True is not supported")
+    mode = d.get("mode")
+    if mode is None and short == "RNN":
+        mode = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}.get(d.get("nonlinearity"))
+    if mode is None:
+        mode = MODULE_CLASSES.get(short)
+    if mode not in MODES:
+        raise ConvertError(f"{where}: module {name!r} has mode {common.brief(mode)}; expected one of "
+                           f"{', '.join(MODES)}")
+    return mode
+
+
+def _cell_of(prefix, hidden, w_hh, w_hr, mode, args, where):
+    """(cell, a simple RNN's activation) of recurrent layer tensors; mode: the pickled module's, or None."""
+    gates = w_hh.shape[0] / hidden if hidden else 0
+    cell = GATE_CELLS.get(gates) if w_hr is None else "lstm" if gates == 4 else None
+    if cell is None:
+        raise ConvertError(f"{where}: {prefix}weight_hh_l0 has shape {list(w_hh.shape)}: {gates:g} blocks of "
+                           f"H={hidden} rows, which is no LSTM (4), GRU (3) or RNN (1)")
+    option = getattr(args, "rnn_nonlinearity", None)
+    if mode is not None:
+        mode_cell, activation = MODES[mode]
+        if mode_cell != cell:
+            raise ConvertError(f"{where}: module {prefix.rstrip('.')!r} has mode {mode} but its "
+                               f"{prefix}weight_hh_l0 {list(w_hh.shape)} has the shape of an {CELL_MODULES[cell]}")
+        if cell == "rnn" and option and option != activation:
+            raise ConvertError(f"{where}: --rnn-nonlinearity {option} contradicts module "
+                               f"{prefix.rstrip('.')!r}, an nn.RNN with nonlinearity {activation} (mode {mode})")
+        return cell, activation
+    if cell != "rnn":
+        return cell, None
+    if not option:
+        raise ConvertError(f"{where}: {prefix}weight_ih_l0 is an nn.RNN (one block of H={hidden} rows), whose "
+                           "nonlinearity a state_dict does not record: give --rnn-nonlinearity tanh or relu")
+    return cell, option
+
+
+def _charrnn_vocab(classes, root, size, where):
+    """char-rnn.pytorch's string.printable for a pickled CharRNN of that many outputs, else None."""
+    if not classes or not classes.get("", "").endswith(".CharRNN") or size != len(CHARRNN_CHARACTERS):
+        return None
+    v = vocab_mod._from_list(list(CHARRNN_CHARACTERS), where, "char-rnn.pytorch string.printable")
+    v.path, v.kind = "", "char"
+    common.note("vocabulary: string.printable, char-rnn.pytorch's all_characters (the file holds none; --vocab "
+                "FILE to give another)")
+    return v
 
 
 def convert(path, args):
@@ -120,23 +190,22 @@ def convert(path, args):
         raise ConvertError(f"{where}: {e}") from None
     sd, classes, extras, root = _find_state_dict(obj, where)
     sd = {k: v for k, v in sd.items() if _is_array(v)}
-    lstm_keys = {}
+    rnn_keys = {}
     for k in sd:
         m = re.match(r"^(.*?)weight_ih_l(\d+)(_reverse)?$", k)
         if m:
             if m.group(3):
-                raise ConvertError(f"{where}: tensor {k}: bidirectional LSTM is not supported")
-            lstm_keys.setdefault(m.group(1), []).append(int(m.group(2)))
-    if len(lstm_keys) != 1:
-        raise ConvertError(f"{where}: expected one nn.LSTM (tensors *weight_ih_l0...), found "
-                           f"{len(lstm_keys)}: {sorted(lstm_keys)}")
-    prefix, ks = next(iter(lstm_keys.items()))
+                raise ConvertError(f"{where}: tensor {k}: a bidirectional recurrent layer is not supported")
+            rnn_keys.setdefault(m.group(1), []).append(int(m.group(2)))
+    if len(rnn_keys) != 1:
+        raise ConvertError(f"{where}: expected one nn.LSTM, nn.GRU or nn.RNN (tensors *weight_ih_l0...), found "
+                           f"{len(rnn_keys)}: {sorted(rnn_keys)}")
+    prefix, ks = next(iter(rnn_keys.items()))
     if sorted(ks) != list(range(len(ks))):
-        raise ConvertError(f"{where}: LSTM layers {sorted(ks)} are not 0..n-1")
-    if root is not None:
-        _lstm_module_checks(root, classes, prefix, where)
+        raise ConvertError(f"{where}: recurrent layers {sorted(ks)} are not 0..n-1")
+    mode = _module_mode(root, classes, prefix, where)
     used, tensors, layers = set(), {}, []
-    in_dim = None
+    in_dim = cell = activation = None
     for k in range(len(ks)):
         def t(name, required=True):
             key = f"{prefix}{name}_l{k}"
@@ -154,29 +223,43 @@ def convert(path, args):
                                    "non-empty matrix")
         hidden = w_hr.shape[1] if w_hr is not None else w_hh.shape[1]
         proj = w_hr.shape[0] if w_hr is not None else 0
-        if w_ih.shape[0] != 4 * hidden or w_hh.shape != (4 * hidden, proj or hidden):
-            gates = w_hh.shape[0] / hidden
-            kind = {3: "a GRU", 1: "a plain RNN"}.get(gates, f"{gates} gates")
-            raise ConvertError(f"{where}: {prefix}weight_hh_l{k} {w_hh.shape} is {kind}, not an LSTM "
-                               f"[4H, H] with H={hidden}")
+        if k == 0:
+            cell, activation = _cell_of(prefix, hidden, w_hh, w_hr, mode, args, where)
+        G = len(CELL_GATES[cell])
+        if w_ih.shape[0] != G * hidden or w_hh.shape != (G * hidden, proj or hidden):
+            raise ConvertError(f"{where}: {prefix}weight_ih_l{k} {list(w_ih.shape)} / weight_hh_l{k} "
+                               f"{list(w_hh.shape)}: expected [{G}H, in] and [{G}H, {'P' if proj else 'H'}] of an "
+                               f"{CELL_MODULES[cell]} with H={hidden}")
         if in_dim is not None and w_ih.shape[1] != in_dim:
             raise ConvertError(f"{where}: {prefix}weight_ih_l{k} has {w_ih.shape[1]} inputs, layer {k - 1} "
                                f"gives {in_dim}")
         if k == 0:
             first_in = w_ih.shape[1]
         for name, b in (("bias_ih", b_ih), ("bias_hh", b_hh)):
-            if b is not None and b.shape != (4 * hidden,):
-                raise ConvertError(f"{where}: {prefix}{name}_l{k} {b.shape} should be [{4 * hidden}]")
-        tensors[tensor_names.weight_ih(k)] = w_ih
-        tensors[tensor_names.weight_hh(k)] = w_hh
+            if b is not None and b.shape != (G * hidden,):
+                raise ConvertError(f"{where}: {prefix}{name}_l{k} {list(b.shape)} should be [{G * hidden}]")
+        if b_ih is None and b_hh is None:
+            # bias=False: the layer's bias is zero, and the format wants it written (a layer without any
+            # bias is refused as an exporter's omission).
+            b_ih = np.zeros(G * hidden, np.float32)
+        tensors[tensor_names.weight_ih(k, cell=cell)] = w_ih
+        tensors[tensor_names.weight_hh(k, cell=cell)] = w_hh
         if b_ih is not None:
-            tensors[tensor_names.bias_ih(k)] = b_ih
+            tensors[tensor_names.bias_ih(k, cell=cell)] = b_ih
         if b_hh is not None:
-            tensors[tensor_names.bias_hh(k)] = b_hh
+            tensors[tensor_names.bias_hh(k, cell=cell)] = b_hh
         if w_hr is not None:
             tensors[tensor_names.weight_hr(k)] = w_hr
-        layers.append(fmt_layer(hidden, proj_size=proj))
+        if cell == "gru":
+            layers.append(fmt_gru_layer(hidden))  # nn.GRU applies r to W_hn h + b_hn: reset_after
+        elif cell == "rnn":
+            layers.append(fmt_rnn_layer(hidden, activation=activation))
+        else:
+            layers.append(fmt_layer(hidden, proj_size=proj))
         in_dim = proj or hidden
+    if getattr(args, "rnn_nonlinearity", None) and cell != "rnn":
+        raise ConvertError(f"{where}: --rnn-nonlinearity given, but {prefix.rstrip('.') or 'the model'} is an "
+                           f"{CELL_MODULES[cell]}, not an nn.RNN")
     rest = {k: v for k, v in sd.items() if k not in used}
     # Decoder: a [V, H_last] weight whose bias (if any) is [V]; embedding: a [V, E=first_in] weight.
     dec_c = [k for k, v in rest.items() if k.endswith("weight") and v.ndim == 2 and v.shape[1] == in_dim]
@@ -208,17 +291,20 @@ def convert(path, args):
         emb_dim = emb.shape[1]
     leftover = sorted(rest)
     if leftover:
-        raise ConvertError(f"{where}: tensors {leftover} are not part of Embedding -> LSTM -> Linear")
+        raise ConvertError(f"{where}: tensors {leftover} are not part of Embedding -> {CELL_MODULES[cell]} -> "
+                           "Linear")
     out.update(tensors)
     if not tied:
         out[tensor_names.decoder_weight] = dec_w
     out[tensor_names.decoder_bias] = dec_b
     source = {"framework": "pytorch", "file": os.path.basename(path), "exporter": "tools/convert.py",
               "format": "whole-module pickle" if classes else "state_dict",
-              "tensors": {"embedding": emb_key, "lstm": prefix.rstrip("."), "decoder": dec_key}}
+              "tensors": {"embedding": emb_key, cell: prefix.rstrip("."), "decoder": dec_key}}
     if classes:
         source["module_class"] = classes.get("")
     source_vocab, default_eos = _vocab_from_extras(extras, where), None
+    if source_vocab is None and not getattr(args, "vocab", None) and not getattr(args, "corpus_dir", None):
+        source_vocab = _charrnn_vocab(classes, root, size, where)
     if source_vocab is None and not getattr(args, "vocab", None) and not getattr(args, "corpus_dir", None):
         d = os.path.dirname(os.path.abspath(path))
         if all(os.path.exists(os.path.join(d, n)) for n in ("train.txt", "valid.txt", "test.txt")):
