@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kernels/backend.hpp"
+#include "kernels/cells/updates.hpp"
 #include "kernels/cpu.hpp"
 #include "kernels/fp32/backend.hpp"
 #include "kernels/lowp/gemm.hpp"
@@ -64,6 +65,17 @@ const Backend& backend(Precision precision) {
     if (const Backend* b = backend_at(precision, static_cast<Isa>(level))) return *b;
   // Every precision has a scalar kernel, which every x86-64 runs.
   throw std::logic_error("kernels: no backend for " + std::string(precision_name(precision)));
+}
+
+const cells::Updates& cells::updates() {
+  // The level fp32 runs at: the generic cells' updates go with their GEMMs' fp32 results.
+  for (int level = static_cast<int>(isa_ceiling()); level >= 0; --level) {
+    const Isa isa = static_cast<Isa>(level);
+    if (!has(Precision::Fp32, isa)) continue;
+    if (isa == Isa::Avx512) return cells_avx512::updates();
+    if (isa == Isa::Avx2) return cells_avx2::updates();
+  }
+  return cells_scalar::updates();
 }
 
 }  // namespace lstmlm::kernels

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "kernels/backend.hpp"
-#include "kernels/cells/update.hpp"
+#include "kernels/cells/layout.hpp"
 
 namespace lstmlm::kernels::cells {
 

@@ -6,6 +6,7 @@
 
 #include "kernels/cells/cells.hpp"
 #include "kernels/cells/generic.hpp"
+#include "kernels/cells/updates.hpp"
 
 namespace lstmlm::kernels::cells {
 
@@ -21,8 +22,8 @@ class Gru final : public Generic {
       mid_stride_ = std::max(padded(3 * H_), hh_->stride());
     } else {
       const std::vector<float> zero(static_cast<size_t>(2 * H_), 0.0f);
-      hh_ = be.linear(w.w_hh, 2 * H_, H_, zero.data());                // r and z
-      hn_ = be.linear(w.w_hh + 2 * block, H_, H_, zero.data());        // n, applied to r h
+      hh_ = be.linear(w.w_hh, 2 * H_, H_, zero.data());          // r and z
+      hn_ = be.linear(w.w_hh + 2 * block, H_, H_, zero.data());  // n, applied to r h
       rh_at_ = std::max(padded(2 * H_), hh_->stride());
       gn_at_ = rh_at_ + padded(H_);
       mid_stride_ = gn_at_ + std::max(padded(H_), hn_->stride());
@@ -37,45 +38,27 @@ class Gru final : public Generic {
   size_t step_bytes() const override { return hh_->bytes() + (hn_ ? hn_->bytes() : 0); }
   size_t bytes() const override { return step_bytes() + term_bytes(); }
 
-  void step_part(int phase, int part, int parts, int rows, const float* const* h_prev, const float* const* term,
-                 float* const*, float* const* h_out, float* const* mid, Scratch& s) const override {
+  void step_part(int phase, int part, int parts, int rows, const float* const* h_prev,
+                 const float* const* term, float* const*, float* const* h_out, float* const* mid,
+                 Scratch& s) const override {
     const Units u = part_units(H_, part, parts);
-    const int H = H_;
+    Rows a{rows, H_, u.begin, u.end, term, mid, h_prev, h_out};
     if (phase == 0) {  // the recurrent product of r and z (and n, reset_after)
       hh_->logits_part(part, parts, rows, prev_rows(rows, h_prev, s), mid, s);
     } else if (w_.reset_after) {
-      for (int r = 0; r < rows; ++r) {
-        const float *t = term[r], *g = mid[r], *hp = prev(h_prev, r);
-        float* h = h_out[r];
-        for (int j = u.begin; j < u.end; ++j) {
-          const float rg = activate(w_.activation, t[j] + g[j]);
-          const float z = activate(w_.activation, t[H + j] + g[H + j]);
-          const float n = activate(w_.cell_activation, t[2 * H + j] + rg * g[2 * H + j]);
-          h[j] = (1.0f - z) * n + z * hp[j];
-        }
-      }
+      up_.gru_after(a, w_.activation, w_.cell_activation);
     } else if (phase == 1) {  // r h, the input of W_hn
-      for (int r = 0; r < rows; ++r) {
-        const float *t = term[r], *g = mid[r], *hp = prev(h_prev, r);
-        float* rh = mid[r] + rh_at_;
-        for (int j = u.begin; j < u.end; ++j) rh[j] = activate(w_.activation, t[j] + g[j]) * hp[j];
-      }
+      a.out = mid_at(rows, mid, rh_at_, s);
+      up_.gru_reset(a, w_.activation);
     } else if (phase == 2) {
       hn_->logits_part(part, parts, rows, mid_in(rows, mid, rh_at_, s), mid_at(rows, mid, gn_at_, s), s);
     } else {
-      for (int r = 0; r < rows; ++r) {
-        const float *t = term[r], *g = mid[r], *gn = mid[r] + gn_at_, *hp = prev(h_prev, r);
-        float* h = h_out[r];
-        for (int j = u.begin; j < u.end; ++j) {
-          const float z = activate(w_.activation, t[H + j] + g[H + j]);
-          const float n = activate(w_.cell_activation, t[2 * H + j] + gn[j]);
-          h[j] = (1.0f - z) * n + z * hp[j];
-        }
-      }
+      up_.gru_before(a, mid_in(rows, mid, gn_at_, s), w_.activation, w_.cell_activation);
     }
   }
 
  private:
+  const Updates& up_ = updates();
   GruWeights w_;  // the flags and activations (its pointers are not kept)
   int H_;
   std::unique_ptr<OutputLayer> hh_, hn_;

@@ -4,6 +4,7 @@
 //   c' = clip(f c + i g), o = rec(t_o + W_ho h + w_co c'), m = o act(c'), h' = clip(W_hr m) or m.
 #include "kernels/cells/cells.hpp"
 #include "kernels/cells/generic.hpp"
+#include "kernels/cells/updates.hpp"
 
 namespace lstmlm::kernels::cells {
 
@@ -13,6 +14,7 @@ class Lstm final : public Generic {
  public:
   Lstm(const Backend& be, const LstmWeights& w)
       : Generic(be, w.input, 4 * w.hidden, w.w_ih, w.bias, padded(w.proj > 0 ? w.proj : w.hidden)),
+        cell_{w.hidden, w.activation, w.cell_clip, w.cell_activation},
         w_(w),
         H_(w.hidden),
         P_(w.proj) {
@@ -44,46 +46,27 @@ class Lstm final : public Generic {
     return step_bytes() + term_bytes() + (ci_.size() + cf_.size() + co_.size()) * sizeof(float);
   }
 
-  void step_part(int phase, int part, int parts, int rows, const float* const* h_prev, const float* const* term,
-                 float* const* memory, float* const* h_out, float* const* mid, Scratch& s) const override {
+  void step_part(int phase, int part, int parts, int rows, const float* const* h_prev,
+                 const float* const* term, float* const* memory, float* const* h_out, float* const* mid,
+                 Scratch& s) const override {
     if (phase == 0) {
       hh_->logits_part(part, parts, rows, prev_rows(rows, h_prev, s), mid, s);
     } else if (phase == 1) {
-      cells(part_units(H_, part, parts), rows, term, memory, h_out, mid);
+      const Units u = part_units(H_, part, parts);
+      const Rows a{rows, H_, u.begin, u.end, term, mid, h_prev, P_ > 0 ? mid_at(rows, mid, m_at_, s) : h_out};
+      up_.lstm(a, memory, cell_, ci_.empty() ? nullptr : ci_.data(), cf_.empty() ? nullptr : cf_.data(),
+               co_.empty() ? nullptr : co_.data());
     } else if (phase == 2) {
       hr_->logits_part(part, parts, rows, mid_in(rows, mid, m_at_, s), h_out, s);
     } else {
       const Units u = part_units(P_, part, parts);
-      const float c = *w_.proj_clip;
-      for (int r = 0; r < rows; ++r)
-        for (int j = u.begin; j < u.end; ++j) h_out[r][j] = std::clamp(h_out[r][j], -c, c);
+      up_.clip(rows, h_out, u.begin, u.end, *w_.proj_clip);
     }
   }
 
  private:
-  void cells(Units u, int rows, const float* const* term, float* const* memory, float* const* h_out,
-             float* const* mid) const {
-    const int H = H_;
-    const RecurrentActivation ra = w_.activation;
-    const Activation ca = w_.cell_activation;
-    for (int r = 0; r < rows; ++r) {
-      const float *t = term[r], *g = mid[r];
-      float* c = memory[r];
-      float* m = P_ > 0 ? mid[r] + m_at_ : h_out[r];
-      for (int j = u.begin; j < u.end; ++j) {
-        const float cp = c[j];
-        const float i = activate(ra, t[j] + g[j] + (ci_.empty() ? 0.0f : ci_[size_t(j)] * cp));
-        const float f = activate(ra, t[H + j] + g[H + j] + (cf_.empty() ? 0.0f : cf_[size_t(j)] * cp));
-        const float gg = activate(ca, t[2 * H + j] + g[2 * H + j]);
-        float cn = f * cp + i * gg;
-        if (w_.cell_clip) cn = std::clamp(cn, -*w_.cell_clip, *w_.cell_clip);
-        const float o = activate(ra, t[3 * H + j] + g[3 * H + j] + (co_.empty() ? 0.0f : co_[size_t(j)] * cn));
-        c[j] = cn;
-        m[j] = o * activate(ca, cn);
-      }
-    }
-  }
-
+  const Updates& up_ = updates();
+  CellParams cell_;
   LstmWeights w_;  // the flags, activations and clips (its pointers are not kept)
   int H_, P_;
   std::unique_ptr<OutputLayer> hh_, hr_;

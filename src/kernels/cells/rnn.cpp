@@ -1,6 +1,7 @@
 // The simple RNN (Keras SimpleRNN, PyTorch nn.RNN): h' = act(t + W_hh h), t = W_ih x + b_ih + b_hh.
 #include "kernels/cells/cells.hpp"
 #include "kernels/cells/generic.hpp"
+#include "kernels/cells/updates.hpp"
 
 namespace lstmlm::kernels::cells {
 
@@ -22,18 +23,19 @@ class Rnn final : public Generic {
   size_t step_bytes() const override { return hh_->bytes(); }
   size_t bytes() const override { return step_bytes() + term_bytes(); }
 
-  void step_part(int phase, int part, int parts, int rows, const float* const* h_prev, const float* const* term,
-                 float* const*, float* const* h_out, float* const* mid, Scratch& s) const override {
+  void step_part(int phase, int part, int parts, int rows, const float* const* h_prev,
+                 const float* const* term, float* const*, float* const* h_out, float* const* mid,
+                 Scratch& s) const override {
     if (phase == 0) {
       hh_->logits_part(part, parts, rows, prev_rows(rows, h_prev, s), mid, s);
       return;
     }
     const Units u = part_units(H_, part, parts);
-    for (int r = 0; r < rows; ++r)
-      for (int j = u.begin; j < u.end; ++j) h_out[r][j] = activate(act_, term[r][j] + mid[r][j]);
+    up_.rnn(Rows{rows, H_, u.begin, u.end, term, mid, h_prev, h_out}, act_);
   }
 
  private:
+  const Updates& up_ = updates();
   Activation act_;
   int H_;
   std::unique_ptr<OutputLayer> hh_;
