@@ -114,9 +114,11 @@ class BackendNodeTests(unittest.TestCase):
     def test_lstm_batchwise(self):
         self.check_node("test_lstm_batchwise")
 
-    def test_lstm_with_peepholes_refused(self):
+    def test_lstm_with_peepholes_and_sequence_lens_refused(self):
+        # The node gives sequence_lens, which an LM never needs (its peepholes are format v3:
+        # test_import_onnx_cells checks them against this test's expected output).
         m, ins, _ = node_test("test_lstm_with_peepholes")
-        with self.assertRaisesRegex(ConvertError, "peepholes"):
+        with self.assertRaisesRegex(ConvertError, "sequence_lens is given"):
             read_node(m.graph.node[0], ins)
 
     def test_hardsigmoid_default(self):
@@ -229,9 +231,10 @@ class TinyGraphTests(unittest.TestCase):
     def test_clip_refused(self):
         self.refused(tiny_lm(lstm_attrs={"clip": 3.0})[0], "clip", r"lstm1.*clip=3.0 clips the gates' inputs")
 
-    def test_peepholes_refused(self):
-        extra = Inputs(["", "", "", "P"], {"P": np.ones((1, 15), dtype=np.float32)})
-        self.refused(tiny_lm(extra_inputs=extra)[0], "peep", r"lstm1.*peepholes")
+    def test_peepholes_of_the_wrong_shape_refused(self):
+        extra = Inputs(["", "", "", "P"], {"P": np.ones((1, 12), dtype=np.float32)})
+        self.refused(tiny_lm(extra_inputs=extra)[0], "peep", r"lstm1.*P \(peepholes\) has shape \[1, 12\], expected "
+                     r"\[1, 15\]")
 
     def test_nonzero_initial_state_refused(self):
         extra = Inputs(["", "h0"], {"h0": np.ones((1, 1, 5), dtype=np.float32)})
@@ -280,7 +283,7 @@ class TinyGraphTests(unittest.TestCase):
         squeeze = [n for n in g.node if n.op_type == "Squeeze"][0]
         squeeze.output[0] = "y0"
         g.node.insert(list(g.node).index(squeeze) + 1, helper.make_node("Relu", ["y0"], ["y"], name="act"))
-        self.refused(m, "relu_mid", r"node 'act' \(Relu\) feeds the output Dense; expected an LSTM node")
+        self.refused(m, "relu_mid", r"node 'act' \(Relu\) feeds the output Dense; expected an LSTM, GRU or RNN node")
 
     def test_cycle_refused(self):
         m, _ = tiny_lm()

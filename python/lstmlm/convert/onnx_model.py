@@ -1,10 +1,15 @@
-"""ONNX models (read with Debian's python3-onnx): Gather(embedding) -> LSTM node x n -> MatMul+Add or Gemm
-[-> Softmax / LogSoftmax], as tf2onnx writes a Keras model and torch.onnx a PyTorch one.
+"""ONNX models (read with Debian's python3-onnx): Gather(embedding) -> LSTM / GRU / RNN node x n -> MatMul+Add
+or Gemm [-> Softmax / LogSoftmax], as tf2onnx writes a Keras model and torch.onnx a PyTorch one.
 
-The LSTM op keeps W [1, 4H, in], R [1, 4H, H] with gate blocks i, o, f, c and B [1, 8H] = Wb | Rb; lstmlm's
-layout is PyTorch's (i, f, g, o, [4H, in]). torch.onnx does not store its weights in the LSTM's form: it
-re-slices PyTorch's tensors with Slice / Concat / Unsqueeze nodes before the LSTM node, so every LSTM input
+The LSTM op keeps W [1, 4H, in], R [1, 4H, H] with gate blocks i, o, f, c, B [1, 8H] = Wb | Rb and peepholes
+P [1, 3H] in the order i, o, f; lstmlm's layout is PyTorch's (i, f, g, o, [4H, in]). The GRU op's blocks are
+z, r, h (lstmlm's r, z, n) with B [1, 6H] = Wb | Rb, linear_before_reset 1 being PyTorch's nn.GRU (format v3
+reset_after) and 0 the original GRU; the RNN op has one block. torch.onnx does not store its weights in the
+ops' form: it re-slices PyTorch's tensors with Slice / Concat / Unsqueeze nodes before the node, so every input
 is evaluated by a small numpy constant folder over the initializers and Constant nodes (no name patterns).
+
+The ops' `clip` bounds the input of every activation (the gates' pre-activations) to [-clip, clip]; lstmlm's
+cell_clip bounds the LSTM's cell state instead, so a clip is refused rather than mapped to it.
 """
 import math
 import os
@@ -13,14 +18,21 @@ import warnings
 
 import numpy as np
 
+from ..format import gru_layer as fmt_gru_layer
 from ..format import layer as fmt_layer
 from ..format import names as tensor_names
+from ..format import rnn_layer as fmt_rnn_layer
 
 from . import common
 from .common import ConvertError
 
 # ONNX gate blocks i, o, f, c -> canonical i, f, g(c), o.
 IOFC_TO_IFGO = (0, 2, 3, 1)
+# ONNX GRU gate blocks z, r, h -> canonical r, z, n(h).
+ZRH_TO_RZN = (1, 0, 2)
+# The recurrent ops, with the number of gate blocks of their W and the names of their outputs.
+RECURRENT_OPS = {"LSTM": 4, "GRU": 3, "RNN": 1}
+OUTPUT_NAMES = ("Y", "Y_h", "Y_c")
 # Ops between the layers that only select time steps or reshape (the Dense's shape check catches a
 # selection over the features).
 PASS_THROUGH = {"Squeeze", "Unsqueeze", "Reshape", "Identity", "Transpose", "Slice", "Gather", "Dropout",
@@ -258,13 +270,19 @@ class Graph:
         return n.op_type in ZERO_PRESERVING and self.known_zero(n.input[0])
 
 
-# -------------------------------------------------------------------------------------------- LSTM node
-def _activations(a, where):
-    """[(name lowercased, alpha, beta)] for f, g, h: alpha / beta are consumed in order by the functions
-    that take them, as the op's spec and onnxruntime read them."""
-    names = a.get("activations", ["Sigmoid", "Tanh", "Tanh"])
-    if len(names) != 3:
-        raise ConvertError(f"{where}: {len(names)} activations; a forward LSTM has 3 (f, g, h)")
+# ------------------------------------------------------------------------------------- recurrent nodes
+# Each op's default activations (the spec's), and what they are called in messages.
+DEFAULT_ACTIVATIONS = {"LSTM": ["Sigmoid", "Tanh", "Tanh"], "GRU": ["Sigmoid", "Tanh"], "RNN": ["Tanh"]}
+ACTIVATION_ROLES = {"LSTM": "f, g, h", "GRU": "f, g", "RNN": "f"}
+
+
+def _activations(a, where, op="LSTM"):
+    """[(name lowercased, alpha, beta)] for the op's functions (LSTM f, g, h; GRU f, g; RNN f): alpha / beta
+    are consumed in order by the functions that take them, as the op's spec and onnxruntime read them."""
+    names = a.get("activations", DEFAULT_ACTIVATIONS[op])
+    if len(names) != len(DEFAULT_ACTIVATIONS[op]):
+        raise ConvertError(f"{where}: {len(names)} activations; a forward {op} has {len(DEFAULT_ACTIVATIONS[op])} "
+                           f"({ACTIVATION_ROLES[op]})")
     alphas, betas = list(a.get("activation_alpha", [])), list(a.get("activation_beta", []))
     out = []
     for name in names:
@@ -292,28 +310,36 @@ def _recurrent_activation(f, where):
 def _cell_activation(g, h, where):
     """The format's one cell activation (of g and of c in h = o act(c)): ONNX names one for each, lstmlm
     needs them equal. Tanh (format v1); Relu, Sigmoid and Affine with alpha 1, beta 0 (= linear), format v2."""
-    def name(act):
-        key, alpha, beta = act
-        if key == "affine" and (alpha in (None, 1.0)) and (beta in (None, 0.0)):
-            return "linear"
-        return {"tanh": "tanh", "relu": "relu", "sigmoid": "sigmoid"}.get(key)
-    ng, nh = name(g), name(h)
+    ng, nh = _activation_name(g), _activation_name(h)
     if ng is None or nh is None or ng != nh:
         raise ConvertError(f"{where}: cell activations g={g[0]}, h={h[0]}; lstmlm's cell has one activation "
                            "for both, Tanh, Relu, Sigmoid or Affine(alpha 1, beta 0)")
     return ng
 
 
+def _activation_name(act):
+    """The format's name of an ONNX cell activation: Tanh, Relu, Sigmoid, Affine with alpha 1, beta 0 (linear);
+    None for any other."""
+    key, alpha, beta = act
+    if key == "affine" and (alpha in (None, 1.0)) and (beta in (None, 0.0)):
+        return "linear"
+    return {"tanh": "tanh", "relu": "relu", "sigmoid": "sigmoid"}.get(key)
+
+
 def _check_options(node, a, where):
     direction = a.get("direction", "forward")
     if direction != "forward":
-        raise ConvertError(f"{where}: direction {direction}; only forward LSTMs are supported")
+        raise ConvertError(f"{where}: direction {direction}; only forward {node.op_type}s are supported")
     if a.get("input_forget", 0):
         raise ConvertError(f"{where}: input_forget={a['input_forget']} (coupled input and forget gates) is "
                            "not supported")
     if "clip" in a:
-        raise ConvertError(f"{where}: clip={a['clip']} clips the gates' inputs before their activations; "
-                           "lstmlm's cell_clip clips the cell state, which is not the same")
+        # The spec: "Clipping bounds the elements of a tensor in the range of [-threshold, +threshold] and is
+        # applied to the input of activations", i.e. every gate's pre-activation: no field of the format does
+        # that (an LSTM's cell_clip bounds c, after the activations).
+        what = "lstmlm's cell_clip clips the cell state, which is not the same" if node.op_type == "LSTM" else \
+            f"lstmlm's {node.op_type} cell has no such clip"
+        raise ConvertError(f"{where}: clip={a['clip']} clips the gates' inputs before their activations; {what}")
     if a.get("layout", 0) not in (0, 1):
         raise ConvertError(f"{where}: layout {a['layout']} (0 or 1)")
 
@@ -328,49 +354,108 @@ def _array(value, name, shape, where, what):
     return v
 
 
-def _reorder(x, hidden):
-    """Gate blocks (axis 0) i, o, f, c -> i, f, g, o."""
-    return np.concatenate([x[k * hidden:(k + 1) * hidden] for k in IOFC_TO_IFGO], axis=0)
+def _reorder(x, hidden, order=IOFC_TO_IFGO):
+    """Gate blocks (axis 0) in ONNX's order -> lstmlm's: i, o, f, c -> i, f, g, o (LSTM), z, r, h -> r, z, n
+    (GRU with order=ZRH_TO_RZN)."""
+    return np.concatenate([x[k * hidden:(k + 1) * hidden] for k in order], axis=0)
 
 
-def lstm_node(node, value, is_zero, where):
-    """One forward LSTM node in canonical form: {hidden_size, weight_ih [4H, in], weight_hh [4H, H], bias
-    [4H] (Wb + Rb), recurrent_activation, layout}. value(name) -> array or None (not constant),
-    is_zero(name) -> bool for the initial states. Refuses what lstmlm's cell does not compute."""
-    where = f"{where}: {describe(node)}"
-    a = attrs(node)
+def _weights(node, a, value, is_zero, where, states):
+    """(inputs padded to 8, hidden, W [G·H, in], R [G·H, H], B [2·G·H]) of a forward recurrent node, with the
+    inputs lstmlm cannot run refused: sequence_lens, a non-zero initial state (`states`: the inputs' indices
+    and names)."""
     _check_options(node, a, where)
+    gates = RECURRENT_OPS[node.op_type]
     ins = list(node.input) + [""] * (8 - len(node.input))
-    if ins[7] and not is_zero(ins[7]):
-        raise ConvertError(f"{where}: peepholes (input P) are not supported by lstmlm's cell")
     if ins[4]:
         raise ConvertError(f"{where}: sequence_lens is given; lstmlm runs every step of its input")
-    for k, what in ((5, "initial_h"), (6, "initial_c")):
+    for k, what in states:
         if ins[k] and not is_zero(ins[k]):
             raise ConvertError(f"{where}: {what} is not all zeros; lstmlm starts from the zero state")
     r = value(ins[2]) if ins[2] else None
     if r is None or np.ndim(r) != 3:
-        raise ConvertError(f"{where}: R ({ins[2]!r}) is not a constant [1, 4H, H]")
+        raise ConvertError(f"{where}: R ({ins[2]!r}) is not a constant [1, {gates}H, H]")
     hidden = int(a.get("hidden_size", np.shape(r)[2]))
     w = value(ins[1]) if ins[1] else None
     if w is None or np.ndim(w) != 3:
-        raise ConvertError(f"{where}: W ({ins[1]!r}) is not a constant [1, 4H, input]")
-    w = _array(value, ins[1], (1, 4 * hidden, np.shape(w)[2]), where, "W")[0]
-    r = _array(value, ins[2], (1, 4 * hidden, hidden), where, "R")[0]
-    b = _array(value, ins[3], (1, 8 * hidden), where, "B")[0] if ins[3] else np.zeros(8 * hidden)
+        raise ConvertError(f"{where}: W ({ins[1]!r}) is not a constant [1, {gates}H, input]")
+    w = _array(value, ins[1], (1, gates * hidden, np.shape(w)[2]), where, "W")[0]
+    r = _array(value, ins[2], (1, gates * hidden, hidden), where, "R")[0]
+    b = _array(value, ins[3], (1, 2 * gates * hidden), where, "B")[0] if ins[3] else np.zeros(2 * gates * hidden)
+    return ins, hidden, w, r, b
+
+
+def lstm_node(node, value, is_zero, where):
+    """One forward LSTM node in canonical form: {cell "lstm", hidden_size, weight_ih [4H, in], weight_hh
+    [4H, H], bias [4H] (Wb + Rb), peepholes (bool) and weight_ci / weight_cf / weight_co [H] when P is not
+    zero, recurrent_activation, activation, layout}. value(name) -> array or None (not constant),
+    is_zero(name) -> bool for the initial states. Refuses what lstmlm's cell does not compute."""
+    where = f"{where}: {describe(node)}"
+    a = attrs(node)
+    ins, hidden, w, r, b = _weights(node, a, value, is_zero, where, ((5, "initial_h"), (6, "initial_c")))
     f, g, h = _activations(a, where)
-    return {"hidden_size": hidden, "weight_ih": _reorder(w, hidden), "weight_hh": _reorder(r, hidden),
-            "bias": _reorder(b[:4 * hidden] + b[4 * hidden:], hidden),
-            "recurrent_activation": _recurrent_activation(f, where), "activation": _cell_activation(g, h, where),
+    out = {"cell": "lstm", "hidden_size": hidden, "weight_ih": _reorder(w, hidden),
+           "weight_hh": _reorder(r, hidden), "bias": _reorder(b[:4 * hidden] + b[4 * hidden:], hidden),
+           "recurrent_activation": _recurrent_activation(f, where), "activation": _cell_activation(g, h, where),
+           "layout": a.get("layout", 0), "peepholes": False}
+    if ins[7] and not is_zero(ins[7]):
+        # P [1, 3H] holds the input, output and forget gates' peepholes, in that order (the spec's P[iof]):
+        # i and f read c_{t-1}, o reads c_t, as the format's peephole LSTM does.
+        p = _array(value, ins[7], (1, 3 * hidden), where, "P (peepholes)")[0]
+        out.update(peepholes=True, weight_ci=p[:hidden], weight_co=p[hidden:2 * hidden],
+                   weight_cf=p[2 * hidden:])
+    return out
+
+
+def gru_node(node, value, is_zero, where):
+    """One forward GRU node in canonical form: {cell "gru", hidden_size, weight_ih [3H, in], weight_hh [3H, H],
+    bias_ih, bias_hh [3H] (Wb, Rb) in gate order r, z, n, reset_after (linear_before_reset != 0),
+    recurrent_activation, activation, layout}."""
+    where = f"{where}: {describe(node)}"
+    a = attrs(node)
+    _, hidden, w, r, b = _weights(node, a, value, is_zero, where, ((5, "initial_h"),))
+    f, g = _activations(a, where, "GRU")
+    activation = _activation_name(g)
+    if activation is None:
+        raise ConvertError(f"{where}: activation (g) {g[0]}; lstmlm's GRU runs Tanh, Relu, Sigmoid or "
+                           "Affine(alpha 1, beta 0)")
+    return {"cell": "gru", "hidden_size": hidden, "weight_ih": _reorder(w, hidden, ZRH_TO_RZN),
+            "weight_hh": _reorder(r, hidden, ZRH_TO_RZN), "bias_ih": _reorder(b[:3 * hidden], hidden, ZRH_TO_RZN),
+            "bias_hh": _reorder(b[3 * hidden:], hidden, ZRH_TO_RZN),
+            "reset_after": bool(a.get("linear_before_reset", 0)),
+            "recurrent_activation": _recurrent_activation(f, where), "activation": activation,
             "layout": a.get("layout", 0)}
+
+
+def rnn_node(node, value, is_zero, where):
+    """One forward RNN node in canonical form: {cell "rnn", hidden_size, weight_ih [H, in], weight_hh [H, H],
+    bias_ih, bias_hh [H], activation (tanh or relu), layout}."""
+    where = f"{where}: {describe(node)}"
+    a = attrs(node)
+    _, hidden, w, r, b = _weights(node, a, value, is_zero, where, ((5, "initial_h"),))
+    (f,) = _activations(a, where, "RNN")
+    activation = {"tanh": "tanh", "relu": "relu"}.get(_activation_name(f))
+    if activation is None:
+        raise ConvertError(f"{where}: activation {f[0]}; lstmlm's simple RNN runs Tanh or Relu")
+    return {"cell": "rnn", "hidden_size": hidden, "weight_ih": w, "weight_hh": r, "bias_ih": b[:hidden],
+            "bias_hh": b[hidden:], "activation": activation, "layout": a.get("layout", 0)}
+
+
+NODE_READERS = {"LSTM": lstm_node, "GRU": gru_node, "RNN": rnn_node}
+
+
+def recurrent_node(node, value, is_zero, where):
+    """The canonical form of an LSTM, GRU or RNN node (lstm_node, gru_node, rnn_node)."""
+    return NODE_READERS[node.op_type](node, value, is_zero, where)
 
 
 # ----------------------------------------------------------------------------------------- graph walk
 class _Walker:
-    """Walks back from the graph's one output: [Softmax] <- Dense <- LSTM... <- Gather(embedding)."""
+    """Walks back from the graph's one output: [Softmax] <- Dense <- LSTM / GRU / RNN... <- Gather(embedding)."""
 
     def __init__(self, g):
         self.g, self.where = g, g.where
+        self.first = "LSTM"  # the first recurrent node's op, for messages
 
     def node(self, name, expected):
         n = self.g.producer.get(name)
@@ -425,7 +510,7 @@ class _Walker:
             w, bias = self._gemm(n)
         else:
             raise ConvertError(f"{self.where}: {describe(n)} where the output Dense (MatMul + Add, Gemm) was "
-                               "expected; nothing else may follow the last LSTM")
+                               "expected; nothing else may follow the last recurrent layer")
         bias = np.zeros(w.shape[0]) if bias is None else bias
         if bias.shape != (w.shape[0],):
             raise ConvertError(f"{self.where}: {describe(n)}: bias of {bias.size} values for {w.shape[0]} outputs")
@@ -445,34 +530,34 @@ class _Walker:
         return w, bias
 
     def lstms(self, name):
-        """(input name, [LSTM nodes first to last]); the last may give Y or Y_h, the others Y."""
+        """(input name, [LSTM / GRU / RNN nodes first to last]); the last may give Y or Y_h, the others Y."""
         nodes, seen = [], set()
         while True:
             n = self.g.producer.get(name)
-            if n is None or n.op_type != "LSTM":
+            if n is None or n.op_type not in RECURRENT_OPS:
                 break
             self.acyclic(n, seen)
             k = list(n.output).index(name)
             if k == 2 or (k == 1 and nodes):
-                raise ConvertError(f"{self.where}: {describe(n)}: its output {'Y_c' if k == 2 else 'Y_h'} "
-                                   "feeds the model; lstmlm passes every step's h on")
+                raise ConvertError(f"{self.where}: {describe(n)}: its output {OUTPUT_NAMES[k]} feeds the model; "
+                                   "lstmlm passes every step's h on")
             nodes.insert(0, n)
             name = self.skip(n.input[0])
         if not nodes:
             n = self.g.producer.get(name)
             what = describe(n) if n is not None else f"value {name!r}"
-            raise ConvertError(f"{self.where}: {what} feeds the output Dense; expected an LSTM node")
+            raise ConvertError(f"{self.where}: {what} feeds the output Dense; expected an LSTM, GRU or RNN node")
         return name, nodes
 
     def embedding(self, name):
         if name not in self.g.producer:
-            raise ConvertError(f"{self.where}: the first LSTM reads {name!r}, a graph input or constant, not "
-                               "token ids looked up in an embedding (Gather on a constant [V, E] matrix)")
+            raise ConvertError(f"{self.where}: the first {self.first} reads {name!r}, a graph input or constant, "
+                               "not token ids looked up in an embedding (Gather on a constant [V, E] matrix)")
         n = self.g.producer[name]
         data = self.g.const(n.input[0]) if n.op_type == "Gather" else None
         if data is None or np.ndim(data) != 2 or attrs(n).get("axis", 0) != 0:
-            raise ConvertError(f"{self.where}: {describe(n)} feeds the first LSTM; expected the embedding "
-                               "lookup (Gather on a constant [V, E] matrix)")
+            raise ConvertError(f"{self.where}: {describe(n)} feeds the first {self.first}; expected the "
+                               "embedding lookup (Gather on a constant [V, E] matrix)")
         return np.asarray(data, dtype=np.float64)
 
 
@@ -508,11 +593,12 @@ def _check_dims(emb, layers, w_dec, where):
     in_dim = emb.shape[1]
     for k, l in enumerate(layers):
         if l["weight_ih"].shape[1] != in_dim:
-            raise ConvertError(f"{where}: LSTM layer {k} reads {l['weight_ih'].shape[1]} inputs, the layer "
-                               f"before gives {in_dim}")
+            raise ConvertError(f"{where}: {l['cell'].upper()} layer {k} reads {l['weight_ih'].shape[1]} inputs, the "
+                               f"layer before gives {in_dim}")
         in_dim = l["hidden_size"]
     if w_dec.shape[1] != in_dim:
-        raise ConvertError(f"{where}: the output Dense reads {w_dec.shape[1]} inputs, the last LSTM gives {in_dim}")
+        raise ConvertError(f"{where}: the output Dense reads {w_dec.shape[1]} inputs, the last "
+                           f"{layers[-1]['cell'].upper()} gives {in_dim}")
     if w_dec.shape[0] != emb.shape[0]:
         raise ConvertError(f"{where}: {w_dec.shape[0]} outputs but the embedding has {emb.shape[0]} ids; lstmlm "
                            "needs one vocabulary for both")
@@ -534,7 +620,7 @@ def load(path):
 
 
 def read_graph(m, where):
-    """Walks the model's graph; returns (embedding [V, E], [lstm_node dicts], decoder weight, bias,
+    """Walks the model's graph; returns (embedding [V, E], [recurrent_node dicts], decoder weight, bias,
     input_length or None)."""
     g = Graph(m.graph, where, opset(m))
     if len(m.graph.output) != 1:
@@ -545,8 +631,9 @@ def read_graph(m, where):
     wk = _Walker(g)
     x, w_dec, b_dec = wk.dense(wk.skip(wk.softmax(out.name, len(dims) if dims is not None else None)))
     x, nodes = wk.lstms(wk.skip(x))
+    wk.first = nodes[0].op_type
     emb = wk.embedding(x)
-    layers = [lstm_node(n, g.const, g.known_zero, where) for n in nodes]
+    layers = [recurrent_node(n, g.const, g.known_zero, where) for n in nodes]
     _check_dims(emb, layers, w_dec, where)
     return emb, layers, w_dec, b_dec, input_length(m, g, nodes[0])
 
@@ -554,20 +641,33 @@ def read_graph(m, where):
 def convert(path, args):
     m = load(path)
     emb, layers, w_dec, b_dec, length = read_graph(m, path)
-    tensors = {tensor_names.embedding: emb}
+    tensors, config_layers = {tensor_names.embedding: emb}, []
     for k, l in enumerate(layers):
-        tensors[tensor_names.weight_ih(k)] = l["weight_ih"]
-        tensors[tensor_names.weight_hh(k)] = l["weight_hh"]
-        tensors[tensor_names.bias_ih(k)] = l["bias"]
+        cell = l["cell"]
+        tensors[tensor_names.weight_ih(k, cell=cell)] = l["weight_ih"]
+        tensors[tensor_names.weight_hh(k, cell=cell)] = l["weight_hh"]
+        if cell == "lstm":
+            tensors[tensor_names.bias_ih(k)] = l["bias"]
+            if l["peepholes"]:
+                for key in ("weight_ci", "weight_cf", "weight_co"):
+                    tensors[getattr(tensor_names, key)(k)] = l[key]
+            config_layers.append(fmt_layer(l["hidden_size"], recurrent_activation=l["recurrent_activation"],
+                                           activation=l["activation"], peepholes=l["peepholes"]))
+            continue
+        tensors[tensor_names.bias_ih(k, cell=cell)] = l["bias_ih"]
+        tensors[tensor_names.bias_hh(k, cell=cell)] = l["bias_hh"]
+        if cell == "gru":
+            config_layers.append(fmt_gru_layer(l["hidden_size"], reset_after=l["reset_after"],
+                                               recurrent_activation=l["recurrent_activation"],
+                                               activation=l["activation"]))
+        else:
+            config_layers.append(fmt_rnn_layer(l["hidden_size"], activation=l["activation"]))
     tensors[tensor_names.decoder_weight] = w_dec
     tensors[tensor_names.decoder_bias] = b_dec
     source = {"framework": "onnx", "file": os.path.basename(path), "exporter": "tools/convert.py",
               "producer": f"{m.producer_name} {m.producer_version}".strip(), "opset": opset(m)}
     kwargs = common.assemble(args, size=emb.shape[0], tensors=tensors, embedding_dim=emb.shape[1],
-                             layers=[fmt_layer(l["hidden_size"], recurrent_activation=l["recurrent_activation"],
-                                               activation=l["activation"])
-                                     for l in layers],
-                             tied=False, source=source, where=path)
+                             layers=config_layers, tied=False, source=source, where=path)
     if length is not None:
         kwargs["input_length"] = length
     return kwargs
