@@ -205,6 +205,16 @@ class TorchCellsTest(unittest.TestCase):
         self.assertIn("rnn.weight_hh_l0", err)
         self.assertIn("no LSTM (4), GRU (3) or RNN (1)", err)
 
+    def test_two_recurrent_modules_are_refused(self):
+        torch = require_torch()
+        gru, lstm = torch.nn.GRU(self.E, self.H), torch.nn.LSTM(self.H, self.H)
+        sd = {"encoder.weight": torch.zeros(self.V, self.E), **{"gru." + k: v for k, v in gru.state_dict().items()},
+              **{"lstm." + k: v for k, v in lstm.state_dict().items()}, "decoder.weight": torch.zeros(self.V, self.H),
+              "decoder.bias": torch.zeros(self.V)}
+        err = self.refused(save(sd, "mixed.pt"))
+        self.assertIn("found 2: ['gru.', 'lstm.']", err)
+        self.assertIn("torch.onnx", err)
+
     def test_cli_scores_converted_models(self):
         pyutil.require_cli()
         for rnn_type, kw in (("GRU", {}), ("RNN_TANH", {}), ("RNN_RELU", {}), ("LSTM", {})):

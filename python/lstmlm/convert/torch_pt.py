@@ -198,8 +198,11 @@ def convert(path, args):
                 raise ConvertError(f"{where}: tensor {k}: a bidirectional recurrent layer is not supported")
             rnn_keys.setdefault(m.group(1), []).append(int(m.group(2)))
     if len(rnn_keys) != 1:
+        # Several modules: their order in the forward pass is not in the file (a state_dict's order is the
+        # modules' registration order), so guessing could chain them wrongly. torch.onnx records it.
+        more = "; a stack of several modules converts from its torch.onnx export" if len(rnn_keys) > 1 else ""
         raise ConvertError(f"{where}: expected one nn.LSTM, nn.GRU or nn.RNN (tensors *weight_ih_l0...), found "
-                           f"{len(rnn_keys)}: {sorted(rnn_keys)}")
+                           f"{len(rnn_keys)}: {sorted(rnn_keys)}{more}")
     prefix, ks = next(iter(rnn_keys.items()))
     if sorted(ks) != list(range(len(ks))):
         raise ConvertError(f"{where}: recurrent layers {sorted(ks)} are not 0..n-1")
