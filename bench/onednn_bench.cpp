@@ -7,6 +7,8 @@
 //
 // Per call, B rows of T tokens (tokens/call = B*T, as in the other two sides):
 //   embedding  a plain gather loop, table [V, E] -> src_layer [T, B, E] (tnc)
+//   GRU        with --cell gru: lbr_gru_forward (the linear-before-reset GRU, PyTorch's nn.GRU and lstmlm's
+//              reset_after), fp32 only, in place of the LSTM below; its state is h alone
 //   LSTM       one lstm_forward primitive (forward_inference, unidirectional, all L layers in one
 //              primitive; when L > 1 and E != H oneDNN needs the same input width in every layer, so
 //              layer 0 is one primitive and layers 1..L-1 another). Weights are created as ldigo and
@@ -145,6 +147,7 @@ std::vector<float> random_floats(size_t n, Rng& rng) {
 // The weights of the model in oneDNN's user layouts (ldigo, ldgo, [H, V]).
 struct Weights {
   int V, E, H, L;
+  bool gru = false;  // --cell gru: the recurrent layers are LBR GRUs (3 gates of the 4 generated, 4 biases)
   std::vector<float> embedding;                           // [V, E]
   std::vector<uint16_t> embedding_bf16;                   // [V, E], the same rounded to bf16
   std::vector<uint8_t> embedding_u8;                      // [V, E], the same quantized (int8)
@@ -184,18 +187,18 @@ memory reordered(const engine& eng, stream& s, const memory::desc& want, const d
 struct Lstm {
   struct Group {
     int first, layers, in;
-    lstm_forward prim;
+    primitive prim;
     memory w_layer, w_iter, bias;
     std::string impl;
   };
   std::vector<Group> groups;
   int T, B, H, L;
-  bool with_state;
+  bool with_state, gru;
   dt data, cdt;            // src/dst layer, h state and weights; the c state
   std::vector<float> mid;  // [T, B, H] between the two groups (sized for f32, holds bf16 too)
 
   Lstm(const engine& eng, stream& s, const Weights& w, int T_, int B_, bool with_state_, dt data_)
-      : T(T_), B(B_), H(w.H), L(w.L), with_state(with_state_), data(data_), cdt(dt::f32) {
+      : T(T_), B(B_), H(w.H), L(w.L), with_state(with_state_), gru(w.gru), data(data_), cdt(dt::f32) {
     try {
       build(eng, s, w);
     } catch (const dnnl::error&) {
@@ -219,28 +222,40 @@ struct Lstm {
       memory::desc iter = with_state ? memory::desc({layers, 1, B, H}, data, tag::ldnc) : memory::desc();
       memory::desc iter_c = with_state ? memory::desc({layers, 1, B, H}, cdt, tag::ldnc) : memory::desc();
       const dt wdt = weights_type(data);
-      memory::desc wl_any({layers, 1, in, 4, H}, wdt, tag::any), wi_any({layers, 1, H, 4, H}, wdt, tag::any),
+      const int G = w.gru ? 3 : 4;  // gates of the weights; the LBR GRU has 4 biases
+      memory::desc wl_any({layers, 1, in, G, H}, wdt, tag::any), wi_any({layers, 1, H, G, H}, wdt, tag::any),
           b_md({layers, 1, 4, H}, dt::f32, tag::ldgo);
-      lstm_forward::desc d(prop_kind::forward_inference, rnn_direction::unidirectional_left2right, src_layer,
-                           iter, iter_c, wl_any, wi_any, b_md, dst_layer, iter, iter_c);
       primitive_attr attr;  // int8: the quantization of the data and weights (the weight reorders use it too)
       if (data == dt::u8) {
         attr.set_rnn_data_qparams(kDataScale, kDataShift);
         attr.set_rnn_weights_qparams(0, {kWeightScale});
       }
-      lstm_forward::primitive_desc pd(d, attr, eng);
       std::vector<float> wl, wi, bb;  // the group's layers, contiguous (ldigo / ldgo)
       for (int l = first; l < first + layers; ++l) {
-        wl.insert(wl.end(), w.w_layer[l].begin(), w.w_layer[l].end());
-        wi.insert(wi.end(), w.w_iter[l].begin(), w.w_iter[l].end());
+        wl.insert(wl.end(), w.w_layer[l].begin(), w.w_layer[l].begin() + ptrdiff_t(in) * G * H);
+        wi.insert(wi.end(), w.w_iter[l].begin(), w.w_iter[l].begin() + ptrdiff_t(H) * G * H);
         bb.insert(bb.end(), w.bias[l].begin(), w.bias[l].end());
       }
-      Group g{first, layers, in, lstm_forward(pd), {}, {}, {}, pd.impl_info_str()};
-      g.w_layer =
-          reordered(eng, s, pd.weights_layer_desc(), {layers, 1, in, 4, H}, tag::ldigo, wl.data(), attr);
-      g.w_iter = reordered(eng, s, pd.weights_iter_desc(), {layers, 1, H, 4, H}, tag::ldigo, wi.data(), attr);
-      g.bias = reordered(eng, s, pd.bias_desc(), {layers, 1, 4, H}, tag::ldgo, bb.data());
-      groups.push_back(std::move(g));
+      const auto dir = rnn_direction::unidirectional_left2right;
+      auto finish = [&](primitive prim, const auto& pd) {
+        Group g{first, layers, in, std::move(prim), {}, {}, {}, pd.impl_info_str()};
+        g.w_layer =
+            reordered(eng, s, pd.weights_layer_desc(), {layers, 1, in, G, H}, tag::ldigo, wl.data(), attr);
+        g.w_iter = reordered(eng, s, pd.weights_iter_desc(), {layers, 1, H, G, H}, tag::ldigo, wi.data(), attr);
+        g.bias = reordered(eng, s, pd.bias_desc(), {layers, 1, 4, H}, tag::ldgo, bb.data());
+        groups.push_back(std::move(g));
+      };
+      if (w.gru) {
+        lbr_gru_forward::desc d(prop_kind::forward_inference, dir, src_layer, iter, wl_any, wi_any, b_md,
+                                dst_layer, iter);
+        lbr_gru_forward::primitive_desc pd(d, attr, eng);
+        finish(lbr_gru_forward(pd), pd);
+      } else {
+        lstm_forward::desc d(prop_kind::forward_inference, dir, src_layer, iter, iter_c, wl_any, wi_any, b_md,
+                             dst_layer, iter, iter_c);
+        lstm_forward::primitive_desc pd(d, attr, eng);
+        finish(lstm_forward(pd), pd);
+      }
     }
   }
 
@@ -268,9 +283,9 @@ struct Lstm {
         memory::desc md({g.layers, 1, B, H}, data, tag::ldnc), md_c({g.layers, 1, B, H}, cdt, tag::ldnc);
         size_t off = size_t(g.first) * B * H, off_h = off * bytes_of(data), off_c = off * bytes_of(cdt);
         a[DNNL_ARG_SRC_ITER] = memory(md, eng, static_cast<char*>(src_h) + off_h);
-        a[DNNL_ARG_SRC_ITER_C] = memory(md_c, eng, static_cast<char*>(src_c) + off_c);
+        if (!gru) a[DNNL_ARG_SRC_ITER_C] = memory(md_c, eng, static_cast<char*>(src_c) + off_c);
         a[DNNL_ARG_DST_ITER] = memory(md, eng, static_cast<char*>(dst_h) + off_h);
-        a[DNNL_ARG_DST_ITER_C] = memory(md_c, eng, static_cast<char*>(dst_c) + off_c);
+        if (!gru) a[DNNL_ARG_DST_ITER_C] = memory(md_c, eng, static_cast<char*>(dst_c) + off_c);
       }
       out.push_back(std::move(a));
     }
@@ -351,7 +366,7 @@ struct Cell {
 
 double flops_per_call(const Weights& w, const std::string& workload, int B, int T) {
   double lstm = 0;
-  for (int k = 0; k < w.L; ++k) lstm += 2.0 * 4 * w.H * ((k == 0 ? w.E : w.H) + w.H);
+  for (int k = 0; k < w.L; ++k) lstm += 2.0 * (w.gru ? 3 : 4) * w.H * ((k == 0 ? w.E : w.H) + w.H);
   double proj = 2.0 * w.H * w.V;
   if (workload == "predict") return double(B) * T * lstm + B * proj;
   return double(B) * T * (lstm + proj);
@@ -466,7 +481,7 @@ void run_cell(const Weights& w, const Cell& c, int reps, int warmup, double min_
     std::fprintf(stderr, "onednn_bench: unknown workload %s\n", c.workload.c_str());
     std::exit(2);
   }
-  impl = "lstm " + lstm->impl() + "; matmul " + proj->impl + "; " +
+  impl = std::string(w.gru ? "gru " : "lstm ") + lstm->impl() + "; matmul " + proj->impl + "; " +
          (c.workload == "generate" ? "softmax " : "logsoftmax ") + proj->norm_impl;
   std::string detail =
       data == dt::bf16
@@ -502,7 +517,7 @@ void run_cell(const Weights& w, const Cell& c, int reps, int warmup, double min_
   double mean_call = std::accumulate(lat.begin(), lat.end(), 0.0) / lat.size();
   auto v = version();
   std::printf(
-      "{\"model\": \"onednn\", \"peer\": \"onednn\", \"shape\": \"V=%d E=%d H=%dx%d\", \"workload\": \"%s\", "
+      "{\"model\": \"onednn\", \"peer\": \"onednn\", \"shape\": \"V=%d E=%d H=%dx%d%s\", \"workload\": \"%s\", "
       "\"batch\": %d, \"length\": %d, \"threads\": %d, \"threads_effective\": %d, \"repetitions\": %d, "
       "\"calls\": %zu, \"tokens_per_call\": %d, \"tokens_per_s\": %.3f, \"tokens_per_s_sd\": %.3f, "
       "\"tokens_per_s_median\": %.3f, \"tokens_per_s_min\": %.3f, \"tokens_per_s_max\": %.3f, "
@@ -510,7 +525,7 @@ void run_cell(const Weights& w, const Cell& c, int reps, int warmup, double min_
       "\"isa\": \"%s\", \"build\": \"oneDNN %d.%d.%d %s\", \"impl\": \"%s\", \"note\": \"%s\", "
       "\"precision\": "
       "\"%s\", \"precision_detail\": \"%s\", \"checksum\": %.6g}\n",
-      V, E, H, L, c.workload.c_str(), B, T, c.threads, omp_get_max_threads(), reps, lat.size(), B * T, mean,
+      V, E, H, L, w.gru ? " gru" : "", c.workload.c_str(), B, T, c.threads, omp_get_max_threads(), reps, lat.size(), B * T, mean,
       sd, percentile(rep_tps, 50), *std::min_element(rep_tps.begin(), rep_tps.end()),
       *std::max_element(rep_tps.begin(), rep_tps.end()), mean / (B * T), percentile(lat, 50) * 1e6,
       percentile(lat, 99) * 1e6, flops_per_call(w, c.workload, B, T) / mean_call * 1e-9,
@@ -530,7 +545,8 @@ void run_cell(const Weights& w, const Cell& c, int reps, int warmup, double min_
   std::fprintf(
       stderr,
       "usage: onednn_bench --shape V,E,H,L [-w score,predict,generate] [-b 1,...] [-s T,...] [-t 1,...]\n"
-      "                    [-r reps] [--warmup n] [--min-time seconds] [--seed n] [--precision fp32|bf16]\n");
+      "                    [-r reps] [--warmup n] [--min-time seconds] [--seed n] [--precision fp32|bf16]\n"
+      "                    [--cell lstm|gru]\n");
   std::exit(2);
 }
 
@@ -542,7 +558,7 @@ int main(int argc, char** argv) {
   int reps = 5, warmup = 2;
   double min_time = 0.1;
   uint64_t seed = 1;
-  std::string precision = "fp32";
+  std::string precision = "fp32", cell = "lstm";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (i + 1 >= argc) usage();
@@ -567,6 +583,8 @@ int main(int argc, char** argv) {
       seed = std::strtoull(v.c_str(), nullptr, 10);
     else if (a == "--precision")
       precision = v;
+    else if (a == "--cell")
+      cell = v;
     else
       usage();
   }
@@ -575,7 +593,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "onednn_bench: unknown --precision %s (fp32, bf16 or int8)\n", precision.c_str());
     return 2;
   }
+  if (cell != "lstm" && (cell != "gru" || precision != "fp32")) {
+    std::fprintf(stderr, "onednn_bench: --cell %s: lstm at every precision, gru at fp32\n", cell.c_str());
+    return 2;
+  }
   Weights w(shape[0], shape[1], shape[2], shape[3], seed);
+  w.gru = cell == "gru";
   for (auto& wl : workloads)
     for (int t : threads)
       for (int b : batches)

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """PyTorch side of bench/compare: the same workloads as `lstmlm bench` on random weights of a shape.
 
-nn.Embedding + nn.LSTM + nn.Linear + log_softmax under torch.inference_mode(). Each cell runs in eager
-mode and as TorchScript (traced, frozen) and reports the better of the two, as the issue asks: the
+nn.Embedding + nn.LSTM (nn.GRU with --cell gru) + nn.Linear + log_softmax under torch.inference_mode().
+Each cell runs in eager mode and as TorchScript (traced, frozen) and reports the better of the two: the
 comparison is against the best this framework does, not its slowest path. Prints one JSON object per
 cell (jsonl), with the keys of `lstmlm bench -o jsonl` that bench/compare reads.
 
@@ -34,11 +34,18 @@ import torch
 from torch import nn
 
 
+GATES = {"lstm": 4, "gru": 3}
+
+
 class LM(nn.Module):
-    def __init__(self, V, E, H, L):
+    """The model; `lstm` is the recurrent module whatever the cell (--cell gru: nn.GRU, PyTorch's
+    reset-after GRU, whose state is h alone)."""
+
+    def __init__(self, V, E, H, L, cell="lstm"):
         super().__init__()
+        self.cell = cell
         self.embedding = nn.Embedding(V, E)
-        self.lstm = nn.LSTM(E, H, L, batch_first=True)
+        self.lstm = (nn.GRU if cell == "gru" else nn.LSTM)(E, H, L, batch_first=True)
         self.decoder = nn.Linear(H, V)
 
 
@@ -66,7 +73,7 @@ def with_precision(lm, precision):
     if precision == "bf16":
         return copy.deepcopy(lm).to(torch.bfloat16).eval(), torch.bfloat16
     if precision == "int8":
-        q = torch.ao.quantization.quantize_dynamic(lm, {nn.LSTM, nn.Linear}, dtype=torch.qint8)
+        q = torch.ao.quantization.quantize_dynamic(lm, {nn.LSTM, nn.GRU, nn.Linear}, dtype=torch.qint8)
         return q.eval(), torch.float32
     return lm, torch.float32
 
@@ -100,13 +107,17 @@ class Step(nn.Module):
         self.lm = lm
 
     def forward(self, x, h0, c0):
-        h, (h1, c1) = self.lm.lstm(self.lm.embedding(x), (h0, c0))
+        if self.lm.cell == "gru":  # no c: c0 passes through unchanged
+            h, h1 = self.lm.lstm(self.lm.embedding(x), h0)
+            c1 = c0
+        else:
+            h, (h1, c1) = self.lm.lstm(self.lm.embedding(x), (h0, c0))
         return torch.log_softmax(self.lm.decoder(h[:, -1]).float(), dim=-1), h1, c1
 
 
-def flops_per_call(V, E, H, L, workload, B, T):
+def flops_per_call(V, E, H, L, workload, B, T, cell="lstm"):
     """Same nominal count as lstmlm::bench::flops_per_call (see docs/performance.md)."""
-    lstm = sum(2 * 4 * H * ((E if k == 0 else H) + H) for k in range(L))
+    lstm = sum(2 * GATES[cell] * H * ((E if k == 0 else H) + H) for k in range(L))
     proj = 2 * H * V
     if workload == "predict":
         return B * T * lstm + B * proj
@@ -177,7 +188,7 @@ def run_cell(lm, shape, workload, mode, B, T, threads, reps, warmup, min_time, s
     mean_call = sum(lat) / total_calls
     row = {
         "model": "pytorch-" + mode,
-        "shape": f"V={V} E={E} H={H}x{L}",
+        "shape": f"V={V} E={E} H={H}x{L}" + ("" if lm_cell(lm) == "lstm" else " " + lm_cell(lm)),
         "workload": workload,
         "batch": B,
         "length": T,
@@ -191,7 +202,7 @@ def run_cell(lm, shape, workload, mode, B, T, threads, reps, warmup, min_time, s
         "calls_per_s": mean / (B * T),
         "latency_p50_us": percentile(lat, 50) * 1e6,
         "latency_p99_us": percentile(lat, 99) * 1e6,
-        "gflops": flops_per_call(V, E, H, L, workload, B, T) / mean_call * 1e-9,
+        "gflops": flops_per_call(V, E, H, L, workload, B, T, lm_cell(lm)) / mean_call * 1e-9,
         "isa": cpu_capability(),
         "build": f"torch {torch.__version__} {blas_library()}",
         "note": mode,
@@ -201,6 +212,10 @@ def run_cell(lm, shape, workload, mode, B, T, threads, reps, warmup, min_time, s
     if qengine:
         row["qengine"] = qengine
     return row
+
+
+def lm_cell(lm):
+    return getattr(lm, "cell", "lstm")
 
 
 def cpu_capability():
@@ -239,6 +254,7 @@ def main():
     ap.add_argument("--modes", default="eager,torchscript")
     ap.add_argument("--all-modes", action="store_true", help="print every mode, not only the best per cell")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--cell", default="lstm", choices=sorted(GATES), help="the recurrent cell (gru: nn.GRU)")
     ap.add_argument("--precision", default="fp32", choices=sorted(PRECISION_NOTES),
                     help="fp32, bf16 or int8 (dynamic quantization); see above")
     a = ap.parse_args()
@@ -252,7 +268,7 @@ def main():
         if qengine is None:
             sys.exit("torch_bench: no quantized engine (supported: "
                      f"{', '.join(torch.backends.quantized.supported_engines)})")
-    lm, act_dtype = with_precision(LM(*shape).eval(), a.precision)
+    lm, act_dtype = with_precision(LM(*shape, cell=a.cell).eval(), a.precision)
     for w in a.workload.split(","):
         for t in ints(a.threads):
             for b in ints(a.batch):
