@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <string>
 
-#include "kernels/cells/cells.hpp"
-
 namespace lstmlm::detail {
 
 namespace {
@@ -61,7 +59,7 @@ std::unique_ptr<kernels::RecurrentLayer> make_layer(const kernels::Backend& be, 
     v.w_co = lw.w_co.data();
   }
   v.proj_clip = lc.proj_clip;
-  return v.fused() ? be.lstm(v) : kernels::cells::lstm(be, v);
+  return be.lstm(v);
 }
 
 // table[v] = E[v] W_ih^T + b (one-hot: column v of W_ih + b) in double, laid out by the layer. A blocked

@@ -44,11 +44,11 @@ struct LstmWeights {
   RecurrentActivation activation = RecurrentActivation::Sigmoid;
   std::optional<float> cell_clip;
   Activation cell_activation = Activation::Tanh;
-  // Peepholes [hidden] each (null: none) and the clip of the projected h: the generic LSTM of
-  // kernels/cells runs a layer that has them; the fused LSTM kernels refuse them.
+  // Peepholes [hidden] each (null: none) and the clip of the projected h: the fp32 kernels fuse them,
+  // the low precisions run such a layer as the generic LSTM of kernels/cells.
   const float *w_ci = nullptr, *w_cf = nullptr, *w_co = nullptr;
   std::optional<float> proj_clip;
-  bool fused() const { return !w_ci && !w_cf && !w_co && !proj_clip; }
+  bool plain() const { return !w_ci && !w_cf && !w_co && !proj_clip; }
 };
 
 // Canonical weights of one GRU layer: PyTorch's nn.GRU tensors, gate order r, z, n (docs/model-format.md).
@@ -150,7 +150,6 @@ class Backend {
   virtual ~Backend() = default;
   // "<precision>/<isa>", e.g. "fp32/avx512": what bench and info report as having run.
   virtual std::string_view name() const = 0;
-  // An LSTM layer without peepholes or projection clip (LstmWeights::fused()).
   virtual std::unique_ptr<RecurrentLayer> lstm(const LstmWeights& w) const = 0;
   // By default the generic cells of kernels/cells, over this backend's linear().
   virtual std::unique_ptr<RecurrentLayer> gru(const GruWeights& w) const;

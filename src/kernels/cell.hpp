@@ -16,6 +16,9 @@ struct CellParams {
   RecurrentActivation act = RecurrentActivation::Sigmoid;
   std::optional<float> clip;
   Activation cell_act = Activation::Tanh;  // of g and of c in h = o act(c) (Keras' `activation`)
+  // Peepholes, [H] each, by unit (null: none; the fp32 kernels take them, cell_peep below): i and f see
+  // c_prev, o sees the new c (TF1's use_peepholes).
+  const float *ci = nullptr, *cf = nullptr, *co = nullptr;
 };
 
 namespace {
@@ -65,6 +68,23 @@ struct Gates {
                                        V16& c_out) {
   return update(L, gates(L, zi, zf, zg, zo), c_prev, c_out);
 }
+
+// The cell with peepholes, for the `n` lanes of units [unit, unit + n): a peephole weight times c is added
+// to i's and f's pre-activation before the gates, and o's after the update.
+[[gnu::always_inline]] inline V16 peephole(const float* w, int unit, int n) {
+  return n == kLanes ? load(w + unit) : load_n(w + unit, n, 0.0f);
+}
+inline V16 cell_peep(const CellParams& L, V16 zi, V16 zf, V16 zg, V16 zo, V16 c_prev, int unit, int n,
+                     V16& c_out) {
+  if (L.ci) zi = fma(peephole(L.ci, unit, n), c_prev, zi);
+  if (L.cf) zf = fma(peephole(L.cf, unit, n), c_prev, zf);
+  const V16 i = recurrent(L.act, zi), f = recurrent(L.act, zf), g = activate(L.cell_act, zg);
+  c_out = fma(f, c_prev, i * g);
+  if (L.clip) c_out = min(max(c_out, set1(-*L.clip)), set1(*L.clip));
+  if (L.co) zo = fma(peephole(L.co, unit, n), c_out, zo);
+  return recurrent(L.act, zo) * activate(L.cell_act, c_out);
+}
+[[gnu::always_inline]] inline bool has_peepholes(const CellParams& L) { return L.ci || L.cf || L.co; }
 
 // Log-sum-exp of x[0..n), max-subtracted, the sum of exps accumulated lane-wise in a fixed order.
 inline LogSumExp log_sum_exp(const float* x, int n) {

@@ -12,7 +12,8 @@ namespace lstmlm::kernels::cells {
 
 std::unique_ptr<RecurrentLayer> gru(const Backend& be, const GruWeights& w);
 std::unique_ptr<RecurrentLayer> rnn(const Backend& be, const RnnWeights& w);
-// An LSTM with peepholes (w.w_ci etc.) and/or a projection clip: the cases the fused LSTM kernels lack.
+// An LSTM with peepholes (w.w_ci etc.) and/or a projection clip: how the low precisions run one (the fp32
+// kernels fuse them).
 std::unique_ptr<RecurrentLayer> lstm(const Backend& be, const LstmWeights& w);
 
 }  // namespace lstmlm::kernels::cells

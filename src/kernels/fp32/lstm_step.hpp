@@ -14,7 +14,7 @@ namespace {
 // panel's gates go through an L1-resident buffer (R x 64 floats, next to K x 64 x R fmas). Out of line,
 // the epilogue not unrolled over rows: inlined into lstm_rows, the extra code pushed the one-row path's
 // tanh out of line and made batch 1 slower.
-template <int R, int NP>
+template <bool Peep, int R, int NP>
 [[gnu::noinline, gnu::flatten]] void lstm_sub(const float* const* h, const float* const* init,
                                               float* const* c, float* const* m, const PackedMat& w_hh,
                                               const CellParams& L, int u, bool first) {
@@ -27,9 +27,13 @@ template <int R, int NP>
 #pragma GCC unroll 1
     for (int r = 0; r < R; ++r) {
       V16 cn;
-      V16 hn = cell(L, load(buf[r] + kLanes * format::kGateI), load(buf[r] + kLanes * format::kGateF),
-                    load(buf[r] + kLanes * format::kGateG), load(buf[r] + kLanes * format::kGateO),
-                    load(c[r] + unit), cn);
+      const V16 zi = load(buf[r] + kLanes * format::kGateI), zf = load(buf[r] + kLanes * format::kGateF),
+                zg = load(buf[r] + kLanes * format::kGateG), zo = load(buf[r] + kLanes * format::kGateO);
+      V16 hn;
+      if constexpr (Peep)
+        hn = cell_peep(L, zi, zf, zg, zo, load(c[r] + unit), unit, kLanes, cn);
+      else
+        hn = cell(L, zi, zf, zg, zo, load(c[r] + unit), cn);
       store(c[r] + unit, cn);
       store(m[r] + unit, hn);
     }
@@ -38,14 +42,14 @@ template <int R, int NP>
 #endif
 
 // A full block tile: panel u holds the [i f g o] x 16 gates of units 16u..16u+15, one vector per gate.
-template <int R, int NP>
+template <bool Peep, int R, int NP>
 void lstm_tile(const float* const* h, const float* const* init, float* const* c, float* const* m,
                const PackedMat& w_hh, const CellParams& L, int u, [[maybe_unused]] bool first,
                Prefetch pf = {}) {
   static_assert(kPanelVectors == kGates);
 #if defined(LSTMLM_SIMD_AVX2)
   if constexpr (R >= kSubRowsMin) {
-    lstm_sub<R, NP>(h, init, c, m, w_hh, L, u, first);
+    lstm_sub<Peep, R, NP>(h, init, c, m, w_hh, L, u, first);
     return;
   }
 #endif
@@ -54,6 +58,19 @@ void lstm_tile(const float* const* h, const float* const* init, float* const* c,
   for (int r = 0; r < R; ++r)
     for (int q = 0; q < NP * kGates; ++q) acc[r][q] = load(init[r] + col + kLanes * q);
   accumulate<R, NP>(acc, h, w_hh.panel(u), static_cast<size_t>(w_hh.K) * kPanel, w_hh.K, pf);
+  if constexpr (Peep) {  // i and f need c before their gates: one cell after another
+    for (int r = 0; r < R; ++r)
+      for (int p = 0; p < NP; ++p) {
+        const int unit = (u + p) * kUnitBlock;
+        const V16* z = acc[r] + kGates * p;
+        V16 cn;
+        const V16 hn = cell_peep(L, z[format::kGateI], z[format::kGateF], z[format::kGateG],
+                                 z[format::kGateO], load(c[r] + unit), unit, kLanes, cn);
+        store(c[r] + unit, cn);
+        store(m[r] + unit, hn);
+      }
+    return;
+  }
   // Every cell's gates, then every cell's update (cell.hpp: Gates): 15 ns per cell instead of 20 in a
   // microbenchmark of a 6-row tile's cells on an AMD EPYC.
   Gates a[R * NP];
@@ -75,7 +92,7 @@ void lstm_tile(const float* const* h, const float* const* init, float* const* c,
 // The tail panel's t units (t < 16): the gates lie at [i f g o] x t, so they go through memory to line
 // each gate up with the units' lanes; lanes past t are neither read from c nor written. Kept out of line:
 // inlined into lstm_rows it cost 3.5% more instructions per step (callgrind, H 100, AVX2).
-template <int R, int Q>
+template <bool Peep, int R, int Q>
 [[gnu::noinline, gnu::flatten]] void lstm_tail(const float* const* h, const float* const* init,
                                                float* const* c, float* const* m, const PackedMat& w_hh,
                                                const CellParams& L, [[maybe_unused]] bool first) {
@@ -99,26 +116,42 @@ template <int R, int Q>
   for (int r = 0; r < R; ++r) {
     V16 cn;
     auto gate = [&](int g) { return load_n(buf[r] + g * t, t, 0.0f); };
-    V16 hn = cell(L, gate(format::kGateI), gate(format::kGateF), gate(format::kGateG), gate(format::kGateO),
-                  load_n(c[r] + unit, t, 0.0f), cn);
+    const V16 cp = load_n(c[r] + unit, t, 0.0f);
+    V16 hn;
+    if constexpr (Peep)
+      hn = cell_peep(L, gate(format::kGateI), gate(format::kGateF), gate(format::kGateG),
+                     gate(format::kGateO), cp, unit, t, cn);
+    else
+      hn = cell(L, gate(format::kGateI), gate(format::kGateF), gate(format::kGateG), gate(format::kGateO), cp,
+                cn);
     store_n(c[r] + unit, cn, t);
     store_n(m[r] + unit, hn, t);
   }
 }
 
-// gates = init[r] + h_prev[r] W_hh^T (gate-blocked), then the cell update: c[r] in place, m[r] = o tanh(c),
-// for the units of part `part` of `parts` of the panels (panel_range).
-void lstm_rows(int rows, const float* const* h_prev, const float* const* init, float* const* c,
-               float* const* m, const PackedMat& w_hh, const CellParams& L, int part = 0, int parts = 1) {
+template <bool Peep>
+void lstm_rows_of(int rows, const float* const* h_prev, const float* const* init, float* const* c,
+                  float* const* m, const PackedMat& w_hh, const CellParams& L, int part, int parts) {
   const PanelRange pr = panel_range(w_hh, part, parts);
   tiles(rows, pr.first, pr.last, [&]<int R, int NP>(int r, int u) {
-    lstm_tile<R, NP>(h_prev + r, init + r, c + r, m + r, w_hh, L, u, r == 0,
-                     next_panel(w_hh, u, r, rows, pr));
+    lstm_tile<Peep, R, NP>(h_prev + r, init + r, c + r, m + r, w_hh, L, u, r == 0,
+                           next_panel(w_hh, u, r, rows, pr));
   });
   if (pr.has_tail)
     tail_tiles(rows, w_hh.tail, [&]<int R, int Q>(int r) {
-      lstm_tail<R, Q>(h_prev + r, init + r, c + r, m + r, w_hh, L, r == 0);
+      lstm_tail<Peep, R, Q>(h_prev + r, init + r, c + r, m + r, w_hh, L, r == 0);
     });
+}
+
+// gates = init[r] + h_prev[r] W_hh^T (gate-blocked), then the cell update: c[r] in place, m[r] = o tanh(c),
+// for the units of part `part` of `parts` of the panels (panel_range). A layer with peepholes runs its own
+// instantiation, so the others' code is the same as without them.
+void lstm_rows(int rows, const float* const* h_prev, const float* const* init, float* const* c,
+               float* const* m, const PackedMat& w_hh, const CellParams& L, int part = 0, int parts = 1) {
+  if (has_peepholes(L))
+    lstm_rows_of<true>(rows, h_prev, init, c, m, w_hh, L, part, parts);
+  else
+    lstm_rows_of<false>(rows, h_prev, init, c, m, w_hh, L, part, parts);
 }
 
 }  // namespace

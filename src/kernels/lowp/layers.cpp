@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernels/cell.hpp"
+#include "kernels/cells/cells.hpp"
 #include "kernels/lowp/gemm.hpp"
 #include "lstmlm/error.hpp"
 
@@ -201,7 +202,8 @@ class LowpBackend final : public Backend {
         make_(make) {}
   std::string_view name() const override { return name_; }
   std::unique_ptr<RecurrentLayer> lstm(const LstmWeights& w) const override {
-    if (!w.fused()) throw std::logic_error("lowp LSTM: peepholes and projection clip run in kernels/cells");
+    // Peepholes and the projection clip: the generic LSTM over this backend's GEMMs.
+    if (!w.plain()) return cells::lstm(*this, w);
     return std::make_unique<Lstm>(w, make_, isa_);
   }
   std::unique_ptr<OutputLayer> linear(const float* w, int rows, int cols, const float* bias) const override {
