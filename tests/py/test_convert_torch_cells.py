@@ -98,8 +98,7 @@ def write_vocab(n):
 
 
 def cli_token_logprobs(outdir, ids):
-    """log p(ids[t] | ids[:t]) for t >= 1 from `lstmlm score --ids` (the first id is the context); skips when the
-    CLI is not there."""
+    """The jsonl record of `lstmlm score --ids` for one line of ids; skips when the CLI is not there."""
     r = subprocess.run([pyutil.require_cli(), "score", "-m", outdir, "--ids", "--output-format", "jsonl"],
                        input=" ".join(str(i) for i in ids) + "\n", capture_output=True, text=True)
     if r.returncode != 0:
@@ -230,7 +229,10 @@ def check_cli_scores(test, outdir, sequences):
     for ids in sequences:
         ids = [int(i) for i in ids]
         rec = cli_token_logprobs(outdir, ids)
-        got = np.array([w["logprob"] for w in rec["words"]])
+        test.assertEqual([w["id"] for w in rec["words"]], ids)
+        # The first id is the context only (the model has no bos), and nothing is appended (no eos).
+        test.assertIsNone(rec["words"][0]["logprob"])
+        got = np.array([w["logprob"] for w in rec["words"][1:]], dtype=np.float64)
         want = dm.token_logprobs(ids)
         test.assertEqual(len(got), len(want), rec)
         test.assertLess(np.abs(got - want).max(), TOL_CLI, f"lstmlm score vs float64 reference, ids {ids}")
