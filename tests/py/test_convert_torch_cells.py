@@ -305,6 +305,36 @@ class CharRnnPytorchTest(unittest.TestCase):
                 # A trained model with the right vocabulary: far below uniform (ln 100 = 4.6 nats).
                 self.assertLess(np.mean(nll), 2.6)
 
+    def test_train_loss_recipe(self):
+        # char-rnn.pytorch train.py: random_training_set() takes chunk_len + 1 = 201 chars of the text, the model
+        # reads chunk[:-1] from a zero hidden state, and the loss is the mean cross-entropy of chunk[1:]. The
+        # lstmlm figure: each chunk as one line of ids, `lstmlm score --ids` (the first id is context only).
+        pyutil.require_cli()
+        d = pyutil.data("torch-charrnn-gru-shakespeare")
+        out = os.path.join(tempfile.mkdtemp(dir=TMP), "out")
+        pyutil.convert_ok(self, os.path.join(d, "RNN_2_layers.pt"), out)
+        with open(os.path.join(d, "shakespeare.txt"), encoding="utf-8") as f:
+            text = f.read()
+        idx = {c: i for i, c in enumerate(string.printable)}
+        starts = np.random.RandomState(0).randint(0, len(text) - 201, size=20)
+        chunks = [[idx[c] for c in text[s:s + 201]] for s in starts]
+        ref = printable_gru_reference(os.path.join(d, "RNN_2_layers.pt"))
+        recipe = np.concatenate([-ref(c) for c in chunks])
+        lines = os.path.join(tempfile.mkdtemp(dir=TMP), "chunks.txt")
+        with open(lines, "w", encoding="utf-8") as f:
+            f.write("".join(" ".join(map(str, c)) + "\n" for c in chunks))
+        r = subprocess.run([pyutil.require_cli(), "score", "-m", out, "--ids", "--output-format", "jsonl", lines],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        words = [w for line in r.stdout.splitlines() for rec in [json.loads(line)] if rec["type"] == "line"
+                 for w in rec["words"]]
+        self.assertEqual([w["id"] for w in words], [i for c in chunks for i in c])
+        got = -np.array([w["logprob"] for w in words if w["logprob"] is not None])
+        self.assertEqual(got.size, 200 * len(chunks))
+        np.testing.assert_allclose(got, recipe, atol=TOL_CLI, rtol=0)
+        print(f"char-rnn.pytorch train.py loss (RNN_2_layers.pt, 20 chunks of 200): recipe {recipe.mean():.6f}, "
+              f"lstmlm score --ids {got.mean():.6f} nats/char", flush=True)
+
     def test_cli_scores_the_real_files(self):
         pyutil.require_cli()
         d = pyutil.data("torch-charrnn-gru-shakespeare")
