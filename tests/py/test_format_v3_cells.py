@@ -110,6 +110,20 @@ class FormatV3CellsTest(unittest.TestCase):
         self.check(random_model(layers, E=0, head=[fmt.dense(6, "relu")], seed=1, scale=0.5))
         self.check(random_model([fmt.gru_layer(5), fmt.rnn_layer(5)], E=5, tied=True, seed=2))
 
+    def test_the_writers_latest_version_is_the_readers(self):
+        out = random_model([fmt.gru_layer(3)])
+        path = os.path.join(out, "config.json")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn(f'"format_version": {fmt.LATEST_FORMAT_VERSION},', text)
+        newer = text.replace(f'"format_version": {fmt.LATEST_FORMAT_VERSION},',
+                             f'"format_version": {fmt.LATEST_FORMAT_VERSION + 1},')
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(newer)
+        r = pyutil.run_lstmlm("info", "-m", out)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn(f"newer than this build reads ({fmt.LATEST_FORMAT_VERSION})", r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
