@@ -191,6 +191,17 @@ class TorchCellsTest(unittest.TestCase):
         err = self.refused(save(self.make("GRU", nlayers=1), "model.pt"), "--rnn-nonlinearity", "tanh")
         self.assertIn("not an nn.RNN", err)
 
+    def test_module_state_of_the_wrong_type_is_refused(self):
+        # A pickled module's attributes are whatever the file says.
+        m = self.make("GRU", nlayers=1)
+        m.rnn.__dict__["mode"] = ["GRU"]
+        err = self.refused(save(m, "model.pt"))
+        self.assertIn("module 'rnn' has mode ['GRU']; expected one of LSTM, GRU, RNN_TANH, RNN_RELU", err)
+        m = self.make("RNN_RELU", nlayers=1)
+        del m.rnn.__dict__["mode"]
+        m.rnn.__dict__["nonlinearity"] = {"relu": 1}
+        self.assertIn("--rnn-nonlinearity", self.refused(save(m, "model.pt")))
+
     def test_bidirectional_and_odd_gate_counts_are_refused(self):
         torch = require_torch()
         gru = torch.nn.GRU(self.E, self.H, bidirectional=True)

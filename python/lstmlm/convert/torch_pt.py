@@ -110,7 +110,8 @@ def _pick(cands, hints, classes, want_cls, what, where):
 
 # nn.RNNBase.mode -> (the lstmlm cell, a simple RNN's activation).
 MODES = {"LSTM": ("lstm", None), "GRU": ("gru", None), "RNN_TANH": ("rnn", "tanh"), "RNN_RELU": ("rnn", "relu")}
-MODULE_CLASSES = {"LSTM": "LSTM", "GRU": "GRU", "RNN": "RNN_TANH"}
+# The pickled class -> its mode when the module's state names none (an nn.RNN's depends on its nonlinearity).
+MODULE_CLASSES = {"LSTM": "LSTM", "GRU": "GRU", "RNN": None}
 # Rows of weight_hh per hidden unit -> the cell.
 GATE_CELLS = {4: "lstm", 3: "gru", 1: "rnn"}
 CELL_MODULES = {"lstm": "nn.LSTM", "gru": "nn.GRU", "rnn": "nn.RNN"}
@@ -135,12 +136,15 @@ def _module_mode(root, classes, prefix, where):
     d = mod.__dict__
     if d.get("bidirectional"):
         raise ConvertError(f"{where}: module {name!r}: bidirectional=True is not supported")
-    mode = d.get("mode")
-    if mode is None and short == "RNN":
-        mode = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}.get(d.get("nonlinearity"))
+    # The module's state is the file's word: a value of any type may stand where nn.RNNBase keeps a string.
+    mode, nonlinearity = d.get("mode"), d.get("nonlinearity")
+    if mode is None and short == "RNN" and isinstance(nonlinearity, str):
+        mode = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}.get(nonlinearity)
     if mode is None:
         mode = MODULE_CLASSES.get(short)
-    if mode not in MODES:
+        if mode is None:
+            return None  # an nn.RNN that names no nonlinearity: as a state_dict, --rnn-nonlinearity says it
+    if not isinstance(mode, str) or mode not in MODES:
         raise ConvertError(f"{where}: module {name!r} has mode {common.brief(mode)}; expected one of "
                            f"{', '.join(MODES)}")
     return mode
