@@ -142,6 +142,17 @@ class FormatWriterTest(unittest.TestCase):
                     fmt.check_config(config)
                 self.assertIn(field, str(cm.exception))
 
+    def test_trainable_keys_name_each_layer_by_its_cell(self):
+        layers = [fmt.gru_layer(2), fmt.layer(2)]
+        ok = {"embedding": False, "gru_l0": True, "lstm_l1": False, "decoder": True}
+        fmt.check_trainable(ok, layers, 0)
+        for bad, field in (({"lstm_l0": True}, "source.trainable.lstm_l0"), ({"gru_l2": True}, "gru_l2"),
+                           ({"head_0": True}, "head_0"), ({"decoder": 1}, "source.trainable.decoder is 1")):
+            with self.subTest(trainable=bad):
+                with self.assertRaises(ValueError) as cm:
+                    fmt.check_trainable(bad, layers, 0)
+                self.assertIn(field, str(cm.exception))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -239,6 +239,21 @@ def check_layer(l, k):
                          "(proj_size > 0)")
 
 
+def check_trainable(trainable, layers, num_heads):
+    """source.trainable (docs/model-format.md): booleans keyed embedding, decoder, {cell}_l{k} (a layer named by
+    its cell: lstm_l0, gru_l1) and head_{k}; the loader refuses any other key."""
+    if not isinstance(trainable, dict):
+        raise ValueError(f"write_model: source.trainable is {type(trainable).__name__}, expected an object")
+    known = {"embedding", "decoder"} | {f"{layer_cell(l)}_l{k}" for k, l in enumerate(layers)} | \
+        {f"head_{k}" for k in range(num_heads)}
+    for key, value in trainable.items():
+        if key not in known:
+            raise ValueError(f"write_model: source.trainable.{key}: unknown layer name (expected one of "
+                             f"{', '.join(sorted(known))})")
+        if not isinstance(value, bool):
+            raise ValueError(f"write_model: source.trainable.{key} is {value!r}, expected a boolean")
+
+
 def check_config(config):
     """The rules of src/format/config.cpp that a converter could break: a model lstmlm would refuse to load
     is a conversion error (ValueError naming the field), not a directory written with exit 0."""
@@ -250,6 +265,9 @@ def check_config(config):
         raise ValueError(f"write_model: {len(layers)} layers, expected 1..{MAX_LAYER_COUNT}")
     for k, l in enumerate(layers):
         check_layer(l, k)
+    trainable = (config.get("source") or {}).get("trainable")
+    if trainable is not None:
+        check_trainable(trainable, layers, len(config["output"].get("head", [])))
     for k, d in enumerate(config["output"].get("head", [])):
         _int_in(d["units"], 1, MAX_LAYER_WIDTH, f"output.head[{k}].units")
         if d.get("activation") not in ACTIVATIONS:
