@@ -266,6 +266,24 @@ class TinyGraphTest(unittest.TestCase):
             return h, (h, c)
         self.compare(out, a, step)
 
+    def test_gru_hard_sigmoids(self):
+        H = self.H
+        for alpha, name in ((0.2, "hard_sigmoid"), (1 / 6, "hard_sigmoid_keras3")):
+            with self.subTest(alpha=alpha):
+                attrs = {"activations": ["HardSigmoid", "Tanh"], "activation_alpha": [alpha],
+                         "activation_beta": [0.5], "linear_before_reset": 1}
+                m, a = tiny_lm("GRU", attrs=attrs, seed=7)
+                out = self.convert(m, f"gru_{name}")
+                self.assertEqual(pyutil.read_config(out)["layers"][0]["recurrent_activation"], name)
+                hard = np.float32(alpha)
+
+                def step(k, x, h, hard=hard):
+                    h = np.zeros(H) if h is None else h
+                    h = onnx_gru_step(x, h, a["W0"][0], a["R0"][0], a["B0"][0], H, 1,
+                                      f=lambda v: np.clip(float(hard) * v + 0.5, 0, 1))
+                    return h, h
+                self.compare(out, a, step)
+
     def test_zero_peepholes_stay_format_v1(self):
         m, _ = tiny_lm("LSTM", extra_inputs={"7:P": np.zeros((1, 3 * self.H), np.float32)})
         cfg = pyutil.read_config(self.convert(m, "zero_peep"))

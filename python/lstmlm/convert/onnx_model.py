@@ -300,10 +300,14 @@ def _recurrent_activation(f, where):
     if key == "sigmoid":
         return "sigmoid"
     if key == "hardsigmoid":
+        # Attributes are float32: the one nearest 1/6 is Keras 3's hard_sigmoid, relu6(x + 3) / 6.
         if np.float32(alpha) == np.float32(0.2) and np.float32(beta) == np.float32(0.5):
             return "hard_sigmoid"
-        raise ConvertError(f"{where}: HardSigmoid alpha {alpha} beta {beta}; lstmlm's hard_sigmoid is "
-                           "clip(0.2x + 0.5, 0, 1) (alpha 0.2, beta 0.5) only")
+        if np.float32(alpha) == np.float32(1 / 6) and np.float32(beta) == np.float32(0.5):
+            return "hard_sigmoid_keras3"
+        raise ConvertError(f"{where}: HardSigmoid alpha {alpha} beta {beta}; lstmlm's hard sigmoids are "
+                           "clip(0.2x + 0.5, 0, 1) (alpha 0.2, beta 0.5: Keras 2's) and clip(x/6 + 0.5, 0, 1) "
+                           "(alpha 1/6, beta 0.5: Keras 3's) only")
     raise ConvertError(f"{where}: gate activation (f) {key}; lstmlm supports Sigmoid and HardSigmoid")
 
 
