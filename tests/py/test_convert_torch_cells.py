@@ -75,12 +75,13 @@ def torch_token_logprobs(model, ids):
 def save(obj, name):
     torch = require_torch()
     p = os.path.join(tempfile.mkdtemp(dir=TMP), name)
-    if not isinstance(obj, dict):
+    module = obj.get("model") if isinstance(obj, dict) else obj
+    if isinstance(module, torch.nn.Module):
         # torch.save pickles the class by reference: it must be importable as model.RNNModel while saving only.
         import types
         assert "model" not in sys.modules
         sys.modules["model"] = types.ModuleType("model")
-        sys.modules["model"].RNNModel = type(obj)
+        sys.modules["model"].RNNModel = type(module)
         try:
             torch.save(obj, p)
         finally:
@@ -167,6 +168,15 @@ class TorchCellsTest(unittest.TestCase):
                 m = self.make(rnn_type, nlayers=3)
                 sd = save({"model_state_dict": m.state_dict(), "epoch": 2}, "rnn.pt")
                 self.check(self.convert(sd, "--rnn-nonlinearity", rnn_type[4:].lower()), m, ["rnn"] * 3)
+
+    def test_module_inside_a_checkpoint_dict_names_its_nonlinearity(self):
+        m = self.make("RNN_RELU", nlayers=2)
+        out = os.path.join(tempfile.mkdtemp(dir=TMP), "out")
+        words = [f"t{i}" for i in range(self.V)]
+        pyutil.convert_ok(self, save({"model": m, "itos": words, "epoch": 7}, "ckpt.pt"), out)
+        self.assertEqual(pyutil.read_vocab(out), words)
+        self.assertEqual([l["activation"] for l in pyutil.read_config(out)["layers"]], ["relu", "relu"])
+        self.check(out, m, ["rnn", "rnn"])
 
     def test_tied_and_bias_free(self):
         m = self.make("GRU", nlayers=1, tie_weights=False, bias=False)
