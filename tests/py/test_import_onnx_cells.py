@@ -301,6 +301,7 @@ class TinyGraphTest(unittest.TestCase):
             ("GRU", {"activations": ["Tanh", "Tanh"]}, r"gru0.*gate activation \(f\) tanh"),
             ("GRU", {"direction": "reverse"}, r"gru0.*direction reverse; only forward GRUs"),
             ("GRU", {"activations": ["Sigmoid"]}, r"gru0.*1 activations; a forward GRU has 2 \(f, g\)"),
+            ("GRU", {"linear_before_reset": "0"}, r"gru0.*linear_before_reset is '0', expected an integer"),
         ]
         for op, attrs, pattern in cases:
             with self.subTest(op=op, attrs=attrs):

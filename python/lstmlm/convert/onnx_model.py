@@ -418,6 +418,10 @@ def gru_node(node, value, is_zero, where):
     where = f"{where}: {describe(node)}"
     a = attrs(node)
     _, hidden, w, r, b = _weights(node, a, value, is_zero, where, ((5, "initial_h"),))
+    lbr = a.get("linear_before_reset", 0)
+    if isinstance(lbr, bool) or not isinstance(lbr, int):
+        raise ConvertError(f"{where}: linear_before_reset is {common.brief(lbr)}, expected an integer (the op's "
+                           "int attribute)")
     f, g = _activations(a, where, "GRU")
     activation = _activation_name(g)
     if activation is None:
@@ -426,7 +430,7 @@ def gru_node(node, value, is_zero, where):
     return {"cell": "gru", "hidden_size": hidden, "weight_ih": _reorder(w, hidden, ZRH_TO_RZN),
             "weight_hh": _reorder(r, hidden, ZRH_TO_RZN), "bias_ih": _reorder(b[:3 * hidden], hidden, ZRH_TO_RZN),
             "bias_hh": _reorder(b[3 * hidden:], hidden, ZRH_TO_RZN),
-            "reset_after": bool(a.get("linear_before_reset", 0)),
+            "reset_after": lbr != 0,
             "recurrent_activation": _recurrent_activation(f, where), "activation": activation,
             "layout": a.get("layout", 0)}
 
