@@ -241,7 +241,8 @@ struct Lstm {
         Group g{first, layers, in, std::move(prim), {}, {}, {}, pd.impl_info_str()};
         g.w_layer =
             reordered(eng, s, pd.weights_layer_desc(), {layers, 1, in, G, H}, tag::ldigo, wl.data(), attr);
-        g.w_iter = reordered(eng, s, pd.weights_iter_desc(), {layers, 1, H, G, H}, tag::ldigo, wi.data(), attr);
+        g.w_iter =
+            reordered(eng, s, pd.weights_iter_desc(), {layers, 1, H, G, H}, tag::ldigo, wi.data(), attr);
         g.bias = reordered(eng, s, pd.bias_desc(), {layers, 1, 4, H}, tag::ldgo, bb.data());
         groups.push_back(std::move(g));
       };
@@ -517,7 +518,8 @@ void run_cell(const Weights& w, const Cell& c, int reps, int warmup, double min_
   double mean_call = std::accumulate(lat.begin(), lat.end(), 0.0) / lat.size();
   auto v = version();
   std::printf(
-      "{\"model\": \"onednn\", \"peer\": \"onednn\", \"shape\": \"V=%d E=%d H=%dx%d%s\", \"workload\": \"%s\", "
+      "{\"model\": \"onednn\", \"peer\": \"onednn\", \"shape\": \"V=%d E=%d H=%dx%d%s\", \"workload\": "
+      "\"%s\", "
       "\"batch\": %d, \"length\": %d, \"threads\": %d, \"threads_effective\": %d, \"repetitions\": %d, "
       "\"calls\": %zu, \"tokens_per_call\": %d, \"tokens_per_s\": %.3f, \"tokens_per_s_sd\": %.3f, "
       "\"tokens_per_s_median\": %.3f, \"tokens_per_s_min\": %.3f, \"tokens_per_s_max\": %.3f, "
@@ -525,8 +527,8 @@ void run_cell(const Weights& w, const Cell& c, int reps, int warmup, double min_
       "\"isa\": \"%s\", \"build\": \"oneDNN %d.%d.%d %s\", \"impl\": \"%s\", \"note\": \"%s\", "
       "\"precision\": "
       "\"%s\", \"precision_detail\": \"%s\", \"checksum\": %.6g}\n",
-      V, E, H, L, w.gru ? " gru" : "", c.workload.c_str(), B, T, c.threads, omp_get_max_threads(), reps, lat.size(), B * T, mean,
-      sd, percentile(rep_tps, 50), *std::min_element(rep_tps.begin(), rep_tps.end()),
+      V, E, H, L, w.gru ? " gru" : "", c.workload.c_str(), B, T, c.threads, omp_get_max_threads(), reps,
+      lat.size(), B * T, mean, sd, percentile(rep_tps, 50), *std::min_element(rep_tps.begin(), rep_tps.end()),
       *std::max_element(rep_tps.begin(), rep_tps.end()), mean / (B * T), percentile(lat, 50) * 1e6,
       percentile(lat, 99) * 1e6, flops_per_call(w, c.workload, B, T) / mean_call * 1e-9,
       isa_name(get_effective_cpu_isa()), v->major, v->minor, v->patch,

@@ -39,11 +39,11 @@ inline void check(const Tokenizer& t, std::string_view line) {
 
 inline void check_tokenizer(const uint8_t* data, size_t size) {
   using namespace tokenizer_detail;
-  static const Tokenizer word(config(TokenizerType::Word), vocab());
-  static const Tokenizer chars(config(TokenizerType::Char), vocab());
+  static const auto word = Tokenizer::create(config(TokenizerType::Word), vocab());
+  static const auto chars = Tokenizer::create(config(TokenizerType::Char), vocab());
   std::string_view line(reinterpret_cast<const char*>(data), size);
-  check(word, line);
-  check(chars, line);
+  check(*word, line);
+  check(*chars, line);
 }
 
 }  // namespace lstmlm::fuzz

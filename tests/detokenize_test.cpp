@@ -22,7 +22,8 @@ TEST(Detokenize, WordModelsJoinWordsWithSpacesDropBoundariesKeepUnk) {
   c.eos_token = "<eos>";
   c.bos_token = "<s>";
   c.pad_id = 0;
-  Tokenizer t(c, v);
+  auto t_ptr = Tokenizer::create(c, v);
+  const Tokenizer& t = *t_ptr;
   std::vector<int32_t> ids = {3, 4, 5, 1, 6, 2, 0};
   EXPECT_EQ(t.detokenize(ids), "the cat <unk> sat");
   for (int32_t id : {0, 2, 3}) EXPECT_TRUE(t.is_special(id)) << id;
@@ -36,7 +37,8 @@ TEST(Detokenize, CharModelsConcatenateIncludingSpacesAndNewlines) {
   TokenizerConfig c;
   c.type = TokenizerType::Char;
   c.eos_token = "<eos>";
-  Tokenizer t(c, v);
+  auto t_ptr = Tokenizer::create(c, v);
+  const Tokenizer& t = *t_ptr;
   std::vector<int32_t> ids = {0, 1, 3, 2, 4, 0};
   EXPECT_EQ(t.detokenize(ids), "a é\na");
   EXPECT_FALSE(t.is_special(1));
@@ -45,7 +47,8 @@ TEST(Detokenize, CharModelsConcatenateIncludingSpacesAndNewlines) {
 
 TEST(Detokenize, WithoutSpecialTokensNothingIsSpecial) {
   Vocab v({"x", "y"});
-  Tokenizer t(TokenizerConfig{}, v);
+  auto t_ptr = Tokenizer::create(TokenizerConfig{}, v);
+  const Tokenizer& t = *t_ptr;
   EXPECT_FALSE(t.is_special(0));
   EXPECT_FALSE(t.is_special(1));
   EXPECT_EQ(t.detokenize(std::vector<int32_t>{1, 0}), "y x");
@@ -53,7 +56,8 @@ TEST(Detokenize, WithoutSpecialTokensNothingIsSpecial) {
 
 TEST(Detokenize, RejectsIdsOutsideTheVocabulary) {
   Vocab v({"x"});
-  Tokenizer t(TokenizerConfig{}, v);
+  auto t_ptr = Tokenizer::create(TokenizerConfig{}, v);
+  const Tokenizer& t = *t_ptr;
   EXPECT_THROW(t.detokenize(std::vector<int32_t>{1}), lstmlm::InputError);
   EXPECT_THROW(t.detokenize(std::vector<int32_t>{-1}), lstmlm::InputError);
 }

@@ -1,6 +1,7 @@
 // Text -> token ids according to the model's `tokenizer` config (word or char, Keras-style filters).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -18,22 +19,30 @@ struct Token {
   bool oov = false;  // true when the word is not in the vocabulary (id is unk or -1)
 };
 
+// Text <-> ids for one kind of tokenizer (config.json tokenizer.type): word (tokenizer_word.cpp) or char
+// (tokenizer_char.cpp); a new kind implements tokenize and detokenize in a file of its own and adds its case
+// to create(). What every kind shares: the special tokens, the filters, the UTF-8 decoding and lowercasing,
+// the vocabulary lookup and the per-line limit.
 class Tokenizer {
  public:
-  // Checks the config against the vocabulary; a ModelError names `config_file` and the field.
-  Tokenizer(const TokenizerConfig& config, const Vocab& vocab,
-            const std::string& config_file = "config.json");
+  // The tokenizer of config's type. Checks the config against the vocabulary; a ModelError names
+  // `config_file` and the field.
+  static std::unique_ptr<const Tokenizer> create(const TokenizerConfig& config, const Vocab& vocab,
+                                                 const std::string& config_file = "config.json");
+  virtual ~Tokenizer() = default;
+  Tokenizer(const Tokenizer&) = delete;
+  Tokenizer& operator=(const Tokenizer&) = delete;
 
   // Splits one line (without its line end). Throws InputError on invalid UTF-8 ("invalid UTF-8 at byte N",
-  // N counted from 1; the caller names the file and line). Rules: src/model/tokenizer.cpp, docs/scoring.md.
+  // N counted from 1; the caller names the file and line). Rules: the kind's file, docs/scoring.md.
   // More than `max_tokens` tokens is an InputError ("more than N tokens on one line ..."), thrown as the
   // token past the limit is found.
-  std::vector<Token> tokenize(std::string_view line, size_t max_tokens = SIZE_MAX) const;
+  virtual std::vector<Token> tokenize(std::string_view line, size_t max_tokens = SIZE_MAX) const = 0;
   // That message, for the readers of other token forms (score's --ids) that apply the same limit.
   static std::string too_many_tokens(size_t max_tokens);
   // Text of the ids: chars joined for char models, words joined by spaces; eos/bos/pad omitted,
-  // unk printed as its vocabulary string.
-  std::string detokenize(std::span<const int32_t> ids) const;
+  // unk printed as its vocabulary string. An id outside the vocabulary is an InputError.
+  virtual std::string detokenize(std::span<const int32_t> ids) const = 0;
   bool is_special(int32_t id) const;
 
   const TokenizerConfig& config() const { return config_; }
@@ -42,12 +51,23 @@ class Tokenizer {
   std::optional<int32_t> bos_id() const { return bos_id_; }
   std::optional<int32_t> pad_id() const { return config_.pad_id; }
 
+ protected:
+  Tokenizer(const TokenizerConfig& config, const Vocab& vocab, const std::string& config_file);
+  // The line as code points, lowercased when the config says so; InputError on invalid UTF-8.
+  std::u32string decode(std::string_view line) const;
+  bool filtered(char32_t cp) const { return filters_.find(cp) != std::u32string::npos; }
+  // Appends the token of `piece` (its id, or unk / -1 and oov when the vocabulary lacks it) to out,
+  // InputError when out already holds max_tokens.
+  void emit(std::u32string_view piece, std::vector<Token>& out, size_t max_tokens) const;
+  // Checks an id of detokenize.
+  void check_id(int32_t id) const;
+  const Vocab& vocab() const { return *vocab_; }
+
  private:
   TokenizerConfig config_;
   const Vocab* vocab_;
   std::optional<int32_t> unk_id_, eos_id_, bos_id_;
   std::u32string filters_;  // config_.filters decoded once (code points)
-  std::u32string split_;    // config_.split decoded; empty: split on whitespace (str.split())
 };
 
 }  // namespace lstmlm

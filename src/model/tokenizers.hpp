@@ -1,0 +1,15 @@
+// The kinds of tokenizer behind Tokenizer::create, each in a file of its own.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "lstmlm/tokenizer.hpp"
+
+namespace lstmlm::detail {
+
+std::unique_ptr<const Tokenizer> word_tokenizer(const TokenizerConfig& config, const Vocab& vocab,
+                                                const std::string& config_file);
+std::unique_ptr<const Tokenizer> char_tokenizer(const TokenizerConfig& config, const Vocab& vocab,
+                                                const std::string& config_file);
+
+}  // namespace lstmlm::detail
