@@ -54,8 +54,8 @@ int main(int argc, char** argv) {
   // SIGINT, SIGTERM, SIGHUP: the output stops after a whole record, exit 128 + N (docs/errors.md, Signals).
   lstmlm::cli::install_signal_handlers();
   CLI::App app{
-      "lstmlm: run LSTM language models from TensorFlow 1 and 2, Keras 1 to 3, TF.js, ml5, PyTorch or ONNX "
-      "(converted by python3 -m lstmlm.convert)"};
+      "lstmlm: run LSTM, GRU and RNN language models from TensorFlow 1 and 2, Keras 1 to 3, TF.js, ml5, "
+      "PyTorch or ONNX (converted by python3 -m lstmlm.convert)"};
   app.set_version_flag("--version", std::string("lstmlm ") + LSTMLM_VERSION + " (" + LSTMLM_BUILD_KIND + ")");
   app.require_subcommand(1);
   std::vector<lstmlm::cli::Subcommand> subs;
