@@ -160,8 +160,10 @@ inline V16 operator+(V16 a, V16 b) { LSTMLM_LANES(a.v[l] + b.v[l]); }
 inline V16 operator-(V16 a, V16 b) { LSTMLM_LANES(a.v[l] - b.v[l]); }
 inline V16 operator*(V16 a, V16 b) { LSTMLM_LANES(a.v[l] * b.v[l]); }
 inline V16 operator/(V16 a, V16 b) { LSTMLM_LANES(a.v[l] / b.v[l]); }
-inline V16 min(V16 a, V16 b) { LSTMLM_LANES(b.v[l] < a.v[l] ? b.v[l] : a.v[l]); }
-inline V16 max(V16 a, V16 b) { LSTMLM_LANES(a.v[l] < b.v[l] ? b.v[l] : a.v[l]); }
+// x86's minps and maxps exactly: b when a and b compare equal (+0 and -0) or either is NaN, so that
+// relu(-0), a clip of NaN and exp's clamp give the vector levels' bits.
+inline V16 min(V16 a, V16 b) { LSTMLM_LANES(a.v[l] < b.v[l] ? a.v[l] : b.v[l]); }
+inline V16 max(V16 a, V16 b) { LSTMLM_LANES(a.v[l] > b.v[l] ? a.v[l] : b.v[l]); }
 inline V16 exp_scale(const float* t, V16 s, V16 p) {
   V16 r;
   for (int l = 0; l < 16; ++l) {
