@@ -189,6 +189,23 @@ TEST(ModelErrorData, CreateNamesTheBareFiles) {
   EXPECT_STREQ(tok.what(), "config.json: tokenizer.unk_token '<unk>' is not in vocab.json");
 }
 
+// A config built in code gets config.json's bounds on proj_size, which the kernels size their rows by.
+TEST(ModelErrorData, CreateRefusesAProjectionNotBelowTheHiddenSize) {
+  auto m = Model::random(6, 4, 3, 1, 5);
+  for (int p : {3, 13, -1}) {
+    auto e = error_of([&] {
+      lstmlm::ModelConfig c = m->config();
+      c.layers[0].proj_size = p;
+      Model::create(c, m->vocab(), m->weights());
+    });
+    EXPECT_EQ(std::string(e.what()),
+              "config.json: field 'layers[0].proj_size': expected 0 (no projection) or an integer below "
+              "hidden_size (3), found " +
+                  std::to_string(p));
+    EXPECT_EQ(e.field(), "layers[0].proj_size");
+  }
+}
+
 TEST(TensorNames, GeneratedHeaderSpellsTheFormatNamesAndGateOrder) {
   namespace names = lstmlm::format::tensor_names;
   EXPECT_EQ(names::embedding(), "embedding.weight");

@@ -323,6 +323,12 @@ void check_config(const ModelConfig& c, const std::string& file) {
   for (size_t k = 0; k < c.layers.size(); ++k) {
     const LayerConfig& l = c.layers[k];
     const std::string p = "layers[" + std::to_string(k) + "].";
+    // parse_layer's bounds, for a config built in code: the generic LSTM sizes its buffers by them.
+    if (l.proj_size < 0 || (l.proj_size > 0 && l.proj_size >= l.hidden_size))
+      throw ModelError::in_field(file, p + "proj_size",
+                                 "expected 0 (no projection) or an integer below hidden_size (" +
+                                     std::to_string(l.hidden_size) + "), found " +
+                                     std::to_string(l.proj_size));
     if (l.cell != CellType::Lstm && (l.proj_size > 0 || l.peepholes || l.cell_clip || l.proj_clip))
       throw ModelError::in_field(
           file, p + "cell",
