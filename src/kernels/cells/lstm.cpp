@@ -2,6 +2,8 @@
 // use_peepholes, cell_clip, num_proj and proj_clip; docs/model-format.md). Gate order i, f, g, o:
 //   i = rec(t_i + W_hi h + w_ci c), f = rec(t_f + W_hf h + w_cf c), g = act(t_g + W_hg h),
 //   c' = clip(f c + i g), o = rec(t_o + W_ho h + w_co c'), m = o act(c'), h' = clip(W_hr m) or m.
+#include <algorithm>
+
 #include "kernels/cells/cells.hpp"
 #include "kernels/cells/generic.hpp"
 #include "kernels/cells/updates.hpp"
@@ -19,7 +21,8 @@ class Lstm final : public Generic {
         H_(w.hidden),
         P_(w.proj) {
     const int out = P_ > 0 ? P_ : H_;
-    const FloatBuf zero(static_cast<size_t>(4 * H_), 0.0f);
+    // The zero bias of W_hh's 4H rows and of W_hr's P: a config built in code may have P > 4H.
+    const FloatBuf zero(static_cast<size_t>(std::max(4 * H_, P_)), 0.0f);
     hh_ = be.linear(w.w_hh, 4 * H_, out, zero.data());
     m_at_ = std::max(padded(4 * H_), hh_->stride());
     mid_stride_ = m_at_;
