@@ -62,7 +62,7 @@ class KerasVariantsTest(unittest.TestCase):
             (lambda l: l["config"].update(activation="softsign"), "activation='softsign'"),
             (lambda l: l["config"].pop("recurrent_activation"), "no recurrent_activation"),
             (lambda l: l["config"].update(recurrent_activation="tanh"), "recurrent_activation='tanh'"),
-            (lambda l: l.update(class_name="GRU"), "layer type GRU"),
+            (lambda l: l.update(class_name="Bidirectional"), "layer type Bidirectional"),
             (lambda l: l.update(class_name="Bidirectional"), "layer type Bidirectional"),
             (lambda l: l["config"].update(peephole=True), "peephole"),
         ]

@@ -194,9 +194,9 @@ class TfjsSyntheticTest(Keras1Case):
         self.refused("missing", drop, "out")
 
     def test_unknown_layer_refused(self):
-        def gru(mj, d):
-            mj["modelTopology"]["model_config"]["config"]["layers"][1]["class_name"] = "GRU"
-        self.refused("gru", gru, "'lstm'", "GRU", "not supported")
+        def bidirectional(mj, d):
+            mj["modelTopology"]["model_config"]["config"]["layers"][1]["class_name"] = "Bidirectional"
+        self.refused("bidirectional", bidirectional, "'lstm'", "Bidirectional", "not supported")
 
     def test_bare_list_config_and_top_level_topology(self):
         def newer(mj, d):  # Keras <= 2.1 bare list, and modelTopology holding the model config itself
