@@ -225,9 +225,9 @@ class Keras1SyntheticTest(Keras1Case):
             self.assertIn(s, lines[0])
 
     def test_unsupported_layer_refused(self):
-        path, vocab, _ = self.make("gru", extra_layer={"class_name": "GRU", "config": {"name": "gru_1",
-                                                                                        "output_dim": 5}})
-        self.refused(path, vocab, "gru_1", "GRU", "not supported")
+        path, vocab, _ = self.make("conv", extra_layer={"class_name": "Convolution1D",
+                                                        "config": {"name": "conv_1", "nb_filter": 5}})
+        self.refused(path, vocab, "conv_1", "Convolution1D", "not supported")
 
     def reference(self, w, cell_act="tanh", head=()):
         f64 = lambda a: np.asarray(a, dtype=np.float64)  # noqa: E731

@@ -1,11 +1,13 @@
 """Keras models: .h5 from model.save (Keras 1/2 `name:0` weight names and Keras 3), .h5 from save_weights
 (Keras 2 layout, and Keras 3 `.weights.h5`), and the Keras 3 `.keras` zip (config.json + model.weights.h5).
 
-Supported: Embedding (optional; none = one-hot input) -> LSTM x n -> Dense [-> softmax Activation], with
-inference no-ops (Dropout, ...) skipped. Every option that changes inference is read from the stored config;
-nothing is assumed (old Keras defaulted recurrent_activation to hard_sigmoid, and Keras 2 and 3 define
-hard_sigmoid differently). Keras kernels are [in, 4H] with gates i, f, c, o: transposed they are PyTorch's
-[4H, in] with the same gate order.
+Supported: Embedding (optional; none = one-hot input) -> recurrent layers (LSTM, GRU, SimpleRNN, CuDNN*) x n
+-> Dense [-> softmax Activation], with inference no-ops (Dropout, ...) skipped. Every option that changes
+inference is read from the stored config; nothing is assumed (old Keras defaulted recurrent_activation to
+hard_sigmoid, and Keras 2 and 3 define hard_sigmoid differently). Keras LSTM kernels are [in, 4H] with gates
+i, f, c, o: transposed they are PyTorch's [4H, in] with the same gate order. GRU kernels are [in, 3H] in
+column blocks z, r, h, transposed and reordered to the format's rows r, z, n; reset_after=True keeps its two
+biases ([2, 3H]: input, recurrent), reset_after=False (Keras <= 2.2's only form) has one.
 """
 import io
 import json
@@ -16,6 +18,7 @@ import zipfile
 import numpy as np
 
 from ..format import dense as fmt_dense
+from ..format import gru_layer, rnn_layer
 from ..format import layer as fmt_layer
 from ..format import MAX_INPUT_LENGTH
 from ..format import names as tensor_names
@@ -28,6 +31,10 @@ HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 NOOP_LAYERS = {"InputLayer", "Dropout", "SpatialDropout1D", "GaussianDropout", "GaussianNoise", "AlphaDropout",
                "ActivityRegularization"}
 LSTM_LAYERS = {"LSTM", "CuDNNLSTM"}
+# The other recurrent layers, format v3: GRU (both reset conventions; CuDNNGRU is reset_after with two biases)
+# and SimpleRNN. The plan keeps kind "lstm" for every recurrent layer, its cell in info["cell"].
+CELL_OF = {"LSTM": "lstm", "CuDNNLSTM": "lstm", "GRU": "gru", "CuDNNGRU": "gru", "SimpleRNN": "rnn"}
+GATES = {"lstm": 4, "gru": 3, "rnn": 1}
 # Cell activations of an LSTM and activations of a Dense before the output (format v2 for all but tanh).
 CELL_ACTIVATIONS = ("tanh", "relu", "linear", "sigmoid")
 HEAD_ACTIVATIONS = ("relu", "linear", "tanh", "sigmoid")
@@ -39,7 +46,7 @@ IGNORED_LSTM_OPTIONS = {"name", "trainable", "dtype", "batch_input_shape", "batc
                         "bias_constraint", "dropout", "recurrent_dropout", "implementation", "unroll",
                         "time_major", "return_state", "zero_output_for_mask", "seed", "use_cudnn",
                         "activation", "recurrent_activation", "use_bias", "return_sequences",
-                        "go_backwards", "stateful"}
+                        "go_backwards", "stateful", "reset_after"}
 
 
 def detect(path):
@@ -88,7 +95,7 @@ KERAS1_IGNORED = {"init", "inner_init", "forget_bias_init", "W_regularizer", "U_
 
 
 def _is_keras1(cls, c):
-    return cls in ("LSTM", "Dense") and "output_dim" in c and "units" not in c
+    return cls in ("LSTM", "GRU", "SimpleRNN", "Dense") and "output_dim" in c and "units" not in c
 
 
 def _keras1_to_keras2(cls, c):
@@ -97,8 +104,9 @@ def _keras1_to_keras2(cls, c):
     do not change inference dropped. Anything else is kept, so an unknown option is still refused."""
     c = {k: v for k, v in c.items() if k not in KERAS1_IGNORED}
     c["units"] = c.pop("output_dim")
-    if cls == "LSTM":
+    if cls in ("LSTM", "GRU"):
         c["recurrent_activation"] = c.pop("inner_activation", "hard_sigmoid")
+    if cls in ("LSTM", "GRU", "SimpleRNN"):
         c.setdefault("activation", "tanh")
     if "bias" in c:
         c["use_bias"] = c.pop("bias")
@@ -195,9 +203,9 @@ def _parse_architecture(model_config, keras_version, where):
                 raise ConvertError(f"{lw}: an Embedding is supported only as the first layer")
             plan.append(("embedding", name, {"input_dim": c.get("input_dim"), "output_dim": c.get("output_dim"),
                                              "mask_zero": bool(c.get("mask_zero", False)), "trainable": trainable}))
-        elif cls in LSTM_LAYERS:
+        elif cls in CELL_OF:
             if plan and plan[-1][0] == "dense":
-                raise ConvertError(f"{lw}: an LSTM after a Dense layer is not supported")
+                raise ConvertError(f"{lw}: a recurrent layer after a Dense layer is not supported")
             plan.append(("lstm", name, dict(_lstm_options(cls, c, keras_version, lw), trainable=trainable)))
         elif cls == "Dense":
             if not plan or plan[-1][0] not in ("lstm", "dense"):
@@ -227,8 +235,12 @@ def _parse_architecture(model_config, keras_version, where):
         raise ConvertError(f"{where}: expected Embedding (optional) -> LSTM (1..n) -> Dense, found "
                            f"{' -> '.join(kinds) or 'no layers'}")
     if plan[-1][2]["activation"] != "softmax":
-        raise ConvertError(f"{plan[-1][2]['lw']}: output activation {plan[-1][2]['activation']!r}; only softmax "
-                           "(in the Dense or a following Activation/Softmax layer) is a language model's output")
+        out = plan[-1][2]
+        what = (f"a {out['units']}-unit {out['activation']} classifier head, not a next-token softmax over the "
+                "vocabulary: lstmlm converts language models only" if isinstance(out["units"], int) and
+                out["units"] <= 2 and out["activation"] == "sigmoid" else
+                "only softmax (in the Dense or a following Activation/Softmax layer) is a language model's output")
+        raise ConvertError(f"{out['lw']}: output activation {out['activation']!r}; {what}")
     lstms = [info for k, _, info in plan if k == "lstm"]
     for info in lstms[:-1]:
         if not info["return_sequences"]:
@@ -242,23 +254,45 @@ def _lstm_options(cls, c, keras_version, lw):
     if c.get("stateful"):
         raise ConvertError(f"{lw}: stateful=True (state carried across batches) is not supported; re-save the "
                            "model with stateful=False (the weights are the same)")
-    if cls == "CuDNNLSTM":  # fixed tanh / sigmoid, two bias vectors
+    cell = CELL_OF[cls]
+    if cls in ("CuDNNLSTM", "CuDNNGRU"):  # fixed tanh / sigmoid, two bias vectors
         act, ract, use_bias = "tanh", "sigmoid", True
     else:
-        for key in ("activation", "recurrent_activation"):
+        for key in ("activation",) + (() if cell == "rnn" else ("recurrent_activation",)):
             if key not in c:
                 raise ConvertError(f"{lw}: the config has no {key}; refusing to assume a default")
         act = _activation_name(c["activation"], lw)
-        ract = _activation_name(c["recurrent_activation"], lw)
+        ract = "sigmoid" if cell == "rnn" else _activation_name(c["recurrent_activation"], lw)
         use_bias = bool(c.get("use_bias", True))
-    unknown = sorted(k for k in c if k not in IGNORED_LSTM_OPTIONS)
+    unknown = sorted(k for k in c if k not in IGNORED_LSTM_OPTIONS or (k == "reset_after" and cell != "gru"))
     if unknown:
         raise ConvertError(f"{lw}: option(s) {', '.join(unknown)} not understood by this converter")
-    if act not in CELL_ACTIVATIONS:
-        raise ConvertError(f"{lw}: activation={act!r}; the LSTM cell activation must be one of "
-                           f"{', '.join(CELL_ACTIVATIONS)}")
-    return {"activation": act, "recurrent_activation": _recurrent_activation(ract, keras_version, lw), "use_bias": use_bias,
-            "return_sequences": bool(c.get("return_sequences", False)), "cudnn": cls == "CuDNNLSTM"}
+    allowed = ("tanh", "relu") if cell == "rnn" else CELL_ACTIVATIONS
+    if act not in allowed:
+        raise ConvertError(f"{lw}: activation={act!r}; the {cls} activation must be one of {', '.join(allowed)}")
+    info = {"cell": cell, "activation": act, "use_bias": use_bias,
+            "recurrent_activation": _recurrent_activation(ract, keras_version, lw),
+            "return_sequences": bool(c.get("return_sequences", False)), "cudnn": cls.startswith("CuDNN")}
+    if cell == "gru":
+        info["reset_after"] = True if cls == "CuDNNGRU" else _reset_after(c, keras_version, lw)
+    return info
+
+
+def _reset_after(c, keras_version, lw):
+    """A GRU's reset convention: the config's reset_after, else Keras' default when the file was written
+    (False before Keras 2.3, which added the key; the key is always written since)."""
+    if "reset_after" in c:
+        if not isinstance(c["reset_after"], bool):
+            raise ConvertError(f"{lw}: reset_after={c['reset_after']!r}, expected true or false")
+        return c["reset_after"]
+    if not keras_version:
+        raise ConvertError(f"{lw}: the GRU config has no reset_after and the file does not say which Keras "
+                           "wrote it (before 2.3 the default was false); give --keras-version")
+    major, minor = (list(map(int, re.findall(r"\d+", str(keras_version))[:2])) + [0, 0])[:2]
+    if (major, minor) >= (2, 3):
+        raise ConvertError(f"{lw}: the GRU config of Keras {keras_version} has no reset_after (that Keras "
+                           "always writes it): refusing to guess")
+    return False
 
 
 def _recurrent_activation(ract, keras_version, lw):
@@ -323,6 +357,8 @@ def _legacy_layer_weights(group, layer_name, read):
 
 
 _KERAS1_GATE = re.compile(r"(?:^|_)([WUb])_([icfo])$")
+_KERAS1_GRU_GATE = re.compile(r"(?:^|_)([WUb])_([zrh])$")
+_KERAS1_WHOLE = re.compile(r"(?:^|_)([WUb])$")
 
 
 def keras1_weights(kind, w, where):
@@ -332,6 +368,27 @@ def keras1_weights(kind, w, where):
     (weights-only file without an architecture): decided by the names. Keras 2/3 names pass unchanged."""
     if not w or any(k in w for k in ("kernel", "recurrent_kernel", "embeddings")):
         return w
+    if kind == "lstm":
+        # A Keras 1 GRU's per-gate arrays (W_z, U_z, b_z, W_r, ..., W_h): Keras 2's column blocks z, r, h.
+        gru = {(m.group(1), m.group(2)): key for key in w for m in [_KERAS1_GRU_GATE.search(key)] if m}
+        if gru:
+            missing = [f"{a}_{g}" for a in "WUb" for g in "zrh" if (a, g) not in gru]
+            if missing or len(gru) != len(w):
+                raise ConvertError(f"{where}: Keras 1 GRU weights {sorted(w)}: expected the 9 per-gate arrays "
+                                   f"W_*, U_*, b_* for gates z, r, h (missing: {', '.join(missing) or 'none'})")
+            try:
+                return {new: np.concatenate([w[gru[(a, g)]] for g in "zrh"], axis=axis)
+                        for new, a, axis in (("kernel", "W", 1), ("recurrent_kernel", "U", 1), ("bias", "b", 0))}
+            except ValueError as e:
+                raise ConvertError(f"{where}: Keras 1 GRU per-gate arrays of different shapes "
+                                   f"({', '.join(f'{k} {list(v.shape)}' for k, v in w.items())}): {e}") from None
+        # consume_less='gpu' (and every SimpleRNN): the gates already concatenated as W, U, b.
+        whole = {m.group(1): key for key in w for m in [_KERAS1_WHOLE.search(key)] if m}
+        if {"W", "U"} <= set(whole) and len(whole) == len(w):
+            out = {"kernel": w[whole["W"]], "recurrent_kernel": w[whole["U"]]}
+            if "b" in whole:
+                out["bias"] = w[whole["b"]]
+            return out
     gates = {}
     for key in w:
         m = _KERAS1_GATE.search(key)
@@ -418,32 +475,56 @@ def _build(plan, get_weights, where):
             vocab_in, emb_dim, in_dim = e.shape[0], e.shape[1], e.shape[1]
             meta["mask_zero"] = info.get("mask_zero")
         elif kind == "lstm":
+            cell = info.get("cell", "lstm")
+            G = GATES[cell]
             kern, rec = w.get("kernel"), w.get("recurrent_kernel")
             if kern is None or rec is None or rec.ndim != 2 or kern.ndim != 2:
-                raise ConvertError(f"{lw}: expected kernel [in, 4H] and recurrent_kernel [H, 4H]")
+                raise ConvertError(f"{lw}: expected kernel [in, {G}H] and recurrent_kernel [H, {G}H]")
             hidden = rec.shape[0]
-            if rec.shape[1] != 4 * hidden or kern.shape[1] != 4 * hidden:
-                raise ConvertError(f"{lw}: kernel {kern.shape} / recurrent_kernel {rec.shape} are not [in, 4H] "
-                                   f"/ [H, 4H]")
+            if rec.shape[1] != G * hidden or kern.shape[1] != G * hidden:
+                raise ConvertError(f"{lw}: kernel {kern.shape} / recurrent_kernel {rec.shape} are not [in, {G}H] "
+                                   f"/ [H, {G}H]")
             if in_dim is not None and kern.shape[0] != in_dim:
                 raise ConvertError(f"{lw}: kernel has {kern.shape[0]} inputs, the previous layer gives {in_dim}")
             if in_dim is None:  # no Embedding: one-hot input of vocabulary size
                 vocab_in = kern.shape[0]
-            bias = w.get("bias")
-            if info.get("cudnn"):  # CuDNNLSTM: input and recurrent biases concatenated
-                if bias is None or bias.shape != (8 * hidden,):
-                    raise ConvertError(f"{lw}: CuDNNLSTM bias should be [8H]")
-                bias = bias[:4 * hidden] + bias[4 * hidden:]
+            bias, bias_hh = w.get("bias"), None
+            two = info.get("cudnn") or (cell == "gru" and info.get("reset_after"))
+            if info.get("cudnn"):  # CuDNN layers: input and recurrent biases concatenated
+                if bias is None or bias.shape != (2 * G * hidden,):
+                    raise ConvertError(f"{lw}: the CuDNN layer's bias should be [{2 * G}H] = [{2 * G * hidden}]")
+                bias, bias_hh = bias[:G * hidden], bias[G * hidden:]
+            elif two and info.get("use_bias", True):  # a reset_after GRU: [2, 3H], input then recurrent
+                if bias is None or bias.shape != (2, G * hidden):
+                    raise ConvertError(f"{lw}: a GRU with reset_after has bias [2, 3H] = [2, {G * hidden}], "
+                                       f"found {None if bias is None else list(bias.shape)}")
+                bias, bias_hh = bias[0], bias[1]
             elif info.get("use_bias", True):
-                if bias is None or bias.shape != (4 * hidden,):
-                    raise ConvertError(f"{lw}: expected bias [4H] = [{4 * hidden}]")
+                if bias is None or bias.shape != (G * hidden,):
+                    raise ConvertError(f"{lw}: expected bias [{G}H] = [{G * hidden}]")
             else:
-                bias = np.zeros(4 * hidden, dtype=np.float32)
-            tensors[tensor_names.weight_ih(k)] = kern.T
-            tensors[tensor_names.weight_hh(k)] = rec.T
-            tensors[tensor_names.bias_ih(k)] = bias
-            layers.append(fmt_layer(hidden, recurrent_activation=info["recurrent_activation"],
-                                    activation=info.get("activation", "tanh")))
+                bias = np.zeros(G * hidden, dtype=np.float32)
+            if cell == "lstm" and bias_hh is not None:  # an LSTM's two biases are one sum
+                bias, bias_hh = bias + bias_hh, None
+            w_ih, w_hh = kern.T, rec.T
+            if cell == "gru":  # Keras' column blocks z, r, h -> the format's rows r, z, n
+                order = np.concatenate([np.arange(hidden, 2 * hidden), np.arange(hidden), np.arange(2 * hidden, 3 * hidden)])
+                w_ih, w_hh, bias = w_ih[order], w_hh[order], bias[order]
+                bias_hh = None if bias_hh is None else bias_hh[order]
+            tensors[tensor_names.weight_ih(k, cell=cell)] = np.ascontiguousarray(w_ih)
+            tensors[tensor_names.weight_hh(k, cell=cell)] = np.ascontiguousarray(w_hh)
+            tensors[tensor_names.bias_ih(k, cell=cell)] = np.ascontiguousarray(bias)
+            if bias_hh is not None:
+                tensors[tensor_names.bias_hh(k, cell=cell)] = np.ascontiguousarray(bias_hh)
+            if cell == "gru":
+                layers.append(gru_layer(hidden, reset_after=bool(info.get("reset_after")),
+                                        recurrent_activation=info["recurrent_activation"],
+                                        activation=info.get("activation", "tanh")))
+            elif cell == "rnn":
+                layers.append(rnn_layer(hidden, activation=info.get("activation", "tanh")))
+            else:
+                layers.append(fmt_layer(hidden, recurrent_activation=info["recurrent_activation"],
+                                        activation=info.get("activation", "tanh")))
             in_dim, k = hidden, k + 1
         elif kind == "dense":
             last = di == n_dense - 1
@@ -551,7 +632,7 @@ def _trainable(plan):
     n_dense, d = sum(1 for kind, _, _ in plan if kind == "dense"), 0
     for kind, _, info in plan:
         if kind == "lstm":
-            key, k = f"lstm_l{k}", k + 1
+            key, k = f"{info.get('cell', 'lstm')}_l{k}", k + 1
         elif kind == "dense" and d < n_dense - 1:
             key, d = f"head_{d}", d + 1
         else:
