@@ -69,6 +69,11 @@ std::vector<NamedModel> split_models() {
   ms.push_back({"wide_proj", make_model(301, 13, {{150, 37}, {83}, {70, 19}}, false, 21, 0.2f)});
   ms.push_back({"wide_tails", make_model(1003, 0, {{129}, {250}}, false, 22, 0.15f)});
   ms.push_back({"wide_tied", make_model(517, 40, {{97}, {40}}, true, 23, 0.2f)});
+  // The generic cells over several panels, each part's units starting off a vector's boundary.
+  ms.push_back({"wide_v3", make_model(211, 11,
+                                      {LayerSpec::gru(131, false), LayerSpec::peephole(150, 37, 0.5f, 0.2f),
+                                       LayerSpec::gru(77, true), LayerSpec::rnn(90)},
+                                      false, 24, 0.2f)});
   return ms;
 }
 
@@ -119,6 +124,30 @@ TEST(EngineColumnSplit, FewerRowsThanThreadsIsBitIdenticalToOneThread) {
       expect_same(run_all(three, in, tg, st), want);
       expect_same(run_all(four, in, tg, st), want);
     }
+  }
+}
+
+// The low precisions run peepholes and the projection clip as the generic LSTM too: wide layers split
+// into parts whose units start off a vector's boundary.
+TEST(EngineColumnSplit, LowPrecisionGenericCellsSplitGiveTheSameBits) {
+  const auto models = split_models();
+  const auto wide =
+      std::find_if(models.begin(), models.end(), [](const auto& m) { return m.name == "wide_v3"; });
+  ASSERT_NE(wide, models.end());
+  const auto model = wide->model;
+  for (Precision p : {Precision::Bf16, Precision::Int8}) {
+    SCOPED_TRACE(precision_name(p));
+    std::mt19937_64 rng(34);
+    EngineOptions o1;
+    o1.threads = 1;
+    o1.precision = p;
+    EngineOptions o3 = split_everything(3);
+    o3.precision = p;
+    Engine one(model, o1), three(model, o3);
+    const Sequences in = {random_tokens(rng, model->vocab_size(), 11)};
+    const Sequences tg = {random_tokens(rng, model->vocab_size(), 11)};
+    const std::vector<State> st = {random_state(*model, rng)};
+    expect_same(run_all(three, in, tg, st), run_all(one, in, tg, st));
   }
 }
 
