@@ -222,6 +222,16 @@ TEST(Config, V3FieldsAreRefusedWhereTheyDoNotApply) {
   j["layers"] = json::parse(R"([{"hidden_size": 5, "recurrent_activation": "sigmoid", "proj_clip": 1.0}])");
   EXPECT_EQ(error_of(j),
             "model/config.json: field 'layers[0].proj_clip': needs a projection (proj_size > 0)");
+  // A clip a float cannot hold: infinity, or 0, which would clip every value to 0.
+  for (const char* clip : {"1e300", "1e-50"}) {
+    j["layers"] = json::parse(
+        std::string(R"([{"hidden_size": 5, "recurrent_activation": "sigmoid", "cell_clip": )") + clip + "}]");
+    EXPECT_EQ(error_of(j),
+              "model/config.json: field 'layers[0].cell_clip': expected a positive number a float "
+              "holds (1e-45 to 3.4e38) or null, found " +
+                  json::parse(clip).dump())
+        << clip;
+  }
   j["layers"] = json::parse(R"([{"cell": 3, "hidden_size": 5}])");
   EXPECT_NE(error_of(j).find("field 'layers[0].cell'"), std::string::npos);
   j["format_version"] = 2;

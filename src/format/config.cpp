@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <limits>
 #include <string_view>
 
 #include "format/json_util.hpp"
@@ -131,7 +132,13 @@ std::optional<float> parse_clip(const Reader& r, const json& j, const std::strin
   if (j.is_null()) return std::nullopt;
   if (!j.is_number() || !std::isfinite(j.get<double>()) || j.get<double>() <= 0)
     r.fail(field, "expected a positive number or null, found " + format::brief(j));
-  return j.get<float>();
+  // The clip runs in float: a number past float's range would be infinity (and its conversion undefined),
+  // one below its smallest subnormal 0, which clips every value to 0.
+  const double d = j.get<double>();
+  if (d > double(std::numeric_limits<float>::max()) || static_cast<float>(d) == 0.0f)
+    r.fail(field,
+           "expected a positive number a float holds (1e-45 to 3.4e38) or null, found " + format::brief(j));
+  return static_cast<float>(d);
 }
 
 CellType parse_cell(const Reader& r, const json& j, const std::string& p, int version) {
