@@ -1,4 +1,5 @@
-"""TF1 checkpoint -> lstmlm model: BasicLSTMCell / LSTMCell / MultiRNNCell language models (char-rnn style).
+"""TF1 checkpoint -> lstmlm model: BasicLSTMCell / LSTMCell / GRUCell / MultiRNNCell language models (char-rnn
+style).
 
 The graph (.meta) is not read: the architecture comes from the variable names and shapes. TF1's cells
 compute, for kernel K [in + H_out, 4H] and bias b [4H] over the concatenated [x, h]:
@@ -7,8 +8,17 @@ compute, for kernel K [in + H_out, 4H] and bias b [4H] over the concatenated [x,
 (LSTMCell: c' clipped to +-cell_clip when set, then h' = h' @ P with the projection kernel P [H, proj]).
 lstmlm stores PyTorch's layout, gates i, f, g(=j), o, with W_ih [4H, in], W_hh [4H, H_out], so K is
 transposed, split after `in` columns and its gate blocks reordered; forget_bias (a constructor argument,
-never stored in the checkpoint) is folded into the f slice of the bias. Likewise cell_clip is not stored
-and must be given as an option when the model used it.
+never stored in the checkpoint) is folded into the f slice of the bias. Likewise cell_clip and proj_clip are
+not stored and must be given as options when the model used them. LSTMCell(use_peepholes=True) stores
+w_i_diag, w_f_diag, w_o_diag [H]: i and f see c, o the new c (format v3 peepholes, weight_ci / cf / co).
+TF 0.12's LSTMCell(num_unit_shards=n, num_proj_shards=m) stores its kernel as W_0..W_{n-1} and its projection
+as W_P_0..W_P_{m-1}, row blocks concatenated along axis 0.
+
+GRUCell (format v3 GRU, reset_after false): gates/kernel [in + H, 2H] in columns r, u; gates/bias [2H];
+candidate/kernel [in + H, H], candidate/bias [H]:
+    r, u = split(sigmoid([x, h] @ Kg + bg), 2);  c = tanh([x, r * h] @ Kc + bc);  h' = u * h + (1 - u) * c
+which is the format's GRU with z = u: rows r, z(=u), n of W_ih from the x rows of Kg and Kc, of W_hh from the
+h rows, the whole bias in bias_ih.
 """
 import os
 import re
@@ -16,6 +26,7 @@ import re
 import numpy as np
 
 from ..format import GATE_ORDER
+from ..format import gru_layer
 from ..format import names as tensor_names
 
 from . import common, contained
@@ -27,7 +38,8 @@ _SLOTS = {"Adam", "Adam_1", "Momentum", "RMSProp", "RMSProp_1", "Adagrad", "Adad
           "Ftrl", "Ftrl_1", "ExponentialMovingAverage"}
 _BOOKKEEPING = {"beta1_power", "beta2_power", "global_step", "Variable", "learning_rate", "lr"}
 
-_CELL_TYPES = {"BasicLSTMCell": "basic", "basic_lstm_cell": "basic", "LSTMCell": "lstm", "lstm_cell": "lstm"}
+_CELL_TYPES = {"BasicLSTMCell": "basic", "basic_lstm_cell": "basic", "LSTMCell": "lstm", "lstm_cell": "lstm",
+               "GRUCell": "gru", "gru_cell": "gru"}
 # What follows the cell scope, per naming era: TF 0.12 (Linear/Matrix, LSTMCell's W_0/B/W_P_0),
 # TF 1.0-1.2 (weights/biases), TF >= 1.3 (kernel/bias).
 _PARTS = {
@@ -36,7 +48,15 @@ _PARTS = {
     "projection/kernel": "proj", "projection/weights": "proj", "projection/Linear/Matrix": "proj",
     "W_P_0": "proj",
 }
-_PEEPHOLES = re.compile(r"^(w_[fio]_diag|W_[FIO]_diag)$")
+# GRUCell's variables, per naming era (TF 0.12 Gates/Linear/Matrix, TF 1.0-1.2 weights/biases, >= 1.3 kernel/bias).
+_GRU_PARTS = {f"{scope}/{name}": f"{kind}_{what}"
+              for scope, kind in (("gates", "gates"), ("Gates", "gates"), ("candidate", "candidate"),
+                                  ("Candidate", "candidate"))
+              for name, what in (("kernel", "kernel"), ("bias", "bias"), ("weights", "kernel"),
+                                 ("biases", "bias"), ("Linear/Matrix", "kernel"), ("Linear/Bias", "bias"))}
+_PEEPHOLES = re.compile(r"^(?:w_([fio])_diag|W_([FIO])_diag)$")
+# TF 0.12 LSTMCell's sharded kernel (num_unit_shards) and projection (num_proj_shards): row blocks.
+_SHARD = re.compile(r"^(W|W_P)_(\d+)$")
 _MULTI = re.compile(r"^(MultiRNNCell|multi_rnn_cell)$")
 _CELL_INDEX = re.compile(r"^(?:Cell|cell_)(\d+)$")
 
@@ -104,6 +124,8 @@ def add_arguments(parser):
                    help="forget_bias the cells were built with (not stored in checkpoints; TF default 1.0)")
     g.add_argument("--cell-clip", type=common.positive_float, default=None,
                    help="LSTMCell cell_clip the model was built with (not stored in checkpoints)")
+    g.add_argument("--proj-clip", type=common.positive_float, default=None,
+                   help="LSTMCell proj_clip the model was built with (not stored in checkpoints; needs num_proj)")
     g.add_argument("--embedding-var", help="name of the embedding variable [V, E] (default: detected)")
     g.add_argument("--softmax-w-var", help="name of the output weight variable [H, V] (default: detected)")
     g.add_argument("--softmax-b-var", help="name of the output bias variable [V] (default: detected)")
@@ -143,17 +165,36 @@ def find_cells(ckpt, names, cell_prefix=None):
         if cell_prefix is not None and not (scope == cell_prefix.rstrip("/") or
                                             scope.startswith(cell_prefix.rstrip("/") + "/")):
             continue
-        if _PEEPHOLES.match(rest):
-            raise ConvertError(f"{ckpt.index_path}: variable '{name}' is a peephole weight; LSTMCell with "
-                               "use_peepholes=True is not supported by the lstmlm format")
-        part = _PARTS.get(rest)
-        if part is None:
-            raise ConvertError(f"{ckpt.index_path}: variable '{name}' of an LSTM cell is not one of "
-                               f"{sorted(set(_PARTS))}; unsupported cell variant")
+        kind = _CELL_TYPES[parts[at]]
+        peep, shard = _PEEPHOLES.match(rest), _SHARD.match(rest)
+        if kind == "gru":
+            part = _GRU_PARTS.get(rest)
+            if part is None:
+                raise ConvertError(f"{ckpt.index_path}: variable '{name}' of a GRU cell is not one of "
+                                   "gates/kernel, gates/bias, candidate/kernel, candidate/bias; unsupported cell "
+                                   "variant")
+        elif peep:
+            if kind == "basic":
+                raise ConvertError(f"{ckpt.index_path}: variable '{name}' is a peephole weight in a "
+                                   "BasicLSTMCell, which has none")
+            part = "w_" + (peep.group(1) or peep.group(2).lower())
+        elif shard:
+            part = "kernel" if shard.group(1) == "W" else "proj"
+        else:
+            part = _PARTS.get(rest)
+            if part is None:
+                raise ConvertError(f"{ckpt.index_path}: variable '{name}' of an LSTM cell is not one of "
+                                   f"{sorted(set(_PARTS))}; unsupported cell variant")
         scopes.add(scope)
         key = (scope, index)
-        cell = cells.setdefault(key, {"kind": _CELL_TYPES[parts[at]], "vars": {}})
-        cell["vars"][part] = name
+        cell = cells.setdefault(key, {"kind": kind, "vars": {}, "shards": {}})
+        if shard:
+            cell["shards"].setdefault(part, {})[int(shard.group(2))] = name
+        elif part in cell["vars"]:
+            raise ConvertError(f"{ckpt.index_path}: cell {index} under '{scope}' has two {part} variables "
+                               f"('{cell['vars'][part]}', '{name}')")
+        else:
+            cell["vars"][part] = name
     if not cells:
         where = f" under '{cell_prefix}'" if cell_prefix else ""
         raise ConvertError(f"{ckpt.index_path}: no BasicLSTMCell/LSTMCell variables{where} "
@@ -167,9 +208,27 @@ def find_cells(ckpt, names, cell_prefix=None):
             raise ConvertError(f"{ckpt.index_path}: cell {expect} missing under '{scope}' "
                                f"(found cells {sorted(i for _, i in cells)})")
         cell = cells[(scope, index)]
-        for need in ("kernel", "bias"):
+        for part, shards in cell["shards"].items():
+            if part in cell["vars"]:
+                raise ConvertError(f"{ckpt.index_path}: cell {index} under '{scope}' has both '{cell['vars'][part]}'"
+                                   f" and the shards {', '.join(shards.values())}")
+            if sorted(shards) != list(range(len(shards))):
+                raise ConvertError(f"{ckpt.index_path}: cell {index} under '{scope}': the {part} shards "
+                                   f"{', '.join(shards[i] for i in sorted(shards))} are not numbered 0..{len(shards) - 1}"
+                                   " (one is missing)")
+            # One name for one shard (TF 0.12's W_0); a list, in order, for a kernel sharded along its rows.
+            cell["vars"][part] = shards[0] if len(shards) == 1 else [shards[i] for i in range(len(shards))]
+        needs = (("gates_kernel", "gates_bias", "candidate_kernel", "candidate_bias") if cell["kind"] == "gru"
+                 else ("kernel", "bias"))
+        for need in needs:
             if need not in cell["vars"]:
-                raise ConvertError(f"{ckpt.index_path}: cell {index} under '{scope}' has no {need} variable")
+                raise ConvertError(f"{ckpt.index_path}: cell {index} under '{scope}' has no "
+                                   f"{need.replace('_', '/')} variable")
+        peeps = sorted(p for p in cell["vars"] if p.startswith("w_"))
+        if peeps and peeps != ["w_f", "w_i", "w_o"]:
+            raise ConvertError(f"{ckpt.index_path}: cell {index} under '{scope}' has the peephole weights "
+                               f"{', '.join(p + '_diag' for p in peeps)}; use_peepholes=True stores w_f_diag, "
+                               "w_i_diag and w_o_diag")
         out.append((index, cell["kind"], cell["vars"]))
     return out
 
@@ -229,6 +288,28 @@ def tf_kernel_to_torch(kernel, bias, in_size, forget_bias):
     return w[:, :in_size], w[:, in_size:], b.astype(np.float32)
 
 
+def _gru_cell(ckpt, f32, k, vs, in_size, tensors, layers):
+    """A GRUCell as format v3 GRU layer k (reset_after false, z = u); returns its output size."""
+    gk, gb, ck, cb = (f32(vs[p]) for p in ("gates_kernel", "gates_bias", "candidate_kernel", "candidate_bias"))
+    if ck.ndim != 2 or gk.ndim != 2:
+        raise ConvertError(f"{ckpt.index_path}: GRU cell {k} kernels '{vs['gates_kernel']}' {list(gk.shape)} / "
+                           f"'{vs['candidate_kernel']}' {list(ck.shape)}: expected [in + H, 2H] and [in + H, H]")
+    h = ck.shape[1]
+    if gk.shape != (in_size + h, 2 * h) or ck.shape != (in_size + h, h) or gb.shape != (2 * h,) or \
+            cb.shape != (h,):
+        raise ConvertError(f"{ckpt.index_path}: GRU cell {k}: gates/kernel {list(gk.shape)}, gates/bias "
+                           f"{list(gb.shape)}, candidate/kernel {list(ck.shape)}, candidate/bias {list(cb.shape)}; "
+                           f"expected [{in_size + h}, {2 * h}], [{2 * h}], [{in_size + h}, {h}], [{h}] (input "
+                           f"{in_size}, H {h})")
+    # Columns r, u of the gates and the candidate's one block are the format's rows r, z, n.
+    w = np.concatenate([gk.T, ck.T], axis=0)
+    tensors[tensor_names.weight_ih(k, cell="gru")] = np.ascontiguousarray(w[:, :in_size])
+    tensors[tensor_names.weight_hh(k, cell="gru")] = np.ascontiguousarray(w[:, in_size:])
+    tensors[tensor_names.bias_ih(k, cell="gru")] = np.concatenate([gb, cb])
+    layers.append(gru_layer(h, reset_after=False))
+    return h
+
+
 def convert(source, args):
     """Returns the keyword arguments of lstmlm.format.write_model for the checkpoint `source`."""
     prefix = _prefix_of(source)
@@ -249,7 +330,7 @@ def convert_variables(ckpt, args, source, vocab_for):
     manifest); vocab_for(size) returns the Vocab (or None for --corpus-dir)."""
     names = model_variables(ckpt)
     cells = find_cells(ckpt, names, getattr(args, "cell_prefix", None))
-    cell_vars = {v for _, _, vs in cells for v in vs.values()}
+    cell_vars = {n for _, _, vs in cells for v in vs.values() for n in ([v] if isinstance(v, str) else v)}
     emb_name = _pick(ckpt, names, "embedding-var", getattr(args, "embedding_var", None), _EMBEDDING_NAMES,
                      "embedding", cell_vars)
     sw_name = _pick(ckpt, names, "softmax-w-var", getattr(args, "softmax_w_var", None), _SOFTMAX_W_NAMES,
@@ -259,8 +340,15 @@ def convert_variables(ckpt, args, source, vocab_for):
     forget_bias = float(getattr(args, "forget_bias", 1.0) if getattr(args, "forget_bias", None) is not None
                         else 1.0)
     cell_clip = getattr(args, "cell_clip", None)
+    proj_clip = getattr(args, "proj_clip", None)
 
     def f32(name):
+        if not isinstance(name, str):  # a kernel sharded along its rows (W_0, W_1, ...)
+            parts = [f32(n) for n in name]
+            if any(p.ndim != 2 or p.shape[1] != parts[0].shape[1] for p in parts):
+                raise ConvertError(f"{ckpt.index_path}: shards {', '.join(name)} have shapes "
+                                   f"{', '.join(str(list(p.shape)) for p in parts)}: not row blocks of one matrix")
+            return np.concatenate(parts, axis=0)
         t = ckpt.tensor(name)
         if t.dtype.kind != "f":
             raise ConvertError(f"{ckpt.index_path}: variable '{name}' is {t.dtype}, expected floating point")
@@ -272,7 +360,17 @@ def convert_variables(ckpt, args, source, vocab_for):
     vocab_size, in_size = emb.shape
     tensors = {tensor_names.embedding: emb}
     layers = []
+    kinds = [kind for _, kind, _ in cells]
+    if cell_clip is not None and "lstm" not in kinds:
+        raise ConvertError(f"{ckpt.index_path}: --cell-clip given but no cell is an LSTMCell (cells: "
+                           f"{', '.join(kinds)}), which is the cell that has cell_clip")
+    if proj_clip is not None and not any("proj" in vs for _, _, vs in cells):
+        raise ConvertError(f"{ckpt.index_path}: --proj-clip given but no LSTMCell has a projection (num_proj), "
+                           "which proj_clip clips")
     for k, kind, vs in cells:
+        if kind == "gru":
+            in_size = _gru_cell(ckpt, f32, k, vs, in_size, tensors, layers)
+            continue
         kernel, bias = f32(vs["kernel"]), f32(vs["bias"])
         if kernel.ndim != 2 or kernel.shape[1] % 4 or bias.shape != (kernel.shape[1],):
             raise ConvertError(f"{ckpt.index_path}: cell {k} kernel {list(kernel.shape)} / bias "
@@ -292,9 +390,20 @@ def convert_variables(ckpt, args, source, vocab_for):
         tensors[tensor_names.bias_ih(k)] = b
         if proj is not None:
             tensors[tensor_names.weight_hr(k)] = proj.T
-        layers.append({"hidden_size": h, "proj_size": int(out_size) if proj is not None else 0,
-                       "activation": "tanh", "recurrent_activation": "sigmoid",
-                       "cell_clip": float(cell_clip) if cell_clip is not None and kind == "lstm" else None})
+        layer = {"hidden_size": h, "proj_size": int(out_size) if proj is not None else 0,
+                 "activation": "tanh", "recurrent_activation": "sigmoid",
+                 "cell_clip": float(cell_clip) if cell_clip is not None and kind == "lstm" else None}
+        if "w_i" in vs:  # use_peepholes=True (format v3): i and f see c, o the new c
+            for tf_name, key in (("w_i", "weight_ci"), ("w_f", "weight_cf"), ("w_o", "weight_co")):
+                d = f32(vs[tf_name])
+                if d.shape != (h,):
+                    raise ConvertError(f"{ckpt.index_path}: peephole '{vs[tf_name]}' has shape {list(d.shape)}, "
+                                       f"expected [{h}]")
+                tensors[getattr(tensor_names, key)(k)] = d
+            layer["peepholes"] = True
+        if proj is not None and proj_clip is not None:
+            layer["proj_clip"] = float(proj_clip)
+        layers.append(layer)
         if cell_clip is not None and kind == "basic":
             raise ConvertError(f"{ckpt.index_path}: --cell-clip given but cell {k} is a BasicLSTMCell, "
                                "which has no cell_clip")
@@ -306,6 +415,9 @@ def convert_variables(ckpt, args, source, vocab_for):
     tensors[tensor_names.decoder_weight] = np.ascontiguousarray(sw.T)
     tensors[tensor_names.decoder_bias] = sb
 
+    if "gru" in kinds:
+        source.setdefault("notes", []).append("GRUCell activation tanh assumed (its default; the checkpoint does "
+                                              "not store it)")
     source = dict(source, cells=[kind for _, kind, _ in cells],
                   variables={"embedding": emb_name, "softmax_w": sw_name, "softmax_b": sb_name,
                              "cells": [vs for _, _, vs in cells]},
