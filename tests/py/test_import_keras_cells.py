@@ -1,6 +1,6 @@
 """Keras GRU (both reset conventions, Keras 2.0's hard_sigmoid one included) and SimpleRNN layers: Keras 1, 2
-model.save() .h5 files written with h5py (test_import_keras1's and test_import_keras_v2's layouts) and a Keras 3
-.keras zip, converted to format v3. Every next-token log-prob of the directory evaluated in float64
+model.save() .h5 files written with h5py (test_import_keras1's and test_import_keras_v2's layouts, CuDNNGRU too),
+a Keras 3 .keras zip and a TF.js layers model, converted to format v3. Every next-token log-prob of the directory evaluated in float64
 (lstmlm_dir_ref) within 1e-6 of a float64 numpy model written here from Keras' documented cells on Keras' own
 tensors (kernel [in, 3H] in column blocks z, r, h; a reset_after GRU's bias [2, 3H]: input then recurrent), and
 lstmlm's (predict, score) within 1e-4. The real Keras 2.0.4 GRU of ../shared/data (a classifier, no LM) gives
@@ -297,6 +297,60 @@ class KerasCellsTest(unittest.TestCase):
                              expect_cells=["gru", "rnn"], write=write, name="m.keras")
         self.assertEqual(out["layers"][0]["recurrent_activation"], "hard_sigmoid_keras3")
         self.assertTrue(out["layers"][0]["reset_after"])
+
+    def test_tfjs_gru_then_simple_rnn(self):
+        # A TF.js layers model (tensorflowjs_converter of a Keras 2.3 model: weights named layer/weight, one
+        # float32 shard): GRU(reset_after=True, sigmoid) -> SimpleRNN(relu) -> Dense(softmax), through the
+        # Keras mapping.
+        V, E, H1, H2 = 8, 3, 5, 4
+        arrays = dict(zip(("emb/embeddings", "gru/kernel", "gru/recurrent_kernel", "gru/bias", "rnn/kernel",
+                           "rnn/recurrent_kernel", "rnn/bias", "out/kernel", "out/bias"),
+                          self.arrays((V, E), (E, 3 * H1), (H1, 3 * H1), (2, 3 * H1), (H1, H2), (H2, H2), (H2,),
+                                      (H2, V), (V,), scale=1.0)))
+        layers = [{"class_name": "Embedding", "config": {"name": "emb", "input_dim": V, "output_dim": E,
+                                                         "batch_input_shape": [None, None], "mask_zero": False}},
+                  rnn_cfg("GRU", "gru", H1, activation="tanh", recurrent_activation="sigmoid", reset_after=True,
+                          return_sequences=True, implementation=2),
+                  rnn_cfg("SimpleRNN", "rnn", H2, activation="relu"), dense_cfg("out", V, "softmax")]
+
+        def write(path):
+            d = os.path.dirname(path)
+            with open(os.path.join(d, "group1-shard1of1.bin"), "wb") as f:
+                f.write(b"".join(a.astype("<f4").tobytes() for a in arrays.values()))
+            mj = {"format": "layers-model", "generatedBy": "keras v2.3.1", "convertedBy": "hand-made",
+                  "modelTopology": {"keras_version": "2.3.1", "backend": "tensorflow", "model_config": {
+                      "class_name": "Sequential", "config": {"name": "s", "layers": layers}}},
+                  "weightsManifest": [{"paths": ["group1-shard1of1.bin"], "weights": [
+                      {"name": n, "shape": list(a.shape), "dtype": "float32"} for n, a in arrays.items()]}]}
+            with open(path, "w") as f:
+                json.dump(mj, f)
+
+        f64 = {k: v.astype(np.float64) for k, v in arrays.items()}
+        cells = [(lambda x, h: gru_step(x, h, f64["gru/kernel"], f64["gru/recurrent_kernel"], f64["gru/bias"], True,
+                                        np.tanh, sigmoid), H1),
+                 (lambda x, h: rnn_step(x, h, f64["rnn/kernel"], f64["rnn/recurrent_kernel"], f64["rnn/bias"],
+                                        ACT["relu"]), H2)]
+        self.run_model(None, None, lambda c: reference(c, f64["emb/embeddings"], cells, f64["out/kernel"],
+                                                       f64["out/bias"]), V,
+                       expect_cells=["gru", "rnn"], write=write, name="model.json")
+
+    def test_cudnn_gru(self):
+        # Keras 2's CuDNNGRU: fixed tanh / sigmoid, reset after, bias [6H] = input then recurrent biases.
+        V, E, H = 9, 4, 5
+        emb, k, rk, b, dk, db = self.arrays((V, E), (E, 3 * H), (H, 3 * H), (6 * H,), (H, V), (V,))
+        layers = [{"class_name": "Embedding", "config": {"name": "embedding", "input_dim": V, "output_dim": E}},
+                  {"class_name": "CuDNNGRU", "config": {"name": "gru", "trainable": True, "units": H,
+                                                        "return_sequences": False}},
+                  dense_cfg("dense", V, "softmax")]
+        weights = {"embedding": [("embeddings", emb)],
+                   "gru": [("kernel", k), ("recurrent_kernel", rk), ("bias", b)],
+                   "dense": [("kernel", dk), ("bias", db)]}
+        f64 = lambda a: a.astype(np.float64)  # noqa: E731
+        b2 = f64(b).reshape(2, 3 * H)
+        cells = [(lambda x, h: gru_step(x, h, f64(k), f64(rk), b2, True, np.tanh, sigmoid), H)]
+        cfg = self.run_model(layers, weights, lambda c: reference(c, f64(emb), cells, f64(dk), f64(db)), V,
+                             keras_version="2.2.4", expect_cells=["gru"])
+        self.assertTrue(cfg["layers"][0]["reset_after"])
 
     def test_refusals(self):
         V, E, H = 7, 3, 4
