@@ -99,6 +99,22 @@ def reference(ids, emb, cells, dense_k, dense_b):
     return z - np.log(np.exp(z).sum())
 
 
+def keras3_weights_h5(layers, rnn=()):
+    """The bytes of a Keras 3 weights file (model.weights.h5 of a .keras zip, or save_weights' .weights.h5):
+    layers [(name, [arrays])]; a recurrent layer's (named in rnn) variables in layers/<name>/cell/vars."""
+    import h5py
+    buf = io.BytesIO()
+    with h5py.File(buf, "w") as f:
+        for name, arrays in layers:
+            v = f.create_group(f"layers/{name}/cell/vars" if name in rnn else f"layers/{name}/vars")
+            v.attrs["name"] = name + "_cell" if name in rnn else name
+            for i, a in enumerate(arrays):
+                v[str(i)] = a
+            if name in rnn:
+                f.create_group(f"layers/{name}/vars").attrs["name"] = name
+    return buf.getvalue()
+
+
 def rnn_cfg(cls, name, units, **kw):
     return {"class_name": cls, "config": dict({"name": name, "trainable": True, "units": units, "use_bias": True,
                                                "return_sequences": False}, **kw)}
@@ -271,23 +287,12 @@ class KerasCellsTest(unittest.TestCase):
             layer("Dense", "dense", units=V, activation="softmax", use_bias=True)]}}
 
         def write(path):
-            import h5py
-            buf = io.BytesIO()
-            with h5py.File(buf, "w") as f:
-                for group, name, arrays in (("layers/embedding", "embedding", [emb]),
-                                            ("layers/gru/cell", "gru_cell", [k1, r1, b1]),
-                                            ("layers/simple_rnn/cell", "simple_rnn_cell", [k2, r2, b2]),
-                                            ("layers/dense", "dense", [dk, db])):
-                    v = f.create_group(group + "/vars")
-                    v.attrs["name"] = name
-                    for i, a in enumerate(arrays):
-                        v[str(i)] = a
-                for group, name in (("layers/gru", "gru"), ("layers/simple_rnn", "simple_rnn")):
-                    f.create_group(group + "/vars").attrs["name"] = name
             with zipfile.ZipFile(path, "w") as z:
                 z.writestr("metadata.json", json.dumps({"keras_version": "3.3.3"}))
                 z.writestr("config.json", json.dumps(config))
-                z.writestr("model.weights.h5", buf.getvalue())
+                z.writestr("model.weights.h5", keras3_weights_h5([
+                    ("embedding", [emb]), ("gru", [k1, r1, b1]), ("simple_rnn", [k2, r2, b2]), ("dense", [dk, db])],
+                    rnn=("gru", "simple_rnn")))
 
         hs3 = lambda x: np.clip(x / 6.0 + 0.5, 0.0, 1.0)  # noqa: E731
         f64 = lambda a: a.astype(np.float64)
@@ -351,6 +356,50 @@ class KerasCellsTest(unittest.TestCase):
         cfg = self.run_model(layers, weights, lambda c: reference(c, f64(emb), cells, f64(dk), f64(db)), V,
                              keras_version="2.2.4", expect_cells=["gru"])
         self.assertTrue(cfg["layers"][0]["reset_after"])
+
+    def test_keras3_weights_only_gru(self):
+        # save_weights' .weights.h5 of Embedding -> GRU(reset_after) -> LSTM -> Dense: the cells from the shapes
+        # (recurrent_kernel [H, 3H] with bias [2, 3H]; [H, 4H]), the recurrent activation from the command line.
+        V, E, H1, H2 = 9, 4, 5, 6
+        emb, k1, r1, b1, k2, r2, b2, dk, db = self.arrays((V, E), (E, 3 * H1), (H1, 3 * H1), (2, 3 * H1),
+                                                          (H1, 4 * H2), (H2, 4 * H2), (4 * H2,), (H2, V), (V,))
+
+        def write(path):
+            with open(path, "wb") as f:
+                f.write(keras3_weights_h5([("dense", [dk, db]), ("embedding", [emb]), ("gru", [k1, r1, b1]),
+                                           ("lstm", [k2, r2, b2])], rnn=("gru", "lstm")))
+        f64 = lambda a: a.astype(np.float64)  # noqa: E731
+        hs3 = lambda x: np.clip(x / 6.0 + 0.5, 0.0, 1.0)  # noqa: E731
+
+        def ref(ids):
+            h1, h2, c2 = np.zeros(H1), np.zeros(H2), np.zeros(H2)
+            for t in ids:
+                h1 = gru_step(f64(emb)[t], h1, f64(k1), f64(r1), f64(b1), True, np.tanh, hs3)
+                z = h1 @ f64(k2) + h2 @ f64(r2) + f64(b2)
+                i, f, g, o = (z[j * H2:(j + 1) * H2] for j in range(4))
+                c2 = hs3(f) * c2 + hs3(i) * np.tanh(g)
+                h2 = hs3(o) * np.tanh(c2)
+            z = h2 @ f64(dk) + f64(db)
+            return z - z.max() - np.log(np.exp(z - z.max()).sum())
+        src = os.path.join(self.tmp, "m.weights.h5")
+        write(src)
+        vocab = os.path.join(self.tmp, "vocab.json")
+        with open(vocab, "w") as f:
+            json.dump([f"w{i}" for i in range(V)], f)
+        out = os.path.join(self.tmp, "out")
+        pyutil.convert_ok(self, src, out, "--vocab", vocab, "--recurrent-activation", "hard_sigmoid")
+        cfg = pyutil.read_config(out)
+        self.assertEqual([l.get("cell", "lstm") for l in cfg["layers"]], ["gru", "lstm"])
+        self.assertTrue(cfg["layers"][0]["reset_after"])
+        check_converted(self, out, ref, V, self.rng)
+        # A SimpleRNN's activation is in no weight.
+        with open(src, "wb") as f:
+            f.write(keras3_weights_h5([("dense", [self.arrays((H1, V))[0], db]), ("embedding", [emb]),
+                                       ("rnn", self.arrays((E, H1), (H1, H1), (H1,)))], rnn=("rnn",)))
+        r = pyutil.convert(src, out + "2", "--vocab", vocab, "--recurrent-activation", "sigmoid")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("is a SimpleRNN: its activation (tanh or relu) is in no weight", r.stderr)
 
     def test_refusals(self):
         V, E, H = 7, 3, 4

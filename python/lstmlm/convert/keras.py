@@ -556,6 +556,28 @@ def _build(plan, get_weights, where):
     return tensors, layers, emb_dim, size, meta
 
 
+def _weights_only_cell(name, w, ract, where):
+    """A recurrent layer's plan info from its shapes: recurrent_kernel [H, 4H] is an LSTM, [H, 3H] a GRU whose
+    bias says its reset convention ([2, 3H]: reset_after; [3H]: before). A SimpleRNN ([H, H]) is refused: its
+    activation (tanh or relu) is in no weight."""
+    rec, bias = w["recurrent_kernel"], w.get("bias")
+    gates = rec.shape[1] // rec.shape[0] if rec.ndim == 2 and rec.shape[0] and rec.shape[1] % rec.shape[0] == 0 else 0
+    info = {"recurrent_activation": ract, "use_bias": bias is not None, "return_sequences": True,
+            "activation": "tanh"}
+    if gates == 4:
+        return dict(info, cell="lstm")
+    if gates == 3 and bias is not None:
+        return dict(info, cell="gru", reset_after=bias.ndim == 2)
+    if gates == 3:
+        raise ConvertError(f"{where}: layer {name!r} is a GRU without a bias: its reset_after is in no weight; "
+                           "give --architecture FILE")
+    if gates == 1:
+        raise ConvertError(f"{where}: layer {name!r} is a SimpleRNN: its activation (tanh or relu) is in no "
+                           "weight; give --architecture FILE")
+    raise ConvertError(f"{where}: layer {name!r}: recurrent_kernel {list(rec.shape)} is not [H, 4H] (LSTM), "
+                       "[H, 3H] (GRU) or [H, H] (SimpleRNN)")
+
+
 def _weights_only_plan(entries, args, keras_version, where):
     """Architecture of a save_weights file from its shapes. entries: [(name, {var: array})]."""
     ract = args.recurrent_activation
@@ -570,8 +592,7 @@ def _weights_only_plan(entries, args, keras_version, where):
         if keys == {"embeddings"}:
             plan.append(("embedding", name, {}))
         elif {"kernel", "recurrent_kernel"} <= keys:
-            plan.append(("lstm", name, {"recurrent_activation": ract, "use_bias": "bias" in keys,
-                                        "return_sequences": True}))
+            plan.append(("lstm", name, _weights_only_cell(name, w, ract, where)))
         elif "kernel" in keys and w["kernel"].ndim == 2 and keys <= {"kernel", "bias"}:
             plan.append(("dense", name, {"use_bias": "bias" in keys}))
         elif keys:
