@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "lstmlm/error.hpp"
+#include "lstmlm/tasks/input.hpp"
 #include "lstmlm/tasks/score.hpp"
 #include "micro_model.hpp"
 
@@ -138,3 +139,21 @@ TEST(ScoreMicro, InvalidUtf8NamesLine) {
 }
 
 }  // namespace
+
+// An input error knows its place as data: the source, the line and the detail, and the message joins them.
+TEST(ScoreMicro, InputErrorsCarryTheirPlace) {
+  auto m = lstmlm::test::micro_model();
+  try {
+    lstmlm::tasks::read_tokens(*m, "a \xff b", false, lstmlm::tasks::OovPolicy::Skip, {"in.txt", 7});
+    FAIL() << "invalid UTF-8 was accepted";
+  } catch (const lstmlm::InputError& e) {
+    EXPECT_EQ(e.source(), "in.txt");
+    EXPECT_EQ(e.line(), 7u);
+    EXPECT_EQ(e.detail(), "invalid UTF-8 at byte 3");
+    EXPECT_EQ(e.message(), "in.txt:7: invalid UTF-8 at byte 3");
+  }
+  const lstmlm::InputError plain("no place");
+  EXPECT_EQ(plain.source(), "");
+  EXPECT_EQ(plain.line(), 0u);
+  EXPECT_EQ(plain.detail(), "no place");
+}

@@ -1,5 +1,6 @@
 // Error types thrown by the library. Only the CLI turns them into messages and exit codes.
 #pragma once
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -55,10 +56,26 @@ class TextError : public std::runtime_error {
   std::string message_;
 };
 
-// Bad user input: text that cannot be tokenized, an OOV word under --oov error, invalid UTF-8, ...
+// Bad user input: text that cannot be tokenized, an OOV word under --oov error, invalid UTF-8, ... When the
+// place is known, the source (a file name, "-" for stdin) and its 1-based line are data too, and the message
+// is "<source>:<line>: <detail>".
 class InputError : public TextError {
  public:
-  using TextError::TextError;
+  explicit InputError(const std::string& message) : TextError(message), detail_(message) {}
+  InputError(std::string source, uint64_t line, std::string detail)
+      : TextError(source + ":" + std::to_string(line) + ": " + detail),
+        source_(std::move(source)),
+        line_(line),
+        detail_(std::move(detail)) {}
+
+  const std::string& source() const noexcept { return source_; }  // "" when no place is known
+  uint64_t line() const noexcept { return line_; }                // 0 when no place is known
+  const std::string& detail() const noexcept { return detail_; }  // the message without its place
+
+ private:
+  std::string source_;
+  uint64_t line_ = 0;
+  std::string detail_;
 };
 
 // A request the library cannot serve as asked (bad shape, bad option value).

@@ -30,10 +30,9 @@ std::vector<Token> parse_ids(const Model& model, std::string_view text, const Li
     int64_t id = -1;
     auto [p, ec] = std::from_chars(piece.data(), piece.data() + piece.size(), id);
     if (ec != std::errc() || p != piece.data() + piece.size() || id < 0 || id >= model.vocab_size())
-      throw InputError(where.prefix() + "token id '" + std::string(piece) + "' is not an integer in [0, " +
-                       std::to_string(model.vocab_size()) + ")");
-    if (out.size() == kMaxLineTokens)
-      throw InputError(where.prefix() + Tokenizer::too_many_tokens(kMaxLineTokens));
+      throw where.error("token id '" + std::string(piece) + "' is not an integer in [0, " +
+                        std::to_string(model.vocab_size()) + ")");
+    if (out.size() == kMaxLineTokens) throw where.error(Tokenizer::too_many_tokens(kMaxLineTokens));
     Token t;
     t.id = static_cast<int32_t>(id);
     t.text = model.vocab().token(t.id);
@@ -52,13 +51,13 @@ std::vector<Token> read_tokens(const Model& model, std::string_view text, bool i
   try {
     toks = model.tokenizer().tokenize(text, kMaxLineTokens);
   } catch (const InputError& e) {
-    throw InputError(where.prefix() + e.message());
+    throw where.error(e.message());
   }
   if (policy == OovPolicy::Error)
     for (const auto& t : toks)
       if (t.id < 0)
-        throw InputError(
-            where.prefix() + "'" + t.text +
+        throw where.error(
+            "'" + t.text +
             "' is not in the vocabulary and the model has no unk_token (--oov skip skips such words)" +
             oov_hint(model, t.text));
   return toks;

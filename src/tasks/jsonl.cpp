@@ -236,10 +236,9 @@ std::vector<JsonlDocument> JsonlScorer::score(const std::vector<std::string>& li
       try {
         detail::tokenize_line(model, d.lines[k], opt_.score, LineRef{source, d.line}, d.ends[k]);
       } catch (const InputError& e) {
-        std::string msg = e.message();
-        const std::string prefix = LineRef{source, d.line}.prefix();
-        if (msg.rfind(prefix, 0) == 0) msg = msg.substr(prefix.size());
-        fail(i, where + ": " + msg);
+        // The document's own place is in `where`: the detail without it.
+        const bool here = e.source() == source && e.line() == d.line;
+        fail(i, where + ": " + (here ? e.detail() : e.message()));
         ok = false;
       }
     }

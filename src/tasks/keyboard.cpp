@@ -193,35 +193,34 @@ Boost Boost::parse(const Model& model, const std::vector<std::string>& lines, co
     if (first == std::string_view::npos || line[first] == '#') continue;
     const size_t tab = line.rfind('\t');
     if (tab == std::string_view::npos)
-      throw InputError(where.prefix() +
-                       "a boost entry is 'PHRASE<TAB>BONUS' (the bonus a natural log); no tab in '" +
-                       printable(line, 80) + "'");
+      throw where.error("a boost entry is 'PHRASE<TAB>BONUS' (the bonus a natural log); no tab in '" +
+                        printable(line, 80) + "'");
     const std::string value(line.substr(tab + 1));
     char* end = nullptr;
     errno = 0;
     const double bonus = std::strtod(value.c_str(), &end);
     if (value.empty() || end != value.c_str() + value.size() || errno == ERANGE || !std::isfinite(bonus) ||
         std::fabs(bonus) > 100)
-      throw InputError(where.prefix() + "bonus '" + printable(value, 40) +
-                       "' is not a number in [-100, 100] (natural-log units)");
+      throw where.error("bonus '" + printable(value, 40) +
+                        "' is not a number in [-100, 100] (natural-log units)");
     std::vector<int32_t> ids;
     std::vector<Token> tokens;
     try {
       tokens = model.tokenizer().tokenize(line.substr(0, tab), kMaxLineTokens);
     } catch (const InputError& e) {
-      throw InputError(where.prefix() + e.message());
+      throw where.error(e.message());
     }
     for (const auto& t : tokens) {
       if (t.oov || t.id < 0)
-        throw InputError(where.prefix() + "'" + printable(t.text, 80) +
-                         "' is not in the vocabulary: a boost is for words the model can predict");
+        throw where.error("'" + printable(t.text, 80) +
+                          "' is not in the vocabulary: a boost is for words the model can predict");
       ids.push_back(t.id);
     }
-    if (ids.empty()) throw InputError(where.prefix() + "the phrase has no token");
+    if (ids.empty()) throw where.error("the phrase has no token");
     if (ids.size() > Boost::kMaxPhraseTokens)
-      throw InputError(where.prefix() + "the phrase has " + std::to_string(ids.size()) +
-                       " tokens, more than the " + std::to_string(Boost::kMaxPhraseTokens) +
-                       " a boost phrase may have (each step looks back over the longest phrase)");
+      throw where.error("the phrase has " + std::to_string(ids.size()) + " tokens, more than the " +
+                        std::to_string(Boost::kMaxPhraseTokens) +
+                        " a boost phrase may have (each step looks back over the longest phrase)");
     uint32_t node = 0;
     for (int32_t id : ids) {
       const uint64_t key = (uint64_t{node} << 32) | static_cast<uint32_t>(id);
@@ -233,8 +232,8 @@ Boost Boost::parse(const Model& model, const std::vector<std::string>& lines, co
       node = it->second;
     }
     if (b.nodes_[node].terminal)
-      throw InputError(where.prefix() + "the phrase '" + printable(line.substr(0, tab), 80) +
-                       "' is boosted on line " + std::to_string(line_of[node]) + " already");
+      throw where.error("the phrase '" + printable(line.substr(0, tab), 80) + "' is boosted on line " +
+                        std::to_string(line_of[node]) + " already");
     b.nodes_[node].terminal = true;
     b.nodes_[node].bonus = static_cast<float>(bonus);
     line_of[node] = i + 1;

@@ -22,9 +22,10 @@ std::vector<int32_t> context_ids(const Model& model, const std::string& text, co
       skipped->push_back(t.text);
   }
   if (ids.empty() && opt.window.mode != WindowMode::Pad)
-    throw InputError(where.prefix() +
-                     "empty context: nothing to predict from (the model has no bos_token or " +
-                     "eos_token to start from; give at least one token, or use --pad-to)");
+    throw where.error(
+        "empty context: nothing to predict from (the model has no bos_token or eos_token to start from; give "
+        "at "
+        "least one token, or use --pad-to)");
   return ids;
 }
 

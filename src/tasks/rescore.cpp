@@ -65,10 +65,10 @@ void Rescorer::combine(const Hypothesis& h, HypothesisScore& s, const std::strin
       s.lm_logprob = log_add(a + s.lm.logprob, b + to_ln(ng[0], ip.units));
     } else {  // per token: one n-gram value per scored token, in order, eos included
       if (int64_t(ng.size()) != s.lm.tokens)
-        throw InputError(LineRef{source, h.line}.prefix() + "the n-gram score has " +
-                         std::to_string(ng.size()) + " per-token values but the hypothesis has " +
-                         std::to_string(s.lm.tokens) +
-                         " scored tokens (eos included); give one value per token or one for the hypothesis");
+        throw LineRef{source, h.line}.error(
+            "the n-gram score has " + std::to_string(ng.size()) +
+            " per-token values but the hypothesis has " + std::to_string(s.lm.tokens) +
+            " scored tokens (eos included); give one value per token or one for the hypothesis");
       double sum = 0;
       size_t k = 0;
       for (const auto& w : s.lm.words)
@@ -116,14 +116,14 @@ std::vector<std::string> Rescorer::check(const std::vector<Hypothesis>& hyps,
     ids.clear();
     for (size_t i = b; i < e; ++i)
       if (!hyps[i].id.empty() && !ids.insert(hyps[i].id).second)
-        throw InputError(LineRef{source, hyps[i].line}.prefix() + "hypothesis id '" +
-                         printable(hyps[i].id, 200) + "' appears twice in utterance '" +
-                         printable(hyps[i].utt, 200) + "': each hypothesis of an utterance needs its own id");
+        throw LineRef{source, hyps[i].line}.error(
+            "hypothesis id '" + printable(hyps[i].id, 200) + "' appears twice in utterance '" +
+            printable(hyps[i].utt, 200) + "': each hypothesis of an utterance needs its own id");
     if (!opt_.conversation || hyps[b].recording == current) continue;
     const std::string& r = hyps[b].recording;
     if (ended_.count(r) || ended_here.count(r))
-      throw InputError(
-          LineRef{source, hyps[b].line}.prefix() + "recording " + recording_shown(r) +
+      throw LineRef{source, hyps[b].line}.error(
+          "recording " + recording_shown(r) +
           " comes back after other recordings: with --context conversation the utterances of a "
           "recording must be contiguous (sort the list by recording, keeping the order within each)");
     if (!current.empty()) ended_here.insert(current);

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lstmlm/error.hpp"
 #include "lstmlm/model.hpp"
 #include "lstmlm/tokenizer.hpp"
 
@@ -19,6 +20,8 @@ struct LineRef {
   std::string source;  // file name, "-" for stdin
   uint64_t line = 0;   // 1-based
   std::string prefix() const { return source + ":" + std::to_string(line) + ": "; }
+  // The InputError of this line: "<source>:<line>: <detail>", the place kept as data.
+  InputError error(std::string detail) const { return InputError(source, line, std::move(detail)); }
 };
 
 // Tokens per input line. Scoring keeps a record per token (about 110 bytes, and about 1 KB at -v word until
