@@ -14,15 +14,18 @@ std::unique_ptr<kernels::RecurrentLayer> make_layer(const kernels::Backend& be, 
                                                     const Weights& w, size_t k, bool with_input) {
   const LayerConfig& lc = c.layers[k];
   const LayerWeights& lw = w.layers[k];
-  const float* w_ih = with_input ? lw.w_ih.data() : nullptr;
+  // The fields every cell's weights have.
+  auto common = [&](auto& v) {
+    v.input = c.layer_input_size(k);
+    v.hidden = lc.hidden_size;
+    v.w_ih = with_input ? lw.w_ih.data() : nullptr;
+    v.w_hh = lw.w_hh.data();
+    v.bias = lw.bias.data();
+  };
   switch (lc.cell) {
     case CellType::Gru: {
       kernels::GruWeights v;
-      v.input = c.layer_input_size(k);
-      v.hidden = lc.hidden_size;
-      v.w_ih = w_ih;
-      v.w_hh = lw.w_hh.data();
-      v.bias = lw.bias.data();
+      common(v);
       v.bias_hh = lc.reset_after ? lw.bias_hh.data() : nullptr;
       v.reset_after = lc.reset_after;
       v.activation = lc.recurrent_activation;
@@ -31,11 +34,7 @@ std::unique_ptr<kernels::RecurrentLayer> make_layer(const kernels::Backend& be, 
     }
     case CellType::Rnn: {
       kernels::RnnWeights v;
-      v.input = c.layer_input_size(k);
-      v.hidden = lc.hidden_size;
-      v.w_ih = w_ih;
-      v.w_hh = lw.w_hh.data();
-      v.bias = lw.bias.data();
+      common(v);
       v.activation = lc.activation;
       return be.rnn(v);
     }
@@ -43,12 +42,8 @@ std::unique_ptr<kernels::RecurrentLayer> make_layer(const kernels::Backend& be, 
       break;
   }
   kernels::LstmWeights v;
-  v.input = c.layer_input_size(k);
-  v.hidden = lc.hidden_size;
+  common(v);
   v.proj = lc.proj_size;
-  v.w_ih = w_ih;
-  v.w_hh = lw.w_hh.data();
-  v.bias = lw.bias.data();
   v.w_hr = lc.proj_size > 0 ? lw.w_hr.data() : nullptr;
   v.activation = lc.recurrent_activation;
   v.cell_clip = lc.cell_clip;

@@ -77,21 +77,17 @@ std::string shape_string(const ModelConfig& c) {
     return l.hidden_size == c.layers[0].hidden_size && l.proj_size == c.layers[0].proj_size &&
            l.cell == c.layers[0].cell;
   });
-  // An LSTM layer is its width alone (the shapes bench has always printed); another cell is named.
   auto width = [](const LayerConfig& l) {
-    return std::to_string(l.hidden_size) + (l.proj_size > 0 ? "/P" + std::to_string(l.proj_size) : "") +
-           (l.cell == CellType::Lstm ? "" : std::string(" ") + to_string(l.cell));
+    return std::to_string(l.hidden_size) + (l.proj_size > 0 ? "/P" + std::to_string(l.proj_size) : "");
   };
-  if (uniform) {
-    const std::string cell =
-        c.layers[0].cell == CellType::Lstm ? "" : std::string(" ") + to_string(c.layers[0].cell);
-    return s + std::to_string(c.layers[0].hidden_size) +
-           (c.layers[0].proj_size > 0 ? "/P" + std::to_string(c.layers[0].proj_size) : "") + "x" +
-           std::to_string(c.layers.size()) + cell;
-  }
+  // An LSTM layer is its width alone (the shapes bench has always printed); another cell is named.
+  auto cell = [](const LayerConfig& l) {
+    return l.cell == CellType::Lstm ? std::string() : std::string(" ") + to_string(l.cell);
+  };
+  if (uniform) return s + width(c.layers[0]) + "x" + std::to_string(c.layers.size()) + cell(c.layers[0]);
   for (size_t k = 0; k < c.layers.size(); ++k) {
     if (k) s += ',';
-    s += width(c.layers[k]);
+    s += width(c.layers[k]) + cell(c.layers[k]);
   }
   return s;
 }

@@ -16,7 +16,7 @@ import numpy as np
 
 import pyutil
 from test_import_keras_cells import ACT, check_converted, gru_step, reference, rnn_step, sigmoid
-from tf1_ckpt_writer import _block, _field, _varint, _with_trailer
+from tf1_ckpt_writer import _field, _varint, write_index
 from lstmlm.convert.tf1_checkpoint import crc32c, mask_crc
 
 TMP = pyutil.temp_root("lstmlm_tf2_cells_")
@@ -38,18 +38,7 @@ def write_bundle(prefix, tensors, strings):
         data += raw
     with open(prefix + ".data-00000-of-00001", "wb") as f:
         f.write(data)
-    block = _block(entries)
-    index = _with_trailer(block)
-    index_block = _block([(entries[-1][0] + b"\xff", _varint(0) + _varint(len(block)))])
-    index_offset = len(index)
-    index += _with_trailer(index_block)
-    meta_block = _block([])
-    meta_offset = len(index)
-    index += _with_trailer(meta_block)
-    footer = _varint(meta_offset) + _varint(len(meta_block)) + _varint(index_offset) + _varint(len(index_block))
-    footer += b"\x00" * (40 - len(footer)) + struct.pack("<Q", 0xDB4775248B80FB57)
-    with open(prefix + ".index", "wb") as f:
-        f.write(bytes(index) + footer)
+    write_index(prefix, entries)
 
 
 def write_savedmodel(d, layers, weights, keras_version="2.9.0"):

@@ -65,6 +65,12 @@ def write_checkpoint(prefix, tensors, crc=True):
         data += raw
     with open(prefix + ".data-00000-of-00001", "wb") as f:
         f.write(data)
+    write_index(prefix, entries)
+
+
+def write_index(prefix, entries):
+    """PREFIX.index: the sorted (key, value) entries in one block, its index block, an empty meta block and
+    the footer."""
     block = _block(entries)
     index = _with_trailer(block)
     handle = _varint(0) + _varint(len(block))

@@ -19,7 +19,6 @@ enum class OovPolicy { Skip, Error };
 struct LineRef {
   std::string source;  // file name, "-" for stdin
   uint64_t line = 0;   // 1-based
-  std::string prefix() const { return source + ":" + std::to_string(line) + ": "; }
   // The InputError of this line: "<source>:<line>: <detail>", the place kept as data.
   InputError error(std::string detail) const { return InputError(source, line, std::move(detail)); }
 };
