@@ -52,7 +52,7 @@ uint64_t parse_seed(const std::string& s) {
 // Everything that can be refused without the model, before any output.
 void check(Args& a) {
   if (a.seeded) a.gen.seed = parse_seed(a.seed);
-  a.gen.sampler.validate();
+  a.gen.validate();
 }
 
 int run(Args& a) {

@@ -5,6 +5,7 @@
 
 #include "lstmlm/config.hpp"
 #include "lstmlm/engine.hpp"
+#include "lstmlm/tasks/limits.hpp"
 
 namespace lstmlm::cli {
 
@@ -15,15 +16,13 @@ constexpr int kMaxThreads = lstmlm::kMaxThreads;
 // limit with an InputError, so a file without line ends cannot exhaust memory.
 constexpr size_t kMaxLineBytes = size_t{1} << 28;  // 256 MiB
 
-// Rows or contexts per engine batch, predict --pad-to, bench lengths.
-constexpr int kMaxBatch = 1000000;
+// Rows or contexts per engine batch, bench lengths; generate's ranges (the library's: tasks/limits.hpp).
+using tasks::kMaxBatch;
+using tasks::kMaxGenerateTokens;
+using tasks::kMaxRepeatPenalty;
+using tasks::kMaxSamples;
+using tasks::kMaxTemperature;
 constexpr int kMaxPadTo = lstmlm::kMaxInputLength;  // --pad-to and --window too
-
-// generate: tokens per sample (and --repeat-last-n), samples per batch, sampler parameters.
-constexpr int kMaxGenerateTokens = 1000000;
-constexpr int kMaxSamples = 100000;
-constexpr double kMaxTemperature = 1000;
-constexpr double kMaxRepeatPenalty = 1000;
 
 // bench: repetitions and warm-up calls per cell, seconds per repetition.
 constexpr int kMaxRepetitions = 1000000;

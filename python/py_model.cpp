@@ -12,6 +12,7 @@
 #include "lstmlm/error.hpp"
 #include "lstmlm/sampler.hpp"
 #include "lstmlm/tasks/generate.hpp"
+#include "lstmlm/tasks/limits.hpp"
 #include "lstmlm/tasks/predict.hpp"
 #include "lstmlm/tasks/score.hpp"
 #include "lstmlm/tasks/units.hpp"
@@ -114,10 +115,6 @@ std::string path_arg(const py::object& path) {
   load_text(p.ptr(), out, "path");
   return out;
 }
-
-// The CLI's generate limits (cli/limits.hpp: kMaxGenerateTokens, kMaxSamples, kMaxVocab).
-constexpr int64_t kMaxGenerateTokens = 1000000;
-constexpr int64_t kMaxSamples = 100000;
 
 // Lets Ctrl-C stop a long generate: every 20 ms of generating, at a token, the GIL is taken back for a
 // moment to run Python's signal handlers; an exception one raises (KeyboardInterrupt) ends the call.
@@ -407,20 +404,20 @@ void bind_model(py::module_& m) {
             // The CLI's ranges (lstmlm generate -n, --top-k, --repeat-last-n, --num-samples).
             GenerateOptions g;
             g.prompt = prompt.value;
-            g.max_tokens = static_cast<int>(int_arg(max_tokens, "max_tokens", 0, kMaxGenerateTokens));
+            g.max_tokens = static_cast<int>(int_arg(max_tokens, "max_tokens", 0, tasks::kMaxGenerateTokens));
             g.sampler = {temperature,
                          static_cast<int>(int_arg(top_k, "top_k", 0, kMaxVocabSize)),
                          top_p,
                          min_p,
                          repeat_penalty,
-                         static_cast<int>(int_arg(repeat_last_n, "repeat_last_n", -1, kMaxGenerateTokens))};
-            g.sampler.validate();
-            g.num_samples = static_cast<int>(int_arg(num_samples, "num_samples", 1, kMaxSamples));
+                         static_cast<int>(int_arg(repeat_last_n, "repeat_last_n", -1, tasks::kMaxGenerateTokens))};
+            g.num_samples = static_cast<int>(int_arg(num_samples, "num_samples", 1, tasks::kMaxSamples));
             g.seed = seed.is_none() ? random_seed() : uint_arg(seed, "seed");
             g.stop_at_eos = stop_at_eos;
             g.window = p.options().window;
             g.oov = oov_policy(oov.value);
             g.boost = boost_arg(p, boost);
+            g.validate();
             GenerateResult r;
             {
               py::gil_scoped_release nogil;

@@ -12,6 +12,7 @@
 #include "lstmlm/report/predict.hpp"
 #include "lstmlm/report/rescore.hpp"
 #include "lstmlm/report/score.hpp"
+#include "lstmlm/tasks/limits.hpp"
 #include "lstmlm/tasks/nbest.hpp"
 #include "lstmlm/tasks/predict.hpp"
 #include "lstmlm/tasks/rescore.hpp"
@@ -368,12 +369,12 @@ Service::GenerateRequest Service::parse_generate(const std::string& body) const 
   GenerateOptions& g = r.options;
   g.prompt = b.str("prompt").value_or("");
   g.max_tokens = static_cast<int>(b.integer("max_tokens", 1, int64_t(opt_.max_tokens)).value_or(100));
-  g.sampler.temperature = static_cast<float>(b.number("temperature", 0, 1000).value_or(1.0));
+  g.sampler.temperature = static_cast<float>(b.number("temperature", 0, tasks::kMaxTemperature).value_or(1.0));
   g.sampler.top_k = static_cast<int>(b.integer("top_k", 0, model_->vocab_size()).value_or(0));
   g.sampler.top_p = static_cast<float>(b.number("top_p", 0, 1).value_or(1.0));
   g.sampler.min_p = static_cast<float>(b.number("min_p", 0, 1).value_or(0.0));
-  g.sampler.repeat_penalty = static_cast<float>(b.number("repeat_penalty", 0, 1000).value_or(1.0));
-  g.sampler.repeat_last_n = static_cast<int>(b.integer("repeat_last_n", -1, 1 << 20).value_or(64));
+  g.sampler.repeat_penalty = static_cast<float>(b.number("repeat_penalty", 0, tasks::kMaxRepeatPenalty).value_or(1.0));
+  g.sampler.repeat_last_n = static_cast<int>(b.integer("repeat_last_n", -1, tasks::kMaxGenerateTokens).value_or(64));
   g.seed = static_cast<uint64_t>(b.integer("seed", 0, INT64_MAX).value_or(0));
   g.num_samples = static_cast<int>(b.integer("num_samples", 1, 64).value_or(1));
   if (auto s = b.boolean("stop_at_eos")) g.stop_at_eos = *s;
@@ -386,11 +387,13 @@ Service::GenerateRequest Service::parse_generate(const std::string& body) const 
     throw HttpError(413, "max_tokens x num_samples: more than " + std::to_string(opt_.max_tokens) +
                              " tokens (--max-tokens)");
   try {
-    g.sampler.validate();
+    g.validate();
   } catch (const UsageError& e) {
-    // The sampler names its CLI options; a request names its fields.
+    // The options name their CLI spelling; a request names its fields.
     std::string m = e.message();
-    for (auto [option, field] : {std::pair{"--temperature", "temperature"},
+    for (auto [option, field] : {std::pair{"--max-tokens", "max_tokens"},
+                                 {"--num-samples", "num_samples"},
+                                 {"--temperature", "temperature"},
                                  {"--top-k", "top_k"},
                                  {"--top-p", "top_p"},
                                  {"--min-p", "min_p"},

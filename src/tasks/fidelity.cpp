@@ -75,7 +75,7 @@ Fidelity::Fidelity(Engine& reference, Engine& low, ScoreOptions opt)
     throw UsageError("fidelity: the reference and the low-precision engine must run the same model");
   if (opt_.entropy || opt_.rank || opt_.aggregate == Aggregate::Words)
     throw UsageError("fidelity: entropy, rank and word aggregation do not apply");
-  check_window(opt_.window);
+  opt_.validate();
   start_ = start_token(reference.model().tokenizer());
   doc_ref_ = State::zeros(reference.model());
   doc_low_ = doc_ref_;

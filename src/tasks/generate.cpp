@@ -74,14 +74,12 @@ Prompt prompt_context(const Model& model, std::string_view prompt, tasks::OovPol
 
 GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCallback& on_token) {
   const Model& model = engine.model();
-  if (o.max_tokens < 0) throw UsageError("--max-tokens must be >= 0, got " + std::to_string(o.max_tokens));
-  if (o.num_samples < 1) throw UsageError("--num-samples must be >= 1, got " + std::to_string(o.num_samples));
+  o.validate();
   const Sampler sampler(o.sampler);
   const std::optional<int32_t> eos = model.tokenizer().eos_id();
   const bool stop = o.stop_at_eos.value_or(eos.has_value()) && eos.has_value();
 
   GenerateResult r;
-  tasks::check_window(o.window);
   r.prompt = prompt_context(model, o.prompt, o.oov, o.window.mode == tasks::WindowMode::Pad);
   const auto V = static_cast<size_t>(model.vocab_size());
   std::optional<tasks::WindowedPredictor> windowed;

@@ -80,7 +80,7 @@ std::vector<Prediction> predict_char_prefix(Engine& engine, const std::vector<st
 std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& contexts,
                                 const PredictOptions& opt, const std::string& source, uint64_t first_line) {
   const Model& model = engine.model();
-  check_window(opt.window);
+  opt.validate();
   const bool chars = model.tokenizer().config().type == TokenizerType::Char;
   if (!opt.prefix.empty() && chars) return predict_char_prefix(engine, contexts, opt, source, first_line);
   std::shared_ptr<const Completer> completer = opt.completer;

@@ -73,7 +73,7 @@ Row chain(Tree& tree, int32_t from, int32_t first) {
 
 }  // namespace
 
-PrefixScorer::PrefixScorer(Engine& engine, ScoreOptions opt) : engine_(&engine), opt_(opt) {}
+PrefixScorer::PrefixScorer(Engine& engine, ScoreOptions opt) : engine_(&engine), opt_(opt) { opt_.validate(); }
 
 StreamStart PrefixScorer::sentence_start() const {
   return StreamStart{State::zeros(engine_->model()), start_token(engine_->model().tokenizer())};
@@ -120,7 +120,7 @@ void PrefixScorer::score_tokenized(std::vector<LineScore>& lines, const StreamSt
   for (int32_t k : tree[0].kids) queue.push_back(chain(tree, 0, k));
   std::vector<State> kept;       // states of branch points whose rows are queued
   std::vector<int32_t> waiting;  // per kept slot: rows not yet run
-  const size_t bs = size_t(std::max(1, opt_.batch_size));
+  const auto bs = static_cast<size_t>(opt_.batch_size);
   Sequences inputs, targets;
   std::vector<State> states;
   std::vector<std::vector<float>> lp;

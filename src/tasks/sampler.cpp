@@ -40,19 +40,6 @@ uint64_t random_seed() {
   return s & ((1ull << 53) - 1);
 }
 
-void SamplerParams::validate() const {
-  auto bad = [](const std::string& what) { throw UsageError(what); };
-  if (!std::isfinite(temperature) || temperature < 0)
-    bad("--temperature must be a finite number >= 0 (0 = greedy), got " + std::to_string(temperature));
-  if (top_k < 0) bad("--top-k must be >= 0 (0 = off), got " + std::to_string(top_k));
-  if (!(top_p > 0 && top_p <= 1)) bad("--top-p must be in (0, 1] (1 = off), got " + std::to_string(top_p));
-  if (!(min_p >= 0 && min_p <= 1)) bad("--min-p must be in [0, 1] (0 = off), got " + std::to_string(min_p));
-  if (!std::isfinite(repeat_penalty) || repeat_penalty <= 0)
-    bad("--repeat-penalty must be a finite number > 0 (1 = off), got " + std::to_string(repeat_penalty));
-  if (repeat_last_n < -1)
-    bad("--repeat-last-n must be >= -1 (0 = none, -1 = all), got " + std::to_string(repeat_last_n));
-}
-
 namespace {
 
 // Float rounding of the model's log-probabilities (~1e-7 relative) must not decide whether a token sits

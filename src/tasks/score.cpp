@@ -37,16 +37,13 @@ double ScoreSummary::perplexity_excl_oov() const {
 }
 
 Scorer::Scorer(Engine& engine, ScoreOptions opt) : engine_(&engine), opt_(opt) {
-  if (opt_.aggregate == Aggregate::Words) {
-    if (engine.model().config().tokenizer.type != TokenizerType::Char)
-      throw UsageError("score: word aggregation needs a char model; this is a word model");
-    if (opt_.rank) throw UsageError("score: rank is not defined for aggregated words");
-  }
+  opt_.validate();
+  if (opt_.aggregate == Aggregate::Words && engine.model().config().tokenizer.type != TokenizerType::Char)
+    throw UsageError("score: word aggregation needs a char model; this is a word model");
   start_ = opt_.add_start ? start_token(engine.model().tokenizer()) : -1;
   doc_state_ = State::zeros(engine.model());
   doc_pending_ = start_;
   doc_context_ = start_ >= 0 ? 1 : 0;
-  check_window(opt_.window);
   if (start_ >= 0) doc_history_.push_back(start_);
 }
 

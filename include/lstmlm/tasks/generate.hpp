@@ -32,6 +32,10 @@ struct GenerateOptions {
   // Added to each step's distribution before the sampler sees it, the row renormalized (tasks/keyboard.hpp;
   // the history: the prompt's tokens and the sample's). GeneratedToken::logprob stays the model's own.
   std::shared_ptr<const tasks::Boost> boost;
+
+  // Throws UsageError naming the option when a value is out of range: max_tokens in [0,
+  // kMaxGenerateTokens], num_samples in [1, kMaxSamples], the sampler's parameters, the window's length.
+  void validate() const;
 };
 
 struct GeneratedToken {

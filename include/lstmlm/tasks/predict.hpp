@@ -32,6 +32,10 @@ struct PredictOptions {
       completer;  // built from the model when a prefix needs one and none is given
   // Added to every row before ranking, the row renormalized (the history: the context's ids).
   std::shared_ptr<const Boost> boost;
+
+  // Throws UsageError naming the option when a value is out of range: batch_size in [1, kMaxBatch], the
+  // window's length.
+  void validate() const;
 };
 
 struct Candidate {

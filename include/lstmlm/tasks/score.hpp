@@ -59,6 +59,10 @@ struct ScoreOptions {
   // sentence mode, the whole stream's in document mode; the start token included), from the zero state,
   // as a Keras app's model.predict on pad_sequences does (tasks/window.hpp). Stateful: the state carries.
   WindowOptions window{};
+
+  // Throws UsageError naming the option (as the CLI spells it) when a value is out of range or two options
+  // conflict: batch_size in [1, kMaxBatch], the window's length, rank with Aggregate::Words.
+  void validate() const;
 };
 
 struct WordScore {

@@ -1,0 +1,17 @@
+// The ranges the tasks accept for their options, defined once: each options struct's validate() enforces
+// them, and the front ends (CLI, Python, server, C API) parse into these ranges and call validate().
+#pragma once
+#include "lstmlm/config.hpp"
+
+namespace lstmlm::tasks {
+
+// Rows or contexts per engine batch (score, predict, fidelity, rescore).
+inline constexpr int kMaxBatch = 1000000;
+
+// generate: tokens per sample (and the repeat penalty's history), samples per call, sampler parameters.
+inline constexpr int kMaxGenerateTokens = 1000000;
+inline constexpr int kMaxSamples = 100000;
+inline constexpr double kMaxTemperature = 1000;
+inline constexpr double kMaxRepeatPenalty = 1000;
+
+}  // namespace lstmlm::tasks

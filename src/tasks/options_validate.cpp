@@ -1,0 +1,61 @@
+// The options structs' validate(): each option's range from tasks/limits.hpp, named as the CLI spells it.
+#include <cmath>
+#include <string>
+
+#include "lstmlm/error.hpp"
+#include "lstmlm/sampler.hpp"
+#include "lstmlm/tasks/generate.hpp"
+#include "lstmlm/tasks/limits.hpp"
+#include "lstmlm/tasks/predict.hpp"
+#include "lstmlm/tasks/score.hpp"
+
+namespace lstmlm {
+namespace {
+
+void check_int(const char* option, int64_t v, int64_t lo, int64_t hi, const char* meaning = "") {
+  if (v < lo || v > hi)
+    throw UsageError(std::string(option) + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                     "]" + meaning + ", got " + std::to_string(v));
+}
+
+void check_batch(int batch_size) { check_int("--batch-size", batch_size, 1, tasks::kMaxBatch); }
+
+}  // namespace
+
+void SamplerParams::validate() const {
+  auto bad = [](const std::string& what) { throw UsageError(what); };
+  if (!std::isfinite(temperature) || temperature < 0 || temperature > tasks::kMaxTemperature)
+    bad("--temperature must be in [0, " + std::to_string(static_cast<int>(tasks::kMaxTemperature)) +
+        "] (0 = greedy), got " + std::to_string(temperature));
+  if (top_k < 0) bad("--top-k must be >= 0 (0 = off), got " + std::to_string(top_k));
+  if (!(top_p > 0 && top_p <= 1)) bad("--top-p must be in (0, 1] (1 = off), got " + std::to_string(top_p));
+  if (!(min_p >= 0 && min_p <= 1)) bad("--min-p must be in [0, 1] (0 = off), got " + std::to_string(min_p));
+  if (!std::isfinite(repeat_penalty) || repeat_penalty <= 0 || repeat_penalty > tasks::kMaxRepeatPenalty)
+    bad("--repeat-penalty must be in (0, " + std::to_string(static_cast<int>(tasks::kMaxRepeatPenalty)) +
+        "] (1 = off), got " + std::to_string(repeat_penalty));
+  check_int("--repeat-last-n", repeat_last_n, -1, tasks::kMaxGenerateTokens, " (0 = none, -1 = all)");
+}
+
+void GenerateOptions::validate() const {
+  check_int("--max-tokens", max_tokens, 0, tasks::kMaxGenerateTokens);
+  check_int("--num-samples", num_samples, 1, tasks::kMaxSamples);
+  sampler.validate();
+  tasks::check_window(window);
+}
+
+namespace tasks {
+
+void ScoreOptions::validate() const {
+  check_batch(batch_size);
+  check_window(window);
+  if (rank && aggregate == Aggregate::Words)
+    throw UsageError("--rank: not defined with --aggregate words (a word is no entry of a char vocabulary)");
+}
+
+void PredictOptions::validate() const {
+  check_batch(batch_size);
+  check_window(window);
+}
+
+}  // namespace tasks
+}  // namespace lstmlm
