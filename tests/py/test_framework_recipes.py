@@ -1,4 +1,4 @@
-"""Issue 14: each real model of ../shared/data, run the way its framework's own recipe runs it (the training
+"""Each real model of ../shared/data, run the way its framework's own recipe runs it (the training
 script's loss on a text, the app's predict loop, the generate loop at temperature 0; framework_recipes.py, in
 float64 numpy from the source files), against the lstmlm command a user would run for that figure: the same
 numbers within 1e-4 and the same words. The table of commands is in docs/importing.md ("Reproduce your
@@ -378,7 +378,7 @@ class KerasPredictRecipeTest(RecipeBase):
     `lstmlm predict --pad-to N` (an option lstmlm has today)."""
 
     def test_wordpred_recipe_itself(self):
-        # Issue 14's figures, a check of the recipe: Keras' padded call gives "learning" (0.142) after
+        # The recipe's own figures, a check of it: Keras' padded call gives "learning" (0.142) after
         # "machine learning is a"; the zero-state unpadded run (lstmlm's stateful default) gives "feature" (0.095).
         app = KerasApps.wordpred()
         vocab = pyutil.read_vocab(app["out"])

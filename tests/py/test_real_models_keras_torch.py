@@ -90,7 +90,7 @@ class KerasModelsTest(RealModelsBase):
         self.check(out, ref, [seq, seq[5:], [idx["the"]]])
 
     def test_keras3_ml_wordpred_split(self):
-        # Issue 14: Keras splits on split=" " only, so U+200A stays inside a word: '\u200a488\u200a' is
+        # Keras splits on split=" " only, so U+200A stays inside a word: '\u200a488\u200a' is
         # Keras id 587, which str.split() whitespace would make unreachable (OOV).
         d = pyutil.data("keras3-ml-wordpred")
         out = self.convert("wordpred_split", os.path.join(d, "word_prediction_model.h5"),

@@ -320,7 +320,7 @@ class RealCheckpointTest(unittest.TestCase):
 
 
 class CharDocumentNewlineTest(unittest.TestCase):
-    """Issue 14: `score --context document` on char-rnn's own training text must feed the line breaks, as
+    """`score --context document` on char-rnn's own training text must feed the line breaks, as
     char-rnn trained on the file's characters ("\\n" included, no eos): every character's log-prob equals the
     float64 TF1 reference over the whole text's ids, and so does the perplexity (1.2233; 1.4545 when the
     lines were joined without "\\n")."""

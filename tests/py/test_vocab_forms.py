@@ -57,7 +57,7 @@ class VocabFormsTest(unittest.TestCase):
             self.assertTrue(v.lowercase)
 
     def test_keras_tokenizer_that_does_not_fit_the_model_is_refused(self):
-        # Issue 14: ids 1..3 + reserved 0 need 4 outputs. 2 outputs would drop "c" and "d"; 6 leave two
+        # ids 1..3 + reserved 0 need 4 outputs. 2 outputs would drop "c" and "d"; 6 leave two
         # outputs without a word beyond the one spare: both are another model's vocabulary.
         v = vocab.load_vocab(write("wi.json", json.dumps({"a": 1, "b": 2, "c": 3})))
         with self.assertRaisesRegex(vocab.VocabError, r"3 words \(ids 1\.\.3, 0 reserved\) but m has 2 outputs "
@@ -102,7 +102,7 @@ class VocabFormsTest(unittest.TestCase):
         self.assertEqual(vocab.complete(v, 4, "m"), ["<pad>", "<OOV>", "Hi", "<unused:3>"])
 
     def test_keras_tokenizer_split_recorded(self):
-        # Issue 14: the Tokenizer's split is what separates words in Keras; it reaches config.json.
+        # The Tokenizer's split is what separates words in Keras; it reaches config.json.
         cfg = {"filters": "", "lower": True, "split": "|", "char_level": False,
                "word_index": json.dumps({"a b": 1, "c": 2})}
         p = write("tok.json", json.dumps({"class_name": "Tokenizer", "config": cfg}))

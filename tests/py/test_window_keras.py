@@ -1,4 +1,4 @@
-"""Issue 14: "the same numbers as the user's own script" for a Keras next-word app with a fixed input window.
+"""The same numbers as the user's own script for a Keras next-word app with a fixed input window.
 
 keras3-ml-wordpred's app pre-pads the context with id 0 to the model's input length (8404) before every
 model.predict (pad_sequences(..., maxlen=8404, padding='pre')), so the LSTM runs from the zero state over
