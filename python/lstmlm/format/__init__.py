@@ -1,4 +1,4 @@
-"""Writer of the lstmlm model directory (format v1 to v3, docs/model-format.md), shared by every tool:
+"""Writer of the lstmlm model directory (format v1 to v4, docs/model-format.md), shared by every tool:
 lstmlm.format.write_model.
 
 Tensor names and the gate orders come from src/format/tensor_names.json, the spec the C++ loader is
@@ -16,13 +16,31 @@ import tempfile
 
 import numpy as np
 
-# A model is written in the oldest version that holds it: 3 only when a layer is a GRU or a simple RNN or an
-# LSTM with peepholes or a projection clip; else 2 only when it has a cell activation other than tanh or an
-# output head (Dense layers before the decoder), so every other model stays readable by v1 builds.
+# A model is written in the oldest version that holds it: 4 only when its tokenizer is a subword one
+# (sentencepiece, bpe); else 3 only when a layer is a GRU or a simple RNN or an LSTM with peepholes or a
+# projection clip; else 2 only when it has a cell activation other than tanh or an output head (Dense layers
+# before the decoder), so every other model stays readable by v1 builds.
 FORMAT_VERSION = 1
 FORMAT_VERSION_V2 = 2
 FORMAT_VERSION_V3 = 3
-LATEST_FORMAT_VERSION = FORMAT_VERSION_V3
+FORMAT_VERSION_V4 = 4
+LATEST_FORMAT_VERSION = FORMAT_VERSION_V4
+
+# Tokenizer types: word and char split text here; sentencepiece (a SentencePiece .model file in the model
+# directory) and bpe (text already split into pieces, "@@" ending a piece the next one continues) are format v4.
+WORD_TOKENIZERS = ("word", "char")
+SUBWORD_TOKENIZERS = ("sentencepiece", "bpe")
+TOKENIZER_TYPES = WORD_TOKENIZERS + SUBWORD_TOKENIZERS
+# The keys tokenizer objects of each kind may have (src/format/config.cpp refuses any other).
+_TOKENIZER_KEYS = {
+    "word": ("type", "lowercase", "filters", "split", "unk_token", "eos_token", "bos_token", "pad_id"),
+    "char": ("type", "lowercase", "filters", "split", "unk_token", "eos_token", "bos_token", "pad_id"),
+    "sentencepiece": ("type", "model", "lowercase", "unk_token", "eos_token", "bos_token", "pad_id"),
+    "bpe": ("type", "continuation", "lowercase", "unk_token", "eos_token", "bos_token", "pad_id"),
+}
+# The three files of every model; an asset (write_model's `assets`, e.g. tokenizer.model) may not take their names.
+MODEL_FILES = ("config.json", "vocab.json", "weights.safetensors")
+DEFAULT_BPE_CONTINUATION = "@@"
 
 # The loader's limits (include/lstmlm/config.hpp kMaxVocabSize, kMaxLayerWidth, kMaxLayerCount): a config
 # outside them is refused by lstmlm, so the writer refuses it first.
@@ -178,6 +196,47 @@ def tokenizer(type="word", lowercase=False, filters="", unk_token=None, eos_toke
     return t
 
 
+def _subword_tokenizer(t, lowercase, unk_token, eos_token, bos_token, pad_id):
+    """The fields a subword tokenizer shares; a special token or pad_id that is None is left out (absent)."""
+    t["lowercase"] = bool(lowercase)
+    for key, value in (("unk_token", unk_token), ("eos_token", eos_token), ("bos_token", bos_token),
+                       ("pad_id", pad_id)):
+        if value is not None:
+            t[key] = value
+    return t
+
+
+def sentencepiece_tokenizer(model="tokenizer.model", unk_token=None, eos_token=None, bos_token=None, pad_id=None,
+                            lowercase=False):
+    """A SentencePiece tokenizer (format v4): `model` is the .model file's plain name inside the model directory
+    (written by write_model's `assets`); vocab.json must be its pieces id for id; a special token is a piece
+    (None: absent, as a model trained with bos_id=-1 has no bos)."""
+    return _subword_tokenizer({"type": "sentencepiece", "model": model}, lowercase, unk_token, eos_token,
+                              bos_token, pad_id)
+
+
+def bpe_tokenizer(continuation=DEFAULT_BPE_CONTINUATION, unk_token=None, eos_token=None, bos_token=None,
+                  pad_id=None, lowercase=False):
+    """A pre-split BPE tokenizer (format v4; subword-nmt, fairseq): the text is already split into the
+    vocabulary's pieces, `continuation` ending a piece the next one continues ("qu@@ ick")."""
+    return _subword_tokenizer({"type": "bpe", "continuation": continuation}, lowercase, unk_token, eos_token,
+                              bos_token, pad_id)
+
+
+def check_file_name(name, field):
+    """A plain file name inside the model directory (a tokenizer's model, an asset): no directory part, no
+    '..', no NUL or control character, not one of the model's own three files (ValueError naming `field`)."""
+    if not isinstance(name, str):
+        raise ValueError(f"write_model: {field} is {type(name).__name__}, expected a file name")
+    bad = (not name or name in (".", "..") or ".." in name or "/" in name or "\\" in name or
+           any(ord(c) < 0x20 or ord(c) == 0x7F for c in name) or len(name.encode("utf-8", "replace")) > 255)
+    if bad:
+        raise ValueError(f"write_model: {field} {name!r} is not a plain file name inside the model directory "
+                         "(no '/', '\\', '..' or control characters, 1..255 bytes)")
+    if name in MODEL_FILES:
+        raise ValueError(f"write_model: {field} {name!r} is one of the model's own files ({', '.join(MODEL_FILES)})")
+
+
 def _int_in(value, lo, hi, field):
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
         raise ValueError(f"write_model: {field} is {value!r}, expected an integer in {lo}..{hi}")
@@ -274,8 +333,12 @@ def check_config(config):
             raise ValueError(f"write_model: output.head[{k}].activation {d.get('activation')!r} is not one of "
                              f"{', '.join(ACTIVATIONS)}")
     t = config["tokenizer"]
-    if t.get("type") not in ("word", "char"):
-        raise ValueError(f"write_model: tokenizer.type {t.get('type')!r} is not word or char")
+    if t.get("type") not in TOKENIZER_TYPES:
+        raise ValueError(f"write_model: tokenizer.type {t.get('type')!r} is not one of {', '.join(TOKENIZER_TYPES)}")
+    extra = [key for key in t if key not in _TOKENIZER_KEYS[t["type"]]]
+    if extra:
+        raise ValueError(f"write_model: tokenizer.{extra[0]}: a {t['type']} tokenizer has no such field (it has "
+                         f"{', '.join(_TOKENIZER_KEYS[t['type']][1:])})")
     if not isinstance(t.get("lowercase", False), bool):
         raise ValueError(f"write_model: tokenizer.lowercase is {t.get('lowercase')!r}, expected a boolean")
     for key in ("filters", "split", "unk_token", "eos_token", "bos_token"):
@@ -283,6 +346,22 @@ def check_config(config):
     if t.get("split") is not None and (t["split"] == "" or t["type"] != "word"):
         raise ValueError(f"write_model: tokenizer.split is {t['split']!r}, expected a non-empty string on a "
                          "word model, or null")
+    if t["type"] == "sentencepiece":
+        if "model" not in t:
+            raise ValueError("write_model: tokenizer.model is missing: a sentencepiece tokenizer names its .model "
+                             "file in the model directory")
+        check_file_name(t["model"], "tokenizer.model")
+    if t["type"] == "bpe" and "continuation" in t:
+        c = t["continuation"]
+        if not isinstance(c, str) or not c or any(ch.isspace() for ch in c):
+            raise ValueError(f"write_model: tokenizer.continuation is {c!r}, expected a non-empty string without "
+                             "whitespace")
+    version = config.get("format_version")
+    if version is not None:
+        _int_in(version, 1, LATEST_FORMAT_VERSION, "format_version")
+        if t["type"] in SUBWORD_TOKENIZERS and version < FORMAT_VERSION_V4:
+            raise ValueError(f"write_model: tokenizer.type {t['type']!r} needs format_version {FORMAT_VERSION_V4} "
+                             f"(format_version {version} has word and char tokenizers only)")
     if t.get("pad_id") is not None:
         _int_in(t["pad_id"], 0, V - 1, "tokenizer.pad_id")
     if config.get("input_length") is not None:
@@ -327,31 +406,90 @@ def check_text(config, vocab):
                              "which the model's JSON files are (UTF-8)") from None
 
 
-def _write_files(outdir, config, vocab, tensors, progress=None):
+def _write_files(outdir, config, vocab, tensors, progress=None, assets=None):
     with open(os.path.join(outdir, "config.json"), "w", encoding="utf-8") as f:
         # allow_nan=False: NaN / Infinity are not JSON; a float that slipped past check_config fails here.
         f.write(json.dumps(config, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     with open(os.path.join(outdir, "vocab.json"), "w", encoding="utf-8") as f:
         json.dump(list(vocab), f, ensure_ascii=False)
         f.write("\n")
+    for name, data in (assets or {}).items():
+        with open(os.path.join(outdir, name), "wb") as f:
+            f.write(data)
     write_safetensors(os.path.join(outdir, "weights.safetensors"), tensors, progress)
 
 
+def check_assets(assets, tokenizer):
+    """write_model's `assets`: {plain file name: bytes}; a sentencepiece tokenizer's model must be one of them
+    (the loader reads it from the model directory). Returns the dict with bytes values."""
+    if assets is None:
+        assets = {}
+    if not isinstance(assets, dict):
+        raise ValueError(f"write_model: assets is {type(assets).__name__}, expected a dict of file name -> bytes")
+    out = {}
+    for name, data in assets.items():
+        check_file_name(name, "asset")
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise ValueError(f"write_model: asset {name!r} is {type(data).__name__}, expected bytes")
+        out[name] = bytes(data)
+    if isinstance(tokenizer, dict) and tokenizer.get("type") == "sentencepiece" and tokenizer.get("model") not in out:
+        raise ValueError(f"write_model: tokenizer.model {tokenizer.get('model')!r} is not among the assets written "
+                         f"({', '.join(sorted(out)) or 'none'}): a sentencepiece model needs its .model file in the "
+                         "model directory")
+    return out
+
+
+def _replace_files(tmp, outdir, files):
+    """Moves `files` from tmp into the existing directory outdir, each with os.replace; on a failure the files
+    already moved are put back as they were (a previous file restored from a hard link kept beside it, a new one
+    removed), so outdir ends as it was."""
+    backup = tempfile.mkdtemp(prefix=os.path.basename(os.path.abspath(outdir)) + ".old-", dir=os.path.dirname(tmp))
+    done = []  # (name, kept a previous file)
+    try:
+        for name in files:
+            dst = os.path.join(outdir, name)
+            kept = os.path.lexists(dst)
+            if kept:
+                try:
+                    os.link(dst, os.path.join(backup, name), follow_symlinks=False)
+                except OSError:
+                    shutil.copy2(dst, os.path.join(backup, name), follow_symlinks=False)
+            done.append((name, kept))
+            os.replace(os.path.join(tmp, name), dst)
+    except BaseException:
+        for name, kept in reversed(done):
+            dst = os.path.join(outdir, name)
+            try:
+                if kept:
+                    os.replace(os.path.join(backup, name), dst)
+                elif os.path.lexists(dst) and not os.path.lexists(os.path.join(tmp, name)):
+                    os.remove(dst)
+            except OSError:
+                pass
+        raise
+    finally:
+        shutil.rmtree(backup, ignore_errors=True)
+
+
 def write_model(outdir, *, vocab, embedding_dim, layers, tied, tokenizer, tensors, source, input_length=None,
-                head=None, progress=None):
-    """Writes config.json, vocab.json and weights.safetensors into outdir (created if needed; in an existing
-    directory the three files are replaced, other files are left alone).
+                head=None, progress=None, assets=None):
+    """Writes config.json, vocab.json and weights.safetensors (and the assets) into outdir (created if needed;
+    in an existing directory these files are replaced, other files are left alone).
     A tensor name outside the spec (src/format/tensor_names.json) is a converter bug, and a config lstmlm
     would refuse is a bad source: ValueError, nothing written. The files are written into a temporary
-    sibling directory and moved into place only when all three are complete, so a failure at any point
+    sibling directory and moved into place only when all are complete, so a failure at any point
     leaves outdir as it was (absent, or with its previous files).
     input_length: the model's fixed input time dimension (Keras Input shape (None, N)), written as the
     top-level "input_length" when given (lstmlm then pre-pads every context to it by default).
     layers: layer(...) (LSTM), gru_layer(...), rnn_layer(...) in stack order; format_version 3 is written only
-    when one needs it (needs_v3), else 2 or 1 as before.
+    when one needs it (needs_v3), else 2 or 1 as before; 4 only for a subword tokenizer (sentencepiece_tokenizer,
+    bpe_tokenizer).
     head: Dense layers (dense(units, activation)) between the last recurrent layer and the decoder, format v2.
-    progress: None, or progress(bytes_written, total_bytes, tensors_written) while weights.safetensors is written."""
+    progress: None, or progress(bytes_written, total_bytes, tensors_written) while weights.safetensors is written.
+    assets: None, or {file name: bytes} written beside the three files, e.g. {"tokenizer.model": data} for
+    sentencepiece_tokenizer(): plain file names only (check_file_name), moved into place with the rest."""
     head = list(head or [])
+    assets = check_assets(assets, tokenizer)
     unknown = [n for n in tensors if not names.is_known(n, layers, len(head))]
     if unknown:
         cells = "+".join(layer_cell(l) for l in layers)
@@ -361,7 +499,9 @@ def write_model(outdir, *, vocab, embedding_dim, layers, tied, tokenizer, tensor
     if isinstance(embedding_dim, np.integer):
         embedding_dim = int(embedding_dim)
     v2 = bool(head) or any(l.get("activation", "tanh") != "tanh" for l in layers)
-    version = FORMAT_VERSION_V3 if needs_v3(layers) else FORMAT_VERSION_V2 if v2 else FORMAT_VERSION
+    subword = isinstance(tokenizer, dict) and tokenizer.get("type") in SUBWORD_TOKENIZERS
+    version = FORMAT_VERSION_V4 if subword else FORMAT_VERSION_V3 if needs_v3(layers) else \
+        FORMAT_VERSION_V2 if v2 else FORMAT_VERSION
     output = {"tied": bool(tied)}
     if head:
         output["head"] = head
@@ -378,10 +518,10 @@ def write_model(outdir, *, vocab, embedding_dim, layers, tied, tokenizer, tensor
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=os.path.basename(os.path.abspath(outdir)) + ".tmp-", dir=parent)
     try:
-        _write_files(tmp, config, vocab, tensors, progress)
+        _write_files(tmp, config, vocab, tensors, progress, assets)
         if os.path.isdir(outdir):
-            for name in ("config.json", "vocab.json", "weights.safetensors"):
-                os.replace(os.path.join(tmp, name), os.path.join(outdir, name))
+            # The assets first and config.json last: a reader never sees a config naming a file not yet there.
+            _replace_files(tmp, outdir, list(assets) + ["vocab.json", "weights.safetensors", "config.json"])
             os.rmdir(tmp)
         else:
             os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it 0700; a model directory is an ordinary one
