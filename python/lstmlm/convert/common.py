@@ -9,6 +9,7 @@ import numpy as np
 from ..format import layer as fmt_layer  # noqa: F401  (re-exported for converters)
 from ..format import tokenizer as fmt_tokenizer
 
+from . import subword
 from . import vocab as vocab_mod
 from .errors import ConvertError  # noqa: F401  (re-exported: every converter's error type)
 from .unpickle import brief  # noqa: F401  (re-exported for converters)
@@ -106,6 +107,7 @@ def add_common_arguments(p):
     g.add_argument("--allow-vocab-mismatch", action="store_true",
                    help="convert a Keras Tokenizer whose ids do not fit the model's outputs (words with ids "
                         "past the outputs are dropped)")
+    subword.add_arguments(g)
 
 
 def _check_char_tokens(tokens, special, where):
@@ -132,11 +134,12 @@ GUESSED_SPECIALS = (("unk", "unk_token", ("<unk>",)), ("eos", "eos_token", ("<eo
                     ("bos", "bos_token", ("<s>",)))
 
 
-def _special_tokens(args, v, names, default_eos):
+def _special_tokens(args, v, names, default_eos, default_bos=None):
     """unk, eos, bos and {field: token} of those guessed from the vocabulary's names. An option always wins
-    ('' = none); then what the source states (a Keras Tokenizer's oov_token, word_language_model's <eos>);
-    then the conventional names. Every guess is printed on stderr, one line each."""
-    stated = {"unk": v.unk_token, "eos": default_eos if default_eos in names else None, "bos": None}
+    ('' = none); then what the source states (a Keras Tokenizer's oov_token, word_language_model's <eos>, ESPnet's
+    sos/eos); then the conventional names. Every guess is printed on stderr, one line each."""
+    stated = {"unk": v.unk_token, "eos": default_eos if default_eos in names else None,
+              "bos": default_bos if default_bos in names else None}
     out, guessed = {}, {}
     for opt, field, candidates in GUESSED_SPECIALS:
         given = getattr(args, opt, None)
@@ -173,10 +176,13 @@ def check_finite(tensors, where):
 
 
 def assemble(args, *, size, tensors, embedding_dim, layers, tied, source, source_vocab=None,
-             default_eos=None, where, head=None):
+             default_eos=None, where, head=None, specials=None, vocab_fix=None):
     """write_model kwargs: the vocabulary (--vocab / --corpus-dir win over the source's), completed to
-    `size` ids, and the tokenizer from options, else the vocabulary file, else neutral defaults. The
-    tensors must be finite as float32 (check_finite)."""
+    `size` ids, and the tokenizer from options, else the vocabulary file, else neutral defaults; with
+    --sentencepiece / --bpe a subword vocabulary and tokenizer (subword.py). The tensors must be finite as
+    float32 (check_finite). specials: the source's own start/end ids ({"bos": id, "eos": id, "why": text}, e.g.
+    icefall's sos_id = eos_id = 1); vocab_fix: a function completing the loaded Vocab the source's way (ESPnet1's
+    units file lacks the <blank> and <eos> its recipe adds)."""
     check_finite(tensors, where)
     v = None
     if getattr(args, "vocab", None):
@@ -186,6 +192,27 @@ def assemble(args, *, size, tensors, embedding_dim, layers, tied, source, source
         default_eos = default_eos or "<eos>"
     else:
         v = source_vocab
+    if v is not None and vocab_fix is not None:
+        v = vocab_fix(v)
+    default_bos = None
+    if v is not None and v.convention == "espnet" and v.tokens and v.tokens[-1] is not None:
+        # ESPnet: sos = eos = the last id (<sos/eos>, ESPnet1's <eos>); <blank> 0 is CTC's, never text.
+        default_eos = default_bos = v.tokens[-1]
+    common = dict(embedding_dim=embedding_dim, layers=layers, tied=tied, **({"head": head} if head else {}))
+    if subword.wanted(args):
+        if getattr(args, "sentencepiece", None):
+            out = subword.assemble_sentencepiece(args, size=size, tensors=tensors, embedding_dim=embedding_dim, v=v,
+                                                 source=source, where=where, specials=specials, note=note)
+        else:
+            if specials and v is not None:
+                tokens = v.tokens
+                default_bos = tokens[specials["bos"]] if specials.get("bos") is not None else None
+                default_eos = tokens[specials["eos"]] if specials.get("eos") is not None else None
+            out = subword.assemble_bpe(args, size=size, v=v, source=source, where=where,
+                                       specials_fn=lambda names: _special_tokens(args, v, names, default_eos,
+                                                                                 default_bos))
+            out["tensors"] = tensors
+        return dict(common, **out)
     if v is None:
         raise ConvertError(f"{where}: the source holds no vocabulary; give one with --vocab FILE "
                            "(or --corpus-dir DIR for a word_language_model corpus)")
@@ -195,7 +222,10 @@ def assemble(args, *, size, tensors, embedding_dim, layers, tied, source, source
     lowercase = args.lowercase if args.lowercase is not None else bool(v.lowercase)
     filters = args.filters if args.filters is not None else (v.filters or "")
     split = _opt_token(getattr(args, "split", None), v.split) if kind == "word" else None
-    unk, eos, bos, guessed = _special_tokens(args, v, names, default_eos)
+    if specials:
+        default_bos = tokens[specials["bos"]] if specials.get("bos") is not None else None
+        default_eos = tokens[specials["eos"]] if specials.get("eos") is not None else None
+    unk, eos, bos, guessed = _special_tokens(args, v, names, default_eos, default_bos)
     pad_id = args.pad_id if args.pad_id is not None else (0 if v.keras else None)
     if pad_id is not None and pad_id < 0:
         pad_id = None

@@ -1,11 +1,13 @@
 """The converters' entry point for every way they are started (python3 -m lstmlm.convert, lstmlm-convert,
 tools/convert.py): cli.main, with a Python package the converters need and the interpreter lacks (numpy for
-every source, h5py for Keras files, onnx for .onnx files) reported as one line naming the Debian package to
+every source, h5py for Keras files, onnx for .onnx files, sentencepiece for --sentencepiece, yaml for an ESPnet
+config.yaml) reported as one line naming the Debian package to
 install, exit 1, never a traceback. Imports nothing the converters need before it has caught that."""
 import sys
 
 # The Python packages a conversion imports, and the Debian packages that provide them.
-DEBIAN_PACKAGES = {"numpy": "python3-numpy", "h5py": "python3-h5py", "onnx": "python3-onnx"}
+DEBIAN_PACKAGES = {"numpy": "python3-numpy", "h5py": "python3-h5py", "onnx": "python3-onnx",
+                   "sentencepiece": "python3-sentencepiece", "yaml": "python3-yaml"}
 
 
 def missing_package_line(e):

@@ -9,6 +9,10 @@ modules' tensors are already lstmlm's (format v3 names them by cell: gru.weight_
 Which cell a module is: its pickled class and `mode` when the file is a whole module, else the gate count of
 its tensors (4H rows: LSTM, 3H: GRU, H: simple RNN). A simple RNN's nonlinearity is not in a state_dict:
 --rnn-nonlinearity names it then (a pickled module's `mode` says it, and an option contradicting it is refused).
+
+Speech recipes' RNN LMs are recognised by their tensor names (_recipe): icefall's RnnLmModel (its sos_id = eos_id
+= 1, the vocabulary its bpe.model given with --sentencepiece), ESPnet2's SequentialRNNLM (`lm.*`) and ESPnet1's
+RNNLM in ClassifierWithState (`predictor.*`, a list of LSTMCell / GRUCell), both with sos = eos = the last id.
 """
 import os
 import re
@@ -186,6 +190,68 @@ def _charrnn_vocab(classes, root, size, where):
     return v
 
 
+ICEFALL_KEYS = ("input_embedding.weight", "output_linear.weight", "rnn.weight_ih_l0")
+# ESPnet1's RNNLM (espnet/nets/pytorch_backend/lm/default.py) inside ClassifierWithState: embed, rnn.{k} (an
+# LSTMCell / GRUCell each), lo.
+ESPNET1_CELL_KEY = re.compile(r"predictor\.rnn\.(\d+)\.(weight_ih|weight_hh|bias_ih|bias_hh)")
+ESPNET1_RENAMES = {"predictor.embed.weight": "embed.weight", "predictor.lo.weight": "decoder.weight",
+                   "predictor.lo.bias": "decoder.bias"}
+
+
+def _int_param(extras, key, default, where):
+    value = extras.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConvertError(f"{where}: checkpoint[{key!r}] is {common.brief(value)}, expected an integer id")
+    return value
+
+
+def _recipe(sd, extras, where):
+    """(state_dict, recipe) for the RNN LMs of speech recipes, recognised by their tensor names; the state_dict
+    renamed so the generic reading below finds Embedding -> LSTM/GRU -> Linear. recipe: None, or {"name",
+    "specials": the start/end ids as {"bos": id, "eos": id, "why"} (None: the last id, known once the size is),
+    "espnet1": True when its units file needs <blank> and <eos> added}."""
+    keys = set(sd)
+    if keys and all(k.startswith("module.") for k in keys) and \
+            all("module." + k in keys for k in ICEFALL_KEYS):  # saved from DistributedDataParallel
+        sd = {k[len("module."):]: v for k, v in sd.items()}
+        keys = set(sd)
+    if all(k in keys for k in ICEFALL_KEYS):
+        # icefall/rnn_lm: train.py's get_params() has sos_id = eos_id = 1 and blank_id = 0 (the <blk> and <sos/eos>
+        # user symbols of its bpe.model); a training checkpoint keeps them among its keys, an exported one does not.
+        sos, eos = _int_param(extras, "sos_id", 1, where), _int_param(extras, "eos_id", 1, where)
+        blank = _int_param(extras, "blank_id", 0, where)
+        return sd, {"name": "icefall rnn_lm RnnLmModel", "blank_id": blank,
+                    "specials": {"bos": sos, "eos": eos, "why": f"icefall's sos_id {sos} and eos_id {eos}"}}
+    if keys and all(k.startswith("lm.") for k in keys) and "lm.encoder.weight" in keys and \
+            "lm.decoder.weight" in keys:
+        # ESPnet2 ESPnetLanguageModel(lm=SequentialRNNLM): lm.encoder, lm.rnn (nn.LSTM/GRU/RNN), lm.decoder.
+        return {k[len("lm."):]: v for k, v in sd.items()}, {"name": "espnet2 SequentialRNNLM", "specials": None}
+    if keys and all(k.startswith("predictor.") for k in keys) and "predictor.embed.weight" in keys and \
+            "predictor.lo.weight" in keys:
+        out = {}
+        for k, v in sd.items():
+            m = ESPNET1_CELL_KEY.fullmatch(k)
+            if m:
+                out[f"rnn.{m.group(2)}_l{int(m.group(1))}"] = v
+            elif k.startswith("predictor.rnn."):
+                out[k[len("predictor."):]] = v  # an nn.LSTM's own names
+            else:
+                out[ESPNET1_RENAMES.get(k, k)] = v
+        return out, {"name": "espnet1 RNNLM (ClassifierWithState)", "specials": None, "espnet1": True}
+    return sd, None
+
+
+def _espnet1_vocab(size):
+    """ESPnet1's lm recipe reads its units file (`token id`, ids from 1) and adds <blank> as id 0 and <eos> last."""
+    def fix(v):
+        if v.tokens and v.tokens[0] is None and len(v.tokens) + 1 == size:
+            v = vocab_mod.Vocab(["<blank>"] + list(v.tokens[1:]) + ["<eos>"], v.form + " (+ <blank> 0, <eos> last: "
+                                "ESPnet1's lm recipe)", v.path, unk_token="<unk>" if "<unk>" in v.tokens else None,
+                                convention="espnet", notes=list(v.notes))
+        return v
+    return fix
+
+
 def convert(path, args):
     where = path
     try:
@@ -194,6 +260,7 @@ def convert(path, args):
         raise ConvertError(f"{where}: {e}") from None
     sd, classes, extras, root = _find_state_dict(obj, where)
     sd = {k: v for k, v in sd.items() if _is_array(v)}
+    sd, recipe = _recipe(sd, extras, where)
     rnn_keys = {}
     for k in sd:
         m = re.match(r"^(.*?)weight_ih_l(\d+)(_reverse)?$", k)
@@ -321,5 +388,25 @@ def convert(path, args):
     if source_vocab is not None and source_vocab.form.startswith("word_language_model") or \
             getattr(args, "corpus_dir", None):
         default_eos = "<eos>"
+    specials = vocab_fix = None
+    if recipe is not None:
+        source["recipe"] = recipe["name"]
+        specials = recipe["specials"] or {"bos": size - 1, "eos": size - 1,
+                                          "why": "ESPnet's sos = eos = the last id"}
+        for key in ("bos", "eos"):
+            if not 0 <= specials[key] < size:
+                raise ConvertError(f"{where}: the {recipe['name']}'s {key} id {specials[key]} is outside its "
+                                   f"{size} outputs")
+        if recipe.get("espnet1"):
+            vocab_fix = _espnet1_vocab(size)
+        if recipe["specials"] is None and getattr(args, "sentencepiece", None) and not getattr(args, "vocab", None):
+            raise ConvertError(f"{where}: an {recipe['name']}'s ids are its token list's, not the SentencePiece "
+                               "model's (asr.sh puts <blank> and <unk> first and <sos/eos> last): give its token list "
+                               "with --vocab FILE (config.yaml) besides --sentencepiece")
+        if source_vocab is None and not getattr(args, "vocab", None) and not getattr(args, "sentencepiece", None):
+            raise ConvertError(f"{where}: a {recipe['name']} holds no vocabulary: give its SentencePiece model with "
+                               "--sentencepiece FILE.model (icefall's data/lang_bpe_N/bpe.model, ESPnet's bpe.model) "
+                               "or its token list with --vocab FILE (ESPnet's config.yaml, tokens.txt, units file)")
     return common.assemble(args, size=size, tensors=out, embedding_dim=emb_dim, layers=layers, tied=tied,
-                           source=source, source_vocab=source_vocab, default_eos=default_eos, where=where)
+                           source=source, source_vocab=source_vocab, default_eos=default_eos, where=where,
+                           specials=specials, vocab_fix=vocab_fix)

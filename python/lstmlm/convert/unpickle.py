@@ -32,8 +32,20 @@ class RefusedGlobal(pickle.UnpicklingError):
     """Raised for a global outside the allow-list; the message names it."""
 
 
+def _path(*parts):
+    """pathlib.PosixPath / PurePosixPath / WindowsPath, as a training script's checkpoint holds them (icefall's
+    params.exp_dir): the joined string, never a path object, and only from strings."""
+    if any(not isinstance(p, str) for p in parts):
+        raise pickle.UnpicklingError(f"pathlib path from {brief(parts)}: expected strings")
+    return "/".join(p.rstrip("/") if i < len(parts) - 1 else p for i, p in enumerate(parts)) if parts else "."
+
+
 def _plain_globals():
     g = {
+        ("pathlib", "PosixPath"): _path,
+        ("pathlib", "PurePosixPath"): _path,
+        ("pathlib", "WindowsPath"): _path,
+        ("pathlib", "PureWindowsPath"): _path,
         ("collections", "OrderedDict"): collections.OrderedDict,
         # defaultdict(list) in the Keras Tokenizer; its factory must itself be an allowed global.
         ("collections", "defaultdict"): collections.defaultdict,

@@ -7,12 +7,14 @@ oov_token, pad id 0). complete(vocab, V) turns it into the exact list of V strin
 Forms: Keras Tokenizer pickle (restricted unpickler, stub class), Keras Tokenizer JSON (to_json()),
 Keras word_index JSON (also {"wordIndex": {...}}), char-rnn chars_vocab.pkl ((chars, {char: id}) or a
 bare tuple of chars), JSON id maps (token -> id or id -> token), JSON array of strings, plain token lists
-(one per line), and word_language_model's dictionary rebuilt from its corpus files (corpus_vocab()).
+(one per line), "token id" lines (icefall's tokens.txt, ESPnet1's train_units.txt, Kaldi's words.txt), an ESPnet2
+config.yaml's token_list, and word_language_model's dictionary rebuilt from its corpus files (corpus_vocab()).
 """
 import dataclasses
 import io
 import json
 import os
+import re
 
 from ..format import MAX_VOCAB_SIZE
 
@@ -40,6 +42,7 @@ class Vocab:
     unk_token: str = None
     num_words: int = None             # Keras Tokenizer num_words: ids >= it are out of vocabulary
     notes: list = dataclasses.field(default_factory=list)
+    convention: str = None            # "espnet": <blank> 0, <unk> 1, sos = eos = the last id (an ESPnet token list)
 
     def kind_guess(self):
         if self.kind:
@@ -186,11 +189,52 @@ def _from_pickle(obj, path):
     raise VocabError(f"{path}: pickle holds a {type(obj).__name__}, not a vocabulary")
 
 
+# "token id" per line: icefall's tokens.txt and ESPnet1's train_units.txt (ids from 1, <blank> 0 and <eos> added by
+# the recipe), Kaldi's words.txt.
+_TOKEN_ID_LINE = re.compile(r"(\S+) (0|[1-9][0-9]{0,9})")
+
+
+def _token_id_lines(lines, path):
+    """Vocab of "token id" lines, or None when the lines are not all of that form."""
+    if not lines or not all(_TOKEN_ID_LINE.fullmatch(l) for l in lines):
+        return None
+    mapping = {}
+    for n, l in enumerate(lines, 1):
+        tok, i = l.split(" ")
+        if tok in mapping:
+            raise VocabError(f"{path}: line {n}: token {brief(tok)} appears twice (ids {mapping[tok]} and {i})")
+        mapping[tok] = int(i)
+    return _from_id_map(mapping, path, "token id lines")
+
+
+def _espnet_config(text, path):
+    """An ESPnet2 config.yaml (lm or asr training): its token_list, ids in order; <blank> 0, <unk> 1 and <sos/eos>
+    last by the recipe's convention. Read with yaml.safe_load (python3-yaml): plain data only."""
+    import yaml
+    try:
+        obj = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise VocabError(f"{path}: not valid YAML ({str(e).splitlines()[0][:200]})") from None
+    tokens = obj.get("token_list") if isinstance(obj, dict) else None
+    if not isinstance(tokens, list) or not tokens:
+        raise VocabError(f"{path}: YAML without a token_list (an ESPnet config.yaml has one)")
+    v = _from_list([str(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else t for t in tokens],
+                   path, "espnet config.yaml token_list")
+    v.convention = "espnet"
+    v.unk_token = "<unk>" if "<unk>" in tokens else None
+    return v
+
+
 def _from_text(text, path):
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     lines = [l[:-1] if l.endswith("\r") else l for l in lines]
+    if any(l.startswith("token_list:") for l in lines):
+        return _espnet_config(text, path)
+    v = _token_id_lines(lines, path)
+    if v is not None:
+        return v
     for n, l in enumerate(lines, 1):
         if l == "":
             raise VocabError(f"{path}: line {n} is empty; a token list has one token per line")
