@@ -447,16 +447,23 @@ class EspnetTest(unittest.TestCase):
                 out, r = convert(ckpt, "--vocab", units_path)
                 self.assertEqual(r.returncode, 0, r.stderr)
                 vocab = pyutil.read_vocab(out)
-                self.assertEqual(vocab, ["<blank>"] + units + ["<eos>"])
+                # <blank> 0 and <eos> last as the recipe adds them; ESPnet's <space> is the char model's " "
+                self.assertEqual(vocab, ["<blank>"] + [" " if u == "<space>" else u for u in units] + ["<eos>"])
                 cfg = pyutil.read_config(out)
-                self.assertEqual((cfg["tokenizer"]["bos_token"], cfg["tokenizer"]["eos_token"]), ("<eos>", "<eos>"))
+                self.assertEqual({k: cfg["tokenizer"][k] for k in ("type", "unk_token", "bos_token", "eos_token")},
+                                 {"type": "char", "unk_token": "<unk>", "bos_token": "<eos>", "eos_token": "<eos>"})
                 self.assertEqual(cfg["source"]["recipe"], "espnet1 RNNLM (ClassifierWithState)")
                 pyutil.require_cli()
-                ids = [vocab.index(c) for c in "thenewshow"]
+                text = "the new show"
+                ids = [vocab.index(c) for c in text]
                 eos = len(vocab) - 1
+                want = torch_logprobs(model, [eos] + ids, ids + [eos])
                 got_ids, got = score_ids(self, out, ids)
                 self.assertEqual(got_ids, ids + [eos])
-                np.testing.assert_allclose(got, torch_logprobs(model, [eos] + ids, ids + [eos]), atol=TOL)
+                np.testing.assert_allclose(got, want, atol=TOL)
+                rec = score_line(self, out, text, "-v", "sentence")  # the char tokenizer reads the spaces
+                self.assertEqual(rec["tokens"], len(ids) + 1)
+                self.assertAlmostEqual(rec["logprob"], float(want.sum()), delta=TOL * len(want))
 
 
 class BpeTest(unittest.TestCase):

@@ -233,7 +233,8 @@ def assemble(args, *, size, tensors, embedding_dim, layers, tied, source, source
         if tok is not None and tok not in names:
             raise ConvertError(f"{where}: {opt} token {tok!r} is not in the vocabulary")
     if kind == "char":
-        _check_char_tokens(tokens, (unk, eos, bos), where)
+        _check_char_tokens(tokens, (unk, eos, bos) + (vocab_mod.ESPNET_SPECIALS if v.convention == "espnet" else ()),
+                           where)
     if pad_id is not None and not 0 <= pad_id < size:
         raise ConvertError(f"{where}: --pad-id {pad_id} is outside the vocabulary (0..{size - 1})")
     source = dict(source)

@@ -248,6 +248,7 @@ def _espnet1_vocab(size):
             v = vocab_mod.Vocab(["<blank>"] + list(v.tokens[1:]) + ["<eos>"], v.form + " (+ <blank> 0, <eos> last: "
                                 "ESPnet1's lm recipe)", v.path, unk_token="<unk>" if "<unk>" in v.tokens else None,
                                 convention="espnet", notes=list(v.notes))
+            v = vocab_mod.espnet_char_spaces(v)
         return v
     return fix
 

@@ -47,8 +47,26 @@ class Vocab:
     def kind_guess(self):
         if self.kind:
             return self.kind
-        real = [t for t in self.tokens if t is not None and t != self.unk_token]
+        special = ESPNET_SPECIALS if self.convention == "espnet" else ()
+        real = [t for t in self.tokens if t is not None and t != self.unk_token and t not in special]
         return "char" if real and all(len(t) == 1 for t in real) else "word"
+
+
+# ESPnet token lists' own symbols: CTC's <blank> (id 0), <unk>, sos/eos (the last id), never text.
+ESPNET_SPECIALS = ("<blank>", "<unk>", "<sos/eos>", "<eos>")
+# ESPnet's char tokenizer writes a space as this symbol (space_symbol="<space>"); a char model reads " ".
+ESPNET_SPACE = "<space>"
+
+
+def espnet_char_spaces(v):
+    """An ESPnet char token list (every token one character but its specials and <space>) with <space> renamed
+    " ", the character lstmlm's char tokenizer gives it; any other list unchanged."""
+    toks = [t for t in v.tokens if t is not None and t not in ESPNET_SPECIALS]
+    if ESPNET_SPACE in toks and " " not in toks and all(len(t) == 1 for t in toks if t != ESPNET_SPACE):
+        v.tokens = [" " if t == ESPNET_SPACE else t for t in v.tokens]
+        v.notes.append("ESPnet char token list: <space> written as ' ' (ESPnet's space_symbol), the character a "
+                       "char tokenizer reads")
+    return v
 
 
 # A {token: id} map becomes a list indexed by id, so an id decides an allocation: ids may leave a few
@@ -222,7 +240,7 @@ def _espnet_config(text, path):
                    path, "espnet config.yaml token_list")
     v.convention = "espnet"
     v.unk_token = "<unk>" if "<unk>" in tokens else None
-    return v
+    return espnet_char_spaces(v)
 
 
 def _from_text(text, path):
