@@ -328,6 +328,9 @@ class IcefallTest(unittest.TestCase):
         refused(self, convert(ckpt, "--sentencepiece", pyutil.data("corpora-ptb", "ptb.valid.txt"))[1],
                 "not a SentencePiece model")
         refused(self, convert(ckpt, "--sentencepiece", os.path.dirname(spm_path))[1], "is a directory")
+        fifo = os.path.join(tempfile.mkdtemp(dir=TMP), "bpe.model")
+        os.mkfifo(fifo)  # never opened for writing: a blocking read would hang the conversion
+        refused(self, convert(ckpt, "--sentencepiece", fifo)[1], "is a FIFO")
         refused(self, convert(ckpt, "--sentencepiece", spm_path + ".missing")[1], "not found")
         refused(self, convert(ckpt, "--sentencepiece", spm_path, "--bpe")[1], "exclude each other")
         refused(self, convert(ckpt, "--sentencepiece", spm_path, "--filters", "!")[1], "--filters does not apply")
