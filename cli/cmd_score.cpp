@@ -101,12 +101,14 @@ Measures (psycholinguistics):
   --rank: "rank" per token: 1 + the number of vocabulary entries with a strictly greater logit (1 = the
       model's first choice; tied logits share the best rank). Text: " rank=R".
       Both need -v word, are null (text '-') for a token that is not scored, and change no log-prob.
-  --aggregate words (char models only): one record per whitespace-separated word; its log-prob is the sum
-      of its characters', of the whitespace after it and, for a line's last word, of eos (whitespace before
-      the first word goes to that word); a word with a part not scored (a context-only first character, a
-      skipped OOV) is not scored. Records have no id (text "WORD LOGPROB", tsv without the id column).
-      --entropy: the entropy before the word's first character; --rank is refused. Line totals, tokens
-      and perplexity stay per character. Needs -v word.
+  --aggregate words (char and subword models): one record per word; its log-prob is the sum of its
+      parts'. A char model's words are whitespace-separated: a word takes the whitespace after it (the
+      whitespace before the first word goes to that word). A subword model's word starts at a piece that
+      starts one (SentencePiece's "\u2581", the piece after a bpe piece without "@@"). A line's last word
+      takes eos. A word with a part not scored (a context-only first part, a skipped OOV) is not scored.
+      Records have no id (text "WORD LOGPROB", tsv without the id column). --entropy: the entropy before
+      the word's first part; --rank is refused. Line totals, tokens and perplexity stay per token. Needs
+      -v word.
 Fixed input windows (Keras; docs/scoring.md, section Fixed input windows): --pad-to N predicts every token
 from the last N tokens before it (of its line in sentence mode, of the stream in document mode; the start
 token included), pre-padded with the tokenizer's pad_id (else 0; zero vectors on a one-hot model) to exactly N, the LSTM run from the zero
@@ -274,8 +276,8 @@ int run(const Opts& o) {
   task.rank = o.rank;
   task.aggregate = view.words ? tasks::Aggregate::Words : tasks::Aggregate::Tokens;
   auto model = load_model(o.model_dir);
-  if (view.words && model->config().tokenizer.type != TokenizerType::Char)
-    throw UsageError("--aggregate words: needs a char model; " + o.model_dir + " is a word model");
+  if (view.words && model->config().tokenizer.type == TokenizerType::Word)
+    throw UsageError("--aggregate words: needs a char or subword model; " + o.model_dir + " is a word model");
   note_oov_policy(o.oov, *model);
   task.window = resolve_window(o.window, *model);
   Engine engine(model, engine_options(o.threads, o.precision));

@@ -158,8 +158,8 @@ std::vector<Case> catalogue() {
        [](ModelFiles& f) { f.config.erase("embedding_dim"); }},
       {"wrong_format_name", C, "field 'format': expected \"lstmlm\"",
        [](ModelFiles& f) { f.config["format"] = "keras"; }},
-      {"newer_format_version", C, "format_version 4 is newer than this build reads (3); upgrade lstmlm",
-       [](ModelFiles& f) { f.config["format_version"] = 4; }},
+      {"newer_format_version", C, "format_version 5 is newer than this build reads (4); upgrade lstmlm",
+       [](ModelFiles& f) { f.config["format_version"] = 5; }},
       {"v3_cell_in_v2", C, "field 'layers[0].cell': \"gru\" needs format_version 3",
        [](ModelFiles& f) {
          f.config["format_version"] = 2;

@@ -108,10 +108,10 @@ TEST(Config, SizesAreBounded) {
 
 TEST(Config, NewerVersionIsRefusedNamingTheVersionRead) {
   json j = good();
-  j["format_version"] = 4;
-  j["layers"] = "whatever v4 holds";  // the version is judged before anything else
+  j["format_version"] = 5;
+  j["layers"] = "whatever v5 holds";  // the version is judged before anything else
   EXPECT_EQ(error_of(j),
-            "model/config.json: format_version 4 is newer than this build reads (3); upgrade lstmlm");
+            "model/config.json: format_version 5 is newer than this build reads (4); upgrade lstmlm");
   j["format_version"] = 0;
   EXPECT_NE(error_of(j).find("field 'format_version'"), std::string::npos);
 }

@@ -11,8 +11,9 @@ namespace lstmlm {
 
 // The newest format_version this build reads. Version 2 adds what version 1 cannot hold: the LSTM's cell
 // activation and an output head of Dense layers; version 3 the cell per layer (GRU, simple RNN) and the
-// LSTM's peepholes and projection clip. A model is written in the oldest version that holds it.
-inline constexpr int kFormatVersion = 3;
+// LSTM's peepholes and projection clip; version 4 the subword tokenizers (SentencePiece, pre-split BPE).
+// A model is written in the oldest version that holds it.
+inline constexpr int kFormatVersion = 4;
 
 // The loader's limits on a model's shape (config.json and Model::random): far above any real LSTM LM but
 // low enough that V*H products stay far from overflow and a corrupt file cannot ask for terabytes.
@@ -32,7 +33,9 @@ inline constexpr int kMaxJsonDepth = 64;
 enum class RecurrentActivation { Sigmoid, HardSigmoid, HardSigmoidKeras3 };
 // The LSTM's cell activation (g and h = o act(c); Keras' `activation`) and a head layer's activation.
 enum class Activation { Tanh, Relu, Linear, Sigmoid };
-enum class TokenizerType { Word, Char };
+// word and char: split here (Keras/PyTorch rules); sentencepiece: a SentencePiece model file in the model
+// directory; bpe: pre-split pieces with a continuation marker (subword-nmt, fairseq).
+enum class TokenizerType { Word, Char, SentencePiece, Bpe };
 // A layer's recurrent cell (format v3; docs/model-format.md gives each one's equations).
 enum class CellType { Lstm, Gru, Rnn };
 
@@ -65,6 +68,9 @@ struct TokenizerConfig {
   std::optional<std::string> split;
   std::optional<std::string> unk_token, eos_token, bos_token;
   std::optional<int32_t> pad_id;
+  std::string model_file;           // sentencepiece: the .model file's name inside the model directory
+  std::string continuation = "@@";  // bpe: the marker ending a piece the next piece continues
+  bool subword() const { return type == TokenizerType::SentencePiece || type == TokenizerType::Bpe; }
 };
 
 // One Dense layer of the output head (format v2): y = act(W x + b), between the last LSTM layer and the
@@ -96,8 +102,9 @@ struct ModelConfig {
   int decoder_input_size() const { return head.empty() ? last_output_size() : head.back().units; }
   // Input width of head layer k.
   int head_input_size(size_t k) const { return k == 0 ? last_output_size() : head[k - 1].units; }
-  // The oldest format_version that holds this config: 2 when it uses a cell activation other than tanh or
-  // a head, else 1 (so such a model stays readable by builds that read version 1 only).
+  // The oldest format_version that holds this config: 4 with a subword tokenizer, 3 with a GRU, RNN or an
+  // LSTM variant, 2 with a cell activation other than tanh or a head, else 1 (so a model stays readable by
+  // the oldest builds that can run it).
   int required_format_version() const;
 };
 

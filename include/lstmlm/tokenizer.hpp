@@ -19,16 +19,18 @@ struct Token {
   bool oov = false;  // true when the word is not in the vocabulary (id is unk or -1)
 };
 
-// Text <-> ids for one kind of tokenizer (config.json tokenizer.type): word (tokenizer_word.cpp) or char
-// (tokenizer_char.cpp); a new kind implements tokenize and detokenize in a file of its own and adds its case
-// to create(). What every kind shares: the special tokens, the filters, the UTF-8 decoding and lowercasing,
-// the vocabulary lookup and the per-line limit.
+// Text <-> ids for one kind of tokenizer (config.json tokenizer.type): word (tokenizer_word.cpp), char
+// (tokenizer_char.cpp), sentencepiece (tokenizer_sentencepiece.cpp) or bpe (tokenizer_bpe.cpp); a new kind
+// implements tokenize, detokenize and join_text in a file of its own and adds its case to create(). What
+// every kind shares: the special tokens, the filters, the UTF-8 decoding and lowercasing, the vocabulary
+// lookup and the per-line limit.
 class Tokenizer {
  public:
   // The tokenizer of config's type. Checks the config against the vocabulary; a ModelError names
-  // `config_file` and the field.
+  // `config_file` and the field. A kind with a file of its own (sentencepiece) reads it from `model_dir`.
   static std::unique_ptr<const Tokenizer> create(const TokenizerConfig& config, const Vocab& vocab,
-                                                 const std::string& config_file = "config.json");
+                                                 const std::string& config_file = "config.json",
+                                                 const std::string& model_dir = "");
   virtual ~Tokenizer() = default;
   Tokenizer(const Tokenizer&) = delete;
   Tokenizer& operator=(const Tokenizer&) = delete;
@@ -44,12 +46,19 @@ class Tokenizer {
   // unk printed as its vocabulary string. An id outside the vocabulary is an InputError.
   virtual std::string detokenize(std::span<const int32_t> ids) const = 0;
   bool is_special(int32_t id) const;
+  // The text a token adds to a stream of text (generate's output, a word made of subword pieces), from the
+  // token's text (its vocabulary string, or an unknown piece's surface) and the previous token's: none at
+  // the start of the text, "" after text that is no token (a prompt). Word models put a space between
+  // words, char models none, subword models a space where a new word starts (SentencePiece's "\u2581",
+  // after a bpe piece without the continuation marker). The caller leaves eos/bos/pad out.
+  virtual std::string join_text(std::optional<std::string_view> prev, std::string_view piece) const = 0;
 
   const TokenizerConfig& config() const { return config_; }
   std::optional<int32_t> unk_id() const { return unk_id_; }
   std::optional<int32_t> eos_id() const { return eos_id_; }
   std::optional<int32_t> bos_id() const { return bos_id_; }
   std::optional<int32_t> pad_id() const { return config_.pad_id; }
+  const Vocab& vocab() const { return *vocab_; }
 
  protected:
   Tokenizer(const TokenizerConfig& config, const Vocab& vocab, const std::string& config_file);
@@ -61,7 +70,6 @@ class Tokenizer {
   void emit(std::u32string_view piece, std::vector<Token>& out, size_t max_tokens) const;
   // Checks an id of detokenize.
   void check_id(int32_t id) const;
-  const Vocab& vocab() const { return *vocab_; }
 
  private:
   TokenizerConfig config_;

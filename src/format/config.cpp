@@ -217,26 +217,57 @@ LayerConfig parse_layer(const Reader& r, const json& j, const std::string& p, in
   return l;
 }
 
-TokenizerConfig parse_tokenizer(const Reader& r, const json& j, int vocab_size) {
+TokenizerConfig parse_tokenizer(const Reader& r, const json& j, int vocab_size, int version) {
   const std::string p = "tokenizer.";
   r.object(j, "tokenizer");
   r.only_keys(j, p,
-              {"type", "lowercase", "filters", "split", "unk_token", "eos_token", "bos_token", "pad_id"});
+              {"type", "lowercase", "filters", "split", "unk_token", "eos_token", "bos_token", "pad_id", "model",
+               "continuation"});
   TokenizerConfig t;
   std::string type = r.string(r.require(j, p, "type"), p + "type");
   if (type == "word")
     t.type = TokenizerType::Word;
   else if (type == "char")
     t.type = TokenizerType::Char;
+  else if (type == "sentencepiece")
+    t.type = TokenizerType::SentencePiece;
+  else if (type == "bpe")
+    t.type = TokenizerType::Bpe;
   else
-    r.fail(p + "type", "expected \"word\" or \"char\", found " + format::brief(type));
+    r.fail(p + "type",
+           "expected \"word\", \"char\", \"sentencepiece\" or \"bpe\", found " + format::brief(type));
+  if (t.subword() && version < 4)
+    r.fail(p + "type", "\"" + type + "\" needs format_version 4 (format_version " + std::to_string(version) +
+                           " has word and char tokenizers only)");
+  auto only_for = [&](const char* key, TokenizerType kind) {
+    if (j.contains(key) && t.type != kind)
+      r.fail(p + key, std::string("applies to ") + to_string(kind) + " tokenizers only (type is \"" + type + "\")");
+  };
+  only_for("model", TokenizerType::SentencePiece);
+  only_for("continuation", TokenizerType::Bpe);
+  if (t.type == TokenizerType::SentencePiece) {
+    // A plain file name: the tokenizer reads nothing outside the model directory.
+    t.model_file = r.string(r.require(j, p, "model"), p + "model");
+    const auto& m = t.model_file;
+    if (m.empty() || m == "." || m == ".." || m.find_first_of(std::string("/\\\0", 3)) != std::string::npos)
+      r.fail(p + "model", "expected a file name inside the model directory, found " + format::brief(m));
+  }
+  if (auto it = j.find("continuation"); it != j.end()) {
+    t.continuation = r.string(*it, p + "continuation");
+    if (t.continuation.empty()) r.fail(p + "continuation", "expected a non-empty string, found \"\"");
+  }
+  if (t.subword())
+    for (const char* key : {"filters", "split"})
+      if (auto it = j.find(key); it != j.end() && !it->is_null() && !(it->is_string() && it->get<std::string>().empty()))
+        r.fail(p + key, "applies to word and char tokenizers only (type is \"" + type + "\")");
   if (auto it = j.find("lowercase"); it != j.end()) t.lowercase = r.boolean(*it, p + "lowercase");
   if (auto it = j.find("filters"); it != j.end() && !it->is_null()) t.filters = r.string(*it, p + "filters");
   if (auto it = j.find("split"); it != j.end() && !it->is_null()) {
     // Python's str.split("") raises, so Keras never splits on nothing; a char model never splits.
     t.split = r.string(*it, p + "split");
     if (t.split->empty()) r.fail(p + "split", "expected a non-empty string or null, found \"\"");
-    if (t.type == TokenizerType::Char) r.fail(p + "split", "applies to word models only (type is \"char\")");
+    if (t.type != TokenizerType::Word)
+      r.fail(p + "split", "applies to word models only (type is \"" + type + "\")");
   }
   t.unk_token = r.opt_string(j, p, "unk_token");
   t.eos_token = r.opt_string(j, p, "eos_token");
@@ -313,7 +344,7 @@ ModelConfig parse_config(const json& j, const std::string& file) {
   }
   check_config(c, file);  // the rules between fields, shared with Model::create
 
-  c.tokenizer = parse_tokenizer(r, r.require(j, "", "tokenizer"), c.vocab_size);
+  c.tokenizer = parse_tokenizer(r, r.require(j, "", "tokenizer"), c.vocab_size, c.format_version);
   // Optional (absent or null: the model takes any length): a Keras model's fixed input time dimension.
   if (auto it = j.find("input_length"); it != j.end() && !it->is_null())
     c.input_length = static_cast<int>(r.integer(*it, "input_length", 1, kMaxInputLength,
@@ -400,6 +431,8 @@ json config_to_json(const ModelConfig& c) {
               {"pad_id", t.pad_id ? json(*t.pad_id) : json(nullptr)}};
   // Written only when set: a model without it stays readable by builds that predate the field.
   if (t.split) tok["split"] = *t.split;
+  if (t.type == TokenizerType::SentencePiece) tok["model"] = t.model_file;
+  if (t.type == TokenizerType::Bpe) tok["continuation"] = t.continuation;
   // A config made in code says version 1; what it holds decides (a model is written in the oldest version
   // that holds it).
   const int version = std::max(c.format_version, c.required_format_version());
@@ -423,6 +456,7 @@ int ModelConfig::required_format_version() const {
     v2 = v2 || l.activation != Activation::Tanh;
     v3 = v3 || l.cell != CellType::Lstm || l.peepholes || l.proj_clip;
   }
+  if (tokenizer.subword()) return 4;
   return v3 ? 3 : v2 ? 2 : 1;
 }
 
@@ -476,6 +510,18 @@ const char* to_string(CellType t) {
   return "?";
 }
 
-const char* to_string(TokenizerType t) { return t == TokenizerType::Word ? "word" : "char"; }
+const char* to_string(TokenizerType t) {
+  switch (t) {
+    case TokenizerType::Word:
+      return "word";
+    case TokenizerType::Char:
+      return "char";
+    case TokenizerType::SentencePiece:
+      return "sentencepiece";
+    case TokenizerType::Bpe:
+      return "bpe";
+  }
+  return "?";
+}
 
 }  // namespace lstmlm

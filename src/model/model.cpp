@@ -108,7 +108,7 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, Vocab vocab, Weigh
   validate(config, weights, paths.weights);
   std::shared_ptr<Model> m(new Model(std::move(config), std::move(vocab), std::move(weights), paths.dir));
   m->warnings_ = std::move(warnings);
-  m->tokenizer_ = Tokenizer::create(m->config_.tokenizer, m->vocab_, paths.config);
+  m->tokenizer_ = Tokenizer::create(m->config_.tokenizer, m->vocab_, paths.config, paths.dir);
   return m;
 }
 

@@ -40,10 +40,14 @@ Tokenizer::Tokenizer(const TokenizerConfig& config, const Vocab& vocab, const st
 }
 
 std::unique_ptr<const Tokenizer> Tokenizer::create(const TokenizerConfig& config, const Vocab& vocab,
-                                                   const std::string& config_file) {
+                                                   const std::string& config_file, const std::string& model_dir) {
   switch (config.type) {
     case TokenizerType::Char:
       return detail::char_tokenizer(config, vocab, config_file);
+    case TokenizerType::SentencePiece:
+      return detail::sentencepiece_tokenizer(config, vocab, config_file, model_dir);
+    case TokenizerType::Bpe:
+      return detail::bpe_tokenizer(config, vocab, config_file);
     case TokenizerType::Word:
       break;
   }

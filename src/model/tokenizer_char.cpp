@@ -27,6 +27,10 @@ class CharTokenizer final : public Tokenizer {
     }
     return out;
   }
+
+  std::string join_text(std::optional<std::string_view>, std::string_view piece) const override {
+    return std::string(piece);
+  }
 };
 
 }  // namespace

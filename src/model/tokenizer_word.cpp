@@ -70,6 +70,10 @@ class WordTokenizer final : public Tokenizer {
     return out;
   }
 
+  std::string join_text(std::optional<std::string_view> prev, std::string_view piece) const override {
+    return (prev ? " " : "") + std::string(piece);
+  }
+
  private:
   std::u32string split_;  // config.split decoded; empty: split on whitespace (str.split())
 };

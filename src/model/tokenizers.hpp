@@ -11,5 +11,10 @@ std::unique_ptr<const Tokenizer> word_tokenizer(const TokenizerConfig& config, c
                                                 const std::string& config_file);
 std::unique_ptr<const Tokenizer> char_tokenizer(const TokenizerConfig& config, const Vocab& vocab,
                                                 const std::string& config_file);
+std::unique_ptr<const Tokenizer> sentencepiece_tokenizer(const TokenizerConfig& config, const Vocab& vocab,
+                                                         const std::string& config_file,
+                                                         const std::string& model_dir);
+std::unique_ptr<const Tokenizer> bpe_tokenizer(const TokenizerConfig& config, const Vocab& vocab,
+                                               const std::string& config_file);
 
 }  // namespace lstmlm::detail

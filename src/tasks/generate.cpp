@@ -162,15 +162,17 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
   return r;
 }
 
-TextJoin::TextJoin(const Tokenizer& tok, std::string_view prompt)
-    : tok_(&tok), words_(tok.config().type == TokenizerType::Word), any_(!prompt.empty()) {}
+TextJoin::TextJoin(const Tokenizer& tok, std::string_view prompt) : tok_(&tok) {
+  if (!prompt.empty()) prev_.emplace();
+}
 
 std::string TextJoin::piece(int32_t id) {
-  if (tok_->is_special(id)) return "";
   const int32_t one[] = {id};
-  std::string p = tok_->detokenize(one);
-  if (words_ && any_) p.insert(0, " ");
-  any_ = true;
+  tok_->detokenize(one);  // an InputError for an id outside the vocabulary
+  if (tok_->is_special(id)) return "";
+  const std::string& text = tok_->vocab().token(id);
+  std::string p = tok_->join_text(prev_, text);
+  prev_ = text;
   return p;
 }
 

@@ -38,8 +38,9 @@ double ScoreSummary::perplexity_excl_oov() const {
 
 Scorer::Scorer(Engine& engine, ScoreOptions opt) : engine_(&engine), opt_(opt) {
   opt_.validate();
-  if (opt_.aggregate == Aggregate::Words && engine.model().config().tokenizer.type != TokenizerType::Char)
-    throw UsageError("score: word aggregation needs a char model; this is a word model");
+  const TokenizerConfig& tok = engine.model().config().tokenizer;
+  if (opt_.aggregate == Aggregate::Words && tok.type == TokenizerType::Word)
+    throw UsageError("score: word aggregation needs a char or subword model; this is a word model");
   start_ = opt_.add_start ? start_token(engine.model().tokenizer()) : -1;
   doc_state_ = State::zeros(engine.model());
   doc_pending_ = start_;
@@ -73,9 +74,15 @@ std::vector<LineScore> Scorer::score(const std::vector<std::string>& lines, cons
       if (w.id >= 0) ++context;
     }
   }
-  if (opt_.aggregate == Aggregate::Words)
-    for (auto& l : out)
-      if (!l.skipped) detail::aggregate_words(l);
+  if (opt_.aggregate == Aggregate::Words) {
+    for (auto& l : out) {
+      if (l.skipped) continue;
+      if (model.config().tokenizer.subword())
+        detail::aggregate_pieces(l, model.tokenizer());
+      else
+        detail::aggregate_words(l);
+    }
+  }
   return out;
 }
 

@@ -78,4 +78,35 @@ void aggregate_words(LineScore& l) {
   l.words = std::move(out);
 }
 
+void aggregate_pieces(LineScore& l, const Tokenizer& tok) {
+  std::vector<WordScore> out;
+  Word cur;
+  std::optional<std::string> prev;
+  for (const auto& c : l.words) {
+    if (c.eos) {
+      if (!cur.has_text) {  // a line without a piece: the eos is its record
+        cur.w.token = c.token;
+        cur.w.eos = true;
+        cur.w.entropy = c.entropy;
+      }
+      cur.add(c);
+      continue;
+    }
+    std::string text = tok.join_text(prev, c.token);
+    const bool starts = !prev || text.starts_with(' ');
+    if (text.starts_with(' ')) text.erase(0, 1);
+    if (starts && cur.has_text) {
+      out.push_back(cur.done());
+      cur = Word{};
+    }
+    if (!cur.has_text) cur.w.entropy = c.entropy;  // the entropy before the word's first piece
+    cur.has_text = true;
+    cur.w.token += text;
+    cur.add(c);
+    prev = c.token;
+  }
+  if (cur.parts > 0) out.push_back(cur.done());
+  l.words = std::move(out);
+}
+
 }  // namespace lstmlm::tasks::detail

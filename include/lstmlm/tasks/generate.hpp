@@ -86,7 +86,7 @@ class TextJoin {
 
  private:
   const Tokenizer* tok_;
-  bool words_, any_;
+  std::optional<std::string> prev_;  // the last token's text (Tokenizer::join_text), "" after a prompt
 };
 
 // The whole printed text of a sample: the prompt and every TextJoin piece of `ids`.
