@@ -1,0 +1,209 @@
+"""The subword tokenizers of the engine (tokenizer.type sentencepiece and bpe, docs/model-format.md) against
+their references: Debian's spm_encode / spm_decode (Google's own tools) on every line of the corpora of
+../shared/data, and subword-nmt's documented way of undoing BPE (`sed -r 's/(@@ )|(@@ ?$)//g'`).
+
+The models are random LSTMs over real vocabularies (the SentencePiece test model of Google's repository,
+1000 unigram pieces trained on Botchan): the tokenizer, word aggregation and detokenization do not depend on
+the weights. Lines are fed as the CLI reads them: a UTF-8 BOM at the start of a file and the CR of a CRLF
+line end are no part of a line (as for every tokenizer), so spm_encode is given the same lines.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import unittest
+
+import numpy as np
+
+import pyutil
+from lstmlm.format import layer, write_model
+
+CORPORA = [("corpora-ptb", "ptb.valid.txt"), ("corpora-wikitext-2", "valid.txt"),
+           ("corpora-french", "notre-dame-de-paris.txt"), ("corpora-french", "wiki-fr-extract.txt")]
+LINES_PER_CORPUS = 1500  # the first lines of each file: about 60k pieces in all
+
+
+def random_tensors(V, E=8, H=12, seed=0):
+    rng = np.random.default_rng(seed)
+    f = lambda *s: rng.normal(0, 0.3, s).astype(np.float32)  # noqa: E731
+    return {"embedding.weight": f(V, E), "lstm.weight_ih_l0": f(4 * H, E), "lstm.weight_hh_l0": f(4 * H, H),
+            "lstm.bias_ih_l0": f(4 * H), "lstm.bias_hh_l0": f(4 * H), "decoder.weight": f(V, H),
+            "decoder.bias": f(V)}
+
+
+def score_jsonl(model, path, *opts):
+    r = pyutil.run_lstmlm("score", "-m", model, "-v", "word", "--output-format", "jsonl", *opts, path)
+    if r.returncode != 0:
+        raise AssertionError(r.stderr)
+    return [json.loads(x) for x in r.stdout.splitlines() if x.startswith('{"type": "line"')]
+
+
+class SentencePieceTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        pyutil.require_cli()
+        if not shutil.which("spm_encode"):
+            raise unittest.SkipTest("spm_encode not installed (Debian package sentencepiece)")
+        cls.tmp = pyutil.temp_root("lstmlm_spm_")
+        cls.spm = pyutil.data("spm-google-test-model-botchan", "test_model.model")
+        import sentencepiece
+        sp = sentencepiece.SentencePieceProcessor(model_file=cls.spm)
+        cls.vocab = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
+        cls.model = os.path.join(cls.tmp, "m")
+        with open(cls.spm, "rb") as f:
+            blob = f.read()
+        write_model(cls.model, vocab=cls.vocab, embedding_dim=8, layers=[layer(12)], tied=False,
+                    tokenizer={"type": "sentencepiece", "model": "tokenizer.model", "unk_token": "<unk>",
+                               "bos_token": "<s>", "eos_token": "</s>"},
+                    tensors=random_tensors(len(cls.vocab)), source={"framework": "test"},
+                    assets={"tokenizer.model": blob})
+
+    def lines_of(self, folder, name):
+        """The file's first lines as the CLI reads them (BOM and CR dropped), its invalid UTF-8 lines left out."""
+        with open(pyutil.data(folder, name), "rb") as f:
+            raw = f.read()
+        if raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        out = []
+        for line in raw.split(b"\n")[:LINES_PER_CORPUS]:
+            line = line[:-1] if line.endswith(b"\r") else line
+            try:
+                out.append(line.decode("utf-8"))
+            except UnicodeDecodeError:
+                continue
+        return out
+
+    def test_pieces_and_ids_are_spm_encodes_on_every_corpus_line(self):
+        for folder, name in CORPORA:
+            with self.subTest(corpus=f"{folder}/{name}"):
+                lines = self.lines_of(folder, name)
+                text = os.path.join(self.tmp, f"{folder}-{name}")
+                with open(text, "w", encoding="utf-8", newline="\n") as f:
+                    f.write("".join(line + "\n" for line in lines))
+                ids = subprocess.run(["spm_encode", "--model", self.spm, "--output_format=id", "--input", text],
+                                     capture_output=True, text=True, check=True).stdout.split("\n")
+                pieces = subprocess.run(["spm_encode", "--model", self.spm, "--output_format=piece", "--input",
+                                         text], capture_output=True, text=True, check=True).stdout.split("\n")
+                got = score_jsonl(self.model, text, "--no-eos")
+                self.assertEqual(len(got), len(lines))
+                self.assertGreater(sum(len(g["words"]) for g in got), 5000)
+                for k, g in enumerate(got):
+                    want_ids = [int(x) for x in ids[k].split()]
+                    self.assertEqual([w["id"] for w in g["words"]], want_ids, f"line {k + 1}: {lines[k]!r}")
+                    self.assertEqual([w["token"] for w in g["words"]], pieces[k].split(" ") if pieces[k] else [],
+                                     f"line {k + 1}")
+                    for w in g["words"]:
+                        self.assertEqual(w["oov"], w["id"] == 0)  # piece 0 is the model's <unk>
+
+    def test_words_sum_their_pieces_bit_for_bit(self):
+        lines = self.lines_of("corpora-ptb", "ptb.valid.txt")[:300]
+        text = os.path.join(self.tmp, "ptb300.txt")
+        with open(text, "w", encoding="utf-8") as f:
+            f.write("".join(line + "\n" for line in lines))
+        pieces = score_jsonl(self.model, text)
+        words = score_jsonl(self.model, text, "--aggregate", "words")
+        for k, (p, w) in enumerate(zip(pieces, words)):
+            # A word starts at a piece beginning with U+2581; the line's last word takes </s>.
+            groups = []
+            for rec in p["words"]:
+                if rec["token"] == "</s>" and groups:
+                    groups[-1].append(rec)
+                elif rec["token"].startswith("\u2581") or not groups:
+                    groups.append([rec])
+                else:
+                    groups[-1].append(rec)
+            self.assertEqual([x["token"] for x in w["words"]], lines[k].split() or ["</s>"], f"line {k + 1}")
+            self.assertEqual(len(groups), len(w["words"]))
+            for g, rec in zip(groups, w["words"]):
+                # The aggregate adds the pieces' float log-probs in double and rounds once to float.
+                want = np.float32(sum(np.float64(np.float32(x["logprob"])) for x in g))
+                self.assertEqual(np.float32(rec["logprob"]), want, f"line {k + 1}: {rec['token']}")
+            self.assertEqual(p["logprob"], w["logprob"])
+
+    def test_generated_text_is_spm_decodes(self):
+        r = pyutil.run_lstmlm("generate", "-m", self.model, "-n", "40", "--num-samples", "8", "--seed", "5",
+                              "--output-format", "jsonl")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        samples = [json.loads(x) for x in r.stdout.splitlines() if '"type": "sample"' in x]
+        self.assertEqual(len(samples), 8)
+        checked = 0
+        for s in samples:
+            ids = [t["id"] for t in s["tokens"] if t["id"] not in (1, 2)]  # <s>, </s>: no text
+            if 0 in ids:
+                continue  # <unk> prints as its vocabulary string, spm_decode as " \u2047 "
+            want = subprocess.run(["spm_decode", "--model", self.spm, "--input_format=id"],
+                                  input=" ".join(map(str, ids)) + "\n", capture_output=True, text=True,
+                                  check=True).stdout.rstrip("\n")
+            self.assertEqual(s["text"], want)
+            checked += 1
+        self.assertGreater(checked, 3)
+
+    def test_a_model_whose_vocabulary_is_not_its_pieces_is_refused(self):
+        bad = os.path.join(self.tmp, "bad")
+        shutil.copytree(self.model, bad)
+        vocab = list(self.vocab)
+        vocab[7], vocab[8] = vocab[8], vocab[7]
+        with open(os.path.join(bad, "vocab.json"), "w", encoding="utf-8") as f:
+            json.dump(vocab, f, ensure_ascii=False)
+        r = pyutil.run_lstmlm("info", "-m", bad)
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("piece 7 is not vocab.json's token 7", r.stderr)
+        os.remove(os.path.join(bad, "tokenizer.model"))
+        r = pyutil.run_lstmlm("info", "-m", bad)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("tokenizer.model", r.stderr)
+        with open(os.path.join(bad, "tokenizer.model"), "wb") as f:
+            f.write(b"\x00not a model")
+        r = pyutil.run_lstmlm("info", "-m", bad)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("not a SentencePiece model", r.stderr)
+
+    def test_invalid_utf8_is_an_error_naming_file_and_line(self):
+        text = os.path.join(self.tmp, "bad.txt")
+        with open(text, "wb") as f:
+            f.write(b"good line\nbad \xff byte\n")
+        r = pyutil.run_lstmlm("score", "-m", self.model, text)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(f"{text}:2: invalid UTF-8 at byte 5", r.stderr)
+
+
+class BpeTest(unittest.TestCase):
+    """Pre-split BPE: pieces split on whitespace, words joined at "@@", text undone as subword-nmt says."""
+
+    @classmethod
+    def setUpClass(cls):
+        pyutil.require_cli()
+        cls.tmp = pyutil.temp_root("lstmlm_bpe_")
+        cls.vocab = ["<unk>", "</s>", "the", "qu@@", "ick", "bro@@", "wn", "fox", "jump@@", "s", "over", "la@@", "zy",
+                     "dog", "."]
+        cls.model = os.path.join(cls.tmp, "m")
+        write_model(cls.model, vocab=cls.vocab, embedding_dim=8, layers=[layer(12)], tied=False,
+                    tokenizer={"type": "bpe", "unk_token": "<unk>", "eos_token": "</s>"},
+                    tensors=random_tensors(len(cls.vocab), seed=1), source={"framework": "test"})
+
+    def test_words_join_at_the_continuation_marker(self):
+        text = os.path.join(self.tmp, "t.txt")
+        line = "the qu@@ ick bro@@ wn fox jump@@ s over the la@@ zy dog ."
+        with open(text, "w") as f:
+            f.write(line + "\n")
+        pieces = score_jsonl(self.model, text)[0]["words"]
+        self.assertEqual([p["token"] for p in pieces], line.split() + ["</s>"])
+        words = score_jsonl(self.model, text, "--aggregate", "words")[0]["words"]
+        want = re.sub(r"(@@ )|(@@ ?$)", "", line).split()
+        self.assertEqual([w["token"] for w in words], want)
+        self.assertEqual(np.float32(words[1]["logprob"]),
+                         np.float32(np.float64(np.float32(pieces[1]["logprob"])) + np.float32(pieces[2]["logprob"])))
+
+    def test_generated_text_is_the_pieces_undone(self):
+        r = pyutil.run_lstmlm("generate", "-m", self.model, "-n", "30", "--num-samples", "4", "--seed", "2",
+                              "--output-format", "jsonl", "--no-stop-at-eos")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for s in (json.loads(x) for x in r.stdout.splitlines() if '"type": "sample"' in x):
+            pieces = " ".join(self.vocab[t["id"]] for t in s["tokens"] if t["id"] != 1)
+            self.assertEqual(s["text"], re.sub(r"(@@ )|(@@ ?$)", "", pieces))
+
+
+if __name__ == "__main__":
+    unittest.main()
