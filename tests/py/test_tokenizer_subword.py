@@ -19,9 +19,9 @@ import numpy as np
 import pyutil
 from lstmlm.format import layer, write_model
 
-CORPORA = [("corpora-ptb", "ptb.valid.txt"), ("corpora-wikitext-2", "valid.txt"),
-           ("corpora-french", "notre-dame-de-paris.txt"), ("corpora-french", "wiki-fr-extract.txt")]
-LINES_PER_CORPUS = 1500  # the first lines of each file: about 60k pieces in all
+CORPORA = [("corpora-ptb", "ptb.valid.txt"), ("corpora-ptb", "ptb.test.txt"), ("corpora-wikitext-2", "valid.txt"),
+           ("corpora-wikitext-2", "test.txt"), ("corpora-french", "notre-dame-de-paris.txt"),
+           ("corpora-french", "wiki-fr-extract.txt")]
 
 
 def random_tensors(V, E=8, H=12, seed=0):
@@ -60,13 +60,13 @@ class SentencePieceTest(unittest.TestCase):
                     assets={"tokenizer.model": blob})
 
     def lines_of(self, folder, name):
-        """The file's first lines as the CLI reads them (BOM and CR dropped), its invalid UTF-8 lines left out."""
+        """The file's lines as the CLI reads them (BOM and CR dropped), its invalid UTF-8 lines left out."""
         with open(pyutil.data(folder, name), "rb") as f:
             raw = f.read()
         if raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
         out = []
-        for line in raw.split(b"\n")[:LINES_PER_CORPUS]:
+        for line in raw.split(b"\n")[:-1] if raw.endswith(b"\n") else raw.split(b"\n"):
             line = line[:-1] if line.endswith(b"\r") else line
             try:
                 out.append(line.decode("utf-8"))
