@@ -45,7 +45,7 @@ struct Opts {
   Precision precision = Precision::Fp32;
   std::vector<std::string> files, file_opts;  // positionals, -f/--file
   Format format = Format::Text;
-  std::string context = "sentence";
+  std::string context = "sentence", normalize = "none";
   tasks::OovPolicy oov = tasks::OovPolicy::Skip;
   bool no_eos = false, skip_empty = false, ids = false;
   int batch_size = 64, threads = 0;
@@ -126,6 +126,7 @@ Subcommand setup_fidelity(CLI::App& parent) {
   add_oov_option(*s.app, o->oov);
   s.app->add_flag("--skip-empty", o->skip_empty, "Do not score empty lines");
   s.app->add_flag("--ids", o->ids, "Lines are whitespace-separated token ids");
+  add_normalize_option(*s.app, o->normalize);
   s.app->add_option("--batch-size", o->batch_size, "Lines per engine batch")
       ->check(int_range(1, kMaxBatch))
       ->capture_default_str();

@@ -141,7 +141,7 @@ struct Opts {
   std::vector<std::string> files, file_opts;  // positionals, -f/--file
   Verbosity verbosity = Verbosity::Word;
   Format format = Format::Text;
-  std::string context = "sentence", progress = "auto";
+  std::string context = "sentence", progress = "auto", normalize = "none";
   std::string units, aggregate = "tokens";  // units "": the historic logprob and log10prob fields
   tasks::OovPolicy oov = tasks::OovPolicy::Skip;
   bool no_eos = false, no_bos = false, skip_empty = false, ids = false, entropy = false, rank = false;
@@ -440,6 +440,7 @@ Subcommand setup_score(CLI::App& parent) {
   add_oov_option(*s.app, o->oov);
   s.app->add_flag("--skip-empty", o->skip_empty, "Do not score empty lines (their record says skipped)");
   s.app->add_flag("--ids", o->ids, "Lines are whitespace-separated token ids");
+  add_normalize_option(*s.app, o->normalize);
   s.app->add_option("--batch-size", o->batch_size, "Lines per engine batch")
       ->check(int_range(1, kMaxBatch))
       ->capture_default_str();

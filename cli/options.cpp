@@ -191,6 +191,16 @@ CLI::Option* add_oov_option(CLI::App& app, tasks::OovPolicy& oov) {
       ->default_str("skip");
 }
 
+CLI::Option* add_normalize_option(CLI::App& app, std::string& normalize) {
+  return app
+      .add_option("--normalize", normalize,
+                  "Normalize each line before it is tokenized: none, lower (str.lower()), nfkc, or ccnet "
+                  "(cc_net's text_normalizer.normalize: lowercase, no accents, digits to 0, its punctuation "
+                  "map, no control characters)")
+      ->check(CLI::IsMember({"none", "lower", "nfkc", "ccnet"}))
+      ->capture_default_str();
+}
+
 void note_oov_policy(tasks::OovPolicy oov, const Model& model) {
   const auto& unk = model.config().tokenizer.unk_token;
   if (oov != tasks::OovPolicy::Error || !unk || !model.tokenizer().unk_id()) return;

@@ -33,6 +33,8 @@ CLI::Option* add_model_option(CLI::App& app, std::string& dir, bool required = t
 // -t/--threads N (llama.cpp's -t) on every subcommand that runs the engine.
 CLI::Option* add_threads_option(CLI::App& app, int& threads);
 CLI::Option* add_oov_option(CLI::App& app, tasks::OovPolicy& oov);
+// --normalize none|lower|nfkc|ccnet (lstmlm/normalize.hpp), kept as its name for line_options.
+CLI::Option* add_normalize_option(CLI::App& app, std::string& normalize);
 // --oov error on a model with an unk_token has nothing to refuse (every word has an id): one note on stderr
 // says so, instead of ignoring the option silently.
 void note_oov_policy(tasks::OovPolicy oov, const Model& model);
@@ -62,7 +64,7 @@ void add_window_options(CLI::App& app, WindowArgs& w);
 // one (with a one-line note on stderr saying so and how to override), else stateful.
 tasks::WindowOptions resolve_window(const WindowArgs& w, const Model& model);
 // The line conventions score and fidelity share (--context, --no-eos, --oov, --skip-empty, --ids,
-// --batch-size), from a subcommand's options with those members.
+// --batch-size, --normalize), from a subcommand's options with those members.
 template <class Opts>
 tasks::ScoreOptions line_options(const Opts& o) {
   tasks::ScoreOptions t;
@@ -72,6 +74,7 @@ tasks::ScoreOptions line_options(const Opts& o) {
   t.skip_empty = o.skip_empty;
   t.ids_input = o.ids;
   t.batch_size = o.batch_size;
+  t.normalize = parse_normalization(o.normalize);
   return t;
 }
 // One stderr warning line per OOV word skipped in a context (`where`: "prompt", "argument:2", ...).

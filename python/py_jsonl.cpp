@@ -44,7 +44,7 @@ void bind_jsonl(py::class_<PyModel>& cls) {
       "score_jsonl",
       [](PyModel& p, TextList<"lines"> lines_in, Text<"source"> source, const py::object& first_line_in,
          Text<"text_field"> text_field, std::optional<double> min_ppl, std::optional<double> max_ppl,
-         Text<"context"> context, bool bos, bool eos, Text<"oov"> oov) {
+         Text<"context"> context, bool bos, bool eos, Text<"oov"> oov, Text<"normalize"> normalize) {
         std::vector<std::string>& lines = lines_in.value;
         const uint64_t first_line = first_line_arg(first_line_in, lines.size());
         check_bound(min_ppl, "min_perplexity");
@@ -52,6 +52,7 @@ void bind_jsonl(py::class_<PyModel>& cls) {
         tasks::JsonlOptions o;
         o.text_field = text_field.value;
         o.score = score_options(p, bos, eos, context.value, oov.value, false);
+        o.score.normalize = parse_normalization(normalize.value);
         o.min_perplexity = min_ppl;
         o.max_perplexity = max_ppl;
         std::vector<tasks::JsonlDocument> docs;
@@ -68,7 +69,7 @@ void bind_jsonl(py::class_<PyModel>& cls) {
       py::arg("lines"), py::arg("source") = "-", py::arg("first_line") = 1, py::kw_only(),
       py::arg("text_field") = "text", py::arg("min_perplexity") = py::none(),
       py::arg("max_perplexity") = py::none(), py::arg("context") = "sentence", py::arg("bos") = true,
-      py::arg("eos") = true, py::arg("oov") = "skip");
+      py::arg("eos") = true, py::arg("oov") = "skip", py::arg("normalize") = "none");
 }
 
 }  // namespace lstmlm::py

@@ -321,6 +321,21 @@ void bind_model(py::module_& m) {
           },
           py::arg("sentence"), py::arg("bos") = true, py::arg("eos") = true)
       .def(
+          "word_scores",
+          [](PyModel& p, Text<"sentence"> s, bool bos, bool eos, Text<"normalize"> normalize) {
+            // `lstmlm score --aggregate words`: a char or subword model's parts summed into words.
+            auto o = score_options(p, bos, eos, "sentence", "skip", false);
+            o.aggregate = tasks::Aggregate::Words;
+            o.normalize = parse_normalization(normalize.value);
+            const auto line = score_released(p, o, {s.value}, "<sentence>", 1)[0];
+            py::list out;
+            for (const auto& w : line.words)
+              out.append(
+                  py::make_tuple(w.token, w.scored ? py::object(py::float_(w.logprob / kLn10)) : py::none()));
+            return out;
+          },
+          py::arg("sentence"), py::arg("bos") = true, py::arg("eos") = true, py::arg("normalize") = "none")
+      .def(
           "score_batch",
           [](PyModel& p, TextList<"sentences"> sentences, bool bos, bool eos) {
             auto lines = score_released(p, score_options(p, bos, eos, "sentence", "skip", false),
@@ -335,16 +350,18 @@ void bind_model(py::module_& m) {
       .def(
           "score_lines",
           [](PyModel& p, TextList<"lines"> lines, Text<"source"> source, const py::object& first_line,
-             Text<"context"> context, bool bos, bool eos, Text<"oov"> oov, bool skip_empty) {
+             Text<"context"> context, bool bos, bool eos, Text<"oov"> oov, bool skip_empty,
+             Text<"normalize"> normalize) {
             const uint64_t first = first_line_arg(first_line, lines.value.size());
             auto o = score_options(p, bos, eos, context.value, oov.value, skip_empty);
+            o.normalize = parse_normalization(normalize.value);
             auto out = score_released(p, o, lines.value, source.value, first);
             for (auto& l : out) l.words.clear();
             return out;
           },
           py::arg("lines"), py::arg("source") = "-", py::arg("first_line") = 1, py::kw_only(),
           py::arg("context") = "sentence", py::arg("bos") = true, py::arg("eos") = true,
-          py::arg("oov") = "skip", py::arg("skip_empty") = false)
+          py::arg("oov") = "skip", py::arg("skip_empty") = false, py::arg("normalize") = "none")
       .def(
           "logprobs",
           [](PyModel& p, const py::object& ids_in) {
@@ -405,12 +422,13 @@ void bind_model(py::module_& m) {
             GenerateOptions g;
             g.prompt = prompt.value;
             g.max_tokens = static_cast<int>(int_arg(max_tokens, "max_tokens", 0, tasks::kMaxGenerateTokens));
-            g.sampler = {temperature,
-                         static_cast<int>(int_arg(top_k, "top_k", 0, kMaxVocabSize)),
-                         top_p,
-                         min_p,
-                         repeat_penalty,
-                         static_cast<int>(int_arg(repeat_last_n, "repeat_last_n", -1, tasks::kMaxGenerateTokens))};
+            g.sampler = {
+                temperature,
+                static_cast<int>(int_arg(top_k, "top_k", 0, kMaxVocabSize)),
+                top_p,
+                min_p,
+                repeat_penalty,
+                static_cast<int>(int_arg(repeat_last_n, "repeat_last_n", -1, tasks::kMaxGenerateTokens))};
             g.num_samples = static_cast<int>(int_arg(num_samples, "num_samples", 1, tasks::kMaxSamples));
             g.seed = seed.is_none() ? random_seed() : uint_arg(seed, "seed");
             g.stop_at_eos = stop_at_eos;

@@ -68,8 +68,13 @@ TEST(OptionsValidate, ScoreRefusesEachBadValueNamingTheOption) {
   EXPECT_EQ(bad([](ScoreOptions& s) { s.batch_size = 0; }), "--batch-size must be in [1, 1000000], got 0");
   EXPECT_EQ(bad([](ScoreOptions& s) { s.batch_size = kMaxBatch + 1; }),
             "--batch-size must be in [1, 1000000], got 1000001");
-  EXPECT_EQ(bad([](ScoreOptions& s) { s.window = {WindowMode::Window, 0}; }), "--window 0: not in [1, 1000000]");
-  EXPECT_EQ(bad([](ScoreOptions& s) { s.window = {WindowMode::Pad, kMaxWindowLength + 1}; }),
+  EXPECT_EQ(bad([](ScoreOptions& s) {
+              s.window = {WindowMode::Window, 0};
+            }),
+            "--window 0: not in [1, 1000000]");
+  EXPECT_EQ(bad([](ScoreOptions& s) {
+              s.window = {WindowMode::Pad, kMaxWindowLength + 1};
+            }),
             "--pad-to 1000001: not in [1, 1000000]");
   EXPECT_NE(bad([](ScoreOptions& s) {
               s.rank = true;
@@ -95,10 +100,12 @@ TEST(OptionsValidate, GenerateRefusesEachBadValueNamingTheOption) {
   };
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
-  EXPECT_EQ(bad([](GenerateOptions& g) { g.max_tokens = -1; }), "--max-tokens must be in [0, 1000000], got -1");
+  EXPECT_EQ(bad([](GenerateOptions& g) { g.max_tokens = -1; }),
+            "--max-tokens must be in [0, 1000000], got -1");
   EXPECT_EQ(bad([](GenerateOptions& g) { g.max_tokens = kMaxGenerateTokens + 1; }),
             "--max-tokens must be in [0, 1000000], got 1000001");
-  EXPECT_EQ(bad([](GenerateOptions& g) { g.num_samples = 0; }), "--num-samples must be in [1, 100000], got 0");
+  EXPECT_EQ(bad([](GenerateOptions& g) { g.num_samples = 0; }),
+            "--num-samples must be in [1, 100000], got 0");
   EXPECT_EQ(bad([](GenerateOptions& g) { g.num_samples = kMaxSamples + 1; }),
             "--num-samples must be in [1, 100000], got 100001");
   // The sampler's parameters, each a step past its bound (or not a number).

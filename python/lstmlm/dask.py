@@ -369,8 +369,8 @@ def _line_record(file_json, line, skipped, logprob, tokens, oovs, nonfinite):
 
 
 def score_text(client, model_dir, paths_or_bag, *, lines_per_partition=2000, threads=1, precision="fp32",
-               context="sentence", eos=True, oov="skip", skip_empty=False, output=None, source="-",
-               collect=True, max_in_flight=None, on_partition=None):
+               context="sentence", eos=True, oov="skip", skip_empty=False, normalize="none", output=None,
+               source="-", collect=True, max_in_flight=None, on_partition=None):
     """Scores text, one sentence per line, on the Dask cluster of `client` (None: the default client), with
     the numbers of `lstmlm score -m MODEL_DIR`.
 
@@ -380,6 +380,8 @@ def score_text(client, model_dir, paths_or_bag, *, lines_per_partition=2000, thr
     leaves it), scored partition by partition where the bag lives, numbered 1.. across the bag as one input
     named `source` (the CLI's "-" for stdin by default).
     threads, precision: Model(threads=..., precision=...) on each worker (one model per worker process).
+    normalize: "none", "lower", "nfkc" or "ccnet", applied to each line before it is tokenized (as
+    `lstmlm score --normalize`; score_jsonl too).
     context="document" is refused (ValueError): it carries the state from line to line, so the input
     cannot be split; run `lstmlm score --context document` or Model.score_lines on one machine.
     output: a path; gets exactly what `lstmlm score -v sentence --output-format jsonl FILES...` writes,
@@ -410,7 +412,8 @@ def score_text(client, model_dir, paths_or_bag, *, lines_per_partition=2000, thr
     paths = None if is_bag else _check_paths(paths_or_bag)
     client = _client(client)
     key = _key(model_dir, threads, precision)
-    opts = {"context": context, "eos": bool(eos), "oov": oov, "skip_empty": bool(skip_empty)}
+    opts = {"context": context, "eos": bool(eos), "oov": oov, "skip_empty": bool(skip_empty),
+            "normalize": normalize}
     _run_probe(client, key, "text", opts)
 
     result = TextResult()
@@ -507,7 +510,8 @@ class JsonlResult:
 
 def score_jsonl(client, model_dir, paths, *, text_field="text", min_perplexity=None, max_perplexity=None,
                 on_error="fail", output=None, lines_per_partition=1000, threads=1, precision="fp32",
-                context="sentence", eos=True, oov="skip", collect=True, max_in_flight=None, on_partition=None):
+                context="sentence", eos=True, oov="skip", normalize="none", collect=True, max_in_flight=None,
+                on_partition=None):
     """Scores JSONL documents (one JSON object per line, its text in the string field `text_field`) on the
     cluster, as `lstmlm score --input-format jsonl --text-field F [--min-perplexity X] [--max-perplexity Y]`
     does: each kept document is its input line with `, "logprob": L, "tokens": N, "oovs": K,
@@ -533,7 +537,7 @@ def score_jsonl(client, model_dir, paths, *, text_field="text", min_perplexity=N
     client = _client(client)
     key = _key(model_dir, threads, precision)
     opts = {"text_field": text_field, "min_perplexity": min_perplexity, "max_perplexity": max_perplexity,
-            "context": context, "eos": bool(eos), "oov": oov}
+            "context": context, "eos": bool(eos), "oov": oov, "normalize": normalize}
     _run_probe(client, key, "jsonl", opts)
 
     result = JsonlResult()

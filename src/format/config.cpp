@@ -221,8 +221,8 @@ TokenizerConfig parse_tokenizer(const Reader& r, const json& j, int vocab_size, 
   const std::string p = "tokenizer.";
   r.object(j, "tokenizer");
   r.only_keys(j, p,
-              {"type", "lowercase", "filters", "split", "unk_token", "eos_token", "bos_token", "pad_id", "model",
-               "continuation"});
+              {"type", "lowercase", "filters", "split", "unk_token", "eos_token", "bos_token", "pad_id",
+               "model", "continuation"});
   TokenizerConfig t;
   std::string type = r.string(r.require(j, p, "type"), p + "type");
   if (type == "word")
@@ -241,7 +241,8 @@ TokenizerConfig parse_tokenizer(const Reader& r, const json& j, int vocab_size, 
                            " has word and char tokenizers only)");
   auto only_for = [&](const char* key, TokenizerType kind) {
     if (j.contains(key) && t.type != kind)
-      r.fail(p + key, std::string("applies to ") + to_string(kind) + " tokenizers only (type is \"" + type + "\")");
+      r.fail(p + key,
+             std::string("applies to ") + to_string(kind) + " tokenizers only (type is \"" + type + "\")");
   };
   only_for("model", TokenizerType::SentencePiece);
   only_for("continuation", TokenizerType::Bpe);
@@ -258,7 +259,8 @@ TokenizerConfig parse_tokenizer(const Reader& r, const json& j, int vocab_size, 
   }
   if (t.subword())
     for (const char* key : {"filters", "split"})
-      if (auto it = j.find(key); it != j.end() && !it->is_null() && !(it->is_string() && it->get<std::string>().empty()))
+      if (auto it = j.find(key);
+          it != j.end() && !it->is_null() && !(it->is_string() && it->get<std::string>().empty()))
         r.fail(p + key, "applies to word and char tokenizers only (type is \"" + type + "\")");
   if (auto it = j.find("lowercase"); it != j.end()) t.lowercase = r.boolean(*it, p + "lowercase");
   if (auto it = j.find("filters"); it != j.end() && !it->is_null()) t.filters = r.string(*it, p + "filters");

@@ -40,7 +40,8 @@ Tokenizer::Tokenizer(const TokenizerConfig& config, const Vocab& vocab, const st
 }
 
 std::unique_ptr<const Tokenizer> Tokenizer::create(const TokenizerConfig& config, const Vocab& vocab,
-                                                   const std::string& config_file, const std::string& model_dir) {
+                                                   const std::string& config_file,
+                                                   const std::string& model_dir) {
   switch (config.type) {
     case TokenizerType::Char:
       return detail::char_tokenizer(config, vocab, config_file);

@@ -35,13 +35,14 @@ class SentencePieceTokenizer final : public Tokenizer {
       throw ModelError(path + ": not a SentencePiece model (" + s.ToString() + ")");
     if (sp_.GetPieceSize() != vocab.size())
       throw ModelError::about(config_file, "tokenizer.model",
-                              path + " has " + std::to_string(sp_.GetPieceSize()) + " pieces where vocab.json has " +
-                                  std::to_string(vocab.size()) + " tokens");
+                              path + " has " + std::to_string(sp_.GetPieceSize()) +
+                                  " pieces where vocab.json has " + std::to_string(vocab.size()) + " tokens");
     for (int32_t id = 0; id < vocab.size(); ++id)
       if (sp_.IdToPiece(id) != vocab.token(id))
         throw ModelError::about(config_file, "tokenizer.model",
                                 path + ": piece " + std::to_string(id) + " is not vocab.json's token " +
-                                    std::to_string(id) + ": the vocabulary must be the model's pieces, id for id");
+                                    std::to_string(id) +
+                                    ": the vocabulary must be the model's pieces, id for id");
   }
 
   std::vector<Token> tokenize(std::string_view line, size_t max_tokens) const override {
@@ -83,7 +84,8 @@ class SentencePieceTokenizer final : public Tokenizer {
       return text;
     }
     text = piece;
-    for (size_t at; (at = text.find(kWordStart)) != std::string::npos;) text.replace(at, kWordStart.size(), " ");
+    for (size_t at; (at = text.find(kWordStart)) != std::string::npos;)
+      text.replace(at, kWordStart.size(), " ");
     if (!prev && text.starts_with(' ')) text.erase(0, 1);
     return text;
   }

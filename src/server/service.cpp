@@ -167,6 +167,7 @@ std::string Service::score(const std::string& body) {
   t.oov = oov_of(b);
   t.skip_empty = b.boolean("skip_empty").value_or(false);
   t.ids_input = b.boolean("ids").value_or(false);
+  t.normalize = parse_normalization(choice(b, "normalize", {"none", "lower", "nfkc", "ccnet"}, "none"));
   t.entropy = b.boolean("entropy").value_or(false);
   t.rank = b.boolean("rank").value_or(false);
   const bool words = choice(b, "aggregate", {"tokens", "words"}, "tokens") == "words";
@@ -369,12 +370,15 @@ Service::GenerateRequest Service::parse_generate(const std::string& body) const 
   GenerateOptions& g = r.options;
   g.prompt = b.str("prompt").value_or("");
   g.max_tokens = static_cast<int>(b.integer("max_tokens", 1, int64_t(opt_.max_tokens)).value_or(100));
-  g.sampler.temperature = static_cast<float>(b.number("temperature", 0, tasks::kMaxTemperature).value_or(1.0));
+  g.sampler.temperature =
+      static_cast<float>(b.number("temperature", 0, tasks::kMaxTemperature).value_or(1.0));
   g.sampler.top_k = static_cast<int>(b.integer("top_k", 0, model_->vocab_size()).value_or(0));
   g.sampler.top_p = static_cast<float>(b.number("top_p", 0, 1).value_or(1.0));
   g.sampler.min_p = static_cast<float>(b.number("min_p", 0, 1).value_or(0.0));
-  g.sampler.repeat_penalty = static_cast<float>(b.number("repeat_penalty", 0, tasks::kMaxRepeatPenalty).value_or(1.0));
-  g.sampler.repeat_last_n = static_cast<int>(b.integer("repeat_last_n", -1, tasks::kMaxGenerateTokens).value_or(64));
+  g.sampler.repeat_penalty =
+      static_cast<float>(b.number("repeat_penalty", 0, tasks::kMaxRepeatPenalty).value_or(1.0));
+  g.sampler.repeat_last_n =
+      static_cast<int>(b.integer("repeat_last_n", -1, tasks::kMaxGenerateTokens).value_or(64));
   g.seed = static_cast<uint64_t>(b.integer("seed", 0, INT64_MAX).value_or(0));
   g.num_samples = static_cast<int>(b.integer("num_samples", 1, 64).value_or(1));
   if (auto s = b.boolean("stop_at_eos")) g.stop_at_eos = *s;

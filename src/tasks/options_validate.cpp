@@ -50,6 +50,8 @@ void ScoreOptions::validate() const {
   check_window(window);
   if (rank && aggregate == Aggregate::Words)
     throw UsageError("--rank: not defined with --aggregate words (a word is no entry of a char vocabulary)");
+  if (ids_input && normalize != Normalization::None)
+    throw UsageError(std::string("--normalize ") + to_string(normalize) + ": applies to text, not to --ids");
 }
 
 void PredictOptions::validate() const {

@@ -73,7 +73,9 @@ Row chain(Tree& tree, int32_t from, int32_t first) {
 
 }  // namespace
 
-PrefixScorer::PrefixScorer(Engine& engine, ScoreOptions opt) : engine_(&engine), opt_(opt) { opt_.validate(); }
+PrefixScorer::PrefixScorer(Engine& engine, ScoreOptions opt) : engine_(&engine), opt_(opt) {
+  opt_.validate();
+}
 
 StreamStart PrefixScorer::sentence_start() const {
   return StreamStart{State::zeros(engine_->model()), start_token(engine_->model().tokenizer())};

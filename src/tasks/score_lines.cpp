@@ -3,13 +3,25 @@
 #include <cmath>
 #include <utility>
 
+#include "lstmlm/error.hpp"
+#include "lstmlm/normalize.hpp"
+
 namespace lstmlm::tasks::detail {
 
 LineScore tokenize_line(const Model& model, const std::string& text, const ScoreOptions& opt,
                         const LineRef& where, LineEnd end) {
   LineScore l;
   l.line = where.line;
-  auto toks = read_tokens(model, text, opt.ids_input, opt.oov, where);
+  std::string normalized;
+  if (opt.normalize != Normalization::None) {
+    try {
+      normalized = lstmlm::normalize(text, opt.normalize);
+    } catch (const InputError& e) {
+      throw where.error(e.message());
+    }
+  }
+  auto toks = read_tokens(model, opt.normalize == Normalization::None ? text : normalized, opt.ids_input,
+                          opt.oov, where);
   if (toks.empty() && opt.skip_empty) {
     l.skipped = true;
     return l;

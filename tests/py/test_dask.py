@@ -202,6 +202,15 @@ class DaskTest(unittest.TestCase):
         self.assertGreater(r.skipped, 0)
         self.assertEqual(self.read(out), expected)
 
+    def test_normalize_equals_cli(self):
+        expected = self.cli_score("--normalize", "ccnet", *self.paths)
+        self.assertNotEqual(expected, self.cli_score(*self.paths))  # the fixtures hold what ccnet rewrites
+        out = self.out("text-ccnet.jsonl")
+        self.ld.score_text(self.client, MODEL, self.paths, lines_per_partition=50, output=out, normalize="ccnet")
+        self.assertEqual(self.read(out), expected)
+        with self.assertRaises(ValueError):
+            self.ld.score_text(self.client, MODEL, self.paths, normalize="nfd")
+
     def test_score_text_bag_equals_cli_stdin(self):
         data = self.read(self.paths[1])  # CRLF line ends
         for name, bag in (("read_text", self.db.read_text(self.paths[1], blocksize=3000)),

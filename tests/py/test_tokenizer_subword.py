@@ -160,6 +160,41 @@ class SentencePieceTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("not a SentencePiece model", r.stderr)
 
+    def test_normalize_ccnet_scores_the_text_cc_net_would_score(self):
+        # cc_net's pipeline: normalize each line (ccnet_reference.py, from cc_net's code), then SentencePiece.
+        import ccnet_reference
+        lines = self.lines_of("corpora-french", "notre-dame-de-paris.txt")[:400]
+        raw = os.path.join(self.tmp, "raw.txt")
+        done = os.path.join(self.tmp, "normalized.txt")
+        with open(raw, "w", encoding="utf-8") as f:
+            f.write("".join(line + "\n" for line in lines))
+        with open(done, "w", encoding="utf-8") as f:
+            f.write("".join(ccnet_reference.normalize(line) + "\n" for line in lines))
+        got = score_jsonl(self.model, raw, "--normalize", "ccnet")
+        want = score_jsonl(self.model, done)
+        self.assertEqual([(g["words"], g["logprob"]) for g in got], [(w["words"], w["logprob"]) for w in want])
+        self.assertNotEqual(got, score_jsonl(self.model, raw))  # the text did change
+
+    def test_normalize_in_the_python_module_is_the_clis(self):
+        import ccnet_reference
+        lstmlm = pyutil.require_module()
+        lines = self.lines_of("corpora-french", "wiki-fr-extract.txt")[:300]
+        m = lstmlm.Model(self.model, threads=1)
+        got = [x.logprob for x in m.score_lines(lines, normalize="ccnet")]
+        want = [x.logprob for x in m.score_lines([ccnet_reference.normalize(x) for x in lines])]
+        self.assertEqual(got, want)
+        self.assertNotEqual(got, [x.logprob for x in m.score_lines(lines)])
+        with self.assertRaises(ValueError):
+            m.score_lines(lines, normalize="nfd")
+        # word_scores: the CLI's --aggregate words records, in log10.
+        text = os.path.join(self.tmp, "one.txt")
+        with open(text, "w", encoding="utf-8") as f:
+            f.write(lines[3] + "\n")
+        cli = score_jsonl(self.model, text, "--aggregate", "words", "--normalize", "ccnet")[0]["words"]
+        py = m.word_scores(lines[3], normalize="ccnet")
+        self.assertEqual([w for w, _ in py], [x["token"] for x in cli])
+        self.assertEqual(["%.9g" % lp for _, lp in py], ["%.9g" % x["log10prob"] for x in cli])
+
     def test_invalid_utf8_is_an_error_naming_file_and_line(self):
         text = os.path.join(self.tmp, "bad.txt")
         with open(text, "wb") as f:

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "lstmlm/engine.hpp"
+#include "lstmlm/normalize.hpp"
 #include "lstmlm/tasks/input.hpp"
 #include "lstmlm/tasks/window.hpp"
 
@@ -51,9 +52,11 @@ struct ScoreOptions {
   OovPolicy oov = OovPolicy::Skip;
   bool skip_empty = false;  // empty lines (no tokens) produce a skipped record and are not fed
   bool ids_input = false;   // lines are whitespace-separated token ids
-  int batch_size = 64;      // sentence mode: lines per engine batch
-  bool entropy = false;     // fill WordScore::entropy
-  bool rank = false;        // fill WordScore::rank (not with Aggregate::Words)
+  // Applied to each text line before it is tokenized (lstmlm/normalize.hpp; not with ids_input).
+  Normalization normalize = Normalization::None;
+  int batch_size = 64;   // sentence mode: lines per engine batch
+  bool entropy = false;  // fill WordScore::entropy
+  bool rank = false;     // fill WordScore::rank (not with Aggregate::Words)
   Aggregate aggregate = Aggregate::Tokens;
   // Pad / Window: every scored token is predicted from the window of the stream before it (the line's in
   // sentence mode, the whole stream's in document mode; the start token included), from the zero state,
@@ -61,7 +64,8 @@ struct ScoreOptions {
   WindowOptions window{};
 
   // Throws UsageError naming the option (as the CLI spells it) when a value is out of range or two options
-  // conflict: batch_size in [1, kMaxBatch], the window's length, rank with Aggregate::Words.
+  // conflict: batch_size in [1, kMaxBatch], the window's length, rank with Aggregate::Words, normalize
+  // with ids_input.
   void validate() const;
 };
 

@@ -1,6 +1,6 @@
-"""Hostile sources, second round (the red team's findings): malformed pickles and archives that used to end
-in a Python traceback, small files that declared gigabytes, options and vocabularies that produced a model
-lstmlm refuses while convert.py reported success, and partial output directories. Every refusal is exit 1
+"""Hostile sources the converters refuse: malformed pickles and archives (never a Python traceback), small
+files that declare gigabytes, options and vocabularies that would produce a model lstmlm
+refuses, and partial output directories. Every refusal is exit 1
 and one stderr line `convert.py: error: ...` naming the file; every hostile conversion runs under a 2 GB
 address-space cap, so an allocation the converter should have refused fails the test instead of the machine."""
 import json
