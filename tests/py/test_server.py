@@ -119,7 +119,8 @@ class SameBytesAsTheCli(ServerTestBase):
         for opts, flags in (({}, []), ({"units": "bits", "entropy": True, "rank": True},
                                        ["--units", "bits", "--entropy", "--rank"]),
                             ({"context": "document", "eos": False}, ["--context", "document", "--no-eos"]),
-                            ({"bos": False, "oov": "skip"}, ["--no-bos"]), ({"window": 3}, ["--window", "3"])):
+                            ({"bos": False, "oov": "skip"}, ["--no-bos"]), ({"window": 3}, ["--window", "3"]),
+                            ({"normalize": "ccnet"}, ["--normalize", "ccnet"])):
             with self.subTest(opts=opts):
                 lines = cli("score", "-m", MODEL, "--output-format", "jsonl", "-v", "word", *flags,
                             stdin=text).splitlines()
@@ -254,6 +255,7 @@ class BadRequests(ServerTestBase):
         self.error(400, "/v1/score", raw=b"[1, 2]", field="a JSON object")
         self.error(400, "/v1/score", {"text": 5}, field="'text'")
         self.error(400, "/v1/score", {"text": "a", "contxt": "document"}, field="unknown field 'contxt'")
+        self.error(400, "/v1/score", {"text": "a", "normalize": "nfd"}, field="'normalize'")
         self.error(400, "/v1/score", {}, field="'text': required")
         self.error(400, "/v1/score", raw=b'{"text": "caf\xe9"}', field="UTF-8")
         self.error(400, "/v1/predict", {"context": "a", "top": -1}, field="'top'")
