@@ -210,6 +210,27 @@ TEST(Config, V3CellsParseAndRoundTrip) {
   EXPECT_EQ(d.layers[0].recurrent_activation, lstmlm::RecurrentActivation::Sigmoid);
 }
 
+TEST(Config, ASimpleRnnBuiltInCodeHasTheParsersActivationRule) {
+  lstmlm::ModelConfig c;
+  c.vocab_size = 4;
+  c.embedding_dim = 3;
+  lstmlm::LayerConfig l;
+  l.cell = lstmlm::CellType::Rnn;
+  l.hidden_size = 5;
+  l.activation = lstmlm::Activation::Linear;
+  c.layers.push_back(l);
+  try {
+    lstmlm::check_config(c, "config.json");
+    ADD_FAILURE() << "a linear simple RNN was accepted";
+  } catch (const lstmlm::ModelError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "config.json: field 'layers[0].activation': a simple RNN's activation is \"tanh\" or \"relu\", "
+              "found \"linear\"");
+  }
+  c.layers[0].activation = lstmlm::Activation::Relu;
+  EXPECT_NO_THROW(lstmlm::check_config(c, "config.json"));
+}
+
 TEST(Config, V3FieldsAreRefusedWhereTheyDoNotApply) {
   json j = good();
   j["format_version"] = 3;

@@ -196,9 +196,6 @@ LayerConfig parse_layer(const Reader& r, const json& j, const std::string& p, in
     if (l.activation != Activation::Tanh && version < 2)
       r.fail(p + "activation", "\"" + std::string(to_string(l.activation)) +
                                    "\" needs format_version 2 (format_version 1 has \"tanh\" only)");
-    if (l.cell == CellType::Rnn && l.activation != Activation::Tanh && l.activation != Activation::Relu)
-      r.fail(p + "activation",
-             "a simple RNN's activation is \"tanh\" or \"relu\", found " + format::brief(*it));
   }
   if (l.cell == CellType::Lstm)
     l.recurrent_activation =
@@ -375,6 +372,10 @@ void check_config(const ModelConfig& c, const std::string& file) {
           std::string("a ") + to_string(l.cell) + " layer has no projection, peepholes or clip (LSTM only)");
     if (l.proj_clip && l.proj_size == 0)
       throw ModelError::in_field(file, p + "proj_clip", "needs a projection (proj_size > 0)");
+    if (l.cell == CellType::Rnn && l.activation != Activation::Tanh && l.activation != Activation::Relu)
+      throw ModelError::in_field(file, p + "activation",
+                                 std::string("a simple RNN's activation is \"tanh\" or \"relu\", found \"") +
+                                     to_string(l.activation) + "\"");
   }
   if (c.tied && c.embedding_dim == 0)
     throw ModelError::in_field(file, "output.tied", "a tied output needs an embedding (embedding_dim > 0)");
