@@ -81,6 +81,11 @@ TEST(OptionsValidate, ScoreRefusesEachBadValueNamingTheOption) {
               s.aggregate = Aggregate::Words;
             }).find("--rank"),
             std::string::npos);
+  EXPECT_EQ(bad([](ScoreOptions& s) {
+              s.ids_input = true;
+              s.normalize = Normalization::Ccnet;
+            }),
+            "--normalize ccnet: applies to text, not to --ids");
 }
 
 TEST(OptionsValidate, PredictRefusesEachBadValueNamingTheOption) {

@@ -32,7 +32,7 @@ class SentencePieceTokenizer final : public Tokenizer {
     const std::string path = (std::filesystem::path(model_dir) / config.model_file).string();
     const std::string bytes = format::read_file(path, kMaxSentencePieceBytes);
     if (auto s = sp_.LoadFromSerializedProto(bytes); !s.ok())
-      throw ModelError(path + ": not a SentencePiece model (" + s.ToString() + ")");
+      throw ModelError(path, "not a SentencePiece model (" + s.ToString() + ")");
     if (sp_.GetPieceSize() != vocab.size())
       throw ModelError::about(config_file, "tokenizer.model",
                               path + " has " + std::to_string(sp_.GetPieceSize()) +
