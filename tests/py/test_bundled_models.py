@@ -28,9 +28,10 @@ def read_safetensors(path):
     for name, meta in header.items():
         if name == "__metadata__":
             continue
-        assert meta["dtype"] == "F32", meta
+        assert meta["dtype"] in ("F32", "F16"), meta
         a, b = meta["data_offsets"]
-        out[name] = np.frombuffer(blob[8 + n + a:8 + n + b], dtype="<f4").reshape(meta["shape"])
+        dtype = "<f4" if meta["dtype"] == "F32" else "<f2"
+        out[name] = np.frombuffer(blob[8 + n + a:8 + n + b], dtype=dtype).reshape(meta["shape"]).astype("<f4")
     return out
 
 
@@ -137,6 +138,53 @@ class CharrnnSpaceTest(unittest.TestCase):
         ids = {c: i for i, c in enumerate(self.vocab)}
         seq = [ids[c] for c in "The moon is a harsh mistress."]
         np.testing.assert_allclose(cli_logprobs(self.dir, seq), torch_logprobs(self.tensors, 2, seq),
+                                   atol=1e-4, rtol=0)
+
+
+class DocsSpmTest(unittest.TestCase):
+    """models/docs-spm: SentencePiece (unigram, 500 pieces) + LSTM trained on README.md and docs/*.md by
+    tools/train_docs_subword.py; weights stored as F16."""
+
+    def setUp(self):
+        self.dir, self.config, self.vocab, self.tensors = load("docs-spm")
+
+    def test_shape_and_tokenizer(self):
+        self.assertEqual(self.config["format_version"], 4)
+        self.assertEqual(self.config["vocab_size"], 500)
+        self.assertEqual(self.config["embedding_dim"], 64)
+        self.assertEqual([l["hidden_size"] for l in self.config["layers"]], [128])
+        tok = self.config["tokenizer"]
+        self.assertEqual((tok["type"], tok["model"]), ("sentencepiece", "tokenizer.model"))
+        self.assertEqual(self.vocab[:3], ["<unk>", "<s>", "</s>"])
+        # 500*64 + (512*64 + 512*128 + 2*512) + (500*128 + 500)
+        # stored: both PyTorch biases (195,828); lstmlm info counts them once (195,316)
+        self.assertEqual(sum(v.size for v in self.tensors.values()), 195828)
+        size = sum(os.path.getsize(os.path.join(self.dir, f)) for f in os.listdir(self.dir))
+        self.assertLess(size, 400 * 1024)
+
+    def test_vocab_is_the_sentencepiece_model(self):
+        try:
+            import sentencepiece as spm
+        except ImportError:
+            raise unittest.SkipTest("python3-sentencepiece absent")
+        sp = spm.SentencePieceProcessor(model_file=os.path.join(self.dir, "tokenizer.model"))
+        self.assertEqual(self.vocab, [sp.id_to_piece(i) for i in range(sp.get_piece_size())])
+
+    def test_model_card(self):
+        with open(os.path.join(self.dir, "README.md"), encoding="utf-8") as f:
+            card = f.read()
+        self.assertIn("195,316", card)
+        self.assertIn("MIT", card)
+        self.assertIn("tools/train_docs_subword.py", card)
+
+    def test_lstmlm_matches_pytorch(self):
+        try:
+            import sentencepiece as spm
+        except ImportError:
+            raise unittest.SkipTest("python3-sentencepiece absent")
+        sp = spm.SentencePieceProcessor(model_file=os.path.join(self.dir, "tokenizer.model"))
+        seq = [sp.bos_id()] + sp.encode("Every example of the docs is run and compared with the page.")
+        np.testing.assert_allclose(cli_logprobs(self.dir, seq), torch_logprobs(self.tensors, 1, seq),
                                    atol=1e-4, rtol=0)
 
 
