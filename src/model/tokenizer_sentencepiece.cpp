@@ -78,9 +78,12 @@ class SentencePieceTokenizer final : public Tokenizer {
   std::string join_text(std::optional<std::string_view> prev, std::string_view piece) const override {
     std::string text;
     const int id = sp_.PieceToId(piece);
-    if (sp_.IdToPiece(id) == piece && (sp_.IsByte(id) || sp_.IsControl(id))) {
-      // Decode's own text: a byte piece's byte, nothing for a control piece.
-      if (!sp_.Decode(std::vector<int>{id}, &text).ok()) text.clear();
+    if (sp_.IdToPiece(id) == piece && sp_.IsControl(id)) return text;
+    if (sp_.IdToPiece(id) == piece && sp_.IsByte(id) && piece.size() == 6) {
+      // A byte piece "<0xHH>" is its raw byte: a character split into byte pieces is whole again once its
+      // pieces are joined (decoding one byte alone would give U+FFFD).
+      const auto hex = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
+      text.push_back(static_cast<char>(hex(piece[3]) * 16 + hex(piece[4])));
       return text;
     }
     text = piece;

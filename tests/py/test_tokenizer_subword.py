@@ -204,6 +204,42 @@ class SentencePieceTest(unittest.TestCase):
         self.assertIn(f"{text}:2: invalid UTF-8 at byte 5", r.stderr)
 
 
+class ByteFallbackTest(unittest.TestCase):
+    """A SentencePiece model with byte_fallback: a character it has no piece for is its UTF-8 bytes, one
+    piece each; words and generated text join them back into the character, as spm_decode does."""
+
+    def test_byte_pieces_join_into_their_character(self):
+        pyutil.require_cli()
+        import sentencepiece
+        tmp = pyutil.temp_root("lstmlm_spm_bytes_")
+        with open(pyutil.data("corpora-ptb", "ptb.valid.txt"), encoding="utf-8") as f:
+            text = [x.strip() for x in f][:2000]
+        proto = __import__("io").BytesIO()
+        sentencepiece.SentencePieceTrainer.train(sentence_iterator=iter(text), model_writer=proto, vocab_size=400,
+                                                 byte_fallback=True, model_type="unigram", num_threads=1)
+        sp = sentencepiece.SentencePieceProcessor(model_proto=proto.getvalue())
+        vocab = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
+        model = os.path.join(tmp, "m")
+        write_model(model, vocab=vocab, embedding_dim=8, layers=[layer(12)], tied=False,
+                    tokenizer={"type": "sentencepiece", "model": "tokenizer.model", "unk_token": "<unk>",
+                               "bos_token": "<s>", "eos_token": "</s>"},
+                    tensors=random_tensors(len(vocab), seed=3), source={"framework": "test"},
+                    assets={"tokenizer.model": proto.getvalue()})
+        path = os.path.join(tmp, "t.txt")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("the \u03a9 cat \u00e9t\u00e9\n")
+        pieces = score_jsonl(model, path)[0]["words"]
+        self.assertIn("<0xCE>", [p["token"] for p in pieces])  # the Omega as two byte pieces
+        words = score_jsonl(model, path, "--aggregate", "words")[0]["words"]
+        self.assertEqual([w["token"] for w in words], ["the", "\u03a9", "cat", "\u00e9t\u00e9"])
+        r = pyutil.run_lstmlm("generate", "-m", model, "-n", "60", "--num-samples", "6", "--seed", "4",
+                              "--output-format", "jsonl", "--temperature", "2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for s in (json.loads(x) for x in r.stdout.splitlines() if '"type": "sample"' in x):
+            ids = [t["id"] for t in s["tokens"] if t["id"] not in (1, 2)]
+            self.assertEqual(s["text"], sp.decode(ids))
+
+
 class BpeTest(unittest.TestCase):
     """Pre-split BPE: pieces split on whitespace, words joined at "@@", text undone as subword-nmt says."""
 
