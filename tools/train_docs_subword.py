@@ -8,7 +8,6 @@ Reproducible: fixed seeds, one thread, deterministic CPU ops. Usage (from the re
     /usr/bin/python3 tools/train_docs_subword.py [--out models/docs-spm] [--epochs 12] [--work DIR]
 """
 import argparse
-import glob
 import math
 import os
 import random
@@ -131,7 +130,6 @@ def main():
     tr, va = encode(train), encode(valid)
     model = RNNModel(V)
     opt = torch.optim.Adam(model.parameters(), lr=0.005)
-    lossf = nn.CrossEntropyLoss(reduction="sum")
 
     def batches(seqs, bs):
         for i in range(0, len(seqs), bs):
