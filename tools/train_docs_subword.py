@@ -175,10 +175,12 @@ def main():
     print("held-out ppl after float16 rounding: %.2f" % evaluate(va), file=sys.stderr)
     pt = os.path.join(work, "docs-spm.pt")
     torch.save(state, pt)
-    subprocess.check_call([sys.executable, os.path.join(ROOT, "tools", "convert.py"), pt, args.out,
-                           "--sentencepiece", prefix + ".model"])
-    to_f16(os.path.join(args.out, "weights.safetensors"))
-    print("saved", pt, "->", args.out, file=sys.stderr)
+    # Run from the repository with its relative output path, so the log names no path of this machine.
+    out = os.path.relpath(os.path.abspath(args.out), ROOT)
+    subprocess.check_call([sys.executable, os.path.join("tools", "convert.py"), pt, out,
+                           "--sentencepiece", prefix + ".model"], cwd=ROOT)
+    to_f16(os.path.join(ROOT, out, "weights.safetensors"))
+    print("saved docs-spm.pt (a temporary directory) ->", out, file=sys.stderr)
 
 
 if __name__ == "__main__":

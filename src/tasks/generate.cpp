@@ -167,8 +167,10 @@ TextJoin::TextJoin(const Tokenizer& tok, std::string_view prompt) : tok_(&tok) {
 }
 
 std::string TextJoin::piece(int32_t id) {
-  const int32_t one[] = {id};
-  tok_->detokenize(one);  // an InputError for an id outside the vocabulary
+  if (id < 0 || id >= tok_->vocab().size()) {
+    const int32_t one[] = {id};
+    tok_->detokenize(one);  // throws the tokenizer's InputError for an id outside the vocabulary
+  }
   if (tok_->is_special(id)) return "";
   const std::string& text = tok_->vocab().token(id);
   std::string p = tok_->join_text(prev_, text);

@@ -36,6 +36,15 @@ struct Word {
     else
       all_scored = false;
   }
+  // The line's eos goes to its last word; a line without a word has the eos as its record.
+  void add_eos(const WordScore& c) {
+    if (!has_text) {
+      w.token = c.token;
+      w.eos = true;
+      w.entropy = c.entropy;
+    }
+    add(c);
+  }
   WordScore done() {
     w.id = -1;
     w.scored = all_scored && parts > 0;
@@ -53,12 +62,7 @@ void aggregate_words(LineScore& l) {
   Word cur;
   for (const auto& c : l.words) {
     if (c.eos) {
-      if (!cur.has_text) {  // a line without a word: the eos is its record
-        cur.w.token = c.token;
-        cur.w.eos = true;
-        cur.w.entropy = c.entropy;
-      }
-      cur.add(c);
+      cur.add_eos(c);
     } else if (is_space(c.token)) {
       if (cur.has_text) cur.trailing = true;
       cur.spaces += c.token;
@@ -84,12 +88,7 @@ void aggregate_pieces(LineScore& l, const Tokenizer& tok) {
   std::optional<std::string> prev;
   for (const auto& c : l.words) {
     if (c.eos) {
-      if (!cur.has_text) {  // a line without a piece: the eos is its record
-        cur.w.token = c.token;
-        cur.w.eos = true;
-        cur.w.entropy = c.entropy;
-      }
-      cur.add(c);
+      cur.add_eos(c);
       continue;
     }
     std::string text = tok.join_text(prev, c.token);

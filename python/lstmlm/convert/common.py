@@ -237,13 +237,8 @@ def assemble(args, *, size, tensors, embedding_dim, layers, tied, source, source
                            where)
     if pad_id is not None and not 0 <= pad_id < size:
         raise ConvertError(f"{where}: --pad-id {pad_id} is outside the vocabulary (0..{size - 1})")
-    source = dict(source)
-    source["vocab"] = {"form": v.form, "file": os.path.basename(v.path.rstrip("/")) if v.path else None}
-    if guessed:
-        source["guessed"] = guessed
-    notes = list(source.get("notes", [])) + v.notes
-    if notes:
-        source["notes"] = notes
+    source = vocab_mod.vocab_source(source, v, guessed)
     return dict(vocab=tokens, embedding_dim=embedding_dim, layers=layers, tied=tied,
                 tokenizer=fmt_tokenizer(kind, lowercase, filters, unk, eos, bos, pad_id, split),
                 tensors=tensors, source=source, **({"head": head} if head else {}))
+

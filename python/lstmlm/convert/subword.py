@@ -219,13 +219,7 @@ def assemble_bpe(args, *, size, v, source, where, specials_fn):
     for opt, tok in (("--unk", unk), ("--eos", eos), ("--bos", bos)):
         if tok is not None and tok not in names:
             raise ConvertError(f"{where}: {opt} token {tok!r} is not in the vocabulary")
-    source = dict(source)
-    source["vocab"] = {"form": v.form, "file": os.path.basename(v.path.rstrip("/")) if v.path else None}
-    if guessed:
-        source["guessed"] = guessed
-    notes = list(source.get("notes", [])) + v.notes
-    if notes:
-        source["notes"] = notes
+    source = vocab_mod.vocab_source(source, v, guessed)
     tok = fmt_bpe_tokenizer(cont, unk_token=unk, eos_token=eos, bos_token=bos, pad_id=_pad_id(args, size, where),
                             lowercase=bool(getattr(args, "lowercase", None)))
     return dict(vocab=tokens, tokenizer=tok, source=source)

@@ -387,3 +387,16 @@ def complete(v, size, where, allow_mismatch=False):
     if v.unk_token is not None and v.unk_token not in names:
         raise VocabError(f"{v.path}: unk token {v.unk_token!r} falls outside the model's {size} ids")
     return tokens
+
+
+def vocab_source(source, v, guessed):
+    """config.json's `source` with where the vocabulary came from: its form and file, the special tokens
+    guessed, and the vocabulary reader's notes after the source's own."""
+    source = dict(source)
+    source["vocab"] = {"form": v.form, "file": os.path.basename(v.path.rstrip("/")) if v.path else None}
+    if guessed:
+        source["guessed"] = guessed
+    notes = list(source.get("notes", [])) + v.notes
+    if notes:
+        source["notes"] = notes
+    return source
