@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "kernels/lowp/gemm.hpp"
@@ -265,6 +267,31 @@ TEST(KernelsLowp, Bf16RowsAreBitIdenticalAloneInABatchAndSplit) {
 }
 TEST(KernelsLowp, Int8RowsAreBitIdenticalAloneInABatchAndSplit) {
   check_invariance(&lowp::make_int8_gemm, "int8");
+}
+
+// Weights larger than one chunk of lowp/tiling.hpp (384 KiB): K 2000 makes a block of 16 columns 32 KiB in
+// int8 and 64 KiB in bf16, so 22 blocks are three chunks (two of 8, one of 6), with full and edge register
+// tiles in each; 9 rows are two tiles of 4 and a lone row. Every level below AMX against the scalar one,
+// which has no chunks, and a row alone against the batch.
+TEST(KernelsLowp, WeightsOfSeveralChunksGiveTheSameBitsAsTheScalarLevel) {
+  const Problem p = make_problem(340, 2000, 9, 11, {7, 200});
+  for (auto [make, precision] : {std::pair<Factory, const char*>{&lowp::make_int8_gemm, "int8"},
+                                 std::pair<Factory, const char*>{&lowp::make_bf16_gemm, "bf16"}}) {
+    const std::vector<Cols> whole = {{0, p.Np()}};
+    const auto reference = run(*make(Isa::Scalar, p.row(), p.N, p.K), p, all_rows(p.rows), whole);
+    for (Isa isa : {Isa::Dot, Isa::Avx512, Isa::Avx2}) {
+      if (!cpu_has(precision, isa)) continue;
+      SCOPED_TRACE(std::string(precision) + " level " + std::to_string(int(isa)));
+      auto g = make(isa, p.row(), p.N, p.K);
+      EXPECT_TRUE(same_bits(run(*g, p, all_rows(p.rows), whole), reference, p.N, p.Np()));
+      EXPECT_TRUE(same_bits(run(*g, p, all_rows(p.rows), {{16, 176}, {0, 16}, {176, p.Np()}}), reference, p.N,
+                            p.Np()));
+      const auto alone = run(*g, p, {8}, whole);
+      EXPECT_EQ(std::memcmp(alone.data() + 8 * size_t(p.Np()), reference.data() + 8 * size_t(p.Np()),
+                            size_t(p.N) * sizeof(float)),
+                0);
+    }
+  }
 }
 
 TEST(KernelsLowp, Int8KeepsZeroAndNonFiniteRowsHonest) {

@@ -3,6 +3,7 @@
 // blocks of 16 columns; each weight vector is loaded once per tile and used by its R rows.
 #pragma once
 #include "kernels/bf16/bf16.hpp"
+#include "kernels/lowp/tiling.hpp"
 
 namespace lstmlm::kernels::bf16 {
 
@@ -32,24 +33,19 @@ template <class Ops, int R, int NB>
     for (int b = 0; b < NB; ++b) Ops::store(a.out[r0 + r] + 16 * (j + b), acc[r][b]);
 }
 
-template <class Ops, int R>
-[[gnu::always_inline]] inline void row_tiles(const Args& a, int r0) {
-  for (int q = 0; q < a.n; ++q) {
-    int j = a.cols[q].begin / 16;
-    const int end = a.cols[q].end / 16;
-    // A lone row has only its blocks' accumulators as independent chains: twice as many blocks per tile.
-    constexpr int NB = R == 1 ? 2 * Ops::kNB : Ops::kNB;
-    for (; j + NB <= end; j += NB) tile<Ops, R, NB>(a, r0, j);
-    for (; j + Ops::kNB <= end; j += Ops::kNB) tile<Ops, R, Ops::kNB>(a, r0, j);
-    for (; j < end; ++j) tile<Ops, R, 1>(a, r0, j);
+// The tiles as lowp::run_tiles takes them.
+template <class Ops>
+struct Tiles {
+  static constexpr int kR = Ops::kR, kNB = Ops::kNB, kNB1 = 2 * Ops::kNB;
+  template <int R, int NB>
+  [[gnu::always_inline]] static void tile(const Args& a, int r0, int j) {
+    bf16::tile<Ops, R, NB>(a, r0, j);
   }
-}
+};
 
 template <class Ops>
 [[gnu::always_inline]] inline void run(const Args& a) {
-  int r = 0;
-  for (; r + Ops::kR <= a.rows; r += Ops::kR) row_tiles<Ops, Ops::kR>(a, r);
-  for (; r < a.rows; ++r) row_tiles<Ops, 1>(a, r);
+  lowp::run_tiles<Tiles<Ops>>(a, static_cast<size_t>(a.kp) * 16 * sizeof(uint16_t));
 }
 
 }  // namespace

@@ -146,6 +146,10 @@ class Gemm final : public lowp::Gemm {
     auto* sx = reinterpret_cast<float*>(s.bytes.data() + padded);
     for (int r = 0; r < rows; ++r)
       sx[r] = quantize(x[r], K_, xq + static_cast<size_t>(r) * static_cast<size_t>(kp_));
+    if (kernel == &dot_vnni) {  // vpdpbusd's unsigned operand, once per call rather than per tile
+      auto* u = reinterpret_cast<uint8_t*>(xq);
+      for (size_t k = 0; k < static_cast<size_t>(rows) * static_cast<size_t>(kp_); ++k) u[k] ^= 0x80u;
+    }
     Args a;
     a.rows = rows;
     a.kp = kp_;

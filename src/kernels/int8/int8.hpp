@@ -27,7 +27,7 @@ inline constexpr int kDepthAlign = 64;  // inputs per AMX tile row
 
 struct Args {
   int rows = 0, kp = 0;
-  const int8_t* x = nullptr;      // [rows rounded up to 16][kp]
+  const int8_t* x = nullptr;      // [rows rounded up to 16][kp]; for dot_vnni the bytes x + 128 (x ^ 0x80)
   const float* sx = nullptr;      // [rows]
   const int8_t* w = nullptr;      // [blocks][kp / 4][16][4]
   const float* sw = nullptr;      // [blocks * 16]
@@ -40,7 +40,7 @@ struct Args {
 };
 
 void dot_amx(const Args& a);     // AMX-INT8 tdpbssd
-void dot_vnni(const Args& a);    // AVX512-VNNI vpdpbusd
+void dot_vnni(const Args& a);    // AVX512-VNNI vpdpbusd, x offset by 128
 void dot_avx2(const Args& a);    // AVX2 vpmaddubsw on |x| and sign-adjusted w (no saturation at 127)
 void dot_scalar(const Args& a);  // int32 loops
 
