@@ -108,7 +108,7 @@ class Gemm final : public lowp::Gemm {
  public:
   Gemm(Isa isa, const lowp::RowFn& row, int N, int K)
       : lowp::Gemm(N, K),
-        kp_(round_up(std::max(K, 1), kDepthAlign)),
+        kp_(round_up(std::max(K, 1), isa == Isa::Amx ? kDepthAlignAmx : kDepthAlign)),
         kernel_(pick(isa)),
         heavy_(heavy_blocks(row, N, K)),
         main_(N, kp_),
@@ -148,7 +148,8 @@ class Gemm final : public lowp::Gemm {
       sx[r] = quantize(x[r], K_, xq + static_cast<size_t>(r) * static_cast<size_t>(kp_));
     if (kernel == &dot_vnni) {  // vpdpbusd's unsigned operand, once per call rather than per tile
       auto* u = reinterpret_cast<uint8_t*>(xq);
-      for (size_t k = 0; k < static_cast<size_t>(rows) * static_cast<size_t>(kp_); ++k) u[k] ^= 0x80u;
+      const size_t bytes = static_cast<size_t>(rows) * static_cast<size_t>(kp_);  // a local: u may alias kp_
+      for (size_t k = 0; k < bytes; ++k) u[k] ^= 0x80u;
     }
     Args a;
     a.rows = rows;
