@@ -1,12 +1,21 @@
-// Machine FMA peak: a register-only loop of independent fp32 fused multiply-adds, run on 1..N threads.
-// Every figure of bench/compare is also read as a fraction of this number.
+// Machine peaks: register-only loops of independent fp32 fused multiply-adds and, where the CPU has them,
+// of the int8 and bf16 dot-product instructions, run on 1..N threads. Every figure of bench/compare is
+// also read as a fraction of the fp32 number; the dot-product peaks bound the int8 and bf16 kernels.
 //
 // Why 16 chains: an FMA has a latency of 4 cycles and up to 2 issue per cycle, so at least 8
 // independent accumulators are needed to keep both pipes busy; 16 leaves margin and still fits in
-// the 32 zmm registers with the two multiplicands. Built by bench/compare (not part of the library):
+// the 32 zmm registers with the two multiplicands. AVX2 has 16 ymm registers, so 14 chains there (16
+// spilled two accumulators to the stack every round, which measured a third below the peak). The
+// dot-product instructions issue like FMAs, so the same counts.
+// Built by bench/compare (not part of the library):
 //   g++ -O2 -mavx512f -pthread bench/peak.cpp -o peak        (AVX2 variant: -mavx2 -mfma -DPEAK_AVX2)
+// No -mavx512vnni/-mavx512bf16 is needed: the dot products are inline asm, run only when the CPU has them.
 // Usage: peak [seconds per measurement, default 0.5] [max threads, default all cores]
-// Prints one JSON object per thread count: {"threads":N,"gflops":X,"isa":"avx512f"}.
+// Prints one JSON object per thread count, e.g.
+//   {"threads":N,"gflops":X,"int8_gops":Y,"bf16_gflops":Z,"isa":"avx512f"}
+// int8_gops: AVX512-VNNI vpdpbusd zmm (128 ops each), or with PEAK_AVX2 AVX-VNNI's vpdpbusd ymm (64 ops);
+// bf16_gflops: AVX512-BF16 vdpbf16ps zmm (64 flops each; none with PEAK_AVX2). A key is left out when
+// the CPU lacks the instruction.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -23,6 +32,7 @@ namespace {
 #ifdef PEAK_AVX2
 using Vec = __m256;
 constexpr int kLanes = 8;
+constexpr int kChains = 14;
 constexpr const char* kIsa = "avx2+fma";
 inline Vec set1(float x) { return _mm256_set1_ps(x); }
 inline Vec fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
@@ -37,6 +47,7 @@ inline float sum(Vec v) {
 #else
 using Vec = __m512;
 constexpr int kLanes = 16;
+constexpr int kChains = 16;
 constexpr const char* kIsa = "avx512f";
 inline Vec set1(float x) { return _mm512_set1_ps(x); }
 inline Vec fma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
@@ -50,13 +61,26 @@ inline float sum(Vec v) {
 }
 #endif
 
-constexpr int kChains = 16;
-constexpr int64_t kInner = 1 << 16;  // FMAs per chain between clock reads
+constexpr int64_t kInner = 1 << 16;  // instructions per chain between clock reads
 
 std::atomic<float> sink{0};
 
+// Calls round() until `seconds` have passed; returns the operations done (ops_per_round each) and the time.
+template <class Round>
+std::pair<double, double> timed(double seconds, double ops_per_round, Round round) {
+  auto t0 = std::chrono::steady_clock::now();
+  int64_t rounds = 0;
+  double dt = 0;
+  do {
+    round();
+    ++rounds;
+    dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  } while (dt < seconds);
+  return {ops_per_round * static_cast<double>(rounds), dt};
+}
+
 // Runs the FMA loop for at least `seconds`; returns FLOPs done and the time taken.
-std::pair<double, double> spin(double seconds) {
+std::pair<double, double> spin_fp32(double seconds) {
   // a*x + b with a slightly below 1 keeps the values bounded (no overflow, no denormals).
   Vec a = set1(0.999999f), b = set1(1e-7f);
   Vec acc[kChains];
@@ -78,6 +102,119 @@ std::pair<double, double> spin(double seconds) {
   return {2.0 * kLanes * kChains * static_cast<double>(kInner) * static_cast<double>(rounds), dt};
 }
 
+// The dot-product loops are asm on fixed registers: GCC 12 copies or spills the accumulators of
+// _mm512_dpbusd_epi32 in a loop, which measured well below the 2 per cycle the instruction issues at.
+// Operands are set once per round (the clock read between rounds clobbers every vector register);
+// nothing in the C++ loop between the asm blocks uses a vector register.
+// clang-format off
+#define PEAK_DP(ins, acc) ins " " PEAK_SRC "%%" acc "\n\t"
+#ifdef PEAK_AVX2
+#define PEAK_SRC "%%ymm15, %%ymm14, "
+#define PEAK_DP14(ins) \
+  PEAK_DP(ins, "ymm0") PEAK_DP(ins, "ymm1") PEAK_DP(ins, "ymm2") PEAK_DP(ins, "ymm3") \
+  PEAK_DP(ins, "ymm4") PEAK_DP(ins, "ymm5") PEAK_DP(ins, "ymm6") PEAK_DP(ins, "ymm7") \
+  PEAK_DP(ins, "ymm8") PEAK_DP(ins, "ymm9") PEAK_DP(ins, "ymm10") PEAK_DP(ins, "ymm11") \
+  PEAK_DP(ins, "ymm12") PEAK_DP(ins, "ymm13")
+#define PEAK_CLOBBERS \
+  "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", \
+  "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15"
+// clang-format on
+
+// Sets the operands ymm14 and ymm15 to x and zeroes the 14 accumulators.
+inline void dot_setup(const __m256i& x) {
+  __asm__ volatile(
+      "vmovdqa %[x], %%ymm14\n\tvmovdqa %[x], %%ymm15\n\t"
+      "vpxor %%ymm0, %%ymm0, %%ymm0\n\tvpxor %%ymm1, %%ymm1, %%ymm1\n\t"
+      "vpxor %%ymm2, %%ymm2, %%ymm2\n\tvpxor %%ymm3, %%ymm3, %%ymm3\n\t"
+      "vpxor %%ymm4, %%ymm4, %%ymm4\n\tvpxor %%ymm5, %%ymm5, %%ymm5\n\t"
+      "vpxor %%ymm6, %%ymm6, %%ymm6\n\tvpxor %%ymm7, %%ymm7, %%ymm7\n\t"
+      "vpxor %%ymm8, %%ymm8, %%ymm8\n\tvpxor %%ymm9, %%ymm9, %%ymm9\n\t"
+      "vpxor %%ymm10, %%ymm10, %%ymm10\n\tvpxor %%ymm11, %%ymm11, %%ymm11\n\t"
+      "vpxor %%ymm12, %%ymm12, %%ymm12\n\tvpxor %%ymm13, %%ymm13, %%ymm13\n\t"
+      :
+      : [x] "m"(x)
+      : PEAK_CLOBBERS);
+}
+
+// AVX-VNNI vpdpbusd ymm: 32 u8 x s8 multiply-adds into 8 int32, 64 ops. {vex} (braces escaped as %{ %}
+// in an asm template) because the assembler would otherwise pick the EVEX form, which needs AVX512-VNNI.
+std::pair<double, double> spin_int8(double seconds) {
+  __m256i x = _mm256_set1_epi32(0x01010101);
+  return timed(seconds, 64.0 * kChains * static_cast<double>(kInner), [&] {
+    dot_setup(x);
+    for (int64_t k = 0; k < kInner; ++k) __asm__ volatile(PEAK_DP14("%{vex%} vpdpbusd")::: PEAK_CLOBBERS);
+  });
+}
+#else
+// clang-format off
+#define PEAK_SRC "%%zmm31, %%zmm30, "
+#define PEAK_DP16(ins) \
+  PEAK_DP(ins, "zmm0") PEAK_DP(ins, "zmm1") PEAK_DP(ins, "zmm2") PEAK_DP(ins, "zmm3") \
+  PEAK_DP(ins, "zmm4") PEAK_DP(ins, "zmm5") PEAK_DP(ins, "zmm6") PEAK_DP(ins, "zmm7") \
+  PEAK_DP(ins, "zmm8") PEAK_DP(ins, "zmm9") PEAK_DP(ins, "zmm10") PEAK_DP(ins, "zmm11") \
+  PEAK_DP(ins, "zmm12") PEAK_DP(ins, "zmm13") PEAK_DP(ins, "zmm14") PEAK_DP(ins, "zmm15")
+#define PEAK_CLOBBERS \
+  "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", \
+  "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", \
+  "xmm30", "xmm31"
+// clang-format on
+
+// Sets the operands zmm30 and zmm31 to x and zeroes the 16 accumulators.
+inline void dot_setup(const __m512i& x) {
+  __asm__ volatile(
+      "vmovdqa64 %[x], %%zmm30\n\tvmovdqa64 %[x], %%zmm31\n\t"
+      "vpxord %%zmm0, %%zmm0, %%zmm0\n\tvpxord %%zmm1, %%zmm1, %%zmm1\n\t"
+      "vpxord %%zmm2, %%zmm2, %%zmm2\n\tvpxord %%zmm3, %%zmm3, %%zmm3\n\t"
+      "vpxord %%zmm4, %%zmm4, %%zmm4\n\tvpxord %%zmm5, %%zmm5, %%zmm5\n\t"
+      "vpxord %%zmm6, %%zmm6, %%zmm6\n\tvpxord %%zmm7, %%zmm7, %%zmm7\n\t"
+      "vpxord %%zmm8, %%zmm8, %%zmm8\n\tvpxord %%zmm9, %%zmm9, %%zmm9\n\t"
+      "vpxord %%zmm10, %%zmm10, %%zmm10\n\tvpxord %%zmm11, %%zmm11, %%zmm11\n\t"
+      "vpxord %%zmm12, %%zmm12, %%zmm12\n\tvpxord %%zmm13, %%zmm13, %%zmm13\n\t"
+      "vpxord %%zmm14, %%zmm14, %%zmm14\n\tvpxord %%zmm15, %%zmm15, %%zmm15\n\t"
+      :
+      : [x] "m"(x)
+      : PEAK_CLOBBERS);
+}
+
+// AVX512-VNNI vpdpbusd zmm: 64 u8 x s8 multiply-adds into 16 int32, 128 ops.
+std::pair<double, double> spin_int8(double seconds) {
+  __m512i x = _mm512_set1_epi32(0x01010101);
+  return timed(seconds, 128.0 * kChains * static_cast<double>(kInner), [&] {
+    dot_setup(x);
+    for (int64_t k = 0; k < kInner; ++k) __asm__ volatile(PEAK_DP16("vpdpbusd")::: PEAK_CLOBBERS);
+  });
+}
+
+// AVX512-BF16 vdpbf16ps zmm: 32 bf16 pairs multiplied and added into 16 fp32, 64 flops. Operands of
+// 1.0 keep the accumulators finite.
+std::pair<double, double> spin_bf16(double seconds) {
+  __m512i x = _mm512_set1_epi32(0x3f803f80);
+  return timed(seconds, 64.0 * kChains * static_cast<double>(kInner), [&] {
+    dot_setup(x);
+    for (int64_t k = 0; k < kInner; ++k) __asm__ volatile(PEAK_DP16("vdpbf16ps")::: PEAK_CLOBBERS);
+  });
+}
+#endif
+
+// Best of three runs of spin on n threads, in G operations per second. Best of three: the machine is
+// shared, so the least disturbed run is the closest to the limit.
+double best_of_three(std::pair<double, double> (*spin)(double), double seconds, int n) {
+  double best = 0;
+  for (int trial = 0; trial < 3; ++trial) {
+    std::vector<std::pair<double, double>> res(static_cast<size_t>(n));
+    std::vector<std::thread> ts;
+    for (int i = 0; i < n; ++i) ts.emplace_back([&, i] { res[static_cast<size_t>(i)] = spin(seconds); });
+    for (auto& t : ts) t.join();
+    double ops = 0, wall = 0;
+    for (auto& r : res) {
+      ops += r.first;
+      wall = std::max(wall, r.second);
+    }
+    best = std::max(best, ops / wall * 1e-9);
+  }
+  return best;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -87,22 +224,19 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: peak [seconds > 0] [max threads >= 1]\n");
     return 2;
   }
+#ifdef PEAK_AVX2
+  const bool int8 = __builtin_cpu_supports("avxvnni");
+#else
+  const bool int8 = __builtin_cpu_supports("avx512vnni"), bf16 = __builtin_cpu_supports("avx512bf16");
+#endif
   for (int n = 1; n <= max_threads; ++n) {
-    // Best of three: the machine is shared, so the least disturbed run is the closest to the limit.
-    double best = 0;
-    for (int trial = 0; trial < 3; ++trial) {
-      std::vector<std::pair<double, double>> res(static_cast<size_t>(n));
-      std::vector<std::thread> ts;
-      for (int i = 0; i < n; ++i) ts.emplace_back([&, i] { res[static_cast<size_t>(i)] = spin(seconds); });
-      for (auto& t : ts) t.join();
-      double flops = 0, wall = 0;
-      for (auto& r : res) {
-        flops += r.first;
-        wall = std::max(wall, r.second);
-      }
-      best = std::max(best, flops / wall * 1e-9);
-    }
-    std::printf("{\"threads\":%d,\"gflops\":%.2f,\"isa\":\"%s\"}\n", n, best, kIsa);
+    std::printf("{\"threads\":%d,\"gflops\":%.2f", n, best_of_three(spin_fp32, seconds, n));
+    if (int8) std::printf(",\"int8_gops\":%.2f", best_of_three(spin_int8, seconds, n));
+#ifndef PEAK_AVX2
+    if (bf16) std::printf(",\"bf16_gflops\":%.2f", best_of_three(spin_bf16, seconds, n));
+#endif
+    std::printf(",\"isa\":\"%s\"}\n", kIsa);
+    std::fflush(stdout);
   }
   return 0;
 }

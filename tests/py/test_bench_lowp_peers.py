@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 SOURCE_DIR = os.environ.get("LSTMLM_SOURCE_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 BENCH = os.path.join(SOURCE_DIR, "bench")
@@ -259,20 +260,25 @@ class CompareLowp(unittest.TestCase):
         self.assertEqual(d["best"], "pytorch")  # the peer still stands in the table
         self.assertNotIn("ratio", d["peers"]["pytorch"])
 
-    def cells(self, rows, failed=()):
+    def rows1(self):
+        """rows() on 1 thread (the low-precision targets' thread count): each side's 2-thread row moved to 1
+        thread, oneDNN keeps its own 1-thread row."""
+        return {side: [{(64, 1): r.get((64, 1), r.get((64, 2)))} for r in rs] for side, rs in self.rows().items()}
+
+    def cells(self, rows, failed=(), key=(64, 1)):
         failed = dict(failed)
-        lowp = {p: compare.lowp_cell(rows, failed, p, (64, 2), 2, [1000, 1000], list(compare.LOWP_PEERS[p]))
+        lowp = {p: compare.lowp_cell(rows, failed, p, key, 2, [1000, 1000], list(compare.LOWP_PEERS[p]))
                 for p in ("bf16", "int8")}
-        return [{"shape": "MEDIUM", "workload": "score", "batch": 64, "length": 35, "threads": 2,
+        return [{"shape": "MEDIUM", "workload": "score", "batch": key[0], "length": 35, "threads": key[1],
                  "ours": {"isa": "fp32/avx512"}, "ours_tps": 1000, "lowp": lowp}]
 
     def test_lowp_rows(self):
-        lines = compare.lowp_rows(self.cells(self.rows()), {"amx_bf16", "avx512_bf16"})
+        lines = compare.lowp_rows(self.cells(self.rows1()), {"amx_bf16", "avx512_bf16"})
         self.assertEqual(len(lines), len(compare.TARGETS_LOWP))
-        by = {l.split("|")[6].strip(): l for l in lines if l.startswith("| MEDIUM | score | 64 | 2 ")}
+        by = {l.split("|")[6].strip(): l for l in lines if l.startswith("| MEDIUM | score | 64 | 1 ")}
         one = by[">= 1.2x oneDNN's bf16 LSTM"]
         self.assertIn("1.50x", one)
-        self.assertIn("oneDNN bf16 on 1 thread", one)
+        self.assertIn("oneDNN bf16: 2,100 tokens/s", one)  # at the cell's thread count: not named
         self.assertTrue(one.rstrip().endswith("| yes |"), one)
         amx = next(l for l in lines if "where AMX exists" in l)
         self.assertIn("AMX-BF16 present", amx)
@@ -281,28 +287,33 @@ class CompareLowp(unittest.TestCase):
         self.assertIn("bf16/amx", amx)
         self.assertIn("| yes |", amx)
         # only AVX512-BF16: the same figure against 1.6x; no bf16 at all: no target
-        only = next(l for l in compare.lowp_rows(self.cells(self.rows()), {"avx512_bf16"}) if "where AMX" in l)
+        only = next(l for l in compare.lowp_rows(self.cells(self.rows1()), {"avx512_bf16"}) if "where AMX" in l)
         self.assertIn("AVX512-BF16, no AMX", only)
-        none = next(l for l in compare.lowp_rows(self.cells(self.rows()), set()) if "where AMX" in l)
+        none = next(l for l in compare.lowp_rows(self.cells(self.rows1()), set()) if "where AMX" in l)
         self.assertIn("no target on this CPU", none)
-        best8 = next(l for l in lines if "best int8 peer" in l)
+        best8 = by[">= 1.3x the best int8 peer"]
         self.assertIn("2.10x", best8)
         self.assertIn("PyTorch int8", best8)
         self.assertIn("int8/avx512vnni", best8)
         self.assertIn("| yes |", best8)
-        vs16 = next(l for l in lines if ">= 1.3x lstmlm bf16" in l)
-        self.assertIn("lstmlm bf16 (bf16/amx)", vs16)
-        self.assertIn("1.33x", vs16)
-        self.assertIn("| yes |", vs16)
-        for l in lines:  # the cells not given are reported as not run
-            if l.startswith("| MEDIUM | predict") or l.startswith("| SEED"):
-                self.assertIn("not run", l)
+        vs32 = by[">= 2.5x lstmlm fp32"]
+        self.assertIn("lstmlm fp32 (fp32/avx512): 1,000 tokens/s", vs32)
+        self.assertIn("4.20x (4.00-4.40)", vs32)
+        self.assertIn("| yes |", vs32)
+        for l in lines:  # the cells not given are reported as not run, none dropped
+            if not l.startswith("| MEDIUM | score | 64 | 1 "):
+                self.assertTrue(l.rstrip().endswith("| not run | - |"), l)
+        self.assertEqual(sum(l.startswith("| SEED |") for l in lines), 18)
+        # the same figures on 2 threads: no target is set there, every one is listed as not run
+        two = compare.lowp_rows(self.cells(self.rows(), key=(64, 2)), {"amx_bf16"})
+        self.assertEqual(len(two), len(compare.TARGETS_LOWP))
+        self.assertTrue(all("not run" in l for l in two))
 
     def test_lowp_rows_misses_and_unavailable(self):
-        rows = self.rows()
+        rows = self.rows1()
         # bf16 only 2x fp32 on an AMX machine: not met; int8 whose kernels were not int8: not met
-        rows["lstmlm-bf16"] = rounds_of({(64, 2): row(2000, "bf16/amx")}, {(64, 2): row(2000, "bf16/amx")})
-        rows["lstmlm-int8"] = rounds_of({(64, 2): row(9000, "fp32/avx512")}, {(64, 2): row(9000, "fp32/avx512")})
+        rows["lstmlm-bf16"] = rounds_of({(64, 1): row(2000, "bf16/amx")}, {(64, 1): row(2000, "bf16/amx")})
+        rows["lstmlm-int8"] = rounds_of({(64, 1): row(9000, "fp32/avx512")}, {(64, 1): row(9000, "fp32/avx512")})
         lines = compare.lowp_rows(self.cells(rows), {"amx_bf16"})
         amx = next(l for l in lines if "where AMX" in l)
         self.assertTrue(amx.rstrip().endswith("| **no** |"), amx)
@@ -320,17 +331,51 @@ class CompareLowp(unittest.TestCase):
         self.assertTrue(any("| bf16 | unavailable (exit 2" in l for l in table))
         self.assertTrue(any("| int8 |" in l and "| - |" in l for l in table))  # no oneDNN int8 rows given
 
-    def test_seed_takes_the_better_precision(self):
+    def seed_cell(self, bf16, int8):
         k = (1, 1)
-        rows = {"lstmlm-bf16": rounds_of({k: row(1200, "bf16/avx512bf16")}),
-                "lstmlm-int8": rounds_of({k: row(1500, "int8/avx512vnni")})}
+        rows = {"lstmlm-bf16": rounds_of({k: row(bf16, "bf16/avx512bf16")}),
+                "lstmlm-int8": rounds_of({k: row(int8, "int8/avx512vnni")})}
         lowp = {p: compare.lowp_cell(rows, {}, p, k, 1, [1000], []) for p in ("bf16", "int8")}
-        cells = [{"shape": "SEED", "workload": "predict", "batch": 1, "length": 4, "threads": 1,
-                  "ours": {"isa": "fp32/avx512"}, "ours_tps": 1000, "lowp": lowp}]
-        line = next(l for l in compare.lowp_rows(cells, set()) if l.startswith("| SEED"))
+        return [{"shape": "SEED", "workload": "predict", "batch": 1, "length": 4, "threads": 1,
+                 "ours": {"isa": "fp32/avx512"}, "ours_tps": 1000, "lowp": lowp}]
+
+    def test_seed_each_precision_against_the_next(self):
+        """SEED: int8 against lstmlm bf16 and bf16 against lstmlm fp32, each at 1.0."""
+        lines = compare.lowp_rows(self.seed_cell(1200, 1500), set())
+        int8 = next(l for l in lines if l.startswith("| SEED | predict | 1 | 1 | int8 |"))
+        self.assertIn(">= lstmlm bf16", int8)
+        self.assertIn("lstmlm bf16 (bf16/avx512bf16)", int8)
+        self.assertIn("1.25x", int8)
+        self.assertTrue(int8.rstrip().endswith("| yes |"), int8)
+        bf16 = next(l for l in lines if l.startswith("| SEED | predict | 1 | 1 | bf16 |"))
+        self.assertIn(">= lstmlm fp32", bf16)
+        self.assertIn("1.20x", bf16)
+        self.assertTrue(bf16.rstrip().endswith("| yes |"), bf16)
+        slow = compare.lowp_rows(self.seed_cell(1200, 1100), set())
+        int8 = next(l for l in slow if l.startswith("| SEED | predict | 1 | 1 | int8 |"))
+        self.assertIn("0.92x", int8)
+        self.assertTrue(int8.rstrip().endswith("| **no** |"), int8)
+
+    def test_two_precisions_take_the_better(self):
+        """A target naming two precisions counts the better of the two against the same baseline."""
+        target = [("SEED", "predict", 1, 1, ("bf16", "int8"), "fp32", 1.3, ">= 1.3x lstmlm fp32 (bf16 or int8)")]
+        with mock.patch.object(compare, "TARGETS_LOWP", target):
+            line, = compare.lowp_rows(self.seed_cell(1200, 1500), set())
         self.assertIn("| int8 |", line)
         self.assertIn("1.50x", line)
         self.assertTrue(line.rstrip().endswith("| yes |"), line)
+
+    def test_peak_text(self):
+        fp32 = [{"threads": 2, "gflops": 220.0, "isa": "avx512f"}, {"threads": 1, "gflops": 211.1, "isa": "avx512f"}]
+        self.assertEqual(compare.peak_text(fp32),
+                         "FMA peak (bench/peak.cpp, avx512f): 211.1 GFLOP/s on 1 thread, 220.0 GFLOP/s on 2 threads.")
+        full = [{"threads": 1, "gflops": 211.1, "int8_gops": 861.9, "bf16_gflops": 429.9, "isa": "avx512f"}]
+        text = compare.peak_text(full)
+        self.assertIn("int8 dot-product peak (AVX512-VNNI vpdpbusd zmm): 861.9 GOP/s on 1 thread.", text)
+        self.assertIn("bf16 dot-product peak (AVX512-BF16 vdpbf16ps zmm): 429.9 GFLOP/s on 1 thread.", text)
+        avx2 = compare.peak_text([{"threads": 1, "gflops": 106.0, "int8_gops": 429.0, "isa": "avx2+fma"}])
+        self.assertIn("(AVX-VNNI vpdpbusd ymm): 429.0 GOP/s", avx2)
+        self.assertNotIn("bf16", avx2)
 
 
 FAKE_LSTMLM = r'''#!PYTHON
@@ -404,10 +449,25 @@ class CompareEndToEnd(unittest.TestCase):
             self.assertTrue(os.path.exists(os.path.join(out, "tokens_vs_batch.svg")))
         self.assertIn("Targets against the best fp32 peer", md)
         self.assertIn("Low-precision targets", md)
-        seed = next(l for l in md.splitlines() if l.startswith("| SEED | predict | 1 | 1 | bf16 | >= 1.3x"))
+        seed = next(l for l in md.splitlines() if l.startswith("| SEED | predict | 1 | 1 | bf16 | >= lstmlm fp32"))
         self.assertIn("3.00x (3.00-3.00)", seed)
         self.assertIn("bf16/amx", seed)
         self.assertTrue(seed.rstrip().endswith("| yes |"), seed)
+        int8 = next(l for l in md.splitlines() if l.startswith("| SEED | predict | 1 | 1 | int8 | >= lstmlm bf16"))
+        self.assertIn("lstmlm int8 unavailable (exit 1: lstmlm: error: int8 kernels", int8)
+        # targets on cells this run did not ask for are listed, as not run
+        self.assertIn("| SEED | predict | 8 | 1 | int8 | >= lstmlm bf16 | - | - | not run | - |", md)
+        self.assertIn("| MEDIUM | score | 64 | 1 | int8 | >= 1.3x the best int8 peer | - | - | not run | - |", md)
+        # the peak rows (with the dot-product peaks the CPU has) are in raw.jsonl and on the peak line
+        peaks = [x for x in raw if "gflops" in x and "side" not in x]
+        self.assertEqual([p["threads"] for p in peaks], [1, 2])
+        line = next(l for l in md.splitlines() if l.startswith("FMA peak (bench/peak.cpp"))
+        flags = cpu_flags()
+        if "avx512f" in flags:
+            for key, flag, text in (("int8_gops", "avx512_vnni", "int8 dot-product peak (AVX512-VNNI"),
+                                    ("bf16_gflops", "avx512_bf16", "bf16 dot-product peak (AVX512-BF16")):
+                self.assertEqual(all(key in p for p in peaks), flag in flags, peaks)
+                self.assertEqual(text in line, flag in flags, line)
         self.assertIn("| SEED | predict | 1 | 4 | 1 | int8 | unavailable (exit 1: lstmlm: error: int8 kernels", md)
         bad = [x for x in raw if x.get("side") == "lstmlm-int8"]
         self.assertEqual(len(bad), 1)  # tried once, then skipped in later rounds
