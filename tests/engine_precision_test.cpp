@@ -33,7 +33,8 @@ struct Level {
   std::string kernels;  // what Engine::kernels() must then say
 };
 
-// The levels of `precision` this CPU has, best first.
+// The levels of `precision` this CPU has and an Engine runs (bf16 is refused at AVX2: its kernel's bits are
+// tested in kernels_lowp_test.cpp), best first.
 std::vector<Level> levels(const std::string& p) {
   using kernels::Isa;
   const std::pair<Isa, const char*> all[] = {{Isa::Amx, "amx"},
@@ -42,8 +43,12 @@ std::vector<Level> levels(const std::string& p) {
                                              {Isa::Avx2, "avx2"},
                                              {Isa::Scalar, "scalar"}};
   std::vector<Level> out;
-  for (auto [isa, env] : all)
-    if (kernels::backend_at(parse_precision(p), isa)) out.push_back({env, p + "/" + env});
+  for (auto [isa, env] : all) {
+    if (!kernels::backend_at(parse_precision(p), isa)) continue;
+    const IsaEnv capped(env);
+    if (kernels::refusal(parse_precision(p)).empty())
+      out.push_back({env, p + "/" + std::string(kernels::isa_name(isa, parse_precision(p)))});
+  }
   return out;
 }
 
@@ -152,8 +157,17 @@ TEST(EnginePrecision, IsaVariableCapsTheLevelAndIsChecked) {
   auto model = test_models()[1].model;
   {
     const IsaEnv env("avx2");
-    EXPECT_EQ(Engine(model, options("bf16", 1)).kernels(), "bf16/avx2");
-    EXPECT_EQ(Engine(model, options("int8", 1)).kernels(), "int8/avx2");
+    // bf16 on AVX2 FMAs runs at about half fp32's speed: refused, saying what to use.
+    try {
+      Engine e(model, options("bf16", 1));
+      ADD_FAILURE() << "bf16 ran on " << e.kernels();
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("use fp32"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(kernels_for(Precision::Bf16), "bf16/refused");
+    // int8 at this level runs AVX-VNNI where the CPU has it, and says so.
+    EXPECT_EQ(Engine(model, options("int8", 1)).kernels(),
+              kernels::cpu_features().avx_vnni ? "int8/avxvnni" : "int8/avx2");
     EXPECT_EQ(Engine(model, options("fp32", 1)).kernels(), "fp32/avx2");
   }
   {

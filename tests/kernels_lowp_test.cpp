@@ -229,6 +229,13 @@ TEST(KernelsLowp, Int8MatchesItsDefinitionAndEveryLevelGivesTheSameBits) {
         EXPECT_TRUE(same_bits(out, first, p.N, p.Np()));
       }
     }
+    // The AVX2 level's vpmaddubsw kernel, which this CPU may have passed over for AVX-VNNI.
+    if (cpu_has("int8", Isa::Avx2)) {
+      EXPECT_TRUE(same_bits(run(*lowp::make_int8_gemm_without_avx_vnni(Isa::Avx2, p.row(), p.N, p.K), p,
+                                all_rows(p.rows), {{0, p.Np()}}),
+                            first, p.N, p.Np()))
+          << "K " << K << " vpmaddubsw";
+    }
   }
 }
 
@@ -291,6 +298,14 @@ TEST(KernelsLowp, WeightsOfSeveralChunksGiveTheSameBitsAsTheScalarLevel) {
                             size_t(p.N) * sizeof(float)),
                 0);
     }
+  }
+  if (cpu_has("int8", Isa::Avx2)) {
+    auto g = lowp::make_int8_gemm_without_avx_vnni(Isa::Avx2, p.row(), p.N, p.K);
+    const std::vector<Cols> whole = {{0, p.Np()}};
+    EXPECT_TRUE(same_bits(
+        run(*g, p, all_rows(p.rows), whole),
+        run(*lowp::make_int8_gemm(Isa::Scalar, p.row(), p.N, p.K), p, all_rows(p.rows), whole), p.N, p.Np()))
+        << "vpmaddubsw";
   }
 }
 

@@ -32,7 +32,8 @@ size_t packed_bytes(const Model& model);
 
 // The kernels an Engine of this precision would run on this CPU, "<precision>/<isa>" (e.g. "int8/amx"):
 // fp32 on the ISA the build is compiled for, bf16 and int8 on the best level the CPU has, at most
-// LSTMLM_ISA (docs/precision.md). Throws UsageError for an LSTMLM_ISA value that names no level.
+// LSTMLM_ISA (docs/precision.md); "bf16/refused" where an Engine of bf16 would be refused (AVX2, where fp32
+// is faster). Throws UsageError for an LSTMLM_ISA value that names no level.
 std::string kernels_for(Precision precision);
 
 // Measures of each step's predictive distribution that Engine::score can add beside the scores, from the

@@ -141,7 +141,10 @@ std::string_view Engine::kernels() const { return impl_->packed->backend->name()
 
 size_t packed_bytes(const Model& model) { return detail::packed_model(model)->bytes(); }
 
-std::string kernels_for(Precision precision) { return std::string(kernels::backend(precision).name()); }
+std::string kernels_for(Precision precision) {
+  if (!kernels::refusal(precision).empty()) return std::string(precision_name(precision)) + "/refused";
+  return std::string(kernels::backend(precision).name());
+}
 
 void Engine::score(const Sequences& inputs, const Sequences& targets, std::vector<State>& states,
                    std::vector<std::vector<float>>& out) {

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -164,8 +165,13 @@ class Backend {
 };
 
 // The backend for a precision on the best level the CPU has, at most LSTMLM_ISA (cpu.hpp): fp32 at
-// AVX-512, AVX2 or scalar, bf16 and int8 up to AMX. Throws UsageError for an unknown LSTMLM_ISA value.
+// AVX-512, AVX2 or scalar, bf16 and int8 up to AMX. Throws UsageError for an unknown LSTMLM_ISA value,
+// and for a precision refused there (refusal()).
 const Backend& backend(Precision precision = Precision::Fp32);
+// Why `precision` is refused on the best level the CPU has under LSTMLM_ISA, or empty: bf16 whose best
+// level is AVX2, where each weight is widened to fp32 before its FMA and bf16 runs at about half fp32's
+// speed (docs/precision.md).
+std::string refusal(Precision precision);
 // A precision at exactly `isa`, or null when the CPU lacks it or the precision has no kernels there
 // (fp32 at Dot or Amx): how the tests run every level the machine has.
 const Backend* backend_at(Precision precision, Isa isa);

@@ -41,6 +41,7 @@ CpuFeatures detect() {
   f.avx512 = f.avx2_fma && os_avx512 && bit(b7, 16) && bit(b7, 17) && bit(b7, 30) && bit(b7, 31);
   f.avx512_bf16 = f.avx512 && bit(a71, 5);
   f.avx512_vnni = f.avx512 && bit(c7, 11);
+  f.avx_vnni = f.avx2_fma && bit(a71, 4);
   const bool tile = f.avx512 && os_amx && bit(d7, 24);
   if (tile && syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0) {
     f.amx_bf16 = bit(d7, 22);
@@ -79,7 +80,7 @@ std::string_view isa_name(Isa isa, Precision precision) {
     case Isa::Avx512:
       return "avx512";
     case Isa::Avx2:
-      return "avx2";
+      return precision == Precision::Int8 && cpu_features().avx_vnni ? "avxvnni" : "avx2";
     default:
       return "scalar";
   }

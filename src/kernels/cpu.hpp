@@ -17,6 +17,7 @@ struct CpuFeatures {
   bool avx512 = false;  // F, BW, DQ, VL
   bool avx512_bf16 = false;
   bool avx512_vnni = false;
+  bool avx_vnni = false;  // the VEX vpdpbusd on 256 bits (int8's AVX2 level uses it where present)
   bool amx_bf16 = false;  // AMX-TILE and AMX-BF16, and the kernel lets this process use the tile data
   bool amx_int8 = false;  // AMX-TILE and AMX-INT8, idem
 };
@@ -29,7 +30,8 @@ const CpuFeatures& cpu_features();
 // variable and the accepted values otherwise. Read on every call, so a test may change it.
 Isa isa_ceiling();
 
-// "amx", "avx512bf16" / "avx512vnni" (Dot, by precision), "avx512", "avx2", "scalar".
+// "amx", "avx512bf16" / "avx512vnni" (Dot, by precision), "avx512", "avx2" ("avxvnni" for int8 on a CPU
+// with AVX-VNNI), "scalar".
 std::string_view isa_name(Isa isa, Precision precision);
 
 }  // namespace lstmlm::kernels

@@ -60,11 +60,27 @@ const Backend* backend_at(Precision precision, Isa isa) {
   return &lowp_backend(precision, isa);
 }
 
+namespace {
+
+Isa best_level(Precision precision) {
+  for (int level = static_cast<int>(isa_ceiling()); level > 0; --level)
+    if (has(precision, static_cast<Isa>(level))) return static_cast<Isa>(level);
+  return Isa::Scalar;  // every precision has a scalar kernel, which every x86-64 runs
+}
+
+}  // namespace
+
+std::string refusal(Precision precision) {
+  if (precision != Precision::Bf16 || best_level(precision) != Isa::Avx2) return {};
+  return "--precision bf16: this CPU has no AVX-512 (or LSTMLM_ISA caps it at avx2), where bf16 runs on "
+         "fp32 FMAs at about half fp32's speed: use fp32, or int8 for a faster low precision";
+}
+
 const Backend& backend(Precision precision) {
-  for (int level = static_cast<int>(isa_ceiling()); level >= 0; --level)
-    if (const Backend* b = backend_at(precision, static_cast<Isa>(level))) return *b;
-  // Every precision has a scalar kernel, which every x86-64 runs.
-  throw std::logic_error("kernels: no backend for " + std::string(precision_name(precision)));
+  if (std::string why = refusal(precision); !why.empty()) throw UsageError(why);
+  const Backend* b = backend_at(precision, best_level(precision));
+  if (!b) throw std::logic_error("kernels: no backend for " + std::string(precision_name(precision)));
+  return *b;
 }
 
 const cells::Updates& cells::updates() {

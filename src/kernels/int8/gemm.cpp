@@ -106,10 +106,10 @@ std::vector<Cols> heavy_blocks(const lowp::RowFn& row, int N, int K) {
 
 class Gemm final : public lowp::Gemm {
  public:
-  Gemm(Isa isa, const lowp::RowFn& row, int N, int K)
+  Gemm(Isa isa, bool avx_vnni, const lowp::RowFn& row, int N, int K)
       : lowp::Gemm(N, K),
         kp_(round_up(std::max(K, 1), isa == Isa::Amx ? kDepthAlignAmx : kDepthAlign)),
-        kernel_(pick(isa)),
+        kernel_(pick(isa, avx_vnni)),
         heavy_(heavy_blocks(row, N, K)),
         main_(N, kp_),
         residual_(heavy_.empty() ? 0 : N, kp_) {
@@ -146,7 +146,7 @@ class Gemm final : public lowp::Gemm {
     auto* sx = reinterpret_cast<float*>(s.bytes.data() + padded);
     for (int r = 0; r < rows; ++r)
       sx[r] = quantize(x[r], K_, xq + static_cast<size_t>(r) * static_cast<size_t>(kp_));
-    if (kernel == &dot_vnni) {  // vpdpbusd's unsigned operand, once per call rather than per tile
+    if (kernel == &dot_vnni || kernel == &dot_avxvnni) {  // vpdpbusd's unsigned operand, once per call
       auto* u = reinterpret_cast<uint8_t*>(xq);
       const size_t bytes = static_cast<size_t>(rows) * static_cast<size_t>(kp_);  // a local: u may alias kp_
       for (size_t k = 0; k < bytes; ++k) u[k] ^= 0x80u;
@@ -181,7 +181,7 @@ class Gemm final : public lowp::Gemm {
 
  private:
   using Kernel = void (*)(const Args&);
-  static Kernel pick(Isa isa) {
+  static Kernel pick(Isa isa, bool avx_vnni) {
     switch (isa) {
       case Isa::Amx:
         return &dot_amx;
@@ -189,7 +189,7 @@ class Gemm final : public lowp::Gemm {
         return &dot_vnni;
       case Isa::Avx512:
       case Isa::Avx2:
-        return &dot_avx2;
+        return avx_vnni ? &dot_avxvnni : &dot_avx2;
       default:
         return &dot_scalar;
     }
@@ -224,7 +224,10 @@ void dot_scalar(const Args& a) {
 namespace lstmlm::kernels::lowp {
 
 std::unique_ptr<Gemm> make_int8_gemm(Isa isa, const RowFn& row, int N, int K) {
-  return std::make_unique<int8::Gemm>(isa, row, N, K);
+  return std::make_unique<int8::Gemm>(isa, cpu_features().avx_vnni, row, N, K);
+}
+std::unique_ptr<Gemm> make_int8_gemm_without_avx_vnni(Isa isa, const RowFn& row, int N, int K) {
+  return std::make_unique<int8::Gemm>(isa, false, row, N, K);
 }
 
 }  // namespace lstmlm::kernels::lowp

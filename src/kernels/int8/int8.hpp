@@ -10,7 +10,7 @@
 //
 // The dot products are exact int32 sums on every ISA, and every kernel turns one into fp32 by the same
 // operations, out = fma(float(acc), sx[r] * sw[n], init) (init 0 when absent): int8 gives the same bits
-// on AMX, AVX512-VNNI, AVX2 and scalar.
+// on AMX, AVX512-VNNI, AVX-VNNI, AVX2 and scalar.
 //
 // A block of 16 rows holding a heavy row (max|w| > 3 rms, gemm.cpp) also has a residual plane in the same
 // layout: each of its rows' rounding residual fl(w - q sw), quantized the same way. A second pass of the
@@ -29,7 +29,7 @@ inline constexpr int kDepthAlignAmx = 64, kDepthAlign = 4;
 
 struct Args {
   int rows = 0, kp = 0;
-  const int8_t* x = nullptr;      // [rows rounded up to 16][kp]; for dot_vnni the bytes x + 128 (x ^ 0x80)
+  const int8_t* x = nullptr;      // [rows rounded up to 16][kp]; for the vpdpbusd kernels the bytes x + 128 (x ^ 0x80)
   const float* sx = nullptr;      // [rows]
   const int8_t* w = nullptr;      // [blocks][kp / 4][16][4]
   const float* sw = nullptr;      // [blocks * 16]
@@ -43,6 +43,7 @@ struct Args {
 
 void dot_amx(const Args& a);     // AMX-INT8 tdpbssd
 void dot_vnni(const Args& a);    // AVX512-VNNI vpdpbusd, x offset by 128
+void dot_avxvnni(const Args& a);  // AVX-VNNI {vex} vpdpbusd, x offset by 128
 void dot_avx2(const Args& a);    // AVX2 vpmaddubsw on |x| and sign-adjusted w (no saturation at 127)
 void dot_scalar(const Args& a);  // int32 loops
 

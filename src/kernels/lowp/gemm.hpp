@@ -63,8 +63,11 @@ T* input_rows(Scratch& s, int rows, int K, int kp, size_t extra = 0) {
 // W converted to bf16 (round to nearest even) for `isa` (Amx: AMX-BF16 tiles; Dot: AVX512-BF16; below:
 // the same products and sums as AVX512-BF16 in fp32 FMAs).
 std::unique_ptr<Gemm> make_bf16_gemm(Isa isa, const RowFn& row, int N, int K);
-// W as int8 with one symmetric scale per row; x quantized per row at run time (int8/int8.hpp).
+// W as int8 with one symmetric scale per row; x quantized per row at run time (int8/int8.hpp). At the
+// Avx2 level (and Avx512, which int8 runs as Avx2) the kernel is AVX-VNNI where the CPU has it.
 std::unique_ptr<Gemm> make_int8_gemm(Isa isa, const RowFn& row, int N, int K);
+// The same on vpmaddubsw at those levels whatever the CPU: what a CPU without AVX-VNNI runs, for tests.
+std::unique_ptr<Gemm> make_int8_gemm_without_avx_vnni(Isa isa, const RowFn& row, int N, int K);
 
 // The backend of a low precision (Bf16, Int8) on `isa`, over that precision's Gemm.
 std::unique_ptr<Backend> make_backend(Precision precision, Isa isa);
