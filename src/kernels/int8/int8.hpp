@@ -4,9 +4,10 @@
 //
 // W [N, K]: row n scaled by sw[n] = max|W[n]| / 127 and rounded to int8 in [-127, 127]; blocks of 16
 // columns, each holding for every quad of inputs k = 4p..4p+3 the 16 columns' four int8 side by side:
-// [blocks][Kp / 4][16][4], Kp = K rounded up (zero padded; see kDepthAlign). That is AVX512-VNNI's vpdpbusd operand
-// (one 64-byte vector per quad) and an AMX-INT8 B tile (16 quads x 64 bytes per 64 inputs). Each input row
-// is quantized per call the same way with its own scale sx[r] (PyTorch's dynamic quantization, per row).
+// [blocks][Kp / 4][16][4], Kp = K rounded up (zero padded; see kDepthAlign). That is AVX512-VNNI's vpdpbusd
+// operand (one 64-byte vector per quad) and an AMX-INT8 B tile (16 quads x 64 bytes per 64 inputs). Each
+// input row is quantized per call the same way with its own scale sx[r] (PyTorch's dynamic quantization, per
+// row).
 //
 // The dot products are exact int32 sums on every ISA, and every kernel turns one into fp32 by the same
 // operations, out = fma(float(acc), sx[r] * sw[n], init) (init 0 when absent): int8 gives the same bits
@@ -29,7 +30,8 @@ inline constexpr int kDepthAlignAmx = 64, kDepthAlign = 4;
 
 struct Args {
   int rows = 0, kp = 0;
-  const int8_t* x = nullptr;      // [rows rounded up to 16][kp]; for the vpdpbusd kernels the bytes x + 128 (x ^ 0x80)
+  const int8_t* x =
+      nullptr;  // [rows rounded up to 16][kp]; for the vpdpbusd kernels the bytes x + 128 (x ^ 0x80)
   const float* sx = nullptr;      // [rows]
   const int8_t* w = nullptr;      // [blocks][kp / 4][16][4]
   const float* sw = nullptr;      // [blocks * 16]
@@ -41,10 +43,10 @@ struct Args {
   const int8_t* block(int j) const { return w + static_cast<size_t>(j) * static_cast<size_t>(kp) * 16; }
 };
 
-void dot_amx(const Args& a);     // AMX-INT8 tdpbssd
-void dot_vnni(const Args& a);    // AVX512-VNNI vpdpbusd, x offset by 128
+void dot_amx(const Args& a);      // AMX-INT8 tdpbssd
+void dot_vnni(const Args& a);     // AVX512-VNNI vpdpbusd, x offset by 128
 void dot_avxvnni(const Args& a);  // AVX-VNNI {vex} vpdpbusd, x offset by 128
-void dot_avx2(const Args& a);    // AVX2 vpmaddubsw on |x| and sign-adjusted w (no saturation at 127)
-void dot_scalar(const Args& a);  // int32 loops
+void dot_avx2(const Args& a);     // AVX2 vpmaddubsw on |x| and sign-adjusted w (no saturation at 127)
+void dot_scalar(const Args& a);   // int32 loops
 
 }  // namespace lstmlm::kernels::int8

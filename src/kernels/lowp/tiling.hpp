@@ -35,8 +35,8 @@ template <class K, int R, class Args>
 // Every tile of a.rows x a.cols[0..a.n), a block of weights being block_bytes.
 template <class K, class Args>
 [[gnu::always_inline]] inline void run_tiles(const Args& a, size_t block_bytes) {
-  const int chunk = std::max(K::kNB1, static_cast<int>(kChunkBytes / std::max<size_t>(block_bytes, 1)) /
-                                          K::kNB1 * K::kNB1);
+  const int chunk =
+      std::max(K::kNB1, static_cast<int>(kChunkBytes / std::max<size_t>(block_bytes, 1)) / K::kNB1 * K::kNB1);
   for (int q = 0; q < a.n; ++q) {
     const int end = a.cols[q].end / 16;
     for (int j = a.cols[q].begin / 16; j < end; j += chunk) {
