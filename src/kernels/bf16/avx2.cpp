@@ -10,7 +10,7 @@ namespace {
 
 // 16 columns as two halves of 8; a weight vector's 64 bytes as two loads.
 struct Avx2Fma {
-  static constexpr int kR = 2, kNB = 2;
+  static constexpr int kR = 2, kNB = 2, kR2 = kR, kNB2 = kNB, kNB1 = 4;
   struct V {
     __m256 lo, hi;
   };

@@ -10,7 +10,7 @@ namespace {
 
 // The pair's odd product, then its even one, into the accumulator: vdpbf16ps's order.
 struct Avx512Fma {
-  static constexpr int kR = 4, kNB = 3;
+  static constexpr int kR = 4, kNB = 3, kR2 = kR, kNB2 = kNB, kNB1 = 6;
   using V = __m512;
   struct W {
     __m512 even, odd;

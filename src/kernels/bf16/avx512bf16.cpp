@@ -9,7 +9,7 @@ namespace lstmlm::kernels::bf16 {
 namespace {
 
 struct Avx512Bf16 {
-  static constexpr int kR = 4, kNB = 4;
+  static constexpr int kR = 4, kNB = 4, kR2 = kR, kNB2 = kNB, kNB1 = 8;
   using V = __m512;
   using W = __m512i;
   using X = __m512i;

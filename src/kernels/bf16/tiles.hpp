@@ -36,7 +36,7 @@ template <class Ops, int R, int NB>
 // The tiles as lowp::run_tiles takes them.
 template <class Ops>
 struct Tiles {
-  static constexpr int kR = Ops::kR, kNB = Ops::kNB, kNB1 = 2 * Ops::kNB;
+  static constexpr int kR = Ops::kR, kNB = Ops::kNB, kR2 = Ops::kR2, kNB2 = Ops::kNB2, kNB1 = Ops::kNB1;
   template <int R, int NB>
   [[gnu::always_inline]] static void tile(const Args& a, int r0, int j) {
     bf16::tile<Ops, R, NB>(a, r0, j);

@@ -14,7 +14,7 @@ namespace lstmlm::kernels::int8 {
 namespace {
 
 struct AvxVnni {
-  static constexpr int kR = 3, kNB = 2, kNB1 = 4;
+  static constexpr int kR = 3, kNB = 2, kR2 = kR, kNB2 = kNB, kNB1 = 4;
   template <int R, int NB>
   [[gnu::always_inline]] static void tile(const Args& a, int r0, int j) {
     __m256i acc[R][NB][2];

@@ -1,6 +1,7 @@
 // The int8 kernel on AVX512-VNNI: vpdpbusd multiplies unsigned by signed bytes, so the input rows come
 // offset by 128 (gemm.cpp, once per call) and 128 x each column's sum is subtracted after the loop: the
-// exact int32 dot product. Tiles of 4 rows x 4 blocks of 16 columns (a lone row: 8 blocks), visited in
+// exact int32 dot product. Tiles of 8 rows x 3 blocks of 16 columns (24 accumulators, 3 weight loads and 8
+// broadcasts per 24 vpdpbusd), 4 x 4 for 4 to 7 rows left, a lone row 8 blocks, visited in
 // lowp/tiling.hpp's order. Compiled with -mavx512vnni and AVX-512 (CMakeLists.txt); called only where the
 // CPU has them.
 #include <immintrin.h>
@@ -43,13 +44,15 @@ inline __m512i weights(const int8_t* block, int p) {
 }
 
 struct Vnni {
-  static constexpr int kR = 4, kNB = 4, kNB1 = 8;
+  static constexpr int kR = 8, kNB = 3, kR2 = 4, kNB2 = 4, kNB1 = 8;
 
   // The edge tiles, on arrays (GCC 12 keeps those accumulators in memory with dpbusd() and copies them with
   // the intrinsic: slower, but these tiles see a few percent of the work).
   template <int R, int NB>
   [[gnu::always_inline]] static void tile(const Args& a, int r0, int j) {
-    if constexpr (R == 4 && NB == 4) {
+    if constexpr (R == 8 && NB == 3) {
+      tile8x3(a, r0, j);
+    } else if constexpr (R == 4 && NB == 4) {
       tile4x4(a, r0, j);
     } else if constexpr (R == 1 && NB == 8) {
       tile1x8(a, r0, j);
@@ -69,7 +72,7 @@ struct Vnni {
     }
   }
 
-  // The two tiles that do nearly all the work (rows in fours; a lone row), with one named variable per
+  // The tiles that do nearly all the work (rows in eights, fours; a lone row), with one named variable per
   // accumulator, which GCC keeps in a register of its own.
   static void tile4x4(const Args& a, int r0, int j) {
     const int8_t *w0 = a.block(j), *w1 = a.block(j + 1), *w2 = a.block(j + 2), *w3 = a.block(j + 3);
@@ -90,6 +93,37 @@ struct Vnni {
     const __m512i acc[4][4] = {
         {c00, c01, c02, c03}, {c10, c11, c12, c13}, {c20, c21, c22, c23}, {c30, c31, c32, c33}};
     store<4, 4>(a, r0, j, acc);
+  }
+  static void tile8x3(const Args& a, int r0, int j) {
+    const int8_t *w0 = a.block(j), *w1 = a.block(j + 1), *w2 = a.block(j + 2);
+    const int32_t* x[8];
+    for (int r = 0; r < 8; ++r) x[r] = row(a, r0 + r);
+    __m512i c00 = _mm512_setzero_si512(), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00, c20 = c00,
+            c21 = c00, c22 = c00, c30 = c00, c31 = c00, c32 = c00, c40 = c00, c41 = c00, c42 = c00, c50 = c00,
+            c51 = c00, c52 = c00, c60 = c00, c61 = c00, c62 = c00, c70 = c00, c71 = c00, c72 = c00;
+    for (int p = 0; p < a.kp / 4; ++p) {
+      const __m512i v0 = weights(w0, p), v1 = weights(w1, p), v2 = weights(w2, p);
+      __m512i xv;
+      xv = _mm512_set1_epi32(x[0][p]);
+      dpbusd(c00, xv, v0), dpbusd(c01, xv, v1), dpbusd(c02, xv, v2);
+      xv = _mm512_set1_epi32(x[1][p]);
+      dpbusd(c10, xv, v0), dpbusd(c11, xv, v1), dpbusd(c12, xv, v2);
+      xv = _mm512_set1_epi32(x[2][p]);
+      dpbusd(c20, xv, v0), dpbusd(c21, xv, v1), dpbusd(c22, xv, v2);
+      xv = _mm512_set1_epi32(x[3][p]);
+      dpbusd(c30, xv, v0), dpbusd(c31, xv, v1), dpbusd(c32, xv, v2);
+      xv = _mm512_set1_epi32(x[4][p]);
+      dpbusd(c40, xv, v0), dpbusd(c41, xv, v1), dpbusd(c42, xv, v2);
+      xv = _mm512_set1_epi32(x[5][p]);
+      dpbusd(c50, xv, v0), dpbusd(c51, xv, v1), dpbusd(c52, xv, v2);
+      xv = _mm512_set1_epi32(x[6][p]);
+      dpbusd(c60, xv, v0), dpbusd(c61, xv, v1), dpbusd(c62, xv, v2);
+      xv = _mm512_set1_epi32(x[7][p]);
+      dpbusd(c70, xv, v0), dpbusd(c71, xv, v1), dpbusd(c72, xv, v2);
+    }
+    const __m512i acc[8][3] = {{c00, c01, c02}, {c10, c11, c12}, {c20, c21, c22}, {c30, c31, c32},
+                               {c40, c41, c42}, {c50, c51, c52}, {c60, c61, c62}, {c70, c71, c72}};
+    store<8, 3>(a, r0, j, acc);
   }
   static void tile1x8(const Args& a, int r0, int j) {
     const int8_t *w0 = a.block(j), *w1 = a.block(j + 1), *w2 = a.block(j + 2), *w3 = a.block(j + 3),

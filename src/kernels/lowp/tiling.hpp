@@ -20,15 +20,16 @@ namespace {
 // servers), leaving the rest for the input rows and the outputs.
 inline constexpr size_t kChunkBytes = 384 * 1024;
 
-// K: static int kR (rows per tile), kNB (blocks of 16 columns per tile), kNB1 (blocks per tile of a lone
+// K: static ints kR, kNB (rows and blocks of 16 columns per tile), kR2, kNB2 (the tile for what is left of
+// the rows after the groups of kR, when at least kR2; kR2 = kR for none), kNB1 (blocks per tile of a lone
 // row, which has only its blocks as independent accumulators), and
 // template <int R, int NB> static void tile(const Args&, int r0, int j) over rows r0.. and blocks j...
-template <class K, int R, class Args>
+// The blocks a tile of NB leaves run in tiles of NB / 2, then one by one.
+template <class K, int R, int NB, class Args>
 [[gnu::always_inline]] inline void tile_row(const Args& a, int r0, int j, int end) {
-  constexpr int NB = R == 1 ? K::kNB1 : K::kNB;
   for (; j + NB <= end; j += NB) K::template tile<R, NB>(a, r0, j);
-  if constexpr (NB != K::kNB)
-    for (; j + K::kNB <= end; j += K::kNB) K::template tile<R, K::kNB>(a, r0, j);
+  if constexpr (NB / 2 > 1)
+    for (; j + NB / 2 <= end; j += NB / 2) K::template tile<R, NB / 2>(a, r0, j);
   for (; j < end; ++j) K::template tile<R, 1>(a, r0, j);
 }
 
@@ -42,8 +43,10 @@ template <class K, class Args>
     for (int j = a.cols[q].begin / 16; j < end; j += chunk) {
       const int stop = std::min(end, j + chunk);
       int r = 0;
-      for (; r + K::kR <= a.rows; r += K::kR) tile_row<K, K::kR>(a, r, j, stop);
-      for (; r < a.rows; ++r) tile_row<K, 1>(a, r, j, stop);
+      for (; r + K::kR <= a.rows; r += K::kR) tile_row<K, K::kR, K::kNB>(a, r, j, stop);
+      if constexpr (K::kR2 < K::kR)
+        for (; r + K::kR2 <= a.rows; r += K::kR2) tile_row<K, K::kR2, K::kNB2>(a, r, j, stop);
+      for (; r < a.rows; ++r) tile_row<K, 1, K::kNB1>(a, r, j, stop);
     }
   }
 }
