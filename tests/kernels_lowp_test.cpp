@@ -278,10 +278,10 @@ TEST(KernelsLowp, Int8RowsAreBitIdenticalAloneInABatchAndSplit) {
 
 // Weights larger than one chunk of lowp/tiling.hpp (384 KiB): K 2000 makes a block of 16 columns 32 KiB in
 // int8 and 64 KiB in bf16, so 22 blocks are three chunks (two of 8, one of 6), with full and edge register
-// tiles in each; 9 rows are two tiles of 4 and a lone row. Every level below AMX against the scalar one,
-// which has no chunks, and a row alone against the batch.
+// tiles in each; 13 rows are every row tile of every level (int8 VNNI: 8, then 4, then a lone row). Every
+// level below AMX against the scalar one, which has no chunks, and a row alone against the batch.
 TEST(KernelsLowp, WeightsOfSeveralChunksGiveTheSameBitsAsTheScalarLevel) {
-  const Problem p = make_problem(340, 2000, 9, 11, {7, 200});
+  const Problem p = make_problem(340, 2000, 13, 11, {7, 200});
   for (auto [make, precision] : {std::pair<Factory, const char*>{&lowp::make_int8_gemm, "int8"},
                                  std::pair<Factory, const char*>{&lowp::make_bf16_gemm, "bf16"}}) {
     const std::vector<Cols> whole = {{0, p.Np()}};
@@ -293,8 +293,8 @@ TEST(KernelsLowp, WeightsOfSeveralChunksGiveTheSameBitsAsTheScalarLevel) {
       EXPECT_TRUE(same_bits(run(*g, p, all_rows(p.rows), whole), reference, p.N, p.Np()));
       EXPECT_TRUE(same_bits(run(*g, p, all_rows(p.rows), {{16, 176}, {0, 16}, {176, p.Np()}}), reference, p.N,
                             p.Np()));
-      const auto alone = run(*g, p, {8}, whole);
-      EXPECT_EQ(std::memcmp(alone.data() + 8 * size_t(p.Np()), reference.data() + 8 * size_t(p.Np()),
+      const auto alone = run(*g, p, {12}, whole);
+      EXPECT_EQ(std::memcmp(alone.data() + 12 * size_t(p.Np()), reference.data() + 12 * size_t(p.Np()),
                             size_t(p.N) * sizeof(float)),
                 0);
     }
