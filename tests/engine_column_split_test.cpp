@@ -81,6 +81,7 @@ EngineOptions split_everything(int threads) {
   EngineOptions o;
   o.threads = threads;
   o.column_split_bytes = 0;
+  o.row_split_bytes = 0;
   return o;
 }
 
@@ -158,7 +159,7 @@ TEST(EngineColumnSplit, DefaultThresholdGivesTheSameBits) {
   const Sequences in = {random_tokens(rng, model->vocab_size(), 9)};
   const Sequences tg = {random_tokens(rng, model->vocab_size(), 9)};
   const std::vector<State> st = {random_state(*model, rng)};
-  Engine one(model, 1), two(model, 2);
+  Engine one(model, 1), two(model, EngineOptions{.threads = 2, .row_split_bytes = 0});
   expect_same(run_all(two, in, tg, st), run_all(one, in, tg, st));
 }
 

@@ -61,7 +61,7 @@ TEST(EngineGolden, LogprobsAndFinalStateMatchFramework) {
     Sequences in;
     for (auto& s : expected["sequences"]) in.push_back(s["tokens"].get<std::vector<int32_t>>());
     for (int threads : {1, 2}) {
-      Engine eng(model, threads);
+      Engine eng(model, EngineOptions{.threads = threads, .row_split_bytes = 0});
       std::vector<State> st(in.size(), State::zeros(*model));
       std::vector<MatrixRM> lp;
       eng.logprobs(in, st, lp);  // all sequences in one batch of mixed lengths

@@ -39,7 +39,7 @@ TEST(EngineInvariance, RowAloneEqualsRowAtEveryPositionOfEveryBatch) {
     // The probe row, and its results alone with one thread.
     Sequences probe = {random_tokens(rng, m.vocab_size(), 6)};
     std::vector<State> probe_state = {random_state(m, rng)};
-    Engine e1(nm.model, 1), e2(nm.model, 2);
+    Engine e1(nm.model, 1), e2(nm.model, EngineOptions{.threads = 2, .row_split_bytes = 0});
     Result alone = run(e1, probe, probe_state);
     std::uniform_int_distribution<int> len(0, 11);
     for (int B : {2, 3, 5, 8, 13, 31, 64}) {
@@ -79,7 +79,7 @@ TEST(EngineInvariance, ScoreAndPredictAreBatchInvariant) {
       tg.push_back(random_tokens(rng, m.vocab_size(), n));
     }
     std::vector<State> st0(in.size(), State::zeros(m));
-    Engine e2(nm.model, 2), e1(nm.model, 1);
+    Engine e2(nm.model, EngineOptions{.threads = 2, .row_split_bytes = 0}), e1(nm.model, 1);
     auto sb = st0;
     std::vector<std::vector<float>> sc;
     e2.score(in, tg, sb, sc);
@@ -107,7 +107,7 @@ TEST(EngineStreaming, ChunksWithCarriedStateEqualWholeSequence) {
     std::mt19937_64 rng(11);
     std::vector<int32_t> seq = random_tokens(rng, m.vocab_size(), 17);
     State s0 = random_state(m, rng);
-    Engine eng(nm.model, 2);
+    Engine eng(nm.model, EngineOptions{.threads = 2, .row_split_bytes = 0});
     Result whole = run(eng, {seq}, {s0});
     for (int chunk : {1, 3, 5, 16}) {
       State s = s0;

@@ -57,6 +57,7 @@ EngineOptions options(const std::string& precision, int threads) {
   o.precision = parse_precision(precision);
   o.threads = threads;
   o.column_split_bytes = 0;  // split every operation when rows < threads: the split path is tested too
+  o.row_split_bytes = 0;     // and every batch's rows across the threads
   return o;
 }
 

@@ -42,7 +42,7 @@ TEST(EngineReference, LogprobsAndStatesMatchFloat64Reference) {
       start.push_back(random_state(m, rng));
     }
     states = start;
-    Engine eng(nm.model, 2);
+    Engine eng(nm.model, EngineOptions{.threads = 2, .row_split_bytes = 0});
     std::vector<MatrixRM> out;
     eng.logprobs(in, states, out);
     for (size_t r = 0; r < in.size(); ++r) {

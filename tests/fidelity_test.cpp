@@ -125,6 +125,7 @@ std::shared_ptr<const Model> load(const std::string& name) { return Model::load(
 EngineOptions engine_options(const std::string& precision, int threads = 2) {
   EngineOptions e;
   e.threads = threads;
+  e.row_split_bytes = 0;
   e.precision = lstmlm::parse_precision(precision);
   return e;
 }
@@ -160,7 +161,7 @@ TEST(FidelityFp32, AgainstItselfIsExactAndScoresLikeScore) {
     EXPECT_EQ(r.kernels_ref, r.kernels_low);
     EXPECT_EQ(r.kernels_ref.rfind("fp32/", 0), 0u) << r.kernels_ref;
     // score's summary on the same lines: the same tokens, the same perplexities bit for bit.
-    Engine se(model, 2);
+    Engine se(model, EngineOptions{.threads = 2, .row_split_bytes = 0});
     ScoreOptions so;
     so.context = c.context;
     Scorer scorer(se, so);

@@ -44,7 +44,7 @@ GenerateOptions sampling(const std::string& prompt, int n, int k, uint64_t seed)
 
 TEST(Generate, SamplesAreReproducibleAcrossRunsThreadsAndBatchPositions) {
   auto model = Model::random(50, 8, 16, 2, 11);
-  Engine one(model, 1), two(model, 2);
+  Engine one(model, 1), two(model, EngineOptions{.threads = 2, .row_split_bytes = 0});
   auto o = sampling("t1 t2 t3", 25, 5, 123);
   o.sampler.top_k = 20;
   auto a = all_ids(generate(one, o));
@@ -73,6 +73,7 @@ TEST(Generate, LowPrecisionSamplesAreReproducibleAcrossThreadsAndBatchPositions)
     e1.threads = 1;
     e2.threads = 2;
     e2.column_split_bytes = 0;  // a single sample then splits its columns across the two threads
+    e2.row_split_bytes = 0;     // and a batch its rows
     Engine one(model, e1), two(model, e2);
     auto o = sampling("t1 t2", 20, 4, 77);
     const auto a = all_ids(generate(one, o));
@@ -87,7 +88,7 @@ TEST(Generate, LowPrecisionSamplesAreReproducibleAcrossThreadsAndBatchPositions)
 
 TEST(Generate, FinishedSamplesLeaveTheBatchWithoutDisturbingOthers) {
   auto model = model_with_eos(2.5f);
-  Engine engine(model, 2);
+  Engine engine(model, EngineOptions{.threads = 2, .row_split_bytes = 0});
   auto o = sampling("t5 t6", 30, 6, 9);
   auto r = generate(engine, o);
   size_t stopped = 0, lengths_seen = 0;

@@ -38,7 +38,7 @@ TEST(ScoreMeasures, EntropyAndRankMatchFloat64Reference) {
       start.push_back(random_state(m, rng));
     }
     std::vector<State> states = start;
-    Engine eng(nm.model, 2);
+    Engine eng(nm.model, EngineOptions{.threads = 2, .row_split_bytes = 0});
     std::vector<std::vector<float>> lp, entropy;
     std::vector<std::vector<int32_t>> rank;
     eng.score(in, tg, states, lp, StepMeasures{&entropy, &rank});
@@ -78,7 +78,7 @@ TEST(ScoreMeasures, ScoresAndStatesBitIdenticalWithMeasures) {
       a.push_back(random_state(*nm.model, rng));
     }
     std::vector<State> b = a;
-    Engine eng(nm.model, 2);
+    Engine eng(nm.model, EngineOptions{.threads = 2, .row_split_bytes = 0});
     std::vector<std::vector<float>> plain, with, entropy;
     std::vector<std::vector<int32_t>> rank;
     eng.score(in, tg, a, plain);

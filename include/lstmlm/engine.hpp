@@ -47,8 +47,9 @@ struct StepMeasures {
   std::vector<std::vector<int32_t>>* rank = nullptr;
 };
 
-// EngineOptions::column_split_bytes by default.
+// EngineOptions::column_split_bytes and row_split_bytes by default.
 inline constexpr size_t kDefaultColumnSplitBytes = size_t{1} << 20;
+inline constexpr size_t kDefaultRowSplitBytes = size_t{32} << 20;
 
 struct EngineOptions {
   int threads = 0;  // <= 0: one per core; at most kMaxThreads
@@ -63,6 +64,13 @@ struct EngineOptions {
   // 6.8 MB, decoder 26 MB) splits, and its predict at batch 1 ran 2.0x faster on 2 threads than on 1 there
   // (docs/performance.md).
   size_t column_split_bytes = kDefaultColumnSplitBytes;
+  // When a batch has at least as many rows as threads, its rows are dealt to the threads only if the call
+  // streams at least this many bytes of weights (its tokens x the weights a token reads, in the
+  // precision's bytes, which track its time); a smaller call runs on one thread. A call's hand-off to the
+  // pool costs tens of microseconds on a VM: split, SEED score at batch 8 (about 12 MB in fp32, 37 us on one
+  // thread) and generate at batch 64 (24 MB) ran slower on 2 threads than on 1 on an AMD EPYC Zen 5, and
+  // score at batch 64 (97 MB) 1.46x faster. Bit-identical either way; 0 splits every batch (the tests do).
+  size_t row_split_bytes = kDefaultRowSplitBytes;
 };
 
 class Engine {

@@ -27,7 +27,9 @@ struct Engine::Impl {
   detail::ThreadPool pool;
   detail::Team team;
   size_t split_bytes;
-  size_t largest_op = 0;  // bytes of the weights the largest operation streams
+  size_t row_split_bytes;
+  size_t largest_op = 0;   // bytes of the weights the largest operation streams
+  size_t token_bytes = 0;  // bytes of the weights one token of one row streams (every layer and the decoder)
   std::vector<Work> work;
   std::vector<int> order;
   Sequences one_input;
@@ -39,10 +41,14 @@ struct Engine::Impl {
         pool(threads),
         team(threads),
         split_bytes(options.column_split_bytes),
+        row_split_bytes(options.row_split_bytes),
         work(static_cast<size_t>(threads)) {
-    for (const auto& l : packed->layers)
+    for (const auto& l : packed->layers) {
       largest_op = std::max({largest_op, l->step_bytes(), l->term_bytes()});
+      token_bytes += l->step_bytes() + l->term_bytes();
+    }
     largest_op = std::max(largest_op, packed->decoder->bytes());
+    token_bytes += packed->decoder->bytes();
   }
 
   void run(const Job& job);
@@ -109,7 +115,9 @@ void Engine::Impl::run(const Job& job) {
     });
     return;
   }
-  if (B < 2 || T == 1) {
+  size_t tokens = 0;
+  for (const auto& row : in) tokens += row.size();
+  if (B < 2 || T == 1 || tokens * token_bytes < row_split_bytes) {
     work[0].rows.assign(order.begin(), order.end());
     detail::forward(*packed, work[0], job);
     return;
@@ -120,7 +128,8 @@ void Engine::Impl::run(const Job& job) {
 }
 
 Engine::Engine(std::shared_ptr<const Model> model, int threads)
-    : Engine(std::move(model), EngineOptions{threads, Precision::Fp32, kDefaultColumnSplitBytes}) {}
+    : Engine(std::move(model),
+             EngineOptions{threads, Precision::Fp32, kDefaultColumnSplitBytes, kDefaultRowSplitBytes}) {}
 
 Engine::Engine(std::shared_ptr<const Model> model, const EngineOptions& options) : model_(std::move(model)) {
   if (!model_) throw UsageError("engine: no model");
