@@ -10,6 +10,7 @@
 #include <string>
 
 #include "hostile_util.hpp"
+#include "lstmlm/engine.hpp"
 #include "lstmlm/model.hpp"
 #include "model_files.hpp"
 
@@ -88,6 +89,8 @@ TEST(ScoreNonfinite, HugeLogitsKeepTheirLogSoftmax) {
   f.rebuild_weights();
   f.write(dir.path());
   for (const char* precision : {"fp32", "bf16", "int8"}) {
+    if (lstmlm::kernels_for(lstmlm::parse_precision(precision)).ends_with("/refused"))
+      continue;  // bf16 on an AVX2-only CPU
     auto r = lstmlm::test::run_cli_to(
         "score -m '" + dir.path().string() + "' --output-format jsonl --entropy --precision " + precision,
         lstmlm::test::Stdout::File, "t1 t2 t5 t3 t4\n");
