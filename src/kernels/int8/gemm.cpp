@@ -14,8 +14,12 @@ namespace {
 using lowp::Cols;
 
 // q = round(v * 127 / max|v|) in [-127, 127], returns the scale max|v| / 127 (0 for an all-zero row; NaN,
-// with q = 0, when v holds a NaN or an infinity, so the results it enters become NaN).
-float quantize(const float* v, int n, int8_t* q) {
+// with q = 0, when v holds a NaN or an infinity, so the results it enters become NaN). With offset 128, q
+// is stored as the byte q + 128: vpdpbusd's unsigned operand (int8.hpp).
+float quantize(const float* v, int n, int8_t* q, int offset = 0) {
+  const auto stored = [offset](int value) {
+    return static_cast<int8_t>(static_cast<uint8_t>(value + offset));
+  };
   // max|v| on the bits: for non-negative floats the integer order is the float order, and an infinity or
   // NaN is at least 0x7f800000. Integer reductions vectorise where a float max would not (IEEE order).
   uint32_t amax_bits = 0;
@@ -25,18 +29,18 @@ float quantize(const float* v, int n, int8_t* q) {
     amax_bits = std::max(amax_bits, u & 0x7fffffffu);
   }
   if (amax_bits >= 0x7f800000u) {
-    std::fill(q, q + n, int8_t{0});
+    std::fill(q, q + n, stored(0));
     return NAN;
   }
   float amax;
   std::memcpy(&amax, &amax_bits, sizeof amax);
   if (amax == 0.0f) {
-    std::fill(q, q + n, int8_t{0});
+    std::fill(q, q + n, stored(0));
     return 0.0f;
   }
   const float inv = 127.0f / amax;
   for (int k = 0; k < n; ++k)
-    q[k] = static_cast<int8_t>(std::clamp(std::nearbyint(v[k] * inv), -127.0f, 127.0f));
+    q[k] = stored(static_cast<int>(std::clamp(std::nearbyint(v[k] * inv), -127.0f, 127.0f)));
   return amax / 127.0f;
 }
 
@@ -144,13 +148,10 @@ class Gemm final : public lowp::Gemm {
     const size_t most = heavy_.empty() ? 0 : size_t(n) + heavy_.size();  // ranges of an intersection
     int8_t* xq = lowp::input_rows<int8_t>(s, rows, K_, kp_, cols_at - padded + most * sizeof(Cols));
     auto* sx = reinterpret_cast<float*>(s.bytes.data() + padded);
+    // The vpdpbusd kernels take x + 128; the padding past K stays 0, which meets zero weights either way.
+    const int offset = kernel == &dot_vnni || kernel == &dot_avxvnni ? 128 : 0;
     for (int r = 0; r < rows; ++r)
-      sx[r] = quantize(x[r], K_, xq + static_cast<size_t>(r) * static_cast<size_t>(kp_));
-    if (kernel == &dot_vnni || kernel == &dot_avxvnni) {  // vpdpbusd's unsigned operand, once per call
-      auto* u = reinterpret_cast<uint8_t*>(xq);
-      const size_t bytes = static_cast<size_t>(rows) * static_cast<size_t>(kp_);  // a local: u may alias kp_
-      for (size_t k = 0; k < bytes; ++k) u[k] ^= 0x80u;
-    }
+      sx[r] = quantize(x[r], K_, xq + static_cast<size_t>(r) * static_cast<size_t>(kp_), offset);
     Args a;
     a.rows = rows;
     a.kp = kp_;

@@ -30,8 +30,8 @@ inline constexpr int kDepthAlignAmx = 64, kDepthAlign = 4;
 
 struct Args {
   int rows = 0, kp = 0;
-  const int8_t* x =
-      nullptr;  // [rows rounded up to 16][kp]; for the vpdpbusd kernels the bytes x + 128 (x ^ 0x80)
+  // [rows rounded up to 16][kp]; for the vpdpbusd kernels the bytes x + 128 over K (the padding stays 0)
+  const int8_t* x = nullptr;
   const float* sx = nullptr;      // [rows]
   const int8_t* w = nullptr;      // [blocks][kp / 4][16][4]
   const float* sw = nullptr;      // [blocks * 16]

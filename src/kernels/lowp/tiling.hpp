@@ -9,6 +9,7 @@
 #pragma once
 #include <algorithm>
 #include <cstddef>
+#include <numeric>
 
 #include "kernels/lowp/cols.hpp"
 
@@ -36,8 +37,10 @@ template <class K, int R, int NB, class Args>
 // Every tile of a.rows x a.cols[0..a.n), a block of weights being block_bytes.
 template <class K, class Args>
 [[gnu::always_inline]] inline void run_tiles(const Args& a, size_t block_bytes) {
+  // A whole number of every tile's width: a chunk left by the widest tile would end in narrow edge tiles.
+  constexpr int whole = std::lcm(std::lcm(K::kNB, K::kNB2), K::kNB1);
   const int chunk =
-      std::max(K::kNB1, static_cast<int>(kChunkBytes / std::max<size_t>(block_bytes, 1)) / K::kNB1 * K::kNB1);
+      std::max(whole, static_cast<int>(kChunkBytes / std::max<size_t>(block_bytes, 1)) / whole * whole);
   for (int q = 0; q < a.n; ++q) {
     const int end = a.cols[q].end / 16;
     for (int j = a.cols[q].begin / 16; j < end; j += chunk) {
