@@ -136,7 +136,9 @@ TEST(Load, TiedModelHasNoDecoderWeight) {
   files.write(dir.path());
   auto l = Model::load(dir.path().string());
   EXPECT_TRUE(l->config().tied);
-  EXPECT_EQ(l->weights().decoder, r->weights().embedding);
+  EXPECT_EQ(l->decoder(), r->weights().embedding);
+  EXPECT_EQ(l->weights().decoder.size(), 0);  // shared, not copied
+  EXPECT_EQ(l->decoder().data(), l->weights().embedding.data());
   // Tied: the decoder matrix is the embedding, counted once.
   EXPECT_EQ(l->parameter_count(), r->parameter_count() - 6 * 4);
 }

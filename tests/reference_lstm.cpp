@@ -165,7 +165,7 @@ std::vector<double> reference_logprobs(const Model& model, const std::vector<dou
   double mx = -INFINITY;
   for (int v = 0; v < V; ++v) {
     double a = W.decoder_bias(v);
-    for (size_t j = 0; j < h.size(); ++j) a += W.decoder(v, static_cast<Eigen::Index>(j)) * h[j];
+    for (size_t j = 0; j < h.size(); ++j) a += model.decoder()(v, static_cast<Eigen::Index>(j)) * h[j];
     z[static_cast<size_t>(v)] = a;
     mx = std::max(mx, a);
   }

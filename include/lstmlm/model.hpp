@@ -40,7 +40,7 @@ struct Weights {
   MatrixRM embedding;  // [V, E], empty when embedding_dim == 0
   std::vector<LayerWeights> layers;
   std::vector<DenseWeights> head;  // one per config head layer
-  MatrixRM decoder;                // [V, decoder_input_size]; a copy of `embedding` when the output is tied
+  MatrixRM decoder;                // [V, decoder_input_size]; empty when the output is tied (Model::decoder())
   Eigen::VectorXf decoder_bias;    // [V]
 };
 
@@ -70,6 +70,8 @@ class Model {
   const Vocab& vocab() const { return vocab_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   const Weights& weights() const { return weights_; }
+  // The output matrix [V, decoder_input_size]: the embedding itself when the output is tied (never a copy).
+  const MatrixRM& decoder() const { return config_.tied ? weights_.embedding : weights_.decoder; }
   const std::string& directory() const { return dir_; }
   // Non-fatal findings of the loader (e.g. non-finite values in a tensor), one line each.
   const std::vector<std::string>& warnings() const { return warnings_; }

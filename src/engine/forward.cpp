@@ -238,7 +238,9 @@ class Forward {
   void decode(int count) {
     const auto& dec = *pm_.decoder;
     const int V = dec.width(), stride = dec.stride();
-    const int group = static_cast<int>(std::clamp<size_t>(kLogitBudget / size_t(stride), 4, 256));
+    // No more rows than this call decodes: a keyboard's one row needs V floats, not 256 x V.
+    const int group = std::min(std::max(count, 1),
+                               static_cast<int>(std::clamp<size_t>(kLogitBudget / size_t(stride), 4, 256)));
     grow(w_.logits, size_t(group) * size_t(stride));
     std::vector<float*>& out = w_.out_rows;  // free during decoding
     for (int g0 = 0; g0 < count; g0 += group) {

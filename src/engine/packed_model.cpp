@@ -113,8 +113,9 @@ std::shared_ptr<const PackedModel> pack(const Model& model, const kernels::Backe
   }
   for (size_t k = 1; k < c.layers.size(); ++k) pm->layers.push_back(make_layer(be, c, w, k, true));
   pm->head = head_layers(model);
-  pm->decoder = be.linear(w.decoder.data(), static_cast<int>(w.decoder.rows()),
-                          static_cast<int>(w.decoder.cols()), w.decoder_bias.data());
+  const MatrixRM& dec = model.decoder();
+  pm->decoder = be.linear(dec.data(), static_cast<int>(dec.rows()), static_cast<int>(dec.cols()),
+                          w.decoder_bias.data());
   return pm;
 }
 

@@ -74,7 +74,7 @@ void validate(const ModelConfig& c, const Weights& w, const std::string& file) {
     expect_shape(w.head[k].weight, c.head[k].units, c.head_input_size(k), names::head_weight(k), file);
     expect_len(w.head[k].bias, c.head[k].units, names::head_bias(k), file);
   }
-  expect_shape(w.decoder, c.vocab_size, c.decoder_input_size(),
+  expect_shape(c.tied ? w.embedding : w.decoder, c.vocab_size, c.decoder_input_size(),
                c.tied ? names::embedding() + " (tied decoder)" : names::decoder_weight(), file);
   expect_len(w.decoder_bias, c.vocab_size, names::decoder_bias(), file);
 }
@@ -104,7 +104,7 @@ std::shared_ptr<const Model> Model::create(ModelConfig config, Vocab vocab, Weig
 
 std::shared_ptr<const Model> Model::build(ModelConfig config, Vocab vocab, Weights weights,
                                           const ModelPaths& paths, std::vector<std::string> warnings) {
-  if (config.tied) weights.decoder = weights.embedding;
+  if (config.tied) weights.decoder = MatrixRM();  // the embedding is the decoder (Model::decoder())
   validate(config, weights, paths.weights);
   std::shared_ptr<Model> m(new Model(std::move(config), std::move(vocab), std::move(weights), paths.dir));
   m->warnings_ = std::move(warnings);
