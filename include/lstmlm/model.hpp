@@ -40,8 +40,8 @@ struct Weights {
   MatrixRM embedding;  // [V, E], empty when embedding_dim == 0
   std::vector<LayerWeights> layers;
   std::vector<DenseWeights> head;  // one per config head layer
-  MatrixRM decoder;                // [V, decoder_input_size]; empty when the output is tied (Model::decoder())
-  Eigen::VectorXf decoder_bias;    // [V]
+  MatrixRM decoder;              // [V, decoder_input_size]; empty when the output is tied (Model::decoder())
+  Eigen::VectorXf decoder_bias;  // [V]
 };
 
 // The three files of a model as error messages name them: Model::load gives their paths in the
