@@ -19,7 +19,18 @@ struct Batcher::Job {
   std::vector<int32_t> ids;
   std::vector<float> logprobs;
   size_t rows() const { return kind == Kind::Predict ? contexts.size() : 1; }
-  std::promise<void> done;
+  // Written by the leader while it runs the batch (answered, error), published under the mutex (done).
+  bool answered = false;
+  std::exception_ptr error;
+  void succeed() { answered = true; }
+  void fail(std::exception_ptr e) {
+    if (answered) return;
+    error = std::move(e);
+    answered = true;
+  }
+  // Under the mutex: the answer is in, or the lead was handed to this job's thread.
+  bool done = false, lead = false;
+  std::condition_variable wake;  // one thread waits on it: no herd woken per batch
 };
 
 namespace {
@@ -39,16 +50,11 @@ Batcher::Batcher(std::shared_ptr<const Model> model, const EngineOptions& option
       max_batch_(std::max(1, max_batch)),
       wait_us_(std::max(0, wait_us)),
       max_queue_(max_queue),
-      metrics_(metrics),
-      thread_([this] { loop(); }) {}
+      metrics_(metrics) {}
 
 Batcher::~Batcher() {
-  {
-    const std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
+  std::unique_lock lock(mu_);
+  arrived_.wait(lock, [&] { return inside_ == 0; });
 }
 
 size_t Batcher::depth() {
@@ -57,16 +63,31 @@ size_t Batcher::depth() {
 }
 
 void Batcher::submit(const std::shared_ptr<Job>& job) {
-  auto done = job->done.get_future();
-  {
-    const std::lock_guard lock(mu_);
-    if (queue_.size() >= max_queue_)
-      throw HttpError(503, "the server is busy: " + std::to_string(queue_.size()) +
-                               " requests are waiting (--max-queue); retry later");
-    queue_.push_back(job);
+  std::unique_lock lock(mu_);
+  if (queue_.size() >= max_queue_)
+    throw HttpError(503, "the server is busy: " + std::to_string(queue_.size()) +
+                             " requests are waiting (--max-queue); retry later");
+  queue_.push_back(job);
+  ++inside_;
+  arrived_.notify_all();  // a leader waiting for more rows
+  while (!job->done) {
+    if (job->lead || !leading_) {
+      job->lead = false;
+      leading_ = true;
+      lead(lock);
+      // Hand the lead to the oldest request still queued (perhaps this one, if its rows did not fit).
+      leading_ = !queue_.empty();
+      if (leading_) {
+        queue_.front()->lead = true;
+        queue_.front()->wake.notify_one();
+      }
+      continue;
+    }
+    job->wake.wait(lock);
   }
-  cv_.notify_all();
-  done.get();  // rethrows the job's exception
+  --inside_;
+  arrived_.notify_all();  // the destructor
+  if (job->error) std::rethrow_exception(job->error);
 }
 
 std::vector<tasks::Prediction> Batcher::predict(const std::vector<std::string>& contexts,
@@ -88,33 +109,36 @@ void Batcher::advance(Session& s, const std::vector<int32_t>& ids, std::vector<f
   logprobs = std::move(job->logprobs);
 }
 
-void Batcher::loop() {
-  for (;;) {
-    std::vector<std::shared_ptr<Job>> jobs;
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, and nothing left
-      auto rows = [&] {
-        size_t n = 0;
-        for (const auto& j : queue_) n += j->rows();
-        return n;
-      };
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(wait_us_);
-      while (wait_us_ > 0 && !stopping_ && rows() < size_t(max_batch_) &&
-             cv_.wait_until(lock, deadline) != std::cv_status::timeout) {
-      }
-      size_t n = 0;
-      while (!queue_.empty() && (jobs.empty() || n + queue_.front()->rows() <= size_t(max_batch_))) {
-        n += queue_.front()->rows();
-        jobs.push_back(std::move(queue_.front()));
-        queue_.pop_front();
-      }
-    }
-    std::vector<std::shared_ptr<Job>> predicts, advances;
+void Batcher::lead(std::unique_lock<std::mutex>& lock) {
+  auto rows = [&] {
+    size_t n = 0;
+    for (const auto& j : queue_) n += j->rows();
+    return n;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(wait_us_);
+  while (wait_us_ > 0 && rows() < size_t(max_batch_) &&
+         arrived_.wait_until(lock, deadline) != std::cv_status::timeout) {
+  }
+  std::vector<std::shared_ptr<Job>> jobs;
+  size_t n = 0;
+  while (!queue_.empty() && (jobs.empty() || n + queue_.front()->rows() <= size_t(max_batch_))) {
+    n += queue_.front()->rows();
+    jobs.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  }
+  lock.unlock();
+  std::vector<std::shared_ptr<Job>> predicts, advances;
+  try {
     for (auto& j : jobs) (j->kind == Job::Kind::Predict ? predicts : advances).push_back(j);
     run_predicts(predicts);
     run_advances(advances);
+  } catch (...) {
+    for (auto& j : jobs) j->fail(std::current_exception());
+  }
+  lock.lock();
+  for (auto& j : jobs) {
+    j->done = true;
+    j->wake.notify_one();
   }
 }
 
@@ -142,7 +166,7 @@ void Batcher::run_predicts(std::vector<std::shared_ptr<Job>>& jobs) {
         j.predictions.assign(std::make_move_iterator(preds.begin() + std::ptrdiff_t(at)),
                              std::make_move_iterator(preds.begin() + std::ptrdiff_t(at + j.contexts.size())));
         at += j.contexts.size();
-        j.done.set_value();
+        j.succeed();
       }
     } catch (...) {
       // One request's bad context fails the call: each request runs alone, so only its own fails.
@@ -153,9 +177,9 @@ void Batcher::run_predicts(std::vector<std::shared_ptr<Job>>& jobs) {
           opt.batch_size = max_batch_;
           j.predictions = tasks::predict(engine_, j.contexts, opt, "context", 1);
           metrics_.batch(static_cast<int>(j.contexts.size()));
-          j.done.set_value();
+          j.succeed();
         } catch (...) {
-          j.done.set_exception(std::current_exception());
+          j.fail(std::current_exception());
         }
       }
     }
@@ -194,16 +218,10 @@ void Batcher::run_advances(std::vector<std::shared_ptr<Job>>& jobs) {
         s.state = std::move(states[r]);
         s.fed += int64_t(ids.size());
       }
-      j.done.set_value();
+      j.succeed();
     }
   } catch (...) {
-    for (auto& j : jobs) {
-      try {
-        j->done.set_exception(std::current_exception());
-      } catch (const std::future_error&) {
-        // already answered
-      }
-    }
+    for (auto& j : jobs) j->fail(std::current_exception());
   }
 }
 
