@@ -168,6 +168,14 @@ class SameBytesAsTheCli(ServerTestBase):
         self.error(400, "/v1/rescore", {"hyps": hyps, "weights": {"am": 1}}, field="no score named 'am'")
         self.error(400, "/v1/rescore", {"hyps": hyps[:1] + hyps[2:] + hyps[1:2]}, field="contiguous")
 
+    def test_json_is_sent_uncompressed_even_to_a_client_that_accepts_gzip(self):
+        status, text, headers = self.server.post("/v1/predict", {"context": "the old", "top": 2},
+                                                 headers={"Accept-Encoding": "gzip, deflate, br"})
+        self.assertEqual(status, 200)
+        self.assertIsNone(headers.get("Content-Encoding"))
+        self.assertEqual(headers.get("Content-Type"), "application/json; charset=utf-8")
+        self.assertEqual(json.loads(text)["context"], "the old")
+
     def test_tokenize_and_detokenize(self):
         toks = json.loads(self.ok("/v1/tokenize", {"text": "The old zzqx"}))["tokens"]
         self.assertEqual([t["token"] for t in toks], ["the", "old", "zzqx"])
