@@ -30,6 +30,12 @@ inline constexpr int kMaxThreads = 256;
 // Bytes of the kernel-ready copy of the model's weights (packed once per model, shared by its Engines).
 size_t packed_bytes(const Model& model);
 
+// Packs `model` for `precision`, as an Engine of it would, and frees the float layer weights it was packed
+// from (Model::release_layer_weights): a process that runs one precision then holds its weights once (a
+// 3 x 2048 LSTM at fp32 took twice its 400 MB). Call it before the model is shared between threads;
+// an Engine of another precision then throws UsageError, and so does packed_bytes() unless fp32.
+void keep_only_packed(const std::shared_ptr<const Model>& model, Precision precision);
+
 // The kernels an Engine of this precision would run on this CPU, "<precision>/<isa>" (e.g. "int8/amx"):
 // fp32 on the ISA the build is compiled for, bf16 and int8 on the best level the CPU has, at most
 // LSTMLM_ISA (docs/precision.md); "bf16/refused" where an Engine of bf16 would be refused (AVX2, where fp32

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,15 @@ class Model {
   std::shared_ptr<const void> derived(const std::string& key,
                                       const std::function<std::shared_ptr<const void>()>& make) const;
 
+  // Frees the float weights of recurrent layer `layer` (of every layer and an untied output matrix when
+  // none is given) once a higher layer has derived all it needs from them (engine.hpp: keep_only_packed,
+  // which frees each layer as soon as it is packed, so the two copies never coexist): a process that runs
+  // one precision then holds its weights once. weights() then has empty matrices there; derived data not
+  // made before throws UsageError(`why`); parameter_count() is unchanged. Not thread-safe and takes no
+  // lock (it may run inside derived()'s `make`): call it before the model is shared.
+  void release_layer_weights(std::string why, std::optional<size_t> layer = {});
+  bool layer_weights_released() const { return !released_why_.empty(); }
+
  private:
   Model(ModelConfig config, Vocab vocab, Weights weights, std::string dir);
   // What create() and load() share once config and vocab are checked: the tensors against the config,
@@ -103,6 +113,8 @@ class Model {
   std::unique_ptr<const Tokenizer> tokenizer_;
   mutable std::mutex derived_mu_;
   mutable std::map<std::string, std::shared_ptr<const void>, std::less<>> derived_;
+  int64_t parameter_count_ = 0;  // counted when built: release_layer_weights() keeps it
+  std::string released_why_;
 };
 
 }  // namespace lstmlm

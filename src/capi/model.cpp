@@ -150,6 +150,8 @@ LSTMLM_API lstmlm_status lstmlm_model_load(const char* path, const lstmlm_model_
     m->model = Model::load(path);
     // The Python module's budget: two engine threads per core, at least two engines.
     const int cores = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxThreads);
+    // The precision is fixed for the handle's life: the weights are held once, packed.
+    keep_only_packed(m->model, eo.precision);
     m->pool = std::make_unique<EnginePool>(m->model, eo, 2 * cores);
     m->kernels = std::string(m->pool->first().kernels());
     const Tokenizer& tok = m->model->tokenizer();

@@ -150,6 +150,12 @@ std::string_view Engine::kernels() const { return impl_->packed->backend->name()
 
 size_t packed_bytes(const Model& model) { return detail::packed_model(model)->bytes(); }
 
+void keep_only_packed(const std::shared_ptr<const Model>& model, Precision precision) {
+  // Model::load and Model::create make a non-const Model and hand it out as const: the cast is defined,
+  // and the caller has not shared the model yet.
+  detail::packed_model(*model, precision, std::const_pointer_cast<Model>(model).get());
+}
+
 std::string kernels_for(Precision precision) {
   if (!kernels::refusal(precision).empty()) return std::string(precision_name(precision)) + "/refused";
   return std::string(kernels::backend(precision).name());

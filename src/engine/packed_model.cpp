@@ -87,7 +87,12 @@ void fold_table(const ModelConfig& c, const Weights& w, const kernels::Recurrent
   }
 }
 
-std::shared_ptr<const PackedModel> pack(const Model& model, const kernels::Backend& be) {
+std::shared_ptr<const PackedModel> pack(const Model& model, const kernels::Backend& be, Model* release) {
+  const std::string why = "this model was packed for " + std::string(be.name()) +
+                          " and its float weights freed; load it again to run another precision";
+  auto packed = [&](size_t k) {
+    if (release) release->release_layer_weights(why, k);
+  };
   const ModelConfig& c = model.config();
   const Weights& w = model.weights();
   auto pm = std::make_shared<PackedModel>();
@@ -111,11 +116,16 @@ std::shared_ptr<const PackedModel> pack(const Model& model, const kernels::Backe
     pm->layers.push_back(make_layer(be, c, w, 0, true));
     pm->embedding = w.embedding.data();
   }
-  for (size_t k = 1; k < c.layers.size(); ++k) pm->layers.push_back(make_layer(be, c, w, k, true));
+  packed(0);
+  for (size_t k = 1; k < c.layers.size(); ++k) {
+    pm->layers.push_back(make_layer(be, c, w, k, true));
+    packed(k);
+  }
   pm->head = head_layers(model);
   const MatrixRM& dec = model.decoder();
   pm->decoder = be.linear(dec.data(), static_cast<int>(dec.rows()), static_cast<int>(dec.cols()),
                           w.decoder_bias.data());
+  if (release) release->release_layer_weights(why);  // and an untied output matrix
   return pm;
 }
 
@@ -127,9 +137,9 @@ size_t PackedModel::bytes() const {
   return n;
 }
 
-std::shared_ptr<const PackedModel> packed_model(const Model& model, Precision precision) {
+std::shared_ptr<const PackedModel> packed_model(const Model& model, Precision precision, Model* release) {
   const kernels::Backend& be = kernels::backend(precision);
-  auto p = model.derived("packed:" + std::string(be.name()), [&] { return pack(model, be); });
+  auto p = model.derived("packed:" + std::string(be.name()), [&] { return pack(model, be, release); });
   return std::static_pointer_cast<const PackedModel>(p);
 }
 

@@ -30,7 +30,9 @@ struct PackedModel {
   size_t bytes() const;
 };
 
-// The packed form of `model` for `precision`, made on first use.
-std::shared_ptr<const PackedModel> packed_model(const Model& model, Precision precision = Precision::Fp32);
+// The packed form of `model` for `precision`, made on first use. With `release` (the model itself, not yet
+// shared), each layer's float weights are freed as soon as the layer is packed (keep_only_packed).
+std::shared_ptr<const PackedModel> packed_model(const Model& model, Precision precision = Precision::Fp32,
+                                                Model* release = nullptr);
 
 }  // namespace lstmlm::detail

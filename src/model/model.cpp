@@ -91,7 +91,13 @@ Model::Model(ModelConfig config, Vocab vocab, Weights weights, std::string dir)
     : config_(std::move(config)),
       vocab_(std::move(vocab)),
       weights_(std::move(weights)),
-      dir_(std::move(dir)) {}
+      dir_(std::move(dir)) {
+  parameter_count_ = weights_.embedding.size();
+  for (const auto& l : weights_.layers) parameter_count_ += layer_floats(l);
+  for (const auto& d : weights_.head) parameter_count_ += d.weight.size() + d.bias.size();
+  if (!config_.tied) parameter_count_ += weights_.decoder.size();
+  parameter_count_ += weights_.decoder_bias.size();
+}
 
 Model::~Model() = default;
 
@@ -168,13 +174,7 @@ std::shared_ptr<const Model> Model::random(int vocab_size, int embedding_dim, in
   return create(std::move(c), Vocab(std::move(toks)), std::move(w));
 }
 
-int64_t Model::parameter_count() const {
-  int64_t n = weights_.embedding.size();
-  for (const auto& l : weights_.layers) n += layer_floats(l);
-  for (const auto& d : weights_.head) n += d.weight.size() + d.bias.size();
-  if (!config_.tied) n += weights_.decoder.size();
-  return n + weights_.decoder_bias.size();
-}
+int64_t Model::parameter_count() const { return parameter_count_; }
 
 size_t Model::memory_bytes() const {
   size_t n = sizeof(float) * static_cast<size_t>(weights_.embedding.size() + weights_.decoder.size() +
@@ -189,8 +189,21 @@ std::shared_ptr<const void> Model::derived(const std::string& key,
                                            const std::function<std::shared_ptr<const void>()>& make) const {
   std::lock_guard<std::mutex> lock(derived_mu_);
   auto it = derived_.find(key);
-  if (it == derived_.end()) it = derived_.emplace(key, make()).first;
+  if (it == derived_.end()) {
+    if (!released_why_.empty()) throw UsageError(released_why_);
+    it = derived_.emplace(key, make()).first;
+  }
   return it->second;
+}
+
+void Model::release_layer_weights(std::string why, std::optional<size_t> layer) {
+  if (layer) {
+    if (*layer < weights_.layers.size()) weights_.layers[*layer] = LayerWeights{};
+  } else {
+    for (auto& l : weights_.layers) l = LayerWeights{};
+    weights_.decoder = MatrixRM();  // untied; a tied output is the embedding, which the engine reads
+  }
+  released_why_ = why.empty() ? "the model's float weights were released" : std::move(why);
 }
 
 }  // namespace lstmlm
