@@ -1,6 +1,7 @@
 #include "server/service.hpp"
 
 #include <cmath>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -27,6 +28,21 @@ namespace {
 
 using report::Record;
 using report::Value;
+
+// The library's options name their CLI spelling; a request names its fields: a leading "--opt VALUE: rest"
+// becomes "field 'opt': \"VALUE\" rest", any other "--opt" "field 'opt'".
+std::string as_fields(std::string m, std::initializer_list<std::pair<const char*, const char*>> names) {
+  for (auto [option, field] : names) {
+    const std::string o(option), f = std::string("field '") + field + "'";
+    if (m.rfind(o + " ", 0) == 0) {
+      const size_t colon = m.find(": ", o.size() + 1);
+      if (colon != std::string::npos && m.find(' ', o.size() + 1) >= colon)
+        m = f + ": \"" + m.substr(o.size() + 1, colon - o.size() - 1) + "\" " + m.substr(colon + 2);
+    }
+    for (size_t at; (at = m.find(o)) != std::string::npos;) m.replace(at, o.size(), f);
+  }
+  return m;
+}
 
 std::string json_of(const report::Fields& f) {
   std::string s;
@@ -192,8 +208,17 @@ std::string Service::score(const std::string& body) {
   std::vector<tasks::LineScore> scored;
   {
     auto engine = pool_.acquire();
-    tasks::Scorer scorer(*engine, t);
-    scored = scorer.score(lines, "-", 1, ends);
+    std::optional<tasks::Scorer> scorer;
+    try {
+      scorer.emplace(*engine, t);
+    } catch (const UsageError& e) {
+      throw HttpError(400, as_fields(e.message(), {{"--aggregate", "aggregate"},
+                                                   {"--normalize", "normalize"},
+                                                   {"--window", "window"},
+                                                   {"--rank", "rank"},
+                                                   {"--ids", "ids"}}));
+    }
+    scored = scorer->score(lines, "-", 1, ends);
   }
   tasks::ScoreSummary sum;
   std::vector<std::string> recs;
@@ -393,19 +418,14 @@ Service::GenerateRequest Service::parse_generate(const std::string& body) const 
   try {
     g.validate();
   } catch (const UsageError& e) {
-    // The options name their CLI spelling; a request names its fields.
-    std::string m = e.message();
-    for (auto [option, field] : {std::pair{"--max-tokens", "max_tokens"},
-                                 {"--num-samples", "num_samples"},
-                                 {"--temperature", "temperature"},
-                                 {"--top-k", "top_k"},
-                                 {"--top-p", "top_p"},
-                                 {"--min-p", "min_p"},
-                                 {"--repeat-penalty", "repeat_penalty"},
-                                 {"--repeat-last-n", "repeat_last_n"}})
-      for (size_t at; (at = m.find(option)) != std::string::npos;)
-        m.replace(at, std::string(option).size(), std::string("field '") + field + "'");
-    throw HttpError(400, m);
+    throw HttpError(400, as_fields(e.message(), {{"--max-tokens", "max_tokens"},
+                                                 {"--num-samples", "num_samples"},
+                                                 {"--temperature", "temperature"},
+                                                 {"--top-k", "top_k"},
+                                                 {"--top-p", "top_p"},
+                                                 {"--min-p", "min_p"},
+                                                 {"--repeat-penalty", "repeat_penalty"},
+                                                 {"--repeat-last-n", "repeat_last_n"}}));
   }
   return r;
 }

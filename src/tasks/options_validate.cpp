@@ -49,7 +49,8 @@ void ScoreOptions::validate() const {
   check_batch(batch_size);
   check_window(window);
   if (rank && aggregate == Aggregate::Words)
-    throw UsageError("--rank: not defined with --aggregate words (a word is no entry of a char vocabulary)");
+    throw UsageError(
+        "--rank: not defined with --aggregate words (a word is no entry of a char or subword vocabulary)");
   if (ids_input && normalize != Normalization::None)
     throw UsageError(std::string("--normalize ") + to_string(normalize) + ": applies to text, not to --ids");
 }

@@ -265,6 +265,12 @@ class BadRequests(ServerTestBase):
         self.error(400, "/v1/score", {"text": "a", "contxt": "document"}, field="unknown field 'contxt'")
         self.error(400, "/v1/score", {"text": "a", "normalize": "nfd"}, field="'normalize'")
         self.error(400, "/v1/score", {}, field="'text': required")
+        # Conflicts the library checks name the request's fields, never the CLI's options.
+        for body, field in (({"text": "a", "rank": True, "aggregate": "words"}, "field 'rank'"),
+                            ({"text": "a", "aggregate": "words"}, "field 'aggregate': \"words\" needs a char"),
+                            ({"text": "1 2", "ids": True, "normalize": "lower"}, "field 'normalize'")):
+            message, _ = self.error(400, "/v1/score", body, field=field)
+            self.assertNotIn("--", message)
         self.error(400, "/v1/score", raw=b'{"text": "caf\xe9"}', field="UTF-8")
         self.error(400, "/v1/predict", {"context": "a", "top": -1}, field="'top'")
         self.error(400, "/v1/predict", {"context": "a", "contexts": ["b"]}, field="'contexts'")
