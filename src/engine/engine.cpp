@@ -29,7 +29,8 @@ struct Engine::Impl {
   size_t split_bytes;
   size_t row_split_bytes;
   size_t largest_op = 0;   // bytes of the weights the largest operation streams
-  size_t token_bytes = 0;  // bytes of the weights one token of one row streams (every layer and the decoder)
+  size_t token_bytes = 0;  // bytes of the weights one token of one row streams through the layers
+  size_t decode_bytes = 0;  // and the decoder's, for each token decoded
   std::vector<Work> work;
   std::vector<int> order;
   Sequences one_input;
@@ -48,7 +49,7 @@ struct Engine::Impl {
       token_bytes += l->step_bytes() + l->term_bytes();
     }
     largest_op = std::max(largest_op, packed->decoder->bytes());
-    token_bytes += packed->decoder->bytes();
+    decode_bytes = packed->decoder->bytes();
   }
 
   void run(const Job& job);
@@ -117,7 +118,10 @@ void Engine::Impl::run(const Job& job) {
   }
   size_t tokens = 0;
   for (const auto& row : in) tokens += row.size();
-  if (B < 2 || T == 1 || tokens * token_bytes < row_split_bytes) {
+  // What the call streams: every token through the layers, and the decoder once per token decoded (every
+  // token when scoring, a row's last when predicting, none when advancing).
+  const size_t decoded = job.mode == detail::Mode::Predict ? B : job.mode == detail::Mode::Advance ? 0 : tokens;
+  if (B < 2 || T == 1 || tokens * token_bytes + decoded * decode_bytes < row_split_bytes) {
     work[0].rows.assign(order.begin(), order.end());
     detail::forward(*packed, work[0], job);
     return;
