@@ -28,8 +28,8 @@ struct Engine::Impl {
   detail::Team team;
   size_t split_bytes;
   size_t row_split_bytes;
-  size_t largest_op = 0;   // bytes of the weights the largest operation streams
-  size_t token_bytes = 0;  // bytes of the weights one token of one row streams through the layers
+  size_t largest_op = 0;    // bytes of the weights the largest operation streams
+  size_t token_bytes = 0;   // bytes of the weights one token of one row streams through the layers
   size_t decode_bytes = 0;  // and the decoder's, for each token decoded
   std::vector<Work> work;
   std::vector<int> order;
@@ -120,7 +120,9 @@ void Engine::Impl::run(const Job& job) {
   for (const auto& row : in) tokens += row.size();
   // What the call streams: every token through the layers, and the decoder once per token decoded (every
   // token when scoring, a row's last when predicting, none when advancing).
-  const size_t decoded = job.mode == detail::Mode::Predict ? B : job.mode == detail::Mode::Advance ? 0 : tokens;
+  const size_t decoded = job.mode == detail::Mode::Predict   ? B
+                         : job.mode == detail::Mode::Advance ? 0
+                                                             : tokens;
   if (B < 2 || T == 1 || tokens * token_bytes + decoded * decode_bytes < row_split_bytes) {
     work[0].rows.assign(order.begin(), order.end());
     detail::forward(*packed, work[0], job);
