@@ -74,13 +74,24 @@ void Batcher::submit(const std::shared_ptr<Job>& job) {
     if (job->lead || !leading_) {
       job->lead = false;
       leading_ = true;
-      lead(lock);
       // Hand the lead to the oldest request still queued (perhaps this one, if its rows did not fit).
-      leading_ = !queue_.empty();
-      if (leading_) {
-        queue_.front()->lead = true;
-        queue_.front()->wake.notify_one();
+      auto hand_off = [&] {
+        leading_ = !queue_.empty();
+        if (leading_) {
+          queue_.front()->lead = true;
+          queue_.front()->wake.notify_one();
+        }
+      };
+      try {
+        lead(lock);  // throws only before it takes any job (bad_alloc), with the lock held
+      } catch (...) {
+        std::erase(queue_, job);
+        hand_off();
+        --inside_;
+        arrived_.notify_all();
+        throw;
       }
+      hand_off();
       continue;
     }
     job->wake.wait(lock);
@@ -120,6 +131,7 @@ void Batcher::lead(std::unique_lock<std::mutex>& lock) {
          arrived_.wait_until(lock, deadline) != std::cv_status::timeout) {
   }
   std::vector<std::shared_ptr<Job>> jobs;
+  jobs.reserve(queue_.size());  // no allocation below: a job is either queued or in this batch
   size_t n = 0;
   while (!queue_.empty() && (jobs.empty() || n + queue_.front()->rows() <= size_t(max_batch_))) {
     n += queue_.front()->rows();
