@@ -6,7 +6,7 @@ tf2_savedmodel.py reads them. The converted directory is checked against numpy w
 stored tensors (test_import_keras_cells.check_converted: float64 within 1e-6, lstmlm within 1e-4).
 
 Not covered (no TensorFlow here, no such file in ../shared/data): a SavedModel that TensorFlow itself wrote with
-a GRU, and subclassed models (the text generation tutorial's MyModel), whose SavedModel holds no layer config."""
+a GRU and its config. Subclassed models: test_import_tf2_subclassed.py."""
 import json
 import os
 import struct

@@ -840,18 +840,19 @@ def select_output(config, output, where):
     return output_chain(config, output, where)
 
 
-def from_config(args, config, keras_version, get_weights, where, source):
+def from_config(args, config, keras_version, get_weights, where, source, source_vocab=None):
     """write_model kwargs of a Keras model given its model_config (dict), the Keras version that defines
     hard_sigmoid, and get_weights(kind, layer name) -> {weight name: array} (Keras 1, 2 or 3 names):
-    the layer mapping shared by the HDF5/zip reader and the TF.js reader."""
+    the layer mapping shared by the HDF5/zip reader and the TF.js reader. source_vocab: the vocabulary the
+    source holds (a Vocab), if any."""
     config = select_output(config, getattr(args, "output", None), where)
     plan = _parse_architecture(config, keras_version, where)
     built = _build(plan, get_weights, where)
     source = dict(source, trainable=_trainable(plan))
-    return _finish(args, built, source, _input_length(config), where)
+    return _finish(args, built, source, _input_length(config), where, source_vocab)
 
 
-def _finish(args, built, source, input_length, where):
+def _finish(args, built, source, input_length, where, source_vocab=None):
     tensors, layers, emb_dim, size, meta = built
     given = getattr(args, "input_length", None)
     if given is not None:
@@ -869,7 +870,7 @@ def _finish(args, built, source, input_length, where):
         source.setdefault("notes", []).append(
             "Embedding mask_zero=True: Keras skips steps with id 0 (padding); do not feed pad ids")
     kwargs = common.assemble(args, size=size, tensors=tensors, embedding_dim=emb_dim, layers=layers, tied=False,
-                             source=source, source_vocab=None, where=where, head=meta.get("head") or None)
+                             source=source, source_vocab=source_vocab, where=where, head=meta.get("head") or None)
     if input_length is not None:
         kwargs["input_length"] = input_length
     return kwargs

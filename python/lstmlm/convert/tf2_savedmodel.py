@@ -99,24 +99,34 @@ def _model_of(entries, path):
     return min(model, key=lambda m: m[:3])[3], {p: meta for p, _, meta in entries}
 
 
-def read_object_graph_metadata(path, root):
-    """(root metadata JSON, {node_path: metadata JSON}) from saved_model.pb's object graph (TF 2.0 - 2.4); the
-    file must resolve inside the SavedModel directory `root`."""
+SavedNode = collections.namedtuple("SavedNode", "children identifier metadata variable")
+
+
+def meta_graph(path, root):
+    """(the first MetaGraphDef's bytes, its fields) of saved_model.pb, which must resolve inside the SavedModel
+    directory `root`."""
     data = contained.read_contained(root, path, path)
     graphs = [v for fld, w, v in _parse(data, "SavedModel protobuf", path) if fld == 2 and w == 2]
     if not graphs:
         raise ConvertError(f"{path}: no meta graph in the SavedModel")
-    objects = [v for fld, w, v in _parse(graphs[0], "MetaGraphDef protobuf", path) if fld == 7 and w == 2]
+    return _parse(graphs[0], "MetaGraphDef protobuf", path)
+
+
+def saved_objects(meta_fields, path):
+    """The SavedObjectGraph's nodes (node 0 the root) as SavedNode: children [(node_id, local_name)], the user
+    object's identifier ("" for others), its metadata JSON (None where empty), and a variable's (name, shape)
+    (None for other objects)."""
+    objects = [v for fld, w, v in meta_fields if fld == 7 and w == 2]
     if not objects:
         raise ConvertError(f"{path}: the meta graph has no object graph (not a TF2 SavedModel)")
-    nodes = []  # (children [(node_id, local_name)], identifier, metadata JSON or None)
+    nodes = []
     for fld, w, v in _parse(objects[0], "SavedObjectGraph protobuf", path):
         if fld != 1 or w != 2:
             continue
         if len(nodes) == MAX_OBJECTS:
             raise ConvertError(f"{path}: the object graph has more than {MAX_OBJECTS} objects (a Keras model's has "
                                "a few hundred): a hostile or corrupt SavedModel")
-        children, ident, meta = [], "", None
+        children, ident, meta, variable = [], "", None, None
         for f2, w2, v2 in _parse(v, "SavedObject protobuf", path):
             if f2 == 1 and w2 == 2:
                 if len(children) == MAX_CHILDREN:
@@ -129,15 +139,32 @@ def read_object_graph_metadata(path, root):
                 user = {f3: v3 for f3, _, v3 in _parse(v2, "SavedUserObject protobuf", path)}
                 ident = user.get(1, b"").decode("utf-8", "replace") if isinstance(user.get(1), bytes) else ""
                 meta = _json_object(user.get(3))
-        nodes.append((children, ident, meta))
+            elif f2 == 7 and w2 == 2:  # SavedVariable: shape = 2 (TensorShapeProto: dim = 2 {size = 1}), name = 6
+                var = _parse(v2, "SavedVariable protobuf", path)
+                name = next((v3 for f3, w3, v3 in var if f3 == 6 and w3 == 2), b"")
+                shape = []
+                for f3, w3, v3 in var:
+                    if f3 == 2 and w3 == 2:
+                        for f4, w4, v4 in _parse(v3, "TensorShapeProto", path):
+                            if f4 == 2 and w4 == 2:
+                                shape.append(next((v5 for f5, w5, v5 in _parse(v4, "TensorShapeProto.Dim", path)
+                                                   if f5 == 1 and w5 == 0), 0))
+                variable = (name.decode("utf-8", "replace"), tuple(shape))
+        nodes.append(SavedNode(children, ident, meta, variable))
     if not nodes:
         raise ConvertError(f"{path}: the object graph has no nodes")
-    paths = _object_paths([children for children, _, _ in nodes], path)
-    entries = [(paths[k], ident, meta) for k, (_, ident, meta) in enumerate(nodes) if meta is not None and k in paths]
+    return nodes
+
+
+def object_graph_metadata(nodes, path):
+    """(root metadata JSON, {node_path: metadata JSON}) from saved_model.pb's object graph (TF 2.0 - 2.4)."""
+    paths = object_paths([n.children for n in nodes], path)
+    entries = [(paths[k], n.identifier, n.metadata) for k, n in enumerate(nodes)
+               if n.metadata is not None and k in paths]
     return _model_of(entries, path)
 
 
-def _object_paths(children, path):
+def object_paths(children, path):
     """{object: its path from the root ("root.layer_with_weights-0.cell")}: breadth first (a deque, linear in
     the references), so each object gets its shortest path (objects are shared in the graph); refuses a path
     more than MAX_DEPTH levels deep and paths adding up to more than MAX_PATH_CHARS characters."""
@@ -240,7 +267,11 @@ def convert(path, args):
         root, nodes = read_metadata(meta_path, d)
     else:  # TF 2.0 - 2.4: the metadata is in saved_model.pb's object graph
         meta_path = os.path.join(d, "saved_model.pb")
-        root, nodes = read_object_graph_metadata(meta_path, d)
+        objects = saved_objects(meta_graph(meta_path, d), meta_path)
+        from . import tf2_subclassed  # it reads the object graph with this module's functions
+        if not any(n.metadata for n in objects) and tf2_subclassed.is_subclassed(objects):
+            return tf2_subclassed.convert(d, args, meta_path)
+        root, nodes = object_graph_metadata(objects, meta_path)
     config = _untuple(root)
     config = {"class_name": config["class_name"], "config": config["config"]}
     keras_version = root.get("keras_version") if isinstance(root.get("keras_version"), str) else None
