@@ -1,8 +1,9 @@
 // keep_only_packed: a model packed for one precision and its float layer weights freed computes the same
 // bits as before, for every cell and precision; another precision is refused with the reason; the model's
-// counts are unchanged and its memory smaller.
+// counts (and info's, per layer) are unchanged and its memory smaller.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
@@ -11,6 +12,8 @@
 #include "lstmlm/engine.hpp"
 #include "lstmlm/error.hpp"
 #include "lstmlm/model.hpp"
+#include "lstmlm/report/info.hpp"
+#include "lstmlm/summary.hpp"
 
 namespace {
 
@@ -28,11 +31,22 @@ TEST(EngineRelease, APackedOnlyModelGivesTheSameBitsAndRefusesAnotherPrecision) 
       const Model& a = *kept[i].model;
       const auto& twin = twins[i].model;
       const auto bytes = twin->memory_bytes();
+      const ModelSummary before = summarize(*twin);
       keep_only_packed(twin, p);
       EXPECT_TRUE(twin->layer_weights_released());
       EXPECT_EQ(twin->weights().layers[0].w_hh.size(), 0);
       EXPECT_EQ(twin->parameter_count(), a.parameter_count());
       EXPECT_LT(twin->memory_bytes(), bytes);
+      // What info and a server's /v1/models print: the counts made from the weights before they went,
+      // and the bytes of the precision kept.
+      const ModelSummary after = summarize(*twin);
+      ASSERT_EQ(after.layers.size(), before.layers.size());
+      for (size_t l = 0; l < after.layers.size(); ++l)
+        EXPECT_EQ(after.layers[l].params, before.layers[l].params);
+      EXPECT_EQ(after.total_params, before.total_params);
+      const auto info = nlohmann::json::parse(report::model_info_json(*twin, p));
+      EXPECT_EQ(info["total_params"].get<int64_t>(), before.total_params);
+      EXPECT_EQ(info["memory_bytes"].get<size_t>(), twin->memory_bytes() + packed_bytes(*twin, p));
       Engine ea(kept[i].model, EngineOptions{.threads = 1, .precision = p});
       Engine eb(twin, EngineOptions{.threads = 1, .precision = p});
       std::mt19937_64 rng(i + 1);

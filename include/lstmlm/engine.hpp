@@ -27,13 +27,15 @@ using Sequences = std::vector<std::vector<int32_t>>;
 // Threads an Engine accepts; more is refused (UsageError) rather than exhausting the process table.
 inline constexpr int kMaxThreads = 256;
 
-// Bytes of the kernel-ready copy of the model's weights (packed once per model, shared by its Engines).
-size_t packed_bytes(const Model& model);
+// Bytes of the kernel-ready copy of the model's weights for `precision` (packed once per model and
+// precision, shared by its Engines).
+size_t packed_bytes(const Model& model, Precision precision = Precision::Fp32);
 
 // Packs `model` for `precision`, as an Engine of it would, and frees the float layer weights it was packed
 // from (Model::release_layer_weights): a process that runs one precision then holds its weights once (a
 // 3 x 2048 LSTM at fp32 took twice its 400 MB). Call it before the model is shared between threads;
-// an Engine of another precision then throws UsageError, and so does packed_bytes() unless fp32.
+// an Engine of another precision then throws UsageError, and so does packed_bytes() of another precision.
+// summarize() (summary.hpp) keeps the counts it made before.
 void keep_only_packed(const std::shared_ptr<const Model>& model, Precision precision);
 
 // The kernels an Engine of this precision would run on this CPU, "<precision>/<isa>" (e.g. "int8/amx"):

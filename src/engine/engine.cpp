@@ -15,6 +15,7 @@
 #include "engine/team.hpp"
 #include "engine/thread_pool.hpp"
 #include "lstmlm/error.hpp"
+#include "lstmlm/summary.hpp"
 
 namespace lstmlm {
 
@@ -154,11 +155,14 @@ int Engine::threads() const { return impl_->pool.size(); }
 
 std::string_view Engine::kernels() const { return impl_->packed->backend->name(); }
 
-size_t packed_bytes(const Model& model) { return detail::packed_model(model)->bytes(); }
+size_t packed_bytes(const Model& model, Precision precision) {
+  return detail::packed_model(model, precision)->bytes();
+}
 
 void keep_only_packed(const std::shared_ptr<const Model>& model, Precision precision) {
   // Model::load and Model::create make a non-const Model and hand it out as const: the cast is defined,
-  // and the caller has not shared the model yet.
+  // and the caller has not shared the model yet. The summary counts the float weights: made while they exist.
+  summarize(*model);
   detail::packed_model(*model, precision, std::const_pointer_cast<Model>(model).get());
 }
 

@@ -1,8 +1,12 @@
 #include "lstmlm/summary.hpp"
 
+#include <memory>
+
 namespace lstmlm {
 
-ModelSummary summarize(const Model& model) {
+namespace {
+
+ModelSummary count(const Model& model) {
   const ModelConfig& c = model.config();
   const Weights& w = model.weights();
   const nlohmann::json* flags = nullptr;
@@ -55,6 +59,15 @@ ModelSummary summarize(const Model& model) {
     s.non_trainable_params = s.total_params - *s.trainable_params;
   }
   return s;
+}
+
+}  // namespace
+
+// Counted from the weights' sizes, once: a model whose float weights were released after packing
+// (keep_only_packed, which summarizes first) keeps its counts.
+ModelSummary summarize(const Model& model) {
+  auto p = model.derived("summary", [&] { return std::make_shared<const ModelSummary>(count(model)); });
+  return *std::static_pointer_cast<const ModelSummary>(p);
 }
 
 }  // namespace lstmlm

@@ -11,7 +11,7 @@
 
 namespace lstmlm::report {
 
-std::string model_info_json(const Model& m) {
+std::string model_info_json(const Model& m, Precision precision) {
   using nlohmann::json;
   const ModelSummary s = summarize(m);
   const auto& c = m.config();
@@ -36,7 +36,7 @@ std::string model_info_json(const Model& m) {
             {"total_params", s.total_params},
             {"trainable_params", opt(s.trainable_params)},
             {"non_trainable_params", opt(s.non_trainable_params)},
-            {"memory_bytes", m.memory_bytes() + packed_bytes(m)},
+            {"memory_bytes", m.memory_bytes() + packed_bytes(m, precision)},
             {"kernels", kernels},
             {"tokenizer", cfg["tokenizer"]},
             {"source", c.source},

@@ -8,6 +8,7 @@
 #include <new>
 #include <thread>
 
+#include "lstmlm/engine.hpp"
 #include "lstmlm/error.hpp"
 #include "lstmlm/report/record.hpp"
 #include "lstmlm/text.hpp"
@@ -273,6 +274,7 @@ int run(const Options& options, const Log& log, const std::function<int()>& pend
   try {
     auto model = Model::load(options.model_dir);
     for (const auto& w : model->warnings()) log("warning: " + w);
+    keep_only_packed(model, options.precision);  // one precision per server: its weights held once
     service = std::make_shared<Service>(options, std::move(model));
     ready = true;
     log("model loaded in " +

@@ -147,7 +147,7 @@ std::shared_ptr<const tasks::Boost> Service::boost_of(Body& b) const {
   return on ? boost_ : nullptr;
 }
 
-std::string Service::models() const { return report::model_info_json(*model_); }
+std::string Service::models() const { return report::model_info_json(*model_, opt_.precision); }
 
 std::vector<int32_t> Service::ids_of(const std::string& text, bool oov_error,
                                      std::vector<Token>* tokens) const {

@@ -112,7 +112,11 @@ class SameBytesAsTheCli(ServerTestBase):
         status, text, _ = self.server.request("GET", "/health")
         self.assertEqual((status, json.loads(text)), (200, {"status": "ok"}))
         status, text, _ = self.server.request("GET", "/v1/models")
-        self.assertEqual(json.loads(text), json.loads(cli("info", "-m", MODEL, "--json")))
+        served, info = json.loads(text), json.loads(cli("info", "-m", MODEL, "--json"))
+        # The server keeps only the packed weights of its one precision; info's process holds both copies.
+        held, both = served.pop("memory_bytes"), info.pop("memory_bytes")
+        self.assertEqual(served, info)
+        self.assertLess(held, both)
 
     def test_score(self):
         text = "\n".join(SENTENCES) + "\n"
@@ -208,6 +212,21 @@ class SameBytesAsTheCli(ServerTestBase):
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
             results = list(pool.map(predicts, range(4))) + list(pool.map(session, range(4)))
         self.assertEqual(results, [True] * 8)
+
+
+class Int8(ServerTestBase):
+    """A server of one low precision packs its weights once and answers as the CLI at that precision."""
+    extra = ("--precision", "int8")
+
+    def test_models_and_predict_at_int8(self):
+        status, text, _ = self.server.request("GET", "/v1/models")
+        self.assertEqual(status, 200)
+        self.assertEqual(json.loads(text)["total_params"],
+                         json.loads(cli("info", "-m", MODEL, "--json"))["total_params"])
+        for ctx in ("the old man", "once upon a"):
+            want = cli("predict", "-m", MODEL, "--precision", "int8", "--output-format", "jsonl", "--top", "5",
+                       ctx).strip()
+            self.assertEqual(self.ok("/v1/predict", {"context": ctx, "top": 5}), want)
 
 
 class Sessions(ServerTestBase):

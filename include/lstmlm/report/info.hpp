@@ -4,10 +4,12 @@
 #include <string>
 
 #include "lstmlm/model.hpp"
+#include "lstmlm/precision.hpp"
 
 namespace lstmlm::report {
 
-// The object, indented by 2 (nlohmann::json's dump(2)); invalid UTF-8 in names replaced.
-std::string model_info_json(const Model& m);
+// The object, indented by 2 (nlohmann::json's dump(2)); invalid UTF-8 in names replaced. memory_bytes
+// counts the weights packed for `precision` (what a process running it holds).
+std::string model_info_json(const Model& m, Precision precision = Precision::Fp32);
 
 }  // namespace lstmlm::report
