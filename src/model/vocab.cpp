@@ -19,7 +19,7 @@ Vocab Vocab::load(const std::string& path) { return Vocab(format::read_vocab_jso
 
 std::optional<int32_t> Vocab::probe(std::string_view token, size_t& slot) const {
   const size_t mask = slots_.size() - 1;
-  for (slot = std::hash<std::string_view>{}(token) & mask;; slot = (slot + 1) & mask) {
+  for (slot = std::hash<std::string_view>{}(token)&mask;; slot = (slot + 1) & mask) {
     const int32_t id = slots_[slot];
     if (id < 0) return std::nullopt;
     if (tokens_[static_cast<size_t>(id)] == token) return id;
