@@ -1,12 +1,12 @@
 // Vocab's reverse lookup (open addressing): every token finds its id, a duplicate its first id, anything
 // else nothing, also where the probe chains wrap around the table.
+#include "lstmlm/vocab.hpp"
+
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 #include <vector>
-
-#include "lstmlm/vocab.hpp"
 
 namespace {
 
