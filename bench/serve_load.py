@@ -3,7 +3,7 @@
 bench/fastapi_predict.py): requests/s, tokens/s and latency percentiles at several client counts.
 
     bench/serve_load.py --cli build/lstmlm [--shapes SEED,MEDIUM] [--clients 1,8,64,256] [--seconds 5]
-                        [--threads 2] [--fastapi] [--rate R] [-o results.jsonl]
+                        [--threads 2] [--precision fp32] [--fastapi] [--rate R] [-o results.jsonl]
 
 Workloads (every request is one HTTP/1.1 keep-alive POST; each client sends its next request when the last
 response is in):
@@ -172,6 +172,7 @@ def main():
     ap.add_argument("--workloads", default="predict,advance")
     ap.add_argument("--seconds", type=float, default=5)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--precision", default="fp32", help="the servers' --precision (fp32, bf16 or int8)")
     ap.add_argument("--fastapi", action="store_true", help="also load bench/fastapi_predict.py (predict only)")
     ap.add_argument("--rate", type=float, default=0,
                     help="open loop: this many requests a second over the --clients connections (predict only), "
@@ -188,10 +189,11 @@ def main():
                 vocab = json.load(f)
             words = [w for w in vocab if not w.startswith("<")]
             servers = [("lstmlm batching", [a.cli, "serve", "-m", model, "--port", "0", "--threads", str(a.threads),
-                                            "--max-queue", "100000", "--http-threads", "300"]),
+                                            "--max-queue", "100000", "--http-threads", "300",
+                                            "--precision", a.precision]),
                        ("lstmlm --max-batch 1", [a.cli, "serve", "-m", model, "--port", "0", "--threads",
                                                  str(a.threads), "--max-batch", "1", "--max-queue", "100000",
-                                                 "--http-threads", "300"])]
+                                                 "--http-threads", "300", "--precision", a.precision])]
             if a.fastapi:
                 servers.append(("FastAPI + PyTorch", [sys.executable, os.path.join(ROOT, "bench", "fastapi_predict.py"),
                                                       model, "--threads", str(a.threads)]))
