@@ -34,14 +34,15 @@ struct Level {
 };
 
 // The levels of `precision` this CPU has and an Engine runs (bf16 is refused at AVX2: its kernel's bits are
-// tested in kernels_lowp_test.cpp), best first.
+// tested in kernels_lowp_test.cpp), best first; int8's AVX2 level twice where the CPU has AVX-VNNI (avxvnni,
+// and avx2: vpmaddubsw).
 std::vector<Level> levels(const std::string& p) {
   using kernels::Isa;
-  const std::pair<Isa, const char*> all[] = {{Isa::Amx, "amx"},
-                                             {Isa::Dot, p == "int8" ? "avx512vnni" : "avx512bf16"},
-                                             {Isa::Avx512, "avx512"},
-                                             {Isa::Avx2, "avx2"},
-                                             {Isa::Scalar, "scalar"}};
+  std::vector<std::pair<Isa, const char*>> all = {
+      {Isa::Amx, "amx"}, {Isa::Dot, p == "int8" ? "avx512vnni" : "avx512bf16"}, {Isa::Avx512, "avx512"}};
+  if (p == "int8" && kernels::cpu_features().avx_vnni) all.emplace_back(Isa::Avx2, "avxvnni");
+  all.emplace_back(Isa::Avx2, "avx2");
+  all.emplace_back(Isa::Scalar, "scalar");
   std::vector<Level> out;
   for (auto [isa, env] : all) {
     if (!kernels::backend_at(parse_precision(p), isa)) continue;
@@ -166,10 +167,29 @@ TEST(EnginePrecision, IsaVariableCapsTheLevelAndIsChecked) {
       EXPECT_NE(std::string(e.what()).find("use fp32"), std::string::npos) << e.what();
     }
     EXPECT_EQ(kernels_for(Precision::Bf16), "bf16/refused");
-    // int8 at this level runs AVX-VNNI where the CPU has it, and says so.
+    // int8 capped at AVX2 runs what a CPU without AVX-VNNI runs, and says so.
+    EXPECT_EQ(Engine(model, options("int8", 1)).kernels(), "int8/avx2");
+    EXPECT_EQ(kernels_for(Precision::Int8), "int8/avx2");
+    EXPECT_EQ(Engine(model, options("fp32", 1)).kernels(), "fp32/avx2");
+  }
+  {
+    const IsaEnv env("avxvnni");
+    // The same level with AVX-VNNI where the CPU has it; bf16 still refused.
     EXPECT_EQ(Engine(model, options("int8", 1)).kernels(),
               kernels::cpu_features().avx_vnni ? "int8/avxvnni" : "int8/avx2");
-    EXPECT_EQ(Engine(model, options("fp32", 1)).kernels(), "fp32/avx2");
+    EXPECT_EQ(kernels_for(Precision::Bf16), "bf16/refused");
+  }
+  {
+    // Back and forth in one process: each backend keeps its own kernels (and a model packed for one is not
+    // reused by the other: the packing is cached by the backend's name).
+    const IsaEnv env("avx2");
+    Engine plain(model, options("int8", 1));
+    setenv("LSTMLM_ISA", "avxvnni", 1);
+    Engine vnni(model, options("int8", 1));
+    setenv("LSTMLM_ISA", "avx2", 1);
+    EXPECT_EQ(Engine(model, options("int8", 1)).kernels(), "int8/avx2");
+    EXPECT_EQ(plain.kernels(), "int8/avx2");
+    EXPECT_EQ(vnni.kernels(), kernels::cpu_features().avx_vnni ? "int8/avxvnni" : "int8/avx2");
   }
   {
     // fp32 has no dot-product or tile kernels: capped there (or unset) it runs AVX-512 where the CPU has it.

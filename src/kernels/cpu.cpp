@@ -64,11 +64,17 @@ Isa isa_ceiling() {
   if (s == "amx") return Isa::Amx;
   if (s == "avx512bf16" || s == "avx512vnni") return Isa::Dot;
   if (s == "avx512") return Isa::Avx512;
-  if (s == "avx2") return Isa::Avx2;
+  if (s == "avx2" || s == "avxvnni") return Isa::Avx2;
   if (s == "scalar") return Isa::Scalar;
-  throw UsageError("LSTMLM_ISA='" + printable(s, 64) +
-                   "' is not a kernel level (use amx, avx512bf16, avx512vnni, avx512, avx2 or scalar; unset "
-                   "for the best this CPU has)");
+  throw UsageError(
+      "LSTMLM_ISA='" + printable(s, 64) +
+      "' is not a kernel level (use amx, avx512bf16, avx512vnni, avx512, avxvnni, avx2 or scalar; unset "
+      "for the best this CPU has)");
+}
+
+bool avx_vnni_allowed() {
+  const char* v = std::getenv("LSTMLM_ISA");
+  return cpu_features().avx_vnni && !(v && std::string_view(v) == "avx2");
 }
 
 std::string_view isa_name(Isa isa, Precision precision) {
@@ -80,7 +86,7 @@ std::string_view isa_name(Isa isa, Precision precision) {
     case Isa::Avx512:
       return "avx512";
     case Isa::Avx2:
-      return precision == Precision::Int8 && cpu_features().avx_vnni ? "avxvnni" : "avx2";
+      return precision == Precision::Int8 && avx_vnni_allowed() ? "avxvnni" : "avx2";
     default:
       return "scalar";
   }

@@ -30,8 +30,12 @@ const CpuFeatures& cpu_features();
 // variable and the accepted values otherwise. Read on every call, so a test may change it.
 Isa isa_ceiling();
 
-// "amx", "avx512bf16" / "avx512vnni" (Dot, by precision), "avx512", "avx2" ("avxvnni" for int8 on a CPU
-// with AVX-VNNI), "scalar".
+// Whether int8's AVX2 level may use AVX-VNNI: the CPU has it and LSTMLM_ISA is not avx2, which caps at what
+// the AVX2 CPUs without it (Haswell to Zen 3) run, vpmaddubsw; avxvnni allows it. Read on every call.
+bool avx_vnni_allowed();
+
+// "amx", "avx512bf16" / "avx512vnni" (Dot, by precision), "avx512", "avx2" ("avxvnni" for int8 where
+// avx_vnni_allowed()), "scalar".
 std::string_view isa_name(Isa isa, Precision precision);
 
 }  // namespace lstmlm::kernels

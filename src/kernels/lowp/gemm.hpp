@@ -69,7 +69,8 @@ std::unique_ptr<Gemm> make_int8_gemm(Isa isa, const RowFn& row, int N, int K);
 // The same on vpmaddubsw at those levels whatever the CPU: what a CPU without AVX-VNNI runs, for tests.
 std::unique_ptr<Gemm> make_int8_gemm_without_avx_vnni(Isa isa, const RowFn& row, int N, int K);
 
-// The backend of a low precision (Bf16, Int8) on `isa`, over that precision's Gemm.
-std::unique_ptr<Backend> make_backend(Precision precision, Isa isa);
+// The backend of a low precision (Bf16, Int8) on `isa`, over that precision's Gemm; int8 at the AVX2 level
+// without AVX-VNNI unless avx_vnni.
+std::unique_ptr<Backend> make_backend(Precision precision, Isa isa, bool avx_vnni);
 
 }  // namespace lstmlm::kernels::lowp

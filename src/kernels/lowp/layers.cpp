@@ -221,9 +221,11 @@ class LowpBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_backend(Precision precision, Isa isa) {
+std::unique_ptr<Backend> make_backend(Precision precision, Isa isa, bool avx_vnni) {
   if (precision == Precision::Bf16) return std::make_unique<LowpBackend>(precision, isa, &make_bf16_gemm);
-  if (precision == Precision::Int8) return std::make_unique<LowpBackend>(precision, isa, &make_int8_gemm);
+  if (precision == Precision::Int8)
+    return std::make_unique<LowpBackend>(precision, isa,
+                                         avx_vnni ? &make_int8_gemm : &make_int8_gemm_without_avx_vnni);
   throw std::logic_error("lowp: no backend for precision " + std::string(precision_name(precision)));
 }
 
