@@ -365,6 +365,45 @@ class CompareLowp(unittest.TestCase):
         self.assertIn("1.50x", line)
         self.assertTrue(line.rstrip().endswith("| yes |"), line)
 
+    def test_avx2_bf16_refusal_counts_only_when_it_says_use_fp32(self):
+        """--isa avx2: bf16 refused with a message saying to use fp32 meets its target; refused otherwise not."""
+        target = [t for t in compare.TARGETS_LOWP_AVX2 if t[4] == ("bf16",)]
+        k = (64, 1)
+        rows = {"lstmlm-bf16": []}
+        for why, met in (("exit 2: lstmlm: error: --precision bf16: ... half fp32's speed: use fp32, or int8", "| yes (refused) |"),
+                         ("exit 2: lstmlm: error: out of memory", "| **no** (refused without saying fp32 is faster) |")):
+            lowp = {"bf16": compare.lowp_cell(rows, {"lstmlm-bf16": why}, "bf16", k, 1, [1000], [])}
+            cells = [{"shape": "MEDIUM", "workload": "score", "batch": 64, "length": 35, "threads": 1,
+                      "ours": {"isa": "fp32/avx2"}, "ours_tps": 1000, "lowp": lowp}]
+            line, = compare.lowp_rows(cells, set(), target)
+            self.assertIn(why, line)
+            self.assertTrue(line.rstrip().endswith(met), line)
+
+    def test_own_ratios_two_threads_over_one_per_precision(self):
+        """2 threads over 1 for every precision: >= 1.7 at batch >= 8, never slower at batch 1; MEDIUM's
+        generate / score has no target."""
+        def cell(shape, w, b, t, fp32, int8):
+            return {"shape": shape, "workload": w, "batch": b, "threads": t, "ours": {"isa": "fp32/avx512"},
+                    "ours_rounds": [fp32], "ours_tps": fp32,
+                    "lowp": {"int8": {"ours_rounds": [int8], "ours_tps": int8, "ours_isa": "int8/avx512vnni"}}}
+        cells = [cell("SEED", "score", 8, 1, 100, 200), cell("SEED", "score", 8, 2, 180, 300),
+                 cell("SEED", "score", 1, 1, 100, 100), cell("SEED", "score", 1, 2, 99, 101),
+                 cell("MEDIUM", "score", 1, 1, 100, 100), cell("MEDIUM", "generate", 1, 1, 30, 30)]
+        lines = compare.own_ratios(cells, "CPU: test.")
+        row = lambda *keys: next(l for l in lines if all(k in l for k in keys))
+        self.assertIn("| 1.80 (1.80-1.80) | >= 1.7 | yes |", row("score batch 8, 2 threads", "fp32 ("))
+        self.assertIn("| 1.50 (1.50-1.50) | >= 1.7 | **no** |", row("score batch 8, 2 threads", "int8 ("))
+        self.assertIn("| 0.99 (0.99-0.99) | >= 1.0 | **no** |", row("score batch 1, 2 threads", "fp32 ("))
+        self.assertIn("| 1.01 (1.01-1.01) | >= 1.0 | yes |", row("score batch 1, 2 threads", "int8 ("))
+        self.assertIn("| 0.30 (0.30-0.30) | - (none) | - |", row("MEDIUM", "generate / score"))
+
+    def test_weight_bytes_per_token(self):
+        # MEDIUM: W_hh of 2 layers (4 x 650 x 650 each), layer 1's W_ih (the same), the decoder 10,000 x 650:
+        # 3 x 1,690,000 + 6,500,000 = 11,570,000 weights; int8 adds a float scale per row (5,200 + 10,000).
+        self.assertEqual(compare.weight_bytes_per_token(10000, 650, 650, 2, "int8"), 11_570_000 + 4 * 15_200)
+        self.assertEqual(compare.weight_bytes_per_token(10000, 650, 650, 2, "fp32"), 4 * 11_570_000)
+        self.assertEqual(compare.weight_bytes_per_token(554, 100, 100, 1, "bf16"), 2 * (40_000 + 55_400))
+
     def test_peak_text(self):
         fp32 = [{"threads": 2, "gflops": 220.0, "isa": "avx512f"}, {"threads": 1, "gflops": 211.1, "isa": "avx512f"}]
         self.assertEqual(compare.peak_text(fp32),
