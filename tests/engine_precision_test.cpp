@@ -180,8 +180,8 @@ TEST(EnginePrecision, IsaVariableCapsTheLevelAndIsChecked) {
     EXPECT_EQ(kernels_for(Precision::Bf16), "bf16/refused");
   }
   {
-    // Back and forth in one process: each backend keeps its own kernels (and a model packed for one is not
-    // reused by the other: the packing is cached by the backend's name).
+    // Back and forth in one process: the two int8 AVX2 backends are cached apart, each with its own kernels
+    // (one cache slot would hand the second engine the first one's).
     const IsaEnv env("avx2");
     Engine plain(model, options("int8", 1));
     setenv("LSTMLM_ISA", "avxvnni", 1);

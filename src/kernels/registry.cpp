@@ -43,14 +43,14 @@ bool has(Precision precision, Isa isa) {
   }
 }
 
-// int8's AVX2 level is two backends, with and without AVX-VNNI (LSTMLM_ISA=avx2 asks for the latter): the
-// last slot holds the one without, where the CPU has AVX-VNNI.
+// int8's AVX2 level is two backends, with and without AVX-VNNI (LSTMLM_ISA=avx2, or a CPU without it, asks
+// for the latter): the last slot holds the one without.
 const Backend& lowp_backend(Precision precision, Isa isa) {
   static std::mutex mu;
   static std::array<std::unique_ptr<Backend>, kLevels + 1> bf16, int8;
   const std::lock_guard<std::mutex> lock(mu);
   const bool vnni = avx_vnni_allowed();
-  const bool without = precision == Precision::Int8 && isa == Isa::Avx2 && cpu_features().avx_vnni && !vnni;
+  const bool without = precision == Precision::Int8 && isa == Isa::Avx2 && !vnni;
   auto& slot =
       (precision == Precision::Int8 ? int8 : bf16)[without ? size_t{kLevels} : static_cast<size_t>(isa)];
   if (!slot) slot = lowp::make_backend(precision, isa, vnni);
