@@ -19,11 +19,6 @@ using namespace lstmlm::test;
 
 namespace {
 
-bool same(const MatrixRM& a, const MatrixRM& b) {
-  return a.rows() == b.rows() && a.cols() == b.cols() &&
-         std::equal(a.data(), a.data() + a.size(), b.data());  // bitwise for non-NaN floats
-}
-
 // Everything an engine call gives, from one engine.
 struct Outputs {
   std::vector<std::vector<float>> score, entropy;

@@ -12,7 +12,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr double kTol = 1e-5;
+constexpr double kGoldenTol = 1e-5;
 
 std::vector<fs::path> golden_dirs() {
   std::vector<fs::path> dirs;
@@ -69,13 +69,13 @@ TEST(EngineGolden, LogprobsAndFinalStateMatchFramework) {
         const auto& e = expected["sequences"][r];
         for (size_t t = 0; t < in[r].size(); ++t)
           for (int v = 0; v < model->vocab_size(); ++v)
-            ASSERT_NEAR(lp[r](Eigen::Index(t), v), e["logprobs"][t][size_t(v)].get<double>(), kTol)
+            ASSERT_NEAR(lp[r](Eigen::Index(t), v), e["logprobs"][t][size_t(v)].get<double>(), kGoldenTol)
                 << "row " << r << " step " << t << " token " << v;
         for (size_t k = 0; k < st[r].h.size(); ++k) {
           for (size_t j = 0; j < st[r].h[k].size(); ++j)
-            ASSERT_NEAR(st[r].h[k][j], e["h"][k][j].get<double>(), kTol) << "h layer " << k;
+            ASSERT_NEAR(st[r].h[k][j], e["h"][k][j].get<double>(), kGoldenTol) << "h layer " << k;
           for (size_t j = 0; j < st[r].c[k].size(); ++j)
-            ASSERT_NEAR(st[r].c[k][j], e["c"][k][j].get<double>(), kTol) << "c layer " << k;
+            ASSERT_NEAR(st[r].c[k][j], e["c"][k][j].get<double>(), kGoldenTol) << "c layer " << k;
         }
       }
     }

@@ -24,11 +24,6 @@ Result run(Engine& eng, const Sequences& in, const std::vector<State>& start) {
   return r;
 }
 
-bool same(const MatrixRM& a, const MatrixRM& b) {
-  return a.rows() == b.rows() && a.cols() == b.cols() &&
-         std::equal(a.data(), a.data() + a.size(), b.data());  // bitwise for non-NaN floats
-}
-
 }  // namespace
 
 TEST(EngineInvariance, RowAloneEqualsRowAtEveryPositionOfEveryBatch) {

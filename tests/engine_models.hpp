@@ -1,5 +1,6 @@
 // Random models of any shape the format describes, for the engine and kernel tests.
 #pragma once
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <string>
@@ -163,6 +164,11 @@ inline State random_state(const Model& m, std::mt19937_64& rng) {
   for (auto& v : s.c)
     for (auto& x : v) x = u(rng);
   return s;
+}
+
+// Same shape and the same floats bit for bit (for non-NaN values).
+inline bool same(const MatrixRM& a, const MatrixRM& b) {
+  return a.rows() == b.rows() && a.cols() == b.cols() && std::equal(a.data(), a.data() + a.size(), b.data());
 }
 
 }  // namespace lstmlm::test

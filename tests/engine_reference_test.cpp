@@ -12,14 +12,14 @@ using namespace lstmlm::test;
 
 namespace {
 
-constexpr double kTol = 2e-5;
+constexpr double kReferenceTol = 2e-5;
 
 void expect_state_near(const State& got, const RefState& want, const std::string& what) {
   for (size_t k = 0; k < got.h.size(); ++k) {
     for (size_t j = 0; j < got.h[k].size(); ++j)
-      ASSERT_NEAR(got.h[k][j], want.h[k][j], kTol) << what << " h l" << k;
+      ASSERT_NEAR(got.h[k][j], want.h[k][j], kReferenceTol) << what << " h l" << k;
     for (size_t j = 0; j < got.c[k].size(); ++j)
-      ASSERT_NEAR(got.c[k][j], want.c[k][j], kTol) << what << " c l" << k;
+      ASSERT_NEAR(got.c[k][j], want.c[k][j], kReferenceTol) << what << " c l" << k;
   }
 }
 
@@ -51,7 +51,7 @@ TEST(EngineReference, LogprobsAndStatesMatchFloat64Reference) {
       ASSERT_EQ(out[r].rows(), Eigen::Index(in[r].size()));
       for (size_t t = 0; t < want.size(); ++t)
         for (int v = 0; v < m.vocab_size(); ++v)
-          ASSERT_NEAR(out[r](Eigen::Index(t), v), want[t][size_t(v)], kTol)
+          ASSERT_NEAR(out[r](Eigen::Index(t), v), want[t][size_t(v)], kReferenceTol)
               << "row " << r << " step " << t << " v " << v;
       expect_state_near(states[r], ref, "row " + std::to_string(r));
     }
@@ -89,7 +89,8 @@ TEST(EngineReference, ScoreAndPredictAgreeWithLogprobs) {
       } else {
         RefState ref = to_ref(s0[r]);
         auto want = reference_logprobs(m, ref.h.back());
-        for (int v = 0; v < m.vocab_size(); ++v) EXPECT_NEAR(pred(Eigen::Index(r), v), want[size_t(v)], kTol);
+        for (int v = 0; v < m.vocab_size(); ++v)
+          EXPECT_NEAR(pred(Eigen::Index(r), v), want[size_t(v)], kReferenceTol);
       }
     }
   }

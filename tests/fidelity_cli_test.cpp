@@ -17,23 +17,22 @@ namespace {
 
 using lstmlm::test::run_cli;
 
-std::string model(const std::string& name = "fairytales-word") {
-  return "-m '" + (lstmlm::test::source_dir() / "models" / name).string() + "'";
-}
+using lstmlm::test::model_arg;
 
-const std::string kText =
+const std::string kFidelityText =
     "once upon a time there was a king\n\nthe queen zzqx said\nand the king went to the mountains .\n";
 
-size_t lines_of(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+using lstmlm::test::count_lines;
 
 // The availability the library reports for a precision: "" when it runs, else its one-line message.
 TEST(PrecisionCli, Fp32IsTheDefaultAndChangesNoByte) {
   const std::pair<std::string, std::string> runs[] = {
-      {"score " + model() + " --output-format jsonl", kText},
-      {"score " + model("charrnn-space") + " --context document", "the stars\nand the moon\n"},
-      {"predict " + model() + " --top 5", "the king\nonce upon\n"},
-      {"generate " + model() + " -p 'the old man' -n 12 --seed 42", ""},
-      {"generate " + model() + " -p 'the old man' -n 5 --seed 7 --num-samples 3 --output-format jsonl", ""}};
+      {"score " + model_arg() + " --output-format jsonl", kFidelityText},
+      {"score " + model_arg("charrnn-space") + " --context document", "the stars\nand the moon\n"},
+      {"predict " + model_arg() + " --top 5", "the king\nonce upon\n"},
+      {"generate " + model_arg() + " -p 'the old man' -n 12 --seed 42", ""},
+      {"generate " + model_arg() + " -p 'the old man' -n 5 --seed 7 --num-samples 3 --output-format jsonl",
+       ""}};
   for (const auto& [args, in] : runs) {
     auto a = run_cli(args, in);
     auto b = run_cli(args + " --precision fp32", in);
@@ -45,12 +44,12 @@ TEST(PrecisionCli, Fp32IsTheDefaultAndChangesNoByte) {
 }
 
 TEST(PrecisionCli, AnUnknownNameIsAUsageErrorListingTheChoices) {
-  for (const std::string& cmd : {"score " + model(), "predict " + model() + " the",
-                                 "generate " + model() + " -n 2 --seed 1", "fidelity " + model()}) {
+  for (const std::string& cmd : {"score " + model_arg(), "predict " + model_arg() + " the",
+                                 "generate " + model_arg() + " -n 2 --seed 1", "fidelity " + model_arg()}) {
     auto r = run_cli(cmd + " --precision fp16", "the king\n");
     EXPECT_EQ(r.status, 2) << cmd;
     EXPECT_TRUE(r.out.empty()) << cmd;
-    EXPECT_EQ(lines_of(r.err), 1u) << r.err;
+    EXPECT_EQ(count_lines(r.err), 1u) << r.err;
     EXPECT_NE(r.err.find("--precision: 'fp16' is not one of fp32, bf16, int8"), std::string::npos) << r.err;
   }
   auto b = run_cli("bench --shape 20,4,4,1 -w predict --min-time 0 -r 1 --warmup 0 --precision fp32,fp16");
@@ -70,14 +69,14 @@ TEST(PrecisionCli, EveryPrecisionRunsAndABadIsaIsTheOneLineError) {
   for (const std::string p : {"bf16", "int8"}) {
     if (lstmlm::kernels_for(lstmlm::parse_precision(p)).ends_with("/refused"))
       continue;  // bf16 on an AVX2-only CPU
-    auto r = run_cli("bench " + model() +
+    auto r = run_cli("bench " + model_arg() +
                      " -w predict -t 1 --min-time 0 -r 1 --warmup 0 -o jsonl --precision " + p);
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(lstmlm::test::jsonl_records(r.out).at(0)["isa"].get<std::string>().rfind(p + "/", 0), 0u);
     setenv("LSTMLM_ISA", "avx9000", 1);
-    for (const std::string& cmd :
-         {"score " + model(), "predict " + model() + " the", "generate " + model() + " -n 2 --seed 1",
-          "fidelity " + model(), "bench " + model() + " -w predict --min-time 0 -r 1 --warmup 0"}) {
+    for (const std::string& cmd : {"score " + model_arg(), "predict " + model_arg() + " the",
+                                   "generate " + model_arg() + " -n 2 --seed 1", "fidelity " + model_arg(),
+                                   "bench " + model_arg() + " -w predict --min-time 0 -r 1 --warmup 0"}) {
       auto bad = run_cli(cmd + " --precision " + p, "the king\n");
       EXPECT_EQ(bad.status, 2) << cmd;
       EXPECT_TRUE(bad.out.empty()) << cmd << ": " << bad.out;
@@ -98,7 +97,7 @@ TEST(PrecisionCli, BenchRowsNameTheirPrecision) {
   ASSERT_EQ(rows.size(), 2u * 2 * 2);  // workloads x batches x precisions
   for (const auto& row : rows) EXPECT_EQ(row["isa"].get<std::string>().rfind("fp32/", 0), 0u) << row;
   // startup too: one row per precision.
-  auto st = run_cli("bench " + model() + " -w startup -t 1 -o jsonl --precision fp32,fp32");
+  auto st = run_cli("bench " + model_arg() + " -w startup -t 1 -o jsonl --precision fp32,fp32");
   ASSERT_EQ(st.status, 0) << st.err;
   auto srows = lstmlm::test::jsonl_records(st.out);
   ASSERT_EQ(srows.size(), 2u);
@@ -129,13 +128,13 @@ nlohmann::json score_summary(const std::string& args, const std::string& in) {
 
 TEST(FidelityCli, Fp32AgainstItselfIsExactAndItsPerplexityIsScores) {
   std::string text;
-  for (int i = 0; i < 5; ++i) text += kText;
+  for (int i = 0; i < 5; ++i) text += kFidelityText;
   const std::pair<std::string, std::string> cases[] = {
-      {model(), text},
-      {model() + " --context document", text},
-      {model("charrnn-space") + " --context document", "the stars are far away\nand the moon is near\n"},
-      {model("charrnn-space"), "the stars are far away\nand the moon is near\n"},
-      {model() + " --pad-to 3", text}};
+      {model_arg(), text},
+      {model_arg() + " --context document", text},
+      {model_arg("charrnn-space") + " --context document", "the stars are far away\nand the moon is near\n"},
+      {model_arg("charrnn-space"), "the stars are far away\nand the moon is near\n"},
+      {model_arg() + " --pad-to 3", text}};
   for (const auto& [args, in] : cases) {
     SCOPED_TRACE(args);
     const auto f = fidelity_json(args + " --precision fp32", in);
@@ -159,12 +158,12 @@ TEST(FidelityCli, Fp32AgainstItselfIsExactAndItsPerplexityIsScores) {
 }
 
 TEST(FidelityCli, TextAndJsonLayouts) {
-  auto r = run_cli("fidelity " + model() + " --precision fp32", kText);
+  auto r = run_cli("fidelity " + model_arg() + " --precision fp32", kFidelityText);
   ASSERT_EQ(r.status, 0) << r.err;
-  const auto f = fidelity_json(model() + " --precision fp32", kText);
+  const auto f = fidelity_json(model_arg() + " --precision fp32", kFidelityText);
   const std::string n = std::to_string(f["tokens"].get<int64_t>());
   const std::string k = f["kernels_ref"].get<std::string>();
-  const auto s = score_summary(model(), kText);
+  const auto s = score_summary(model_arg(), kFidelityText);
   char ppl[64];
   std::snprintf(ppl, sizeof ppl, "%.4f", s["perplexity"].get<double>());
   EXPECT_EQ(r.out, "Tokens compared:\t" + n +
@@ -173,7 +172,7 @@ TEST(FidelityCli, TextAndJsonLayouts) {
                        n + " of " + n + ")\nPerplexity fp32:\t" + ppl + "\nPerplexity fp32:\t" + ppl +
                        "\nRelative delta PPL:\t+0.0000%\nKernels fp32:\t" + k + "\nKernels fp32:\t" + k +
                        "\n");
-  auto j = run_cli("fidelity " + model() + " --precision fp32 --output-format json", kText);
+  auto j = run_cli("fidelity " + model_arg() + " --precision fp32 --output-format json", kFidelityText);
   ASSERT_EQ(j.status, 0) << j.err;
   auto arr = nlohmann::json::parse(j.out);
   ASSERT_TRUE(arr.is_array() && arr.size() == 1u) << j.out;
@@ -185,33 +184,33 @@ TEST(FidelityCli, TextAndJsonLayouts) {
 }
 
 TEST(FidelityCli, BadInputIsOneLineWithItsExitCode) {
-  auto m = run_cli("fidelity " + model() + " --precision fp32 no-such-file.txt");
+  auto m = run_cli("fidelity " + model_arg() + " --precision fp32 no-such-file.txt");
   EXPECT_EQ(m.status, 1);
   EXPECT_TRUE(m.out.empty());
   EXPECT_EQ(m.err, "lstmlm: error: no-such-file.txt: cannot open: No such file or directory\n");
-  auto e = run_cli("fidelity " + model() + " --precision fp32", "");
+  auto e = run_cli("fidelity " + model_arg() + " --precision fp32", "");
   EXPECT_EQ(e.status, 1);
   EXPECT_TRUE(e.out.empty());
-  EXPECT_EQ(lines_of(e.err), 1u) << e.err;
+  EXPECT_EQ(count_lines(e.err), 1u) << e.err;
   EXPECT_NE(e.err.find("lstmlm: error: -: no scored token to compare"), std::string::npos) << e.err;
   // charrnn-space has no start token: one character per line is context only, nothing is scored.
-  auto c = run_cli("fidelity " + model("charrnn-space") + " --precision fp32", "a\nb\n");
+  auto c = run_cli("fidelity " + model_arg("charrnn-space") + " --precision fp32", "a\nb\n");
   EXPECT_EQ(c.status, 1);
   EXPECT_NE(c.err.find("no scored token to compare"), std::string::npos) << c.err;
   // A one-character stream without a start token: its only token is context only.
-  auto one =
-      run_cli("fidelity " + model("charrnn-space") + " --precision fp32 --context document --no-eos", "a");
+  auto one = run_cli(
+      "fidelity " + model_arg("charrnn-space") + " --precision fp32 --context document --no-eos", "a");
   EXPECT_EQ(one.status, 1);
   EXPECT_NE(one.err.find("no scored token to compare"), std::string::npos) << one.err;
-  auto u = run_cli("fidelity " + model() + " --precision fp32", "the \xFF king\n");
+  auto u = run_cli("fidelity " + model_arg() + " --precision fp32", "the \xFF king\n");
   EXPECT_EQ(u.status, 1);
   EXPECT_EQ(u.err, "lstmlm: error: -:1: invalid UTF-8 at byte 5\n");
-  auto p = run_cli("fidelity " + model(), "the king\n");
+  auto p = run_cli("fidelity " + model_arg(), "the king\n");
   EXPECT_EQ(p.status, 2);
   EXPECT_NE(p.err.find("--precision is required"), std::string::npos) << p.err;
   auto d = run_cli("fidelity -m no-such-model-dir --precision fp32", "the king\n");
   EXPECT_EQ(d.status, 1);
-  EXPECT_EQ(lines_of(d.err), 1u) << d.err;
+  EXPECT_EQ(count_lines(d.err), 1u) << d.err;
 }
 
 }  // namespace

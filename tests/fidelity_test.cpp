@@ -110,15 +110,15 @@ std::vector<std::string> text_lines(size_t max_lines = 400) {
   return lines;
 }
 
-struct Case {
+struct FidelityCase {
   std::string model;
   ContextMode context;
 };
 
-const Case kCases[] = {{"fairytales-word", ContextMode::Sentence},
-                       {"fairytales-word", ContextMode::Document},
-                       {"charrnn-space", ContextMode::Document},
-                       {"charrnn-space", ContextMode::Sentence}};
+const FidelityCase kCases[] = {{"fairytales-word", ContextMode::Sentence},
+                               {"fairytales-word", ContextMode::Document},
+                               {"charrnn-space", ContextMode::Document},
+                               {"charrnn-space", ContextMode::Sentence}};
 
 std::shared_ptr<const Model> load(const std::string& name) { return Model::load(bundled(name).string()); }
 
@@ -147,7 +147,7 @@ FidelityResult run(const std::shared_ptr<const Model>& model, Engine& low, Conte
 
 TEST(FidelityFp32, AgainstItselfIsExactAndScoresLikeScore) {
   const auto lines = text_lines(120);
-  for (const Case& c : kCases) {
+  for (const FidelityCase& c : kCases) {
     SCOPED_TRACE(c.model + (c.context == ContextMode::Document ? " document" : " sentence"));
     auto model = load(c.model);
     Engine low(model, engine_options("fp32", 1));
@@ -193,7 +193,7 @@ TEST(FidelityFp32, RefusesTwoModelsAndMeasures) {
 void check_thresholds(const std::string& precision, double max_rel_dppl, double min_top1,
                       const std::string& only_model = "") {
   const auto lines = text_lines();
-  for (const Case& c : kCases) {
+  for (const FidelityCase& c : kCases) {
     if (!only_model.empty() && c.model != only_model) continue;
     SCOPED_TRACE(c.model + (c.context == ContextMode::Document ? " document" : " sentence"));
     auto model = load(c.model);

@@ -23,13 +23,12 @@ using lstmlm::test::run_cli;
 using lstmlm::test::source_dir;
 
 std::string word_dir() { return (source_dir() / "models" / "fairytales-word").string(); }
-std::string char_dir() { return (source_dir() / "models" / "charrnn-space").string(); }
-const std::string kWord = "-m '" + word_dir() + "'", kChar = "-m '" + char_dir() + "'";
-const std::string kText = "once upon a time there was a king\nthe queen said\n";
+const std::string kFirstHourText = "once upon a time there was a king\nthe queen said\n";
 
 void write(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
 
-int lines_of(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+using lstmlm::test::count_lines;
+using lstmlm::test::model_arg;
 
 // Exit `status`, nothing on stdout, one stderr line holding every piece.
 void expect_error(const std::string& args, int status, const std::vector<std::string>& pieces,
@@ -38,16 +37,16 @@ void expect_error(const std::string& args, int status, const std::vector<std::st
   EXPECT_EQ(r.status, status) << args << "\n" << r.err;
   EXPECT_EQ(r.out, "") << args;
   EXPECT_EQ(r.err.rfind("lstmlm: error: ", 0), 0u) << args << "\n" << r.err;
-  EXPECT_EQ(lines_of(r.err), 1) << args << "\n" << r.err;
+  EXPECT_EQ(count_lines(r.err), 1u) << args << "\n" << r.err;
   for (const auto& p : pieces) EXPECT_NE(r.err.find(p), std::string::npos) << args << "\n" << r.err << p;
 }
 
 // ---- Habits -------------------------------------------------------------------------------------------
 
 TEST(FirstHourCli, ShortThreadsOptionOnEverySubcommand) {
-  auto base = run_cli("score " + kWord + " --threads 1", kText);
+  auto base = run_cli("score " + model_arg() + " --threads 1", kFirstHourText);
   ASSERT_EQ(base.status, 0) << base.err;
-  auto t = run_cli("score " + kWord + " -t 1", kText);
+  auto t = run_cli("score " + model_arg() + " -t 1", kFirstHourText);
   EXPECT_EQ(t.status, 0) << t.err;
   EXPECT_EQ(t.out, base.out);
   for (std::string sub : {"predict", "generate", "rescore", "fidelity", "serve", "bench"}) {
@@ -55,20 +54,21 @@ TEST(FirstHourCli, ShortThreadsOptionOnEverySubcommand) {
     EXPECT_EQ(h.status, 0) << sub;
     EXPECT_NE(h.out.find("-t,--threads"), std::string::npos) << sub << "\n" << h.out;
   }
-  EXPECT_EQ(run_cli("predict " + kWord + " -t 1 --top 2 'the king'").status, 0);
-  EXPECT_EQ(run_cli("generate " + kWord + " -t 1 -p the -n 3 --seed 1").status, 0);
-  expect_error("score " + kWord + " -t 100000", 2, {"--threads", "100000 is not in [0, "});
+  EXPECT_EQ(run_cli("predict " + model_arg() + " -t 1 --top 2 'the king'").status, 0);
+  EXPECT_EQ(run_cli("generate " + model_arg() + " -t 1 -p the -n 3 --seed 1").status, 0);
+  expect_error("score " + model_arg() + " -t 100000", 2, {"--threads", "100000 is not in [0, "});
 }
 
 TEST(FirstHourCli, LlamaCppNamesInGenerate) {
-  auto a = run_cli("generate " + kWord + " -p 'the king' -n 8 --temperature 0.7 --seed 5");
+  auto a = run_cli("generate " + model_arg() + " -p 'the king' -n 8 --temperature 0.7 --seed 5");
   ASSERT_EQ(a.status, 0) << a.err;
-  auto b = run_cli("generate " + kWord + " -p 'the king' -n 8 --temp 0.7 -s 5");
+  auto b = run_cli("generate " + model_arg() + " -p 'the king' -n 8 --temp 0.7 -s 5");
   ASSERT_EQ(b.status, 0) << b.err;
   EXPECT_EQ(a.out, b.out);
   lstmlm::test::TempDir tmp("first_hour_gen");
   write(tmp / "prompt.txt", "the king\n");
-  auto f = run_cli("generate " + kWord + " -f '" + (tmp / "prompt.txt").string() + "' -n 8 --temp 0.7 -s 5");
+  auto f =
+      run_cli("generate " + model_arg() + " -f '" + (tmp / "prompt.txt").string() + "' -n 8 --temp 0.7 -s 5");
   ASSERT_EQ(f.status, 0) << f.err;
   EXPECT_EQ(f.out, a.out);
 }
@@ -76,39 +76,40 @@ TEST(FirstHourCli, LlamaCppNamesInGenerate) {
 TEST(FirstHourCli, FileOptionReadsAnInputFile) {
   lstmlm::test::TempDir tmp("first_hour_f");
   const std::string file = (tmp / "in.txt").string();
-  write(file, kText);
-  auto pos = run_cli("score " + kWord + " '" + file + "'");
+  write(file, kFirstHourText);
+  auto pos = run_cli("score " + model_arg() + " '" + file + "'");
   ASSERT_EQ(pos.status, 0) << pos.err;
-  auto f = run_cli("score " + kWord + " -f '" + file + "'");
+  auto f = run_cli("score " + model_arg() + " -f '" + file + "'");
   ASSERT_EQ(f.status, 0) << f.err;
   EXPECT_EQ(f.out, pos.out);
   // Repeatable, one file each, the positional after it still a file.
-  auto two = run_cli("score " + kWord + " -v sentence -f '" + file + "' '" + file + "'");
+  auto two = run_cli("score " + model_arg() + " -v sentence -f '" + file + "' '" + file + "'");
   ASSERT_EQ(two.status, 0) << two.err;
-  EXPECT_EQ(lines_of(two.out), 4 + 5) << two.out;  // 2 + 2 lines, then the summary
-  EXPECT_EQ(run_cli("fidelity " + kWord + " --precision fp32 -f '" + file + "'").status, 0);
+  EXPECT_EQ(count_lines(two.out), 4u + 5u) << two.out;  // 2 + 2 lines, then the summary
+  EXPECT_EQ(run_cli("fidelity " + model_arg() + " --precision fp32 -f '" + file + "'").status, 0);
 
   // predict: -f FILE gives a context per line, -p TEXT one context, as the positional does.
-  auto stdin_run = run_cli("predict " + kWord + " --top 3", kText);
-  auto from_file = run_cli("predict " + kWord + " --top 3 -f '" + file + "'");
+  auto stdin_run = run_cli("predict " + model_arg() + " --top 3", kFirstHourText);
+  auto from_file = run_cli("predict " + model_arg() + " --top 3 -f '" + file + "'");
   ASSERT_EQ(from_file.status, 0) << from_file.err;
   EXPECT_EQ(from_file.out, stdin_run.out);
-  auto arg = run_cli("predict " + kWord + " --top 3 'the queen said'");
-  auto p = run_cli("predict " + kWord + " --top 3 -p 'the queen said'");
+  auto arg = run_cli("predict " + model_arg() + " --top 3 'the queen said'");
+  auto p = run_cli("predict " + model_arg() + " --top 3 -p 'the queen said'");
   ASSERT_EQ(p.status, 0) << p.err;
   EXPECT_EQ(p.out, arg.out);
-  expect_error("predict " + kWord + " -f '" + file + "' 'the king'", 2, {"-f/--file", "not both"});
+  expect_error("predict " + model_arg() + " -f '" + file + "' 'the king'", 2, {"-f/--file", "not both"});
 }
 
 TEST(FirstHourCli, DidYouMeanNamesTheLongOption) {
   // A prefix of one long option, a typo of one, a single-dash long name.
-  expect_error("predict " + kWord + " --pad 3 the", 2, {"unknown option --pad; did you mean --pad-to?"});
-  expect_error("score " + kWord + " --verbos word", 2, {"did you mean --verbosity?"});
-  expect_error("generate " + kWord + " --tmperature 1", 2, {"did you mean --temperature?"});
-  expect_error("score " + kWord + " -context document", 2, {"did you mean --context?"});
-  expect_error("generate " + kWord + " --top 3", 2, {"did you mean --top-k or --top-p?"});
+  expect_error("predict " + model_arg() + " --pad 3 the", 2,
+               {"unknown option --pad; did you mean --pad-to?"});
+  expect_error("score " + model_arg() + " --verbos word", 2, {"did you mean --verbosity?"});
+  expect_error("generate " + model_arg() + " --tmperature 1", 2, {"did you mean --temperature?"});
+  expect_error("score " + model_arg() + " -context document", 2, {"did you mean --context?"});
+  expect_error("generate " + model_arg() + " --top 3", 2, {"did you mean --top-k or --top-p?"});
   // Nothing close: the subcommand's help, never a guess of -h.
-  auto r = run_cli("score " + kWord + " -x");
+  auto r = run_cli("score " + model_arg() + " -x");
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("lstmlm score --help"), std::string::npos) << r.err;
@@ -116,7 +117,8 @@ TEST(FirstHourCli, DidYouMeanNamesTheLongOption) {
 
 TEST(FirstHourCli, AModelDirectoryWithoutDashMSaysWhereItGoes) {
   expect_error("score '" + word_dir() + "'", 2,
-               {"'" + word_dir() + "' is a model directory: give it with -m", "lstmlm score -m "}, kText);
+               {"'" + word_dir() + "' is a model directory: give it with -m", "lstmlm score -m "},
+               kFirstHourText);
   expect_error("predict '" + word_dir() + "' 'the king'", 2, {"is a model directory: give it with -m"});
   expect_error("info '" + word_dir() + "'", 2, {"is a model directory: give it with -m"});
 }
@@ -130,21 +132,21 @@ TEST(FirstHourCli, VerbosityHelpNamesKenLMsLevels) {
 
 TEST(FirstHourCli, OovErrorOnAModelWithUnkSaysWhyItDoesNotApply) {
   // fairytales-word has an unk_token: an unknown word is scored as it, --oov error has nothing to refuse.
-  auto plain = run_cli("score " + kWord, "the zzqx king\n");
-  auto r = run_cli("score " + kWord + " --oov error", "the zzqx king\n");
+  auto plain = run_cli("score " + model_arg(), "the zzqx king\n");
+  auto r = run_cli("score " + model_arg() + " --oov error", "the zzqx king\n");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, plain.out);
   EXPECT_NE(r.err.find("lstmlm: note: --oov error does not apply: "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("unk_token '<unk>'"), std::string::npos) << r.err;
   EXPECT_EQ(plain.err.find("--oov error"), std::string::npos) << plain.err;
-  for (const std::string& cmd :
-       {"predict " + kWord + " --oov error the", "generate " + kWord + " --oov error -p the -n 2 -s 1"}) {
+  for (const std::string& cmd : {"predict " + model_arg() + " --oov error the",
+                                 "generate " + model_arg() + " --oov error -p the -n 2 -s 1"}) {
     auto c = run_cli(cmd);
     EXPECT_EQ(c.status, 0) << cmd << c.err;
     EXPECT_NE(c.err.find("--oov error does not apply"), std::string::npos) << cmd << c.err;
   }
   // A model without unk: no note (the option applies).
-  auto ch = run_cli("score " + kChar + " --oov error", "the cat\n");
+  auto ch = run_cli("score " + model_arg("charrnn-space") + " --oov error", "the cat\n");
   EXPECT_EQ(ch.err.find("does not apply"), std::string::npos) << ch.err;
 }
 
@@ -157,26 +159,26 @@ TEST(FirstHourCli, RepeatableOptionsLeaveTheInputFileAfterThem) {
   write(nb, "u1-1 the king\nu1-2 the queen\n");
   write(ac, "u1-1 -1.5\nu1-2 -0.5\n");
   write(lmx, "u1-1 -3\nu1-2 -4\n");
-  const std::string order = "rescore " + kWord + " --output-format jsonl '" + nb + "' --scores ac='" + ac +
-                            "' --scores ng='" + lmx + "' --weight ac=0.5 --weight ng=0.25";
+  const std::string order = "rescore " + model_arg() + " --output-format jsonl '" + nb + "' --scores ac='" +
+                            ac + "' --scores ng='" + lmx + "' --weight ac=0.5 --weight ng=0.25";
   auto want = run_cli(order);
   ASSERT_EQ(want.status, 0) << want.err;
-  ASSERT_EQ(lines_of(want.out), 3) << want.out;  // two hypotheses and the summary
+  ASSERT_EQ(count_lines(want.out), 3u) << want.out;  // two hypotheses and the summary
   // The n-best file right after each repeatable option: read as the input, not as a second value (stdin
   // is empty: reading it would give no hypothesis).
   for (const std::string& cmd :
-       {"rescore " + kWord + " --output-format jsonl --scores ac='" + ac + "' --scores ng='" + lmx +
+       {"rescore " + model_arg() + " --output-format jsonl --scores ac='" + ac + "' --scores ng='" + lmx +
             "' --weight ac=0.5 --weight ng=0.25 '" + nb + "'",
-        "rescore " + kWord + " --output-format jsonl --weight ac=0.5 --scores ac='" + ac +
+        "rescore " + model_arg() + " --output-format jsonl --weight ac=0.5 --scores ac='" + ac +
             "' --weight ng=0.25 " + "--scores ng='" + lmx + "' '" + nb + "'",
-        "rescore " + kWord + " --output-format jsonl --scores ac='" + ac + "' --scores ng='" + lmx +
+        "rescore " + model_arg() + " --output-format jsonl --scores ac='" + ac + "' --scores ng='" + lmx +
             "' --weight ac=0.5 --weight ng=0.25 -f '" + nb + "'"}) {
     auto r = run_cli(cmd);
     ASSERT_EQ(r.status, 0) << cmd << "\n" << r.err;
     EXPECT_EQ(r.out, want.out) << cmd;
   }
   // predict's -p: one context per occurrence, the positional after it another context.
-  auto two = run_cli("predict " + kWord + " --top 1 -p 'the king' 'the queen'");
+  auto two = run_cli("predict " + model_arg() + " --top 1 -p 'the king' 'the queen'");
   ASSERT_EQ(two.status, 0) << two.err;
   EXPECT_NE(two.out.find("> the king\n"), std::string::npos) << two.out;
   EXPECT_NE(two.out.find("> the queen\n"), std::string::npos) << two.out;
@@ -187,17 +189,19 @@ TEST(FirstHourCli, RepeatableOptionsLeaveTheInputFileAfterThem) {
 TEST(FirstHourCli, ModelPathErrorsSayTheFix) {
   const std::string cfg = (fs::path(word_dir()) / "config.json").string();
   expect_error("score -m '" + cfg + "'", 1,
-               {cfg + ": give the model's directory (" + word_dir() + "), not its config.json"}, kText);
+               {cfg + ": give the model's directory (" + word_dir() + "), not its config.json"},
+               kFirstHourText);
   lstmlm::test::TempDir tmp("first_hour_empty");
   expect_error("score -m '" + tmp.path().string() + "'", 1,
                {tmp.path().string() + ": an empty directory, not a model",
                 "python3 -m lstmlm.convert SOURCE ", "docs/importing.md"},
-               kText);
+               kFirstHourText);
   const fs::path ml5 =
       source_dir() / ".." / "shared" / "data" / "ml5-charrnn-tf1-basiclstm" / "models" / "charRNN" / "dubois";
   if (!fs::exists(ml5)) GTEST_SKIP() << ml5 << " not present (../shared/data)";
   expect_error("score -m '" + ml5.string() + "'", 1,
-               {"this is an ml5 char-rnn directory", "convert it with `python3 tools/convert.py "}, kText);
+               {"this is an ml5 char-rnn directory", "convert it with `python3 tools/convert.py "},
+               kFirstHourText);
 }
 
 TEST(FirstHourCli, GzipInputSaysDecompressIt) {
@@ -205,16 +209,16 @@ TEST(FirstHourCli, GzipInputSaysDecompressIt) {
   const std::string gz = (tmp / "corpus.txt.gz").string();
   write(gz, std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03+\xc9H", 13));
   for (std::string sub : {"score", "fidelity --precision fp32", "rescore", "predict"})
-    expect_error(sub + " " + kWord + (sub == "predict" ? " -f '" : " '") + gz + "'", 1,
+    expect_error(sub + " " + model_arg() + (sub == "predict" ? " -f '" : " '") + gz + "'", 1,
                  {gz + ": compressed input (gzip): decompress it or pipe it through zcat"});
   // On stdin too, where no file name can be looked at first.
-  expect_error("score " + kWord, 1, {"-: compressed input (gzip)"},
+  expect_error("score " + model_arg(), 1, {"-: compressed input (gzip)"},
                std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03+\xc9H", 13));
 }
 
 TEST(FirstHourCli, WeightForTheLmPointsToLmWeight) {
   for (std::string w : {"lm=", "lm=0.5"}) {
-    auto r = run_cli("rescore " + kWord + " --weight " + w, "u1-1 the king\n");
+    auto r = run_cli("rescore " + model_arg() + " --weight " + w, "u1-1 the king\n");
     EXPECT_EQ(r.status, 2) << r.err;
     EXPECT_NE(r.err.find("the LM's own weight is --lm-weight"), std::string::npos) << r.err;
   }
@@ -230,7 +234,7 @@ TEST(FirstHourCli, InputLengthNoteIsOneShortLine) {
   nlohmann::json c = nlohmann::json::parse(in);
   c["input_length"] = 6;
   std::ofstream(tmp / "config.json") << c.dump(2);
-  auto r = run_cli("score -m '" + tmp.path().string() + "' -v summary", kText);
+  auto r = run_cli("score -m '" + tmp.path().string() + "' -v summary", kFirstHourText);
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string note = r.err.substr(0, r.err.find('\n'));
   EXPECT_EQ(note.rfind("lstmlm: note: ", 0), 0u) << r.err;
@@ -239,24 +243,24 @@ TEST(FirstHourCli, InputLengthNoteIsOneShortLine) {
 }
 
 TEST(FirstHourCli, SeedIsPrintedOnlyWhenItCanChangeTheText) {
-  auto greedy = run_cli("generate " + kWord + " -p the -n 5 --temperature 0");
+  auto greedy = run_cli("generate " + model_arg() + " -p the -n 5 --temperature 0");
   ASSERT_EQ(greedy.status, 0) << greedy.err;
   EXPECT_EQ(greedy.err.find("seed:"), std::string::npos) << greedy.err;
-  auto sampled = run_cli("generate " + kWord + " -p the -n 5");
+  auto sampled = run_cli("generate " + model_arg() + " -p the -n 5");
   ASSERT_EQ(sampled.status, 0) << sampled.err;
   EXPECT_NE(sampled.err.find("seed: "), std::string::npos) << sampled.err;
   lstmlm::test::TempDir tmp("first_hour_seed");
   auto bad = run_cli("generate -m '" + (tmp / "nothing").string() + "' -p the -n 5");
   EXPECT_EQ(bad.status, 1);
   EXPECT_EQ(bad.err.find("seed:"), std::string::npos) << bad.err;
-  EXPECT_EQ(lines_of(bad.err), 1) << bad.err;
+  EXPECT_EQ(count_lines(bad.err), 1u) << bad.err;
 }
 
 // ---- Output a user can read ----------------------------------------------------------------------------
 
 TEST(FirstHourCli, UnitsProbGivesEachWordsProbability) {
-  auto base = run_cli("score " + kWord + " --output-format jsonl", kText);
-  auto prob = run_cli("score " + kWord + " --output-format jsonl --units prob", kText);
+  auto base = run_cli("score " + model_arg() + " --output-format jsonl", kFirstHourText);
+  auto prob = run_cli("score " + model_arg() + " --output-format jsonl --units prob", kFirstHourText);
   ASSERT_EQ(prob.status, 0) << prob.err;
   std::istringstream a(base.out), b(prob.out);
   std::string la, lb;
@@ -273,20 +277,20 @@ TEST(FirstHourCli, UnitsProbGivesEachWordsProbability) {
     }
   }
   EXPECT_GT(words, 5);
-  auto t = run_cli("score " + kWord + " --units prob", "once upon\n");
+  auto t = run_cli("score " + model_arg() + " --units prob", "once upon\n");
   EXPECT_EQ(t.out.rfind("once=102 0.000770", 0), 0u) << t.out;  // e^-7.168387
-  auto tsv = run_cli("score " + kWord + " --units prob --output-format tsv", "once upon\n");
+  auto tsv = run_cli("score " + model_arg() + " --units prob --output-format tsv", "once upon\n");
   EXPECT_EQ(tsv.out.substr(0, tsv.out.find('\n')), "file\tline\tposition\ttoken\tid\toov\tprob");
-  EXPECT_EQ(run_cli("score " + kWord + " --units prob --output-format kenlm", "once\n").status, 2);
+  EXPECT_EQ(run_cli("score " + model_arg() + " --units prob --output-format kenlm", "once\n").status, 2);
 }
 
 TEST(FirstHourCli, ContextOnlyTokenIsMarkedInWords) {
   // charrnn-space has no start token: a line's first character is context only.
-  auto t = run_cli("score " + kChar, "the cat\n");
+  auto t = run_cli("score " + model_arg("charrnn-space"), "the cat\n");
   ASSERT_EQ(t.status, 0) << t.err;
   EXPECT_EQ(t.out.rfind("t=2 context\th=4 ", 0), 0u) << t.out;
   // The data formats keep their null.
-  auto j = run_cli("score " + kChar + " --output-format jsonl", "the cat\n");
+  auto j = run_cli("score " + model_arg("charrnn-space") + " --output-format jsonl", "the cat\n");
   EXPECT_NE(j.out.find("\"token\": \"t\", \"id\": 2, \"oov\": false, \"logprob\": null"), std::string::npos)
       << j.out;
 }
@@ -296,21 +300,21 @@ TEST(FirstHourCli, WrappedProseGetsAHintForDocumentContext) {
       source_dir() / ".." / "shared" / "data" / "corpora-french" / "notre-dame-de-paris.txt";
   const fs::path ptb = source_dir() / ".." / "shared" / "data" / "corpora-ptb" / "ptb.valid.txt";
   if (!fs::exists(book) || !fs::exists(ptb)) GTEST_SKIP() << "../shared/data corpora not present";
-  auto r = run_cli("score " + kWord + " -v summary '" + book.string() + "'");
+  auto r = run_cli("score " + model_arg() + " -v summary '" + book.string() + "'");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("lstmlm: hint: the input looks like hard-wrapped prose"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("--context document"), std::string::npos) << r.err;
   // Scored as one text: no hint. A sentence-per-line corpus (PTB, 500 lines): no hint.
-  auto d = run_cli("score " + kWord + " -v summary --context document '" + book.string() + "'");
+  auto d = run_cli("score " + model_arg() + " -v summary --context document '" + book.string() + "'");
   EXPECT_EQ(d.err.find("hint"), std::string::npos) << d.err;
   std::ifstream in(ptb);
   std::string head, line;
   for (int i = 0; i < 500 && std::getline(in, line); ++i) head += line + "\n";
-  auto p = run_cli("score " + kWord + " -v summary", head);
+  auto p = run_cli("score " + model_arg() + " -v summary", head);
   ASSERT_EQ(p.status, 0) << p.err;
   EXPECT_EQ(p.err.find("hint"), std::string::npos) << p.err;
   // Short input, wrapped or not: no hint.
-  auto s = run_cli("score " + kWord + " -v summary", "the king went\nto the wood. The queen\nsat\n");
+  auto s = run_cli("score " + model_arg() + " -v summary", "the king went\nto the wood. The queen\nsat\n");
   EXPECT_EQ(s.err.find("hint"), std::string::npos) << s.err;
 }
 
@@ -323,15 +327,15 @@ namespace {
 TEST(FirstHourCli, ProgressLineShowsTheShareOfAFileRead) {
   lstmlm::test::TempDir tmp("first_hour_progress");
   const std::string file = (tmp / "in.txt").string(), nb = (tmp / "nb.txt").string();
-  write(file, kText);
+  write(file, kFirstHourText);
   write(nb, "u1-1 the king\nu1-2 the queen\n");
   struct Cmd {
     std::string args, name;
   };
-  for (const Cmd& c : {Cmd{"score " + kWord + " '" + file + "'", "score"},
-                       Cmd{"predict " + kWord + " -f '" + file + "'", "predict"},
-                       Cmd{"fidelity " + kWord + " --precision fp32 '" + file + "'", "fidelity"},
-                       Cmd{"rescore " + kWord + " '" + nb + "'", "rescore"}}) {
+  for (const Cmd& c : {Cmd{"score " + model_arg() + " '" + file + "'", "score"},
+                       Cmd{"predict " + model_arg() + " -f '" + file + "'", "predict"},
+                       Cmd{"fidelity " + model_arg() + " --precision fp32 '" + file + "'", "fidelity"},
+                       Cmd{"rescore " + model_arg() + " '" + nb + "'", "rescore"}}) {
     SCOPED_TRACE(c.args);
     auto plain = run_cli(c.args);
     ASSERT_EQ(plain.status, 0) << plain.err;
@@ -343,7 +347,7 @@ TEST(FirstHourCli, ProgressLineShowsTheShareOfAFileRead) {
     EXPECT_EQ(run_cli(c.args + " --progress never").err.find('\r'), std::string::npos);
   }
   // stdin redirected from a file has a size too.
-  auto in = run_cli("score " + kWord + " --progress always", kText);
+  auto in = run_cli("score " + model_arg() + " --progress always", kFirstHourText);
   EXPECT_NE(in.err.find("\rscore: 100.0% of 0."), std::string::npos) << in.err;
 }
 

@@ -15,7 +15,7 @@ using nlohmann::json;
 
 namespace {
 
-struct Case {
+struct BrokenFile {
   std::string name;
   std::string file;    // config.json | vocab.json | weights.safetensors | "" (the directory itself)
   std::string expect;  // substring of the message
@@ -52,7 +52,7 @@ void set_header_len(ModelFiles& f, uint64_t n) {
   for (int i = 0; i < 8; ++i) f.weights[static_cast<size_t>(i)] = static_cast<char>(n >> (8 * i));
 }
 
-std::vector<Case> catalogue() {
+std::vector<BrokenFile> catalogue() {
   const std::string W = "weights.safetensors", C = "config.json", V = "vocab.json";
   return {
       // --- weights.safetensors: the container
@@ -222,7 +222,7 @@ std::vector<Case> catalogue() {
   };
 }
 
-class Catalogue : public ::testing::TestWithParam<Case> {};
+class Catalogue : public ::testing::TestWithParam<BrokenFile> {};
 
 TEST(CatalogueBase, TheUnbrokenBaseLoads) {
   lstmlm::test::TempDir dir("cat_base");
@@ -252,7 +252,7 @@ TEST(CatalogueBase, WeightsThatAreADirectoryAreRefused) {
 }
 
 TEST_P(Catalogue, ExitsOneWithOneLineNamingFileAndProblem) {
-  const Case& c = GetParam();
+  const BrokenFile& c = GetParam();
   lstmlm::test::TempDir dir("cat_" + c.name);
   ModelFiles f = base();
   c.breakit(f);

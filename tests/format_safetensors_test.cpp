@@ -25,7 +25,7 @@ std::string u16_bytes(std::initializer_list<uint16_t> v) {
   return s;
 }
 
-fs::path put(const std::string& name, const std::string& bytes) {
+fs::path put_temp(const std::string& name, const std::string& bytes) {
   static lstmlm::test::TempDir dir("st");
   fs::path p = dir / name;
   std::ofstream(p, std::ios::binary) << bytes;
@@ -33,7 +33,7 @@ fs::path put(const std::string& name, const std::string& bytes) {
 }
 
 std::string open_error(const std::string& bytes) {
-  fs::path p = put("bad.safetensors", bytes);
+  fs::path p = put_temp("bad.safetensors", bytes);
   try {
     SafetensorsFile::open(p.string());
   } catch (const ModelError& e) {
@@ -50,8 +50,8 @@ TEST(Safetensors, F16WidenedExactly) {
   // 0x7BFF = 2^15 * (1 + 1023/1024) = 65504 (largest half); 0x0001 = 2^-24 (smallest subnormal);
   // 0x8000 = -0; 0x7C00 = +inf; 0xFC00 = -inf; 0x7E00 = quiet NaN.
   std::string data = u16_bytes({0x3C00, 0xC000, 0x3555, 0x7BFF, 0x0001, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0});
-  auto p = put("f16.safetensors",
-               safetensors_bytes(R"({"h":{"dtype":"F16","shape":[2,5],"data_offsets":[0,20]}})", data));
+  auto p = put_temp("f16.safetensors",
+                    safetensors_bytes(R"({"h":{"dtype":"F16","shape":[2,5],"data_offsets":[0,20]}})", data));
   auto st = SafetensorsFile::open(p.string());
   ASSERT_EQ(st.tensors().size(), 1u);
   EXPECT_EQ(st.tensors()[0].shape, (std::vector<int64_t>{2, 5}));
@@ -72,9 +72,9 @@ TEST(Safetensors, F16WidenedExactly) {
 
 TEST(Safetensors, F16SubnormalsWidenedExactly) {
   // 0x03FF = 1023 * 2^-24 (largest subnormal); 0x8200 = -(512 * 2^-24) = -2^-15.
-  auto p =
-      put("f16s.safetensors", safetensors_bytes(R"({"h":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})",
-                                                u16_bytes({0x03FF, 0x8200})));
+  auto p = put_temp("f16s.safetensors",
+                    safetensors_bytes(R"({"h":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})",
+                                      u16_bytes({0x03FF, 0x8200})));
   auto st = SafetensorsFile::open(p.string());
   auto v = st.read_f32(st.tensors()[0]);
   EXPECT_EQ(v[0], 1023.0f * std::ldexp(1.0f, -24));
@@ -84,9 +84,9 @@ TEST(Safetensors, F16SubnormalsWidenedExactly) {
 TEST(Safetensors, BF16WidenedExactly) {
   // bf16 is the top 16 bits of a float: 0x3F80 -> 0x3F800000 = 1; 0xC0A0 -> -(2^2 * 1.25) = -5;
   // 0x3EAB -> 2^-2 * (1 + 43/128) = 0.333984375; 0x7F80 -> +inf.
-  auto p =
-      put("bf16.safetensors", safetensors_bytes(R"({"b":{"dtype":"BF16","shape":[4],"data_offsets":[0,8]}})",
-                                                u16_bytes({0x3F80, 0xC0A0, 0x3EAB, 0x7F80})));
+  auto p = put_temp("bf16.safetensors",
+                    safetensors_bytes(R"({"b":{"dtype":"BF16","shape":[4],"data_offsets":[0,8]}})",
+                                      u16_bytes({0x3F80, 0xC0A0, 0x3EAB, 0x7F80})));
   auto st = SafetensorsFile::open(p.string());
   auto v = st.read_f32(st.tensors()[0]);
   ASSERT_EQ(v.size(), 4u);
@@ -99,10 +99,10 @@ TEST(Safetensors, BF16WidenedExactly) {
 TEST(Safetensors, F32AtUnalignedOffsetReadsCorrectly) {
   // A 1-element F16 tensor puts the F32 tensor at offset 2 of the data section: not float-aligned.
   std::string data = u16_bytes({0x3C00}) + lstmlm::test::f32_bytes({1.5f, -0.25f});
-  auto p = put("unaligned.safetensors",
-               safetensors_bytes(R"({"a":{"dtype":"F16","shape":[1],"data_offsets":[0,2]},)"
-                                 R"("b":{"dtype":"F32","shape":[2],"data_offsets":[2,10]}})",
-                                 data));
+  auto p = put_temp("unaligned.safetensors",
+                    safetensors_bytes(R"({"a":{"dtype":"F16","shape":[1],"data_offsets":[0,2]},)"
+                                      R"("b":{"dtype":"F32","shape":[2],"data_offsets":[2,10]}})",
+                                      data));
   auto st = SafetensorsFile::open(p.string());
   auto v = st.read_f32(*st.find("b"));
   EXPECT_EQ(v, (std::vector<float>{1.5f, -0.25f}));
@@ -110,7 +110,7 @@ TEST(Safetensors, F32AtUnalignedOffsetReadsCorrectly) {
 }
 
 TEST(Safetensors, WriterRoundTripKeepsNamesShapesValuesAndMetadataIsAccepted) {
-  auto p = put("rt.safetensors", "");
+  auto p = put_temp("rt.safetensors", "");
   lstmlm::write_safetensors(p.string(),
                             {{"x", {2, 3}, {1, 2, 3, 4, 5, 6}}, {"empty", {0, 4}, {}}, {"s", {}, {7}}});
   auto st = SafetensorsFile::open(p.string());
@@ -123,7 +123,8 @@ TEST(Safetensors, WriterRoundTripKeepsNamesShapesValuesAndMetadataIsAccepted) {
   // The data section starts 8-byte aligned (header padded), like the Python writer's files.
   EXPECT_EQ(fs::file_size(p) % 4, 0u);
 
-  auto q = put("meta.safetensors",
+  auto q =
+      put_temp("meta.safetensors",
                safetensors_bytes(
                    R"({"__metadata__":{"format":"pt"},"t":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
                    lstmlm::test::f32_bytes({3})));
@@ -132,7 +133,7 @@ TEST(Safetensors, WriterRoundTripKeepsNamesShapesValuesAndMetadataIsAccepted) {
 }
 
 TEST(Safetensors, WriterRefusesValueCountMismatch) {
-  auto p = put("w.safetensors", "");
+  auto p = put_temp("w.safetensors", "");
   EXPECT_THROW(lstmlm::write_safetensors(p.string(), {{"x", {2, 3}, {1, 2}}}), lstmlm::UsageError);
 }
 
@@ -146,10 +147,10 @@ TEST(Safetensors, ShapeProductOverflowIsRefused) {
 }
 
 TEST(Safetensors, EmptyTensorsDoNotCountAsOverlap) {
-  auto p =
-      put("empty2.safetensors", safetensors_bytes(R"({"a":{"dtype":"F32","shape":[0],"data_offsets":[4,4]},)"
-                                                  R"("b":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
-                                                  lstmlm::test::f32_bytes({1, 2})));
+  auto p = put_temp("empty2.safetensors",
+                    safetensors_bytes(R"({"a":{"dtype":"F32","shape":[0],"data_offsets":[4,4]},)"
+                                      R"("b":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+                                      lstmlm::test::f32_bytes({1, 2})));
   EXPECT_NO_THROW(SafetensorsFile::open(p.string()));
 }
 

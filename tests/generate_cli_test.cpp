@@ -60,7 +60,7 @@ TEST(Generate, CharPromptLineBreakIsTheNewlineCharacter) {
 
 // ---- CLI ----
 
-std::string model_arg(const std::string& name) { return "-m '" + golden(name) + "'"; }
+std::string golden_arg(const std::string& name) { return "-m '" + golden(name) + "'"; }
 
 TEST(GenerateCli, GreedyTextIsThePromptThenPyTorchsWords) {
   auto e = expected("generate_word");
@@ -68,14 +68,14 @@ TEST(GenerateCli, GreedyTextIsThePromptThenPyTorchsWords) {
   std::string want = e["prompt"].get<std::string>();
   for (int32_t id : e["greedy_ids"].get<std::vector<int32_t>>())
     if (!model->tokenizer().is_special(id)) want += " " + model->vocab().token(id);
-  auto r = run_cli("generate " + model_arg("generate_word") + " -p 'the cat sat on' --temperature 0 -n 40");
+  auto r = run_cli("generate " + golden_arg("generate_word") + " -p 'the cat sat on' --temperature 0 -n 40");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, want + "\n");
 }
 
 TEST(GenerateCli, JsonlHasTokensProbabilitiesAndTotal) {
   auto e = expected("generate_char");
-  auto r = run_cli("generate " + model_arg("generate_char") +
+  auto r = run_cli("generate " + golden_arg("generate_char") +
                    " -p 'ab c' --temperature 0 -n 30 --seed 3 --output-format jsonl");
   ASSERT_EQ(r.status, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
@@ -102,7 +102,7 @@ TEST(GenerateCli, JsonlHasTokensProbabilitiesAndTotal) {
 
 TEST(GenerateCli, SeededSamplesRepeatAcrossThreadsAndSampleCounts) {
   std::string base =
-      "generate " + model_arg("generate_word") + " -p the -n 15 --seed 42 --output-format jsonl";
+      "generate " + golden_arg("generate_word") + " -p the -n 15 --seed 42 --output-format jsonl";
   auto three = run_cli(base + " --num-samples 3 --threads 1");
   ASSERT_EQ(three.status, 0) << three.err;
   EXPECT_EQ(run_cli(base + " --num-samples 3 --threads 2").out, three.out);
@@ -116,7 +116,7 @@ TEST(GenerateCli, SeededSamplesRepeatAcrossThreadsAndSampleCounts) {
 }
 
 TEST(GenerateCli, WithoutSeedPrintsTheSeedThatReproducesTheRun) {
-  std::string base = "generate " + model_arg("generate_char") + " -p ab -n 40";
+  std::string base = "generate " + golden_arg("generate_char") + " -p ab -n 40";
   auto r = run_cli(base);
   ASSERT_EQ(r.status, 0) << r.err;
   auto pos = r.err.find("seed: ");
@@ -129,14 +129,14 @@ TEST(GenerateCli, WithoutSeedPrintsTheSeedThatReproducesTheRun) {
 }
 
 TEST(GenerateCli, SeveralTextSamplesHaveHeaders) {
-  auto r = run_cli("generate " + model_arg("generate_char") + " -p ab -n 5 --seed 1 --num-samples 2");
+  auto r = run_cli("generate " + golden_arg("generate_char") + " -p ab -n 5 --seed 1 --num-samples 2");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out.rfind("=== sample 0 ===\nab", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("\n=== sample 1 ===\nab"), std::string::npos) << r.out;
 }
 
 TEST(GenerateCli, BadInputAndUsageExitCodes) {
-  auto m = model_arg("generate_char");
+  auto m = golden_arg("generate_char");
   EXPECT_EQ(run_cli("generate " + m + " -p ab --top-p 2").status, 2);
   EXPECT_EQ(run_cli("generate " + m + " -p ab --output-format xml").status, 2);
   EXPECT_EQ(run_cli("generate " + m + " -p ab --seed -5").status, 2);

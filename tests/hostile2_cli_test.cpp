@@ -32,7 +32,7 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 std::string word_model_dir() { return (lstmlm::test::source_dir() / "models" / "fairytales-word").string(); }
-std::string model() { return "-m '" + word_model_dir() + "'"; }
+using lstmlm::test::model_arg;
 
 std::string slurp(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
@@ -233,7 +233,7 @@ void write_control_model(const fs::path& dir) {
   test::files_of(*m).write(dir);
 }
 
-std::vector<std::string> split_lines(const std::string& s) {
+std::vector<std::string> terminated_lines(const std::string& s) {
   std::vector<std::string> v;
   size_t a = 0;
   for (size_t b; (b = s.find('\n', a)) != std::string::npos; a = b + 1) v.push_back(s.substr(a, b - a));
@@ -253,7 +253,7 @@ TEST(Hostile2Cli, TextAndTsvEscapeControlCharactersInTokensAndFileNames) {
 
   auto text = run_cli_to("score " + m + " -v word '" + file + "'", Stdout::File);
   ASSERT_EQ(text.status, 0) << text.err;
-  auto lines = split_lines(text.out);
+  auto lines = terminated_lines(text.out);
   ASSERT_EQ(lines.size(), 6u) << text.out;  // one line record, then the 5 summary lines
   EXPECT_EQ(lines[0].find('\r'), std::string::npos);
   EXPECT_EQ(lines[0].find('\x1b'), std::string::npos);
@@ -263,7 +263,7 @@ TEST(Hostile2Cli, TextAndTsvEscapeControlCharactersInTokensAndFileNames) {
 
   auto tsv = run_cli_to("score " + m + " -v word --output-format tsv '" + file + "'", Stdout::File);
   ASSERT_EQ(tsv.status, 0) << tsv.err;
-  auto rows = split_lines(tsv.out);
+  auto rows = terminated_lines(tsv.out);
   ASSERT_EQ(rows.size(), 7u) << tsv.out;  // header + 6 tokens
   for (const auto& r : rows) EXPECT_EQ(std::count(r.begin(), r.end(), '\t'), 7) << r;
   EXPECT_EQ(rows[1].rfind((dir / "in\\tput.txt").string() + "\t1\t1\ta\t0\t", 0), 0u) << rows[1];
@@ -272,7 +272,7 @@ TEST(Hostile2Cli, TextAndTsvEscapeControlCharactersInTokensAndFileNames) {
   // predict --top 0 lists every token, the line feed among them: one line per candidate.
   auto pred = run_cli_to("predict " + m + " --top 0 a", Stdout::File);
   ASSERT_EQ(pred.status, 0) << pred.err;
-  auto plines = split_lines(pred.out);
+  auto plines = terminated_lines(pred.out);
   ASSERT_EQ(plines.size(), 1 + kControlVocab.size()) << pred.out;
   for (size_t i = 1; i < plines.size(); ++i)
     EXPECT_EQ(std::count(plines[i].begin(), plines[i].end(), '\t'), 4);
@@ -281,7 +281,7 @@ TEST(Hostile2Cli, TextAndTsvEscapeControlCharactersInTokensAndFileNames) {
   // jsonl gives the raw strings.
   auto js = run_cli_to("score " + m + " -v word --output-format jsonl '" + file + "'", Stdout::File);
   ASSERT_EQ(js.status, 0) << js.err;
-  auto rec = nlohmann::json::parse(split_lines(js.out)[0]);
+  auto rec = nlohmann::json::parse(terminated_lines(js.out)[0]);
   EXPECT_EQ(rec["file"], file);
   EXPECT_EQ(rec["words"][1]["token"], "\t");
   EXPECT_EQ(rec["words"][2]["token"], "\r");
@@ -296,17 +296,17 @@ TEST(Hostile2Cli, DirectoryOrMissingFileAsInputIsBadInput) {
   struct Case {
     std::string args, want;
   } cases[] = {
-      {"generate " + model() + " -n 2 --seed 1 --prompt-file '" + d + "'",
+      {"generate " + model_arg() + " -n 2 --seed 1 --prompt-file '" + d + "'",
        d + ": cannot open the prompt file: is a directory"},
-      {"generate " + model() + " -n 2 --seed 1 --prompt-file '" + missing + "'",
+      {"generate " + model_arg() + " -n 2 --seed 1 --prompt-file '" + missing + "'",
        missing + ": cannot open the prompt file: No such file or directory"},
-      {"bench " + model() + " -w score -r 1 --warmup 0 --min-time 0 --input '" + d + "'",
+      {"bench " + model_arg() + " -w score -r 1 --warmup 0 --min-time 0 --input '" + d + "'",
        d + ": cannot open the --input file: is a directory"},
-      {"bench " + model() + " -w score -r 1 --warmup 0 --min-time 0 --input '" + missing + "'",
+      {"bench " + model_arg() + " -w score -r 1 --warmup 0 --min-time 0 --input '" + missing + "'",
        missing + ": cannot open the --input file: No such file or directory"},
-      {"score " + model() + " '" + d + "'", d + ": cannot open: is a directory"},
+      {"score " + model_arg() + " '" + d + "'", d + ": cannot open: is a directory"},
       // An endless device is read only up to the limit of one input line (256 MiB).
-      {"generate " + model() + " -n 2 --seed 1 --prompt-file /dev/zero",
+      {"generate " + model_arg() + " -n 2 --seed 1 --prompt-file /dev/zero",
        "/dev/zero: the prompt file is longer than 268435456 bytes (the limit of one input line)"},
   };
   for (const auto& c : cases) {
@@ -320,14 +320,14 @@ TEST(Hostile2Cli, DirectoryOrMissingFileAsInputIsBadInput) {
 // ESC in a file name and NUL/ESC in a prompt word: escaped as \xNN, the NUL does not cut the message.
 TEST(Hostile2Cli, MessagesEscapeControlBytesAndKeepWhatFollowsANul) {
   TempDir dir("messages");
-  auto r = run_cli_to("score " + model() + " $(printf 'x\\033[31my')", Stdout::File);
+  auto r = run_cli_to("score " + model_arg() + " $(printf 'x\\033[31my')", Stdout::File);
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.err, "lstmlm: error: x\\x1b[31my: cannot open: No such file or directory\n");
 
   std::ofstream(dir / "prompt", std::ios::binary) << std::string("the king nu\0l\x1b", 14) << "\n";
-  auto g =
-      run_cli_to("generate " + model() + " -n 1 --seed 1 --prompt-file '" + (dir / "prompt").string() + "'",
-                 Stdout::File);
+  auto g = run_cli_to(
+      "generate " + model_arg() + " -n 1 --seed 1 --prompt-file '" + (dir / "prompt").string() + "'",
+      Stdout::File);
   EXPECT_EQ(g.status, 0) << g.err;
   EXPECT_NE(g.err.find("lstmlm: warning: prompt: 'nu\\x00l\\x1b' is not in the vocabulary, read as unk\n"),
             std::string::npos)
@@ -356,13 +356,13 @@ TEST(Hostile2Cli, HelpAndVersionIntoAFullDiskAreAWriteError) {
 }
 
 TEST(Hostile2Cli, IntegerOptionsRefuseBlanksAndPlus) {
-  const std::string gen = "generate " + model() + " -p 'the king' ";
+  const std::string gen = "generate " + model_arg() + " -p 'the king' ";
   const std::string bench = "bench --shape 50,8,16,1 -w score -r 1 --warmup 0 --min-time 0 ";
   for (const std::string& args :
        {gen + "--seed ' 7'", gen + "--seed '7 '", gen + "--seed +7", gen + "--seed -1",
         gen + "--seed 1 -n ' 3'", gen + "--seed 1 -n +3", gen + "--seed 1 -n '3 '", bench + "--seed ' 7'",
         bench + "--seed +7", bench + "--seed -1", bench + "-b +1", bench + "-t ' 1'", bench + "-r +1",
-        "predict " + model() + " --top +1 king", "score " + model() + " --batch-size ' 8'"}) {
+        "predict " + model_arg() + " --top +1 king", "score " + model_arg() + " --batch-size ' 8'"}) {
     auto r = run_cli_to(args, Stdout::File);
     EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
     EXPECT_EQ(r.out, "") << args;
@@ -385,12 +385,12 @@ TEST(Hostile2Cli, ScoreReadsAFifoOnce) {
     ssize_t n = fd >= 0 ? ::write(fd, lines, sizeof lines - 1) : -1;
     ::_exit(n == static_cast<ssize_t>(sizeof lines - 1) ? 0 : 1);
   }
-  auto r = run_cli_to("score " + model() + " -v sentence --output-format jsonl '" + fifo.string() + "'",
+  auto r = run_cli_to("score " + model_arg() + " -v sentence --output-format jsonl '" + fifo.string() + "'",
                       Stdout::File, "", "", "timeout 20 ");
   ::kill(writer, SIGKILL);  // harmless when it has ended
   ::waitpid(writer, nullptr, 0);
   ASSERT_EQ(r.status, 0) << r.err;
-  auto lines = split_lines(r.out);
+  auto lines = terminated_lines(r.out);
   ASSERT_EQ(lines.size(), 4u) << r.out;
   EXPECT_EQ(nlohmann::json::parse(lines[3])["sentences"], 3);
 }
@@ -431,7 +431,7 @@ TEST(Hostile2Cli, ScoreLineOverTheLimitIsAnError) {
   const fs::path f = dir / "long.txt";
   { std::ofstream(f, std::ios::binary) << ""; }
   fs::resize_file(f, (uintmax_t{257} << 20));
-  auto r = run_cli_to("score " + model() + " -v sentence --output-format jsonl '" + f.string() + "'",
+  auto r = run_cli_to("score " + model_arg() + " -v sentence --output-format jsonl '" + f.string() + "'",
                       Stdout::File, "", lstmlm::test::memory_cap(1024));
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_EQ(r.err, "lstmlm: error: " + f.string() +

@@ -19,16 +19,14 @@ using lstmlm::test::Stdout;
 
 namespace {
 
-std::string model() {
-  return "-m '" + (lstmlm::test::source_dir() / "models" / "fairytales-word").string() + "'";
-}
+using lstmlm::test::model_arg;
 
-std::vector<nlohmann::json> jsonl(const std::string& out) { return lstmlm::test::jsonl_records(out); }
+using lstmlm::test::jsonl_records;
 
 // The "line" records of score's jsonl output; checks they are numbered 1..n in order.
 std::vector<nlohmann::json> line_records(const std::string& out) {
   std::vector<nlohmann::json> lines;
-  for (auto& r : jsonl(out))
+  for (auto& r : jsonl_records(out))
     if (r["type"] == "line") lines.push_back(r);
   for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(lines[i]["line"], i + 1) << "records out of order";
   return lines;
@@ -41,7 +39,7 @@ TEST(HostileCli, ScoreCatalogueGivesOneRecordPerLineInOrder) {
   std::string in = std::string("\xef\xbb\xbfonce upon a time\r\n") + "\n" + "king\n" +
                    std::string("nul\0byte\n", 9) + "the princess\tand  the   dragon\r\n" + "a";
   for (const char* ctx : {"sentence", "document"}) {
-    auto r = run_cli_to("score " + model() + " --context " + ctx + " -v word --output-format jsonl",
+    auto r = run_cli_to("score " + model_arg() + " --context " + ctx + " -v word --output-format jsonl",
                         Stdout::File, in);
     ASSERT_EQ(r.status, 0) << r.err;
     auto lines = line_records(r.out);
@@ -54,24 +52,24 @@ TEST(HostileCli, ScoreCatalogueGivesOneRecordPerLineInOrder) {
     EXPECT_EQ(lines[4]["words"][4]["token"], "dragon");  // the princess and the dragon
     EXPECT_EQ(lines[4]["tokens"], 6);                    // 5 words + eos
     EXPECT_EQ(lines[5]["tokens"], 2);                    // "a" + eos, though the file has no final newline
-    auto summary = jsonl(r.out).back();
+    auto summary = jsonl_records(r.out).back();
     EXPECT_EQ(summary["type"], "summary");
     EXPECT_EQ(summary["sentences"], 6);
   }
 }
 
 TEST(HostileCli, ScoreEmptyInputGivesNoRecords) {
-  auto r = run_cli_to("score " + model() + " -v sentence --output-format jsonl", Stdout::File, "");
+  auto r = run_cli_to("score " + model_arg() + " -v sentence --output-format jsonl", Stdout::File, "");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(line_records(r.out).empty());
-  EXPECT_EQ(jsonl(r.out).back()["sentences"], 0);
+  EXPECT_EQ(jsonl_records(r.out).back()["sentences"], 0);
 }
 
 // Invalid UTF-8 on line 3: exit 1, one message naming the input and line; stdout holds only complete
 // records of earlier lines, in order.
 TEST(HostileCli, ScoreInvalidUtf8IsAnErrorNamingTheLine) {
   for (std::string bad : {"bad \xff byte", "cut \xe6\x97", "overlong \xc0\xaf", "surrogate \xed\xa0\x80"}) {
-    auto r = run_cli_to("score " + model() + " -v sentence --output-format jsonl", Stdout::File,
+    auto r = run_cli_to("score " + model_arg() + " -v sentence --output-format jsonl", Stdout::File,
                         "once upon a time\nthe king\n" + bad + "\nnever scored\n");
     EXPECT_EQ(r.status, 1) << bad;
     EXPECT_EQ(r.err.rfind("lstmlm: error: ", 0), 0u) << r.err;
@@ -80,7 +78,7 @@ TEST(HostileCli, ScoreInvalidUtf8IsAnErrorNamingTheLine) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     // The lines before the bad one are written in full (they were in its block), with the numbers a clean
     // run gives them.
-    auto clean = run_cli_to("score " + model() + " -v sentence --output-format jsonl", Stdout::File,
+    auto clean = run_cli_to("score " + model_arg() + " -v sentence --output-format jsonl", Stdout::File,
                             "once upon a time\nthe king\n");
     auto got = line_records(r.out), want = line_records(clean.out);
     ASSERT_EQ(got.size(), 2u) << r.out;
@@ -88,9 +86,9 @@ TEST(HostileCli, ScoreInvalidUtf8IsAnErrorNamingTheLine) {
     EXPECT_EQ(got[1], want[1]);
   }
   // Document mode: the same, the state carried across the two good lines.
-  auto r = run_cli_to("score " + model() + " --context document -v sentence --output-format jsonl",
+  auto r = run_cli_to("score " + model_arg() + " --context document -v sentence --output-format jsonl",
                       Stdout::File, "once upon a time\nthe king\nbad \xff\n");
-  auto clean = run_cli_to("score " + model() + " --context document -v sentence --output-format jsonl",
+  auto clean = run_cli_to("score " + model_arg() + " --context document -v sentence --output-format jsonl",
                           Stdout::File, "once upon a time\nthe king\n");
   EXPECT_EQ(r.status, 1);
   auto got = line_records(r.out), want = line_records(clean.out);
@@ -104,7 +102,7 @@ TEST(HostileCli, ScoreLongDocumentInDocumentMode) {
   std::string in;
   for (int i = 0; i < 5000; ++i)
     in += i % 7 == 0 ? "\n" : "once upon a time the king had a very old dragon\n";
-  auto r = run_cli_to("score " + model() + " --context document -v sentence --output-format jsonl",
+  auto r = run_cli_to("score " + model_arg() + " --context document -v sentence --output-format jsonl",
                       Stdout::File, in);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(line_records(r.out).size(), 5000u);
@@ -118,12 +116,12 @@ TEST(HostileCli, ScoreFileOfExactlyOneBlockThenAnother) {
   for (int i = 0; i < 4096; ++i) a += i % 5 == 0 ? "\n" : "the princess\n";
   std::ofstream(dir / "a.txt", std::ios::binary) << a;
   std::ofstream(dir / "b.txt", std::ios::binary) << b;
-  auto r = run_cli_to("score " + model() + " -v sentence --output-format jsonl '" + (dir / "a.txt").string() +
-                          "' '" + (dir / "b.txt").string() + "'",
+  auto r = run_cli_to("score " + model_arg() + " -v sentence --output-format jsonl '" +
+                          (dir / "a.txt").string() + "' '" + (dir / "b.txt").string() + "'",
                       Stdout::File);
   ASSERT_EQ(r.status, 0) << r.err;
   std::vector<std::pair<std::string, int>> got, want;
-  for (auto& rec : jsonl(r.out))
+  for (auto& rec : jsonl_records(r.out))
     if (rec["type"] == "line")
       got.emplace_back(std::filesystem::path(rec["file"].get<std::string>()).filename().string(),
                        rec["line"].get<int>());
@@ -138,7 +136,7 @@ TEST(HostileCli, ScoreHundredMegabyteLine) {
   in.reserve(100'000'001);
   for (int i = 0; i < 100000; ++i) in += chunk;
   in += "\n";
-  auto r = run_cli_to("score " + model() + " -v sentence --output-format jsonl", Stdout::File, in,
+  auto r = run_cli_to("score " + model_arg() + " -v sentence --output-format jsonl", Stdout::File, in,
                       lstmlm::test::memory_cap(1536));
   ASSERT_EQ(r.status, 0) << r.err;
   auto lines = line_records(r.out);
@@ -149,9 +147,9 @@ TEST(HostileCli, ScoreHundredMegabyteLine) {
 TEST(HostileCli, PredictCatalogueGivesOneRecordPerLineInOrder) {
   std::string in =
       std::string("\xef\xbb\xbfonce upon\r\n") + "\n" + "king\n" + std::string("nul\0byte\n", 9) + "the";
-  auto r = run_cli_to("predict " + model() + " --top 1 --output-format jsonl", Stdout::File, in);
+  auto r = run_cli_to("predict " + model_arg() + " --top 1 --output-format jsonl", Stdout::File, in);
   ASSERT_EQ(r.status, 0) << r.err;
-  auto recs = jsonl(r.out);
+  auto recs = jsonl_records(r.out);
   ASSERT_EQ(recs.size(), 5u) << r.out;
   std::vector<std::string> want{"once upon", "", "king", std::string("nul\0byte", 8), "the"};
   for (size_t i = 0; i < 5; ++i) {
@@ -161,12 +159,13 @@ TEST(HostileCli, PredictCatalogueGivesOneRecordPerLineInOrder) {
 }
 
 TEST(HostileCli, PredictInvalidUtf8IsAnErrorNamingTheLine) {
-  auto r = run_cli_to("predict " + model() + " --output-format jsonl", Stdout::File, "the king\nbad \xff\n");
+  auto r =
+      run_cli_to("predict " + model_arg() + " --output-format jsonl", Stdout::File, "the king\nbad \xff\n");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find(":2:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("invalid UTF-8"), std::string::npos) << r.err;
   // The good line before it is written, as predicted alone.
-  auto clean = run_cli_to("predict " + model() + " --output-format jsonl", Stdout::File, "the king\n");
+  auto clean = run_cli_to("predict " + model_arg() + " --output-format jsonl", Stdout::File, "the king\n");
   EXPECT_EQ(r.out, clean.out);
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
 }
@@ -179,10 +178,10 @@ TEST(HostileCli, ClosedPipeAndFullDisk) {
   struct Case {
     std::string args, in;
   } cases[] = {
-      {"score " + model() + " -v word", many},
-      {"predict " + model() + " --top 5", many},
-      {"generate " + model() + " -n 50 --num-samples 3 --seed 1", ""},
-      {"info " + model(), ""},
+      {"score " + model_arg() + " -v word", many},
+      {"predict " + model_arg() + " --top 5", many},
+      {"generate " + model_arg() + " -n 50 --num-samples 3 --seed 1", ""},
+      {"info " + model_arg(), ""},
       {"bench --shape 50,8,16,1 -w score -b 1 -s 4 -t 1 -r 1 --warmup 0 --min-time 0", ""},
   };
   for (const auto& c : cases) {

@@ -21,7 +21,7 @@ using lstmlm::test::TempDir;
 
 namespace {
 
-ModelFiles small_model() { return files_of(*lstmlm::Model::random(12, 4, 6, 1, 3)); }
+ModelFiles small_random_files() { return files_of(*lstmlm::Model::random(12, 4, 6, 1, 3)); }
 
 std::string nested(size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 
@@ -60,7 +60,7 @@ TEST(HostileJson, DeepNestingInEveryJsonFileIsOneLineError) {
     SCOPED_TRACE(depth);
     {
       TempDir dir("deep_cfg");
-      auto f = small_model();
+      auto f = small_random_files();
       f.config.erase("source");
       f.config_text = f.config.dump();
       f.config_text.insert(f.config_text.size() - 1, ",\"source\":{\"x\":" + nested(depth) + "}");
@@ -69,14 +69,14 @@ TEST(HostileJson, DeepNestingInEveryJsonFileIsOneLineError) {
     }
     {
       TempDir dir("deep_vocab");
-      auto f = small_model();
+      auto f = small_random_files();
       f.vocab = nested(depth);
       f.write(dir.path());
       expect_refused(info(dir), "vocab.json", "nested deeper than 64 levels");
     }
     {
       TempDir dir("deep_st");
-      auto f = small_model();
+      auto f = small_random_files();
       f.weights = header_with(f, ",\"__metadata__\":" + nested(depth));
       f.write(dir.path());
       expect_refused(info(dir), "weights.safetensors", "header: JSON nested deeper than 64 levels");
@@ -87,7 +87,7 @@ TEST(HostileJson, DeepNestingInEveryJsonFileIsOneLineError) {
 // The limit itself is allowed: root object, "source", "x" and 62 arrays make 64 levels.
 TEST(HostileJson, NestingAtTheLimitLoads) {
   TempDir dir("deep_ok");
-  auto f = small_model();
+  auto f = small_random_files();
   f.config.erase("source");
   f.config_text = f.config.dump();
   f.config_text.insert(f.config_text.size() - 1,
@@ -102,21 +102,21 @@ TEST(HostileJson, BytesAfterANulAreRefusedInEveryJsonFile) {
   const std::string tail = std::string("\0", 1) + "{\"payload\": 1}";
   {
     TempDir dir("nul_cfg");
-    auto f = small_model();
+    auto f = small_random_files();
     f.config_text = f.config.dump() + tail;
     f.write(dir.path());
     expect_refused(info(dir), "config.json", "a NUL byte at offset");
   }
   {
     TempDir dir("nul_vocab");
-    auto f = small_model();
+    auto f = small_random_files();
     f.vocab += tail;
     f.write(dir.path());
     expect_refused(info(dir), "vocab.json", "a NUL byte at offset");
   }
   {
     TempDir dir("nul_st");
-    auto f = small_model();
+    auto f = small_random_files();
     // A NUL inside the header, after its last key, hiding bytes the reader would never look at.
     f.weights = header_with(f, std::string(" \0 \"hidden\": 1", 14));
     f.write(dir.path());
@@ -127,7 +127,7 @@ TEST(HostileJson, BytesAfterANulAreRefusedInEveryJsonFile) {
 // A sparse file: 17 MiB on paper, nothing on disk. Its size is refused before a byte is read.
 TEST(HostileJson, JsonFilesAboveTheirSizeLimitAreRefusedBeforeReading) {
   TempDir dir("big_cfg");
-  auto f = small_model();
+  auto f = small_random_files();
   f.write(dir.path());
   std::filesystem::resize_file(dir.path() / "config.json", lstmlm::kMaxConfigBytes + 1);
   expect_refused(info(dir), "config.json", "more than the limit of 16777216 bytes");
@@ -137,7 +137,7 @@ TEST(HostileJson, JsonFilesAboveTheirSizeLimitAreRefusedBeforeReading) {
 // comes back short and is an error naming the file and the tensor.
 TEST(HostileJson, WeightsTruncatedWhileLoadingIsAnError) {
   TempDir dir("cut_st");
-  auto f = small_model();
+  auto f = small_random_files();
   f.write(dir.path());
   auto path = (dir.path() / "weights.safetensors").string();
   auto st = lstmlm::SafetensorsFile::open(path);

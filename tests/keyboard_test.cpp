@@ -20,7 +20,7 @@ namespace {
 using namespace lstmlm;
 using namespace lstmlm::tasks;
 
-std::shared_ptr<const Model> bundled(const std::string& name) {
+std::shared_ptr<const Model> bundled_model(const std::string& name) {
   return Model::load((test::source_dir() / "models" / name).string());
 }
 
@@ -34,7 +34,7 @@ std::vector<float> distribution_after(Engine& engine, const std::vector<int32_t>
 }
 
 TEST(Completer, MatchesAScanOfTheVocabulary) {
-  auto m = bundled("fairytales-word");
+  auto m = bundled_model("fairytales-word");
   Engine engine(m, 1);
   Completer c(*m);
   const auto lp = distribution_after(engine, {*m->tokenizer().eos_id(), *m->vocab().find("the")});
@@ -70,7 +70,7 @@ TEST(Completer, MatchesAScanOfTheVocabulary) {
 }
 
 TEST(Completer, CharacterCompletionsAreTheEnginesOwnSteps) {
-  auto m = bundled("charrnn-space");
+  auto m = bundled_model("charrnn-space");
   Engine engine(m, 1);
   std::vector<int32_t> ctx;
   for (const auto& t : m->tokenizer().tokenize("once upon a time the ki")) ctx.push_back(t.id);
@@ -124,7 +124,7 @@ TEST(Completer, CharacterCompletionsAreTheEnginesOwnSteps) {
 }
 
 TEST(Boost, BonusesFollowTheHistoryAndRenormalize) {
-  auto m = bundled("fairytales-word");
+  auto m = bundled_model("fairytales-word");
   Engine engine(m, 1);
   auto id = [&](const char* w) { return *m->vocab().find(w); };
   Boost b = Boost::parse(
@@ -159,7 +159,7 @@ TEST(Boost, BonusesFollowTheHistoryAndRenormalize) {
 }
 
 TEST(Boost, AHundredThousandPhrasesAgainstAMap) {
-  auto m = bundled("fairytales-word");
+  auto m = bundled_model("fairytales-word");
   const int V = m->vocab_size();
   std::mt19937_64 rng(7);
   std::map<std::pair<int32_t, int32_t>, float> ref;  // (previous, token) -> bonus
@@ -189,7 +189,7 @@ TEST(Boost, AHundredThousandPhrasesAgainstAMap) {
 }
 
 TEST(Boost, MalformedFilesAreOneLineErrors) {
-  auto m = bundled("fairytales-word");
+  auto m = bundled_model("fairytales-word");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"king 2"}, "b:1: a boost entry is 'PHRASE<TAB>BONUS'"},
       {{"king\tbig"}, "b:1: bonus 'big' is not a number in [-100, 100]"},
@@ -221,7 +221,7 @@ TEST(Boost, MalformedFilesAreOneLineErrors) {
 // The predict task with a prefix ranks what the Completer ranks on the same row; with a boost, the boosted
 // row; generate samples from the boosted row but reports the model's own log-probs.
 TEST(Keyboard, PredictAndGenerateUseThem) {
-  auto m = bundled("fairytales-word");
+  auto m = bundled_model("fairytales-word");
   Engine engine(m, 1);
   PredictOptions o;
   o.top = 3;
@@ -263,7 +263,7 @@ TEST(Keyboard, PredictAndGenerateUseThem) {
 }
 
 TEST(Keyboard, CharacterModelPrefixCompletesTheWord) {
-  auto m = bundled("charrnn-space");
+  auto m = bundled_model("charrnn-space");
   Engine engine(m, 1);
   PredictOptions o;
   o.top = 3;

@@ -46,6 +46,9 @@ inline std::shared_ptr<const Model> micro_model(bool with_eos = true, bool with_
   return Model::create(c, Vocab({"a", "b", char_newline ? "\n" : "</s>"}), w);
 }
 
+// The token ids: "a", "b", and the third token ("</s>", or "\n" as a char model).
+inline constexpr int A = 0, B = 1, E = 2, NL = 2;
+
 // ln p(target | previous token) of the micro model, in double, from the formulas above.
 inline double micro_logprob(int prev, int target) {
   const double t = std::tanh(std::tanh(1.0));

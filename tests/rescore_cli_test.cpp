@@ -19,11 +19,9 @@ namespace {
 using lstmlm::test::run_cli;
 namespace fs = std::filesystem;
 
-std::string model() {
-  return "-m '" + (lstmlm::test::source_dir() / "models" / "fairytales-word").string() + "'";
-}
+using lstmlm::test::model_arg;
 
-std::vector<nlohmann::json> jsonl(const std::string& out) { return lstmlm::test::jsonl_records(out); }
+using lstmlm::test::jsonl_records;
 
 // A file in a fresh temporary directory, removed with it.
 class Files {
@@ -66,13 +64,13 @@ std::string kaldi_text() {
 TEST(RescoreCli, LmScoresAreScoresNumbersBitForBit) {
   std::string lines;
   for (const auto& h : kHyps) lines += h + "\n";
-  auto s = run_cli("score " + model() + " -v sentence --output-format jsonl", lines);
+  auto s = run_cli("score " + model_arg() + " -v sentence --output-format jsonl", lines);
   ASSERT_EQ(s.status, 0) << s.err;
   for (const char* threads : {"1", "2"}) {
-    auto r = run_cli("rescore " + model() + " --output-format jsonl --batch-size 2 --threads " + threads,
+    auto r = run_cli("rescore " + model_arg() + " --output-format jsonl --batch-size 2 --threads " + threads,
                      kaldi_text());
     ASSERT_EQ(r.status, 0) << r.err;
-    auto want = jsonl(s.out), got = jsonl(r.out);
+    auto want = jsonl_records(s.out), got = jsonl_records(r.out);
     ASSERT_EQ(got.size(), kHyps.size() + 1);
     for (size_t i = 0; i < kHyps.size(); ++i) {
       EXPECT_EQ(got[i]["lm_logprob"].dump(), want[i]["logprob"].dump()) << i;
@@ -96,10 +94,10 @@ TEST(RescoreCli, ScoreFilesWeightsAndBestAsKaldiText) {
                     "spk1-utt1-1 -100\nspk1-utt1-2 -90\nspk1-utt1-3 -130\nspk1-utt2-1 -5\n"
                     "spk1-utt3-1 -20\nspk1-utt3-2 -60\n");
   auto nb = f.write("nbest", kaldi_text());
-  auto r = run_cli("rescore " + model() + " " + nb + " --scores ac=" + ac +
+  auto r = run_cli("rescore " + model_arg() + " " + nb + " --scores ac=" + ac +
                    " --weight ac=0.5 --lm-weight 2 " + "--word-penalty -1 --output-format jsonl");
   ASSERT_EQ(r.status, 0) << r.err;
-  auto got = jsonl(r.out);
+  auto got = jsonl_records(r.out);
   const double ac_values[] = {-100, -90, -130, -5, -20, -60};
   for (size_t i = 0; i < kHyps.size(); ++i) {
     const auto& h = got[i];
@@ -117,7 +115,7 @@ TEST(RescoreCli, ScoreFilesWeightsAndBestAsKaldiText) {
     for (size_t i = b; i < e; ++i) EXPECT_EQ(got[i]["best"], i == best) << i;
     want_best += kUtts[b] + (kHyps[best].empty() ? "" : " " + kHyps[best]) + "\n";
   }
-  auto best = run_cli("rescore " + model() + " " + nb + " --scores ac=" + ac +
+  auto best = run_cli("rescore " + model_arg() + " " + nb + " --scores ac=" + ac +
                       " --weight ac=0.5 --lm-weight 2 --word-penalty -1 --best");
   ASSERT_EQ(best.status, 0) << best.err;
   EXPECT_EQ(best.out, want_best);
@@ -131,15 +129,15 @@ TEST(RescoreCli, TsvAndJsonlInputsGiveTheKaldiNumbers) {
     tsv += kUtts[i] + "\t" + kHyps[i] + "\t" + std::to_string(ac[i]) + "\n";
     js += nlohmann::json{{"utt", kUtts[i]}, {"hyp", kHyps[i]}, {"scores", {{"ac", ac[i]}}}}.dump() + "\n";
   }
-  auto kaldi = run_cli("rescore " + model() + " --output-format jsonl", kaldi_text());
-  auto t =
-      run_cli("rescore " + model() + " " + f.write("n.tsv", tsv) + " --weight ac=1 --output-format jsonl");
-  auto j =
-      run_cli("rescore " + model() + " " + f.write("n.jsonl", js) + " --weight ac=1 --output-format jsonl");
+  auto kaldi = run_cli("rescore " + model_arg() + " --output-format jsonl", kaldi_text());
+  auto t = run_cli("rescore " + model_arg() + " " + f.write("n.tsv", tsv) +
+                   " --weight ac=1 --output-format jsonl");
+  auto j = run_cli("rescore " + model_arg() + " " + f.write("n.jsonl", js) +
+                   " --weight ac=1 --output-format jsonl");
   ASSERT_EQ(kaldi.status, 0) << kaldi.err;
   ASSERT_EQ(t.status, 0) << t.err;
   ASSERT_EQ(j.status, 0) << j.err;
-  auto k = jsonl(kaldi.out), a = jsonl(t.out), b = jsonl(j.out);
+  auto k = jsonl_records(kaldi.out), a = jsonl_records(t.out), b = jsonl_records(j.out);
   for (size_t i = 0; i < kHyps.size(); ++i) {
     EXPECT_EQ(a[i]["lm_logprob"], k[i]["lm_logprob"]);
     EXPECT_EQ(b[i]["lm_logprob"], k[i]["lm_logprob"]);
@@ -148,7 +146,7 @@ TEST(RescoreCli, TsvAndJsonlInputsGiveTheKaldiNumbers) {
     EXPECT_EQ(a[i]["combined"], b[i]["combined"]);
   }
   // tsv output: a header, one row per hypothesis, the score as its own column.
-  auto tv = run_cli("rescore " + model() + " " + f.write("m.tsv", tsv) + " --output-format tsv");
+  auto tv = run_cli("rescore " + model_arg() + " " + f.write("m.tsv", tsv) + " --output-format tsv");
   ASSERT_EQ(tv.status, 0) << tv.err;
   EXPECT_EQ(tv.out.substr(0, tv.out.find('\n')),
             "file\tutt\tid\tn\ttokens\toovs\twords\tlm_logprob\tlm_log10prob\tac\tcombined\tbest\thyp");
@@ -163,12 +161,12 @@ TEST(RescoreCli, ConversationWithOneHypothesisPerUtteranceIsDocumentMode) {
     nb += "u" + std::to_string(i) + "-1 " + text[i] + "\n";
     lines += text[i] + "\n";
   }
-  auto d = run_cli("score " + model() + " -v sentence --context document --output-format jsonl", lines);
-  auto c = run_cli("rescore " + model() + " --context conversation --output-format jsonl", nb);
-  auto u = run_cli("rescore " + model() + " --output-format jsonl", nb);
+  auto d = run_cli("score " + model_arg() + " -v sentence --context document --output-format jsonl", lines);
+  auto c = run_cli("rescore " + model_arg() + " --context conversation --output-format jsonl", nb);
+  auto u = run_cli("rescore " + model_arg() + " --output-format jsonl", nb);
   ASSERT_EQ(d.status, 0) << d.err;
   ASSERT_EQ(c.status, 0) << c.err;
-  auto dj = jsonl(d.out), cj = jsonl(c.out), uj = jsonl(u.out);
+  auto dj = jsonl_records(d.out), cj = jsonl_records(c.out), uj = jsonl_records(u.out);
   for (size_t i = 0; i < text.size(); ++i)
     EXPECT_EQ(cj[i]["lm_logprob"].dump(), dj[i]["logprob"].dump()) << i;
   EXPECT_NE(cj[1]["lm_logprob"], uj[1]["lm_logprob"]);  // the context changed the second utterance
@@ -181,10 +179,10 @@ TEST(RescoreCli, TenThousandHypothesesOfOneUtterance) {
   for (int n = 1; n <= 10000; ++n)
     nb += "utt-" + std::to_string(n) + " once upon a time there was a " + words[n % 10] + " and a " +
           words[(n / 10) % 10] + " " + words[(n / 100) % 10] + "\n";
-  auto r = run_cli("rescore " + model() + " --output-format tsv", nb);
+  auto r = run_cli("rescore " + model_arg() + " --output-format tsv", nb);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 10001);
-  auto best = run_cli("rescore " + model() + " --best", nb);
+  auto best = run_cli("rescore " + model_arg() + " --best", nb);
   ASSERT_EQ(best.status, 0) << best.err;
   EXPECT_EQ(std::count(best.out.begin(), best.out.end(), '\n'), 1);
   EXPECT_EQ(best.out.rfind("utt once upon a time there was a ", 0), 0u) << best.out;
@@ -208,7 +206,7 @@ TEST(RescoreCli, MalformedListsAreOneLineErrorsAfterTheUtterancesBefore) {
       {good + "c-1 the \xff king\n", "-:4: invalid UTF-8", 1, 3},
   };
   for (const auto& c : cases) {
-    auto r = run_cli("rescore " + model(), c.input);
+    auto r = run_cli("rescore " + model_arg(), c.input);
     EXPECT_EQ(r.status, c.status) << c.input;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -222,7 +220,7 @@ TEST(RescoreCli, MalformedListsAreOneLineErrorsAfterTheUtterancesBefore) {
 TEST(RescoreCli, InterleavedRecordingsAndDuplicateIdsAreRefused) {
   const std::string tsv =
       "recording\tutt\thyp\nA\ta1\tthe king had a daughter\nB\tb1\tthe wolf\nA\ta2\tshe was fair\n";
-  auto c = run_cli("rescore " + model() + " --input-format tsv --context conversation", tsv);
+  auto c = run_cli("rescore " + model_arg() + " --input-format tsv --context conversation", tsv);
   EXPECT_EQ(c.status, 1) << c.err;
   EXPECT_EQ(
       c.err,
@@ -231,20 +229,21 @@ TEST(RescoreCli, InterleavedRecordingsAndDuplicateIdsAreRefused) {
       "within each)\n");
   EXPECT_EQ(std::count(c.out.begin(), c.out.end(), '\n'), 2) << c.out;  // a1 and b1, complete
   // Utterance context: the recordings do not matter.
-  auto u = run_cli("rescore " + model() + " --input-format tsv", tsv);
+  auto u = run_cli("rescore " + model_arg() + " --input-format tsv", tsv);
   EXPECT_EQ(u.status, 0) << u.err;
   // Contiguous recordings, each continued: accepted.
   const std::string sorted =
       "recording\tutt\thyp\nA\ta1\tthe king had a daughter\nA\ta2\tshe was fair\nB\tb1\tthe wolf\n";
-  EXPECT_EQ(run_cli("rescore " + model() + " --input-format tsv --context conversation", sorted).status, 0);
+  EXPECT_EQ(run_cli("rescore " + model_arg() + " --input-format tsv --context conversation", sorted).status,
+            0);
 
-  auto d = run_cli("rescore " + model(), "a-1 the king\nb-1 the wolf\nb-2 the queen\nb-1 the sun\n");
+  auto d = run_cli("rescore " + model_arg(), "a-1 the king\nb-1 the wolf\nb-2 the queen\nb-1 the sun\n");
   EXPECT_EQ(d.status, 1) << d.err;
   EXPECT_NE(d.err.find("-:4: hypothesis id 'b-1' appears twice in utterance 'b'"), std::string::npos)
       << d.err;
   EXPECT_EQ(std::count(d.out.begin(), d.out.end(), '\n'), 1) << d.out;  // utterance a only
   const std::string ids = "utt\tid\thyp\nu\tx\tthe king\nu\tx\tthe queen\n";
-  auto t = run_cli("rescore " + model() + " --input-format tsv", ids);
+  auto t = run_cli("rescore " + model_arg() + " --input-format tsv", ids);
   EXPECT_EQ(t.status, 1) << t.err;
   EXPECT_NE(t.err.find("-:3: hypothesis id 'x' appears twice in utterance 'u'"), std::string::npos) << t.err;
 }
@@ -269,28 +268,28 @@ TEST(RescoreCli, ScoreFileAndOptionErrors) {
       {"--scores ac=/no/such/file", "/no/such/file: cannot open", 1},
   };
   for (const auto& c : cases) {
-    auto r = run_cli("rescore " + model() + " " + nb + " " + c.input);
+    auto r = run_cli("rescore " + model_arg() + " " + nb + " " + c.input);
     EXPECT_EQ(r.status, c.status) << c.input << "\n" << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.input << "\n" << r.err;
   }
-  auto r = run_cli("rescore " + model() + " " + tsv + " --scores ac=" + part);
+  auto r = run_cli("rescore " + model_arg() + " " + tsv + " --scores ac=" + part);
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_NE(r.err.find("score files go with Kaldi n-best text"), std::string::npos) << r.err;
-  auto bad_tsv = run_cli("rescore " + model() + " " + f.write("b.tsv", "hyp\tac\nthe king\t1\n"));
+  auto bad_tsv = run_cli("rescore " + model_arg() + " " + f.write("b.tsv", "hyp\tac\nthe king\t1\n"));
   EXPECT_EQ(bad_tsv.status, 1);
   EXPECT_NE(bad_tsv.err.find("the columns 'utt' and 'hyp' are required"), std::string::npos) << bad_tsv.err;
   // A nested value is refused while it is parsed (no deep value is built); so is a number past a double.
   std::string deep = "{\"utt\": \"u\", \"hyp\": \"a\", \"scores\": {\"x\": " + std::string(100000, '[') +
                      std::string(100000, ']') + "}}\n";
-  auto d = run_cli("rescore " + model() + " " + f.write("d.jsonl", deep));
+  auto d = run_cli("rescore " + model_arg() + " " + f.write("d.jsonl", deep));
   EXPECT_EQ(d.status, 1);
   EXPECT_NE(d.err.find("d.jsonl:1: not a JSON object: 'nested deeper than 8 levels'"), std::string::npos)
       << d.err;
-  auto big = run_cli("rescore " + model() + " --input-format jsonl",
+  auto big = run_cli("rescore " + model_arg() + " --input-format jsonl",
                      "{\"utt\":\"u\",\"hyp\":\"a\",\"scores\":{\"x\":1e999}}\n");
   EXPECT_EQ(big.status, 1);
   EXPECT_NE(big.err.find("-:1: not a JSON object: 'number overflow"), std::string::npos) << big.err;
-  auto bad_js = run_cli("rescore " + model() + " " + f.write("b.jsonl", "{\"hyp\": \"the king\"}\n"));
+  auto bad_js = run_cli("rescore " + model_arg() + " " + f.write("b.jsonl", "{\"hyp\": \"the king\"}\n"));
   EXPECT_EQ(bad_js.status, 1);
   EXPECT_NE(bad_js.err.find("b.jsonl:1: no \"utt\""), std::string::npos) << bad_js.err;
 }
@@ -310,7 +309,7 @@ TEST(RescoreCli, ThreeHundredThousandScoreColumns) {
   }
   const std::string path = f.write("wide.tsv", header + "\n" + row + "\n");
   const std::string out = f.write("wide.out", "");
-  const std::string cmd = "timeout 60 '" + lstmlm::test::cli() + "' rescore " + model() + " " + path +
+  const std::string cmd = "timeout 60 '" + lstmlm::test::cli() + "' rescore " + model_arg() + " " + path +
                           " --output-format tsv >" + out + " 2>/dev/null";
   const int raw = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(raw));

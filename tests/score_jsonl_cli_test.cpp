@@ -18,9 +18,7 @@ namespace {
 using lstmlm::test::run_cli;
 namespace fs = std::filesystem;
 
-std::string model() {
-  return "-m '" + (lstmlm::test::source_dir() / "models" / "fairytales-word").string() + "'";
-}
+using lstmlm::test::model_arg;
 
 // A file in a per-process temporary folder (removed at exit, even after a failed ASSERT); returns its path.
 std::string write_file(const std::string& name, const std::string& content) {
@@ -30,12 +28,7 @@ std::string write_file(const std::string& name, const std::string& content) {
   return p.string();
 }
 
-std::vector<std::string> lines_of(const std::string& s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
+using lstmlm::test::split_lines;
 
 struct Totals {
   double logprob = 0;
@@ -44,7 +37,7 @@ struct Totals {
 
 // What `score -v sentence --output-format jsonl` gives for `text` as a file, summed over its lines.
 Totals score_as_file(const std::string& text, const std::string& opts = "") {
-  auto r = run_cli("score " + model() + " -v sentence --output-format jsonl " + opts, text);
+  auto r = run_cli("score " + model_arg() + " -v sentence --output-format jsonl " + opts, text);
   EXPECT_EQ(r.status, 0) << r.err;
   Totals t;
   for (const auto& rec : lstmlm::test::jsonl_records(r.out))
@@ -74,9 +67,9 @@ std::string corpus() {
 }
 
 TEST(ScoreJsonlCli, NumbersAreThoseOfScoreOnTheSameText) {
-  auto r = run_cli("score " + model() + " --input-format jsonl", corpus());
+  auto r = run_cli("score " + model_arg() + " --input-format jsonl", corpus());
   ASSERT_EQ(r.status, 0) << r.err;
-  auto out = lines_of(r.out);
+  auto out = split_lines(r.out);
   ASSERT_EQ(out.size(), kTexts.size());
   for (size_t i = 0; i < kTexts.size(); ++i) {
     auto j = nlohmann::json::parse(out[i]);
@@ -101,9 +94,9 @@ TEST(ScoreJsonlCli, TheDocumentsOwnBytesAreKept) {
       "\t\n"
       R"({"text":"the king"})"
       "\n";
-  auto r = run_cli("score " + model() + " --input-format jsonl", in);
+  auto r = run_cli("score " + model_arg() + " --input-format jsonl", in);
   ASSERT_EQ(r.status, 0) << r.err;
-  auto out = lines_of(r.out);
+  auto out = split_lines(r.out);
   ASSERT_EQ(out.size(), 2u);
   const std::string first =
       R"({"z": 1e5, "text": "the king", "a": 1.50, "u": "\u00e9\ud83d\ude00", "n": [1, {}])";
@@ -128,11 +121,11 @@ TEST(ScoreJsonlCli, TheDocumentsOwnBytesAreKept) {
 TEST(ScoreJsonlCli, InvalidJsonStopsAfterTheDocumentsBeforeIt) {
   std::string in = corpus() + "{\"text\": \"the king\"\n" + doc(0) + "\n";
   const std::string path = write_file("bad.jsonl", in);
-  auto r = run_cli("score " + model() + " --input-format jsonl '" + path + "'");
+  auto r = run_cli("score " + model_arg() + " --input-format jsonl '" + path + "'");
   EXPECT_EQ(r.status, 1);
-  auto good = run_cli("score " + model() + " --input-format jsonl", corpus());
+  auto good = run_cli("score " + model_arg() + " --input-format jsonl", corpus());
   EXPECT_EQ(r.out, good.out);
-  EXPECT_EQ(lines_of(r.out).size(), 3u);
+  EXPECT_EQ(split_lines(r.out).size(), 3u);
   EXPECT_EQ(r.err.rfind("lstmlm: error: " + path + ":4: invalid JSON at byte ", 0), 0u) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
@@ -149,16 +142,16 @@ TEST(ScoreJsonlCli, OnErrorSkipWarnsAndGoesOn) {
       in += "{\"n\": " + std::to_string(i) + ", \"text\": \"the king\"}\n";
   }
   const std::string path = write_file("skip.jsonl", in);
-  auto r = run_cli("score " + model() + " --input-format jsonl --on-error skip '" + path + "'");
+  auto r = run_cli("score " + model_arg() + " --input-format jsonl --on-error skip '" + path + "'");
   ASSERT_EQ(r.status, 0) << r.err;
-  auto out = lines_of(r.out);
+  auto out = split_lines(r.out);
   ASSERT_EQ(out.size(), n - bad.size());
   size_t k = 0;
   for (size_t i = 1; i <= n; ++i) {
     if (std::find(bad.begin(), bad.end(), i) != bad.end()) continue;
     EXPECT_EQ(nlohmann::json::parse(out[k++])["n"], i);
   }
-  auto err = lines_of(r.err);
+  auto err = split_lines(r.err);
   ASSERT_EQ(err.size(), 4u) << r.err;  // three warnings, the summary
   EXPECT_EQ(err[0].rfind("lstmlm: warning: " + path + ":3: not a JSON object", 0), 0u) << err[0];
   EXPECT_EQ(err[1].rfind("lstmlm: warning: " + path + ":1500: field 'text' is a number, not a string", 0), 0u)
@@ -167,9 +160,9 @@ TEST(ScoreJsonlCli, OnErrorSkipWarnsAndGoesOn) {
       << err[2];
   EXPECT_NE(err[3].find("2200 documents, 2197 kept, 0 filtered, 3 errors"), std::string::npos) << err[3];
   // Under fail, the first bad document stops the run after the two before it.
-  auto f = run_cli("score " + model() + " --input-format jsonl '" + path + "'");
+  auto f = run_cli("score " + model_arg() + " --input-format jsonl '" + path + "'");
   EXPECT_EQ(f.status, 1);
-  EXPECT_EQ(lines_of(f.out).size(), 2u);
+  EXPECT_EQ(split_lines(f.out).size(), 2u);
   EXPECT_EQ(f.err.rfind("lstmlm: error: " + path + ":3: not a JSON object (an array)", 0), 0u) << f.err;
 }
 
@@ -192,23 +185,24 @@ TEST(ScoreJsonlCli, BadDocumentsAreOneLineErrors) {
       {std::string(1, '\0') + R"({"text": "the king"})", "-:2: invalid JSON at byte 1: a NUL byte"},
   };
   for (const auto& c : cases) {
-    auto r =
-        run_cli("score " + model() + " --input-format jsonl", doc(0) + "\n" + c.line + "\n" + doc(1) + "\n");
+    auto r = run_cli("score " + model_arg() + " --input-format jsonl",
+                     doc(0) + "\n" + c.line + "\n" + doc(1) + "\n");
     EXPECT_EQ(r.status, 1) << c.line;
-    EXPECT_EQ(lines_of(r.out).size(), 1u) << c.line;
+    EXPECT_EQ(split_lines(r.out).size(), 1u) << c.line;
     EXPECT_EQ(r.err.rfind("lstmlm: error: " + c.message, 0), 0u) << c.line << " -> " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
   // --text-field names another field.
-  auto r = run_cli("score " + model() + " --input-format jsonl --text-field body", R"({"body": "the king"})");
+  auto r =
+      run_cli("score " + model_arg() + " --input-format jsonl --text-field body", R"({"body": "the king"})");
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(lines_of(r.out).size(), 1u);
+  EXPECT_EQ(split_lines(r.out).size(), 1u);
 }
 
 TEST(ScoreJsonlCli, FiltersKeepWhatThePerplexitiesSay) {
-  auto all = run_cli("score " + model() + " --input-format jsonl", corpus());
+  auto all = run_cli("score " + model_arg() + " --input-format jsonl", corpus());
   ASSERT_EQ(all.status, 0) << all.err;
-  auto out = lines_of(all.out);
+  auto out = split_lines(all.out);
   std::vector<double> p;
   for (const auto& l : out) p.push_back(nlohmann::json::parse(l)["perplexity"].get<double>());
   std::vector<double> s = p;
@@ -217,9 +211,9 @@ TEST(ScoreJsonlCli, FiltersKeepWhatThePerplexitiesSay) {
   ASSERT_LT(s[1], s[2]);
   const double mid = (s[0] + s[1]) / 2, high = (s[1] + s[2]) / 2;
   auto kept = [&](const std::string& opts) {
-    auto r = run_cli("score " + model() + " --input-format jsonl " + opts, corpus());
+    auto r = run_cli("score " + model_arg() + " --input-format jsonl " + opts, corpus());
     EXPECT_EQ(r.status, 0) << r.err;
-    return std::make_pair(lines_of(r.out), r.err);
+    return std::make_pair(split_lines(r.out), r.err);
   };
   auto expect = [&](const std::string& opts, double lo, double hi) {
     auto [lines, err] = kept(opts);
@@ -239,22 +233,22 @@ TEST(ScoreJsonlCli, FiltersKeepWhatThePerplexitiesSay) {
   std::snprintf(buf, sizeof buf, "--min-perplexity %.17g --max-perplexity %.17g", mid, high);
   expect(buf, mid, high);
   // A document with no scored token (empty text, --no-eos) has perplexity null: kept without bounds only.
-  auto none = run_cli("score " + model() + " --input-format jsonl --no-eos", R"({"text": ""})");
+  auto none = run_cli("score " + model_arg() + " --input-format jsonl --no-eos", R"({"text": ""})");
   EXPECT_EQ(none.out, "{\"text\": \"\", \"logprob\": 0, \"tokens\": 0, \"oovs\": 0, \"perplexity\": null}\n");
-  auto dropped =
-      run_cli("score " + model() + " --input-format jsonl --no-eos --max-perplexity 1e9", R"({"text": ""})");
+  auto dropped = run_cli("score " + model_arg() + " --input-format jsonl --no-eos --max-perplexity 1e9",
+                         R"({"text": ""})");
   EXPECT_EQ(dropped.status, 0);
   EXPECT_EQ(dropped.out, "");
 }
 
 TEST(ScoreJsonlCli, DocumentModeScoresEachDocumentAlone) {
   const std::string path = write_file("docs.jsonl", corpus());
-  auto r = run_cli("score " + model() + " --input-format jsonl --context document '" + path + "'");
+  auto r = run_cli("score " + model_arg() + " --input-format jsonl --context document '" + path + "'");
   ASSERT_EQ(r.status, 0) << r.err;
-  auto out = lines_of(r.out);
+  auto out = split_lines(r.out);
   ASSERT_EQ(out.size(), kTexts.size());
   for (size_t i = 0; i < kTexts.size(); ++i) {
-    auto alone = run_cli("score " + model() + " --input-format jsonl --context document", doc(i) + "\n");
+    auto alone = run_cli("score " + model_arg() + " --input-format jsonl --context document", doc(i) + "\n");
     EXPECT_EQ(alone.out, out[i] + "\n") << i;
     // As score --context document on the text alone as a file.
     Totals want = score_as_file(kTexts[i] + "\n", "--context document");
@@ -263,14 +257,14 @@ TEST(ScoreJsonlCli, DocumentModeScoresEachDocumentAlone) {
     EXPECT_EQ(j["tokens"], want.tokens);
   }
   // A multi-line document is one stream: not the sentence-mode sum.
-  auto sentence = lines_of(run_cli("score " + model() + " --input-format jsonl '" + path + "'").out);
+  auto sentence = split_lines(run_cli("score " + model_arg() + " --input-format jsonl '" + path + "'").out);
   EXPECT_NE(nlohmann::json::parse(out[2])["logprob"], nlohmann::json::parse(sentence[2])["logprob"]);
   EXPECT_EQ(nlohmann::json::parse(out[0])["logprob"], nlohmann::json::parse(sentence[0])["logprob"]);
 }
 
 TEST(ScoreJsonlCli, EmptyInput) {
   const std::string path = write_file("empty.jsonl", "");
-  auto r = run_cli("score " + model() + " --input-format jsonl '" + path + "'");
+  auto r = run_cli("score " + model_arg() + " --input-format jsonl '" + path + "'");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_NE(r.err.find("0 documents, 0 kept, 0 filtered, 0 errors; 0 tokens"), std::string::npos) << r.err;
@@ -294,7 +288,7 @@ TEST(ScoreJsonlCli, RefusedCombinationsAreUsageErrors) {
       "--input-format csv",
   };
   for (const auto& opts : refused) {
-    auto r = run_cli("score " + model() + " " + opts, corpus());
+    auto r = run_cli("score " + model_arg() + " " + opts, corpus());
     EXPECT_EQ(r.status, 2) << opts << ": " << r.err;
     EXPECT_EQ(r.out, "") << opts;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << opts << ": " << r.err;

@@ -15,21 +15,12 @@ namespace {
 using lstmlm::test::run_cli;
 using lstmlm::test::source_dir;
 
-std::string model(const std::string& name) {
-  return "-m '" + (source_dir() / "models" / name).string() + "'";
-}
-const std::string kWord = model("fairytales-word"), kChar = model("charrnn-space");
+using lstmlm::test::model_arg;
 
-const std::string kText = "once upon a time there was a king\n\nthe queen zzqx said\nand the king\n";
+using lstmlm::test::kScoreText;
 const std::string kCharText = "the cat sat\non  the mat \n";
 
-std::vector<nlohmann::json> jsonl(const std::string& out) {
-  std::vector<nlohmann::json> v;
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) v.push_back(nlohmann::json::parse(line));
-  return v;
-}
+using lstmlm::test::jsonl_records;
 
 std::vector<std::vector<std::string>> tsv(const std::string& out) {
   std::vector<std::vector<std::string>> rows;
@@ -48,7 +39,7 @@ std::vector<std::vector<std::string>> tsv(const std::string& out) {
   return rows;
 }
 
-std::string golden(const std::string& name) {
+std::string expected_output(const std::string& name) {
   std::ifstream f(source_dir() / "tests" / "expected_output" / "score" / name, std::ios::binary);
   EXPECT_TRUE(f) << name;
   return std::string(std::istreambuf_iterator<char>(f), {});
@@ -57,21 +48,24 @@ std::string golden(const std::string& name) {
 TEST(ScoreMeasuresCli, DefaultOutputUnchanged) {
   for (std::string fmt : {"text", "jsonl", "tsv"})
     for (std::string v : {"word", "sentence", "summary"}) {
-      auto r = run_cli("score " + kWord + " --output-format " + fmt + " -v " + v, kText);
+      auto r = run_cli("score " + model_arg() + " --output-format " + fmt + " -v " + v, kScoreText);
       ASSERT_EQ(r.status, 0) << r.err;
-      EXPECT_EQ(r.out, golden("word_" + fmt + "_" + v + ".out")) << fmt << " " << v;
+      EXPECT_EQ(r.out, expected_output("word_" + fmt + "_" + v + ".out")) << fmt << " " << v;
     }
-  auto r = run_cli("score " + kChar, kCharText);
-  EXPECT_EQ(r.out, golden("char_text_word.out"));
-  r = run_cli("score " + kChar + " --context document --output-format jsonl", kCharText);
-  EXPECT_EQ(r.out, golden("char_jsonl_document.out"));
+  auto r = run_cli("score " + model_arg("charrnn-space"), kCharText);
+  EXPECT_EQ(r.out, expected_output("char_text_word.out"));
+  r = run_cli("score " + model_arg("charrnn-space") + " --context document --output-format jsonl", kCharText);
+  EXPECT_EQ(r.out, expected_output("char_jsonl_document.out"));
 }
 
 TEST(ScoreMeasuresCli, UnitsConvertEveryLogprob) {
-  auto base = jsonl(run_cli("score " + kWord + " --output-format jsonl", kText).out);
-  auto bits = jsonl(run_cli("score " + kWord + " --output-format jsonl --units bits", kText).out);
-  auto ln = jsonl(run_cli("score " + kWord + " --output-format jsonl --units ln", kText).out);
-  auto l10 = jsonl(run_cli("score " + kWord + " --output-format jsonl --units log10", kText).out);
+  auto base = jsonl_records(run_cli("score " + model_arg() + " --output-format jsonl", kScoreText).out);
+  auto bits =
+      jsonl_records(run_cli("score " + model_arg() + " --output-format jsonl --units bits", kScoreText).out);
+  auto ln =
+      jsonl_records(run_cli("score " + model_arg() + " --output-format jsonl --units ln", kScoreText).out);
+  auto l10 =
+      jsonl_records(run_cli("score " + model_arg() + " --output-format jsonl --units log10", kScoreText).out);
   ASSERT_EQ(base.size(), 5u);
   ASSERT_EQ(bits.size(), 5u);
   for (size_t i = 0; i < 5; ++i) {
@@ -89,19 +83,20 @@ TEST(ScoreMeasuresCli, UnitsConvertEveryLogprob) {
     EXPECT_NEAR(bits[0]["words"][k]["surprisal"].get<double>(),
                 -base[0]["words"][k]["logprob"].get<double>() / std::log(2.0), 1e-5);
   // text: the word's value and the Total name the unit.
-  auto t = run_cli("score " + kWord + " --units bits -v word", "once upon\n");
+  auto t = run_cli("score " + model_arg() + " --units bits -v word", "once upon\n");
   EXPECT_EQ(t.out.find("logprob"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("Total: surprisal="), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("once=102 10.341"), std::string::npos) << t.out;  // 7.168387 nats / ln 2
-  auto h = run_cli("score " + kWord + " --units log10 --output-format tsv -v sentence", "once upon\n");
+  auto h = run_cli("score " + model_arg() + " --units log10 --output-format tsv -v sentence", "once upon\n");
   EXPECT_EQ(h.out.substr(0, h.out.find('\n')), "file\tline\tskipped\ttokens\toovs\tlog10prob");
 }
 
 TEST(ScoreMeasuresCli, EntropyAndRankLeaveLogprobsIdentical) {
-  auto plain = jsonl(run_cli("score " + kWord + " --output-format jsonl", kText).out);
-  auto r = run_cli("score " + kWord + " --output-format jsonl --entropy --rank --batch-size 1", kText);
+  auto plain = jsonl_records(run_cli("score " + model_arg() + " --output-format jsonl", kScoreText).out);
+  auto r =
+      run_cli("score " + model_arg() + " --output-format jsonl --entropy --rank --batch-size 1", kScoreText);
   ASSERT_EQ(r.status, 0) << r.err;
-  auto with = jsonl(r.out);
+  auto with = jsonl_records(r.out);
   ASSERT_EQ(plain.size(), with.size());
   for (size_t i = 0; i + 1 < plain.size(); ++i) {
     EXPECT_EQ(with[i]["logprob"], plain[i]["logprob"]);
@@ -124,35 +119,37 @@ TEST(ScoreMeasuresCli, EntropyAndRankLeaveLogprobsIdentical) {
   }
   EXPECT_EQ(with.back(), plain.back());
   // Entropy in bits follows --units.
-  auto b = jsonl(run_cli("score " + kWord + " --output-format jsonl --entropy --units bits", kText).out);
+  auto b = jsonl_records(
+      run_cli("score " + model_arg() + " --output-format jsonl --entropy --units bits", kScoreText).out);
   EXPECT_NEAR(b[0]["words"][0]["entropy"].get<double>(),
               with[0]["words"][0]["entropy"].get<double>() / std::log(2.0), 1e-5);
   // text and tsv carry them too.
-  auto t = run_cli("score " + kWord + " --entropy --rank", "once\n");
+  auto t = run_cli("score " + model_arg() + " --entropy --rank", "once\n");
   EXPECT_NE(t.out.find(" entropy="), std::string::npos) << t.out;
   EXPECT_NE(t.out.find(" rank="), std::string::npos) << t.out;
-  auto s = tsv(run_cli("score " + kWord + " --entropy --rank --output-format tsv", "once\n").out);
+  auto s = tsv(run_cli("score " + model_arg() + " --entropy --rank --output-format tsv", "once\n").out);
   EXPECT_EQ(s[0], (std::vector<std::string>{"file", "line", "position", "token", "id", "oov", "logprob",
                                             "log10prob", "entropy", "rank"}));
 }
 
 TEST(ScoreMeasuresCli, UnscoredTokenHasNoMeasures) {
   // charrnn-space has no bos/eos: the first character of a line is context only.
-  auto r = jsonl(run_cli("score " + kChar + " --output-format jsonl --entropy --rank", "ab\n").out);
+  auto r = jsonl_records(
+      run_cli("score " + model_arg("charrnn-space") + " --output-format jsonl --entropy --rank", "ab\n").out);
   EXPECT_TRUE(r[0]["words"][0]["entropy"].is_null());
   EXPECT_TRUE(r[0]["words"][0]["rank"].is_null());
   EXPECT_TRUE(r[0]["words"][1]["entropy"].is_number());
-  auto t = run_cli("score " + kChar + " --entropy --rank", "ab\n");
+  auto t = run_cli("score " + model_arg("charrnn-space") + " --entropy --rank", "ab\n");
   EXPECT_EQ(t.out.substr(0, t.out.find('\t')),
             "a=" + t.out.substr(2, t.out.find(' ') - 2) + " context entropy=- rank=-");
 }
 
 TEST(ScoreMeasuresCli, LmzooLayout) {
-  auto r = run_cli("score " + kWord + " --output-format lmzoo", kText);
+  auto r = run_cli("score " + model_arg() + " --output-format lmzoo", kScoreText);
   ASSERT_EQ(r.status, 0) << r.err;
   auto rows = tsv(r.out);
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "sentence_id\ttoken_id\ttoken\tsurprisal");
-  auto base = jsonl(run_cli("score " + kWord + " --output-format jsonl", kText).out);
+  auto base = jsonl_records(run_cli("score " + model_arg() + " --output-format jsonl", kScoreText).out);
   size_t row = 1;
   for (size_t i = 0; i < 4; ++i)
     for (size_t k = 0; k < base[i]["words"].size(); ++k, ++row) {
@@ -168,21 +165,27 @@ TEST(ScoreMeasuresCli, LmzooLayout) {
   EXPECT_EQ(rows[10],
             (std::vector<std::string>{"2", "1", "<eos>", rows[10][3]}));  // line 2 is empty: just eos
   // The measures come after lm-zoo's four columns; an unscored token has an empty surprisal.
-  auto m = tsv(run_cli("score " + kChar + " --output-format lmzoo --entropy --rank", "ab\n").out);
+  auto m = tsv(
+      run_cli("score " + model_arg("charrnn-space") + " --output-format lmzoo --entropy --rank", "ab\n").out);
   EXPECT_EQ(m[0],
             (std::vector<std::string>{"sentence_id", "token_id", "token", "surprisal", "entropy", "rank"}));
   EXPECT_EQ(m[1], (std::vector<std::string>{"1", "1", "a", "", "", ""}));
-  auto w = tsv(run_cli("score " + kChar + " --output-format lmzoo --aggregate words", "the cat\n").out);
+  auto w = tsv(
+      run_cli("score " + model_arg("charrnn-space") + " --output-format lmzoo --aggregate words", "the cat\n")
+          .out);
   ASSERT_EQ(w.size(), 3u);
   EXPECT_EQ(w[2][2], "cat");
 }
 
 TEST(ScoreMeasuresCli, AggregateWordsOnCharModel) {
-  auto chars = jsonl(run_cli("score " + kChar + " --output-format jsonl --context document", kCharText).out);
-  auto r =
-      run_cli("score " + kChar + " --output-format jsonl --context document --aggregate words", kCharText);
+  auto chars = jsonl_records(
+      run_cli("score " + model_arg("charrnn-space") + " --output-format jsonl --context document", kCharText)
+          .out);
+  auto r = run_cli(
+      "score " + model_arg("charrnn-space") + " --output-format jsonl --context document --aggregate words",
+      kCharText);
   ASSERT_EQ(r.status, 0) << r.err;
-  auto words = jsonl(r.out);
+  auto words = jsonl_records(r.out);
   ASSERT_EQ(words.size(), 3u);
   std::vector<std::string> toks;
   for (const auto& w : words[1]["words"]) toks.push_back(w["token"]);
@@ -200,21 +203,21 @@ TEST(ScoreMeasuresCli, AggregateWordsOnCharModel) {
               1e-5);
   EXPECT_EQ(words[1]["logprob"], chars[1]["logprob"]);  // totals stay per character
   EXPECT_EQ(words[2], chars[2]);                        // and so does the summary
-  auto t = run_cli("score " + kChar + " --aggregate words", "the cat\n");
+  auto t = run_cli("score " + model_arg("charrnn-space") + " --aggregate words", "the cat\n");
   EXPECT_EQ(t.out.substr(0, 12), "the context\t") << t.out;  // no id; its first character is context only
 }
 
 TEST(ScoreMeasuresCli, BadCombinationsAreUsageErrors) {
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {kWord + " --aggregate words", "--aggregate words"},
-      {kChar + " --aggregate words --rank", "--rank"},
-      {kWord + " --entropy -v sentence", "--entropy"},
-      {kWord + " --rank -v summary", "--rank"},
-      {kChar + " --aggregate words -v sentence", "--aggregate"},
-      {kWord + " --output-format lmzoo -v sentence", "lmzoo"},
-      {kWord + " --output-format lmzoo --units ln", "--units"},
-      {kWord + " --units nats", "--units"},
-      {kWord + " --aggregate letters", "--aggregate"},
+      {model_arg() + " --aggregate words", "--aggregate words"},
+      {model_arg("charrnn-space") + " --aggregate words --rank", "--rank"},
+      {model_arg() + " --entropy -v sentence", "--entropy"},
+      {model_arg() + " --rank -v summary", "--rank"},
+      {model_arg("charrnn-space") + " --aggregate words -v sentence", "--aggregate"},
+      {model_arg() + " --output-format lmzoo -v sentence", "lmzoo"},
+      {model_arg() + " --output-format lmzoo --units ln", "--units"},
+      {model_arg() + " --units nats", "--units"},
+      {model_arg() + " --aggregate letters", "--aggregate"},
   };
   for (const auto& [args, names] : bad) {
     auto r = run_cli("score " + args, "the cat\n");

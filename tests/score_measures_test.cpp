@@ -17,7 +17,7 @@ namespace {
 using namespace lstmlm;
 using namespace lstmlm::test;
 
-constexpr double kTol = 1e-4;
+constexpr double kMeasuresTol = 1e-4;
 
 // The micro model's entropy after a token whose h is `h`: logits [h, 0, 0].
 double entropy_of(double h) {
@@ -51,13 +51,13 @@ TEST(ScoreMeasures, EntropyAndRankMatchFloat64Reference) {
       for (size_t t = 0; t < want.size(); ++t) {
         double h = 0;
         for (double l : want[t]) h -= std::exp(l) * l;
-        EXPECT_NEAR(entropy[r][t], h, kTol) << "row " << r << " step " << t;
+        EXPECT_NEAR(entropy[r][t], h, kMeasuresTol) << "row " << r << " step " << t;
         // The reference's rank, allowing logits within the tolerance to fall either way.
         const double target = want[t][size_t(tg[r][t])];
         int32_t surely = 0, maybe = 0;
         for (double l : want[t]) {
-          surely += l > target + kTol;
-          maybe += l > target - kTol;
+          surely += l > target + kMeasuresTol;
+          maybe += l > target - kMeasuresTol;
         }
         EXPECT_GE(rank[r][t], 1 + surely) << "row " << r << " step " << t;
         EXPECT_LE(rank[r][t], maybe) << "row " << r << " step " << t;  // maybe counts the target itself

@@ -12,8 +12,10 @@ namespace {
 
 using namespace lstmlm;
 using namespace lstmlm::tasks;
+using test::A;
+using test::B;
+using test::E;
 using test::micro_logprob;
-constexpr int A = 0, B = 1, E = 2;  // token ids: a, b, </s>
 
 std::vector<LineScore> run(std::shared_ptr<const Model> m, std::vector<std::string> lines,
                            ScoreOptions o = {}) {

@@ -13,8 +13,10 @@ namespace {
 
 using namespace lstmlm;
 using namespace lstmlm::tasks;
+using test::A;
+using test::B;
 using test::micro_logprob;
-constexpr int A = 0, B = 1, NL = 2;  // token ids: a, b, \n
+using test::NL;
 
 std::vector<LineScore> run(std::shared_ptr<const Model> m, std::vector<std::string> lines, ContextMode ctx,
                            bool append_eos = true, std::vector<LineEnd> ends = {}) {

@@ -19,17 +19,11 @@ namespace {
 using lstmlm::test::run_cli;
 using lstmlm::test::source_dir;
 
-const std::string kWord = "-m '" + (source_dir() / "models" / "fairytales-word").string() + "'";
+using lstmlm::test::model_arg;
 // An empty line (scored as just eos) and two OOVs (scored as <unk>).
-const std::string kText = "once upon a time there was a king\n\nthe queen zzqx said\nand the king\n";
+using lstmlm::test::kScoreText;
 
-std::vector<std::string> lines_of(const std::string& s) {
-  std::vector<std::string> v;
-  std::istringstream in(s);
-  std::string line;
-  while (std::getline(in, line)) v.push_back(line);
-  return v;
-}
+using lstmlm::test::split_lines;
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> v;
@@ -42,11 +36,11 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return v;
 }
 
-std::vector<nlohmann::json> jsonl(const std::string& args) {
-  auto r = run_cli("score " + kWord + " --output-format jsonl -v word " + args, kText);
+std::vector<nlohmann::json> word_records(const std::string& args) {
+  auto r = run_cli("score " + model_arg() + " --output-format jsonl -v word " + args, kScoreText);
   EXPECT_EQ(r.status, 0) << r.err;
   std::vector<nlohmann::json> v;
-  for (const auto& l : lines_of(r.out)) v.push_back(nlohmann::json::parse(l));
+  for (const auto& l : split_lines(r.out)) v.push_back(nlohmann::json::parse(l));
   return v;
 }
 
@@ -129,10 +123,10 @@ void expect_near_rel(double got, double want, double rel, const std::string& wha
 }
 
 TEST(ScoreKenlm, WordLevelIsQuerysLayoutWithScoresNumbers) {
-  auto j = jsonl("");
-  auto r = run_cli("score " + kWord + " --output-format kenlm", kText);
+  auto j = word_records("");
+  auto r = run_cli("score " + model_arg() + " --output-format kenlm", kScoreText);
   ASSERT_EQ(r.status, 0) << r.err;
-  auto out = lines_of(r.out);
+  auto out = split_lines(r.out);
   ASSERT_EQ(out.size(), 4u + 4u);  // one per input line, then the four summary lines
   for (size_t i = 0; i < 4; ++i) {
     const auto& want = j[i]["words"];
@@ -172,9 +166,11 @@ TEST(ScoreKenlm, WordLevelIsQuerysLayoutWithScoresNumbers) {
 }
 
 TEST(ScoreKenlm, VerbosityLevelsAreQuerysLevels) {
-  auto word = lines_of(run_cli("score " + kWord + " --output-format kenlm", kText).out);
-  auto sentence = lines_of(run_cli("score " + kWord + " --output-format kenlm -v sentence", kText).out);
-  auto summary = lines_of(run_cli("score " + kWord + " --output-format kenlm -v summary", kText).out);
+  auto word = split_lines(run_cli("score " + model_arg() + " --output-format kenlm", kScoreText).out);
+  auto sentence =
+      split_lines(run_cli("score " + model_arg() + " --output-format kenlm -v sentence", kScoreText).out);
+  auto summary =
+      split_lines(run_cli("score " + model_arg() + " --output-format kenlm -v summary", kScoreText).out);
   ASSERT_EQ(sentence.size(), 8u);
   ASSERT_EQ(summary.size(), 4u);
   for (size_t i = 0; i < 4; ++i) {
@@ -185,7 +181,8 @@ TEST(ScoreKenlm, VerbosityLevelsAreQuerysLevels) {
 }
 
 TEST(ScoreKenlm, DocumentContextGrowsAcrossLines) {
-  auto out = lines_of(run_cli("score " + kWord + " --output-format kenlm --context document", kText).out);
+  auto out = split_lines(
+      run_cli("score " + model_arg() + " --output-format kenlm --context document", kScoreText).out);
   ASSERT_GE(out.size(), 2u);
   // Line 1 feeds the start token, 8 words and eos: line 2's eos has 10 tokens of context.
   EXPECT_EQ(out[1].rfind("</s>=1 11 ", 0), 0u) << out[1];
@@ -197,10 +194,10 @@ TEST(ScoreKenlm, LengthCountsOnlyTheContextFed) {
   // not be fed (the bundled model has unk, so every word here is fed).
   const std::string text = "the old man went\n";
   auto lengths = [&](const std::string& args) {
-    auto r = run_cli("score " + kWord + " --output-format kenlm " + args, text);
+    auto r = run_cli("score " + model_arg() + " --output-format kenlm " + args, text);
     EXPECT_EQ(r.status, 0) << r.err;
     std::vector<std::string> out;
-    for (const auto& field : split(lines_of(r.out).at(0), '\t')) {
+    for (const auto& field : split(split_lines(r.out).at(0), '\t')) {
       auto parts = split(field, ' ');
       if (parts.size() == 3 && parts[0].find('=') != std::string::npos) out.push_back(parts[1]);
     }
@@ -209,13 +206,14 @@ TEST(ScoreKenlm, LengthCountsOnlyTheContextFed) {
   EXPECT_EQ(lengths("--no-bos"), (std::vector<std::string>{"0", "2", "3", "4", "5"}));
   EXPECT_EQ(lengths(""), (std::vector<std::string>{"2", "3", "4", "5", "6"}));
   // Document mode without a start token: line 2's first word follows the 5 tokens line 1 fed.
-  auto doc = run_cli("score " + kWord + " --output-format kenlm --context document --no-bos", text + "the\n");
-  EXPECT_EQ(lines_of(doc.out).at(1).rfind("the=2 6 ", 0), 0u) << doc.out;
+  auto doc =
+      run_cli("score " + model_arg() + " --output-format kenlm --context document --no-bos", text + "the\n");
+  EXPECT_EQ(split_lines(doc.out).at(1).rfind("the=2 6 ", 0), 0u) << doc.out;
 }
 
 TEST(ScoreKenlm, SkippedLineKeepsItsOutputLine) {
-  auto out =
-      lines_of(run_cli("score " + kWord + " --output-format kenlm --skip-empty -v sentence", kText).out);
+  auto out = split_lines(
+      run_cli("score " + model_arg() + " --output-format kenlm --skip-empty -v sentence", kScoreText).out);
   ASSERT_EQ(out.size(), 8u);
   EXPECT_EQ(out[1], "Total: 0 OOV: 0");
 }
@@ -260,10 +258,10 @@ void expect_stats(const std::vector<std::string>& out, size_t at, const Srilm& w
 }
 
 TEST(ScoreSrilm, Debug2IsNgramPplsLayoutWithScoresNumbers) {
-  auto j = jsonl("");
-  auto r = run_cli("score " + kWord + " --output-format srilm", kText);
+  auto j = word_records("");
+  auto r = run_cli("score " + model_arg() + " --output-format srilm", kScoreText);
   ASSERT_EQ(r.status, 0) << r.err;
-  auto out = lines_of(r.out);
+  auto out = split_lines(r.out);
   size_t at = 0;
   Srilm file;
   for (size_t i = 0; i < 4; ++i) {
@@ -307,9 +305,11 @@ TEST(ScoreSrilm, Debug2IsNgramPplsLayoutWithScoresNumbers) {
 }
 
 TEST(ScoreSrilm, VerbosityLevelsAreDebugLevels) {
-  auto debug2 = lines_of(run_cli("score " + kWord + " --output-format srilm", kText).out);
-  auto debug1 = lines_of(run_cli("score " + kWord + " --output-format srilm -v sentence", kText).out);
-  auto debug0 = lines_of(run_cli("score " + kWord + " --output-format srilm -v summary", kText).out);
+  auto debug2 = split_lines(run_cli("score " + model_arg() + " --output-format srilm", kScoreText).out);
+  auto debug1 =
+      split_lines(run_cli("score " + model_arg() + " --output-format srilm -v sentence", kScoreText).out);
+  auto debug0 =
+      split_lines(run_cli("score " + model_arg() + " --output-format srilm -v summary", kScoreText).out);
   std::vector<std::string> without_probs;
   for (const auto& l : debug2)
     if (l.rfind("\tp( ", 0) != 0) without_probs.push_back(l);
@@ -326,9 +326,9 @@ TEST(ScoreSrilm, OneSummaryPerFile) {
   fs::create_directories(dir);
   std::ofstream(dir / "a.txt") << "once upon a time\n";
   std::ofstream(dir / "b.txt") << "the king\nthe queen zzqx\n";
-  auto out = lines_of(run_cli("score " + kWord + " --output-format srilm -v summary '" +
-                              (dir / "a.txt").string() + "' '" + (dir / "b.txt").string() + "'")
-                          .out);
+  auto out = split_lines(run_cli("score " + model_arg() + " --output-format srilm -v summary '" +
+                                 (dir / "a.txt").string() + "' '" + (dir / "b.txt").string() + "'")
+                             .out);
   fs::remove_all(dir);
   ASSERT_EQ(out.size(), 4u);
   EXPECT_EQ(out[0], "file " + (dir / "a.txt").string() + ": 1 sentences, 4 words, 0 OOVs");
@@ -338,11 +338,13 @@ TEST(ScoreSrilm, OneSummaryPerFile) {
 TEST(ScoreNgramFormats, RefusedCombinations) {
   for (std::string f : {"kenlm", "srilm"}) {
     for (std::string opt : {"--units ln", "--units bits", "--entropy", "--rank"}) {
-      auto r = run_cli("score " + kWord + " --output-format " + f + " " + opt, "a b\n");
+      auto r = run_cli("score " + model_arg() + " --output-format " + f + " " + opt, "a b\n");
       EXPECT_EQ(r.status, 2) << f << " " << opt << ": " << r.err;
     }
-    EXPECT_EQ(run_cli("score " + kWord + " --output-format " + f + " --units log10", "a b\n").status, 0);
-    EXPECT_EQ(run_cli("predict " + kWord + " --output-format " + f + " the", "").status, 2) << "score only";
+    EXPECT_EQ(run_cli("score " + model_arg() + " --output-format " + f + " --units log10", "a b\n").status,
+              0);
+    EXPECT_EQ(run_cli("predict " + model_arg() + " --output-format " + f + " the", "").status, 2)
+        << "score only";
   }
 }
 
@@ -353,10 +355,10 @@ TEST(ScoreNgramFormats, TsvFileNameWithATabKeepsTheHeadersFieldCount) {
   fs::create_directories(dir);
   const fs::path file = dir / "a\tb.txt";
   std::ofstream(file) << "the king\n";
-  auto r = run_cli("score " + kWord + " --output-format tsv '" + file.string() + "'");
+  auto r = run_cli("score " + model_arg() + " --output-format tsv '" + file.string() + "'");
   fs::remove_all(dir);
   ASSERT_EQ(r.status, 0) << r.err;
-  auto out = lines_of(r.out);
+  auto out = split_lines(r.out);
   ASSERT_EQ(out.size(), 4u);
   for (const auto& l : out) EXPECT_EQ(split(l, '\t').size(), 8u) << l;
 }

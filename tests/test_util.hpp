@@ -3,11 +3,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace lstmlm::test {
 
@@ -15,6 +18,23 @@ inline std::filesystem::path source_dir() { return LSTMLM_SOURCE_DIR; }
 // ../shared/data next to the repository; tests that need it skip with a reason when it is absent.
 inline std::filesystem::path shared_data() { return source_dir() / ".." / "shared" / "data"; }
 inline std::string cli() { return LSTMLM_CLI; }
+// The bundled model `name` as the CLI's -m argument, quoted for the shell.
+inline std::string model_arg(const std::string& name = "fairytales-word") {
+  return "-m '" + (source_dir() / "models" / name).string() + "'";
+}
+// A text with an empty line and an out-of-vocabulary word for the word model.
+inline const std::string kScoreText =
+    "once upon a time there was a king\n\nthe queen zzqx said\nand the king\n";
+
+inline size_t count_lines(const std::string& s) {
+  return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
+}
+inline std::vector<std::string> split_lines(const std::string& s) {
+  std::vector<std::string> v;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) v.push_back(l);
+  return v;
+}
 
 // A fresh, empty directory under the system temp dir (unique per process and tag), removed on destruction.
 class TempDir {
