@@ -24,7 +24,7 @@ namespace lstmlm::cli {
 using report::bench_record;
 using report::bench_table;
 
-namespace {
+namespace bench_cmd {
 
 struct BenchArgs {
   std::string model_dir, shape, input;
@@ -154,9 +154,10 @@ int run(const BenchArgs& a) {
   return 0;
 }
 
-}  // namespace
+}  // namespace bench_cmd
 
 Subcommand setup_bench(CLI::App& parent) {
+  using namespace bench_cmd;
   auto args = std::make_shared<BenchArgs>();
   Subcommand s;
   s.app = parent.add_subcommand("bench", "Measure throughput and latency (llama-bench style)");

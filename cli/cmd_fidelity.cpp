@@ -15,7 +15,7 @@
 
 namespace lstmlm::cli {
 
-namespace {
+namespace fidelity_cmd {
 
 constexpr const char* kHelp =
     R"(Runs the text (FILE..., stdin when none or '-') through two engines on the same model, one in fp32
@@ -106,9 +106,10 @@ int run(const Opts& o) {
   return 0;
 }
 
-}  // namespace
+}  // namespace fidelity_cmd
 
 Subcommand setup_fidelity(CLI::App& parent) {
+  using namespace fidelity_cmd;
   auto o = std::make_shared<Opts>();
   Subcommand s;
   s.app = parent.add_subcommand(

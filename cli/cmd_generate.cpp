@@ -18,7 +18,7 @@
 
 namespace lstmlm::cli {
 
-namespace {
+namespace generate_cmd {
 
 struct Args {
   std::string model;
@@ -109,9 +109,10 @@ int run(Args& a) {
   return 0;
 }
 
-}  // namespace
+}  // namespace generate_cmd
 
 Subcommand setup_generate(CLI::App& parent) {
+  using namespace generate_cmd;
   auto a = std::make_shared<Args>();
   Subcommand s;
   CLI::App* app = parent.add_subcommand("generate", "Generate text from a prompt (docs/generation.md)");

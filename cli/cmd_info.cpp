@@ -13,7 +13,7 @@
 
 namespace lstmlm::cli {
 
-namespace {
+namespace info_cmd {
 
 // What each precision would run here, "fp32/avx512, bf16/amx, int8/amx": every precision has a kernel
 // on every x86-64 (bf16 and int8 down to scalar), so this only fails for a bad LSTMLM_ISA, which is then
@@ -109,9 +109,10 @@ void print_text(const Model& m, const ModelSummary& s, Output& out) {
   for (const auto& w : m.warnings()) out.line("Warning: " + w);
 }
 
-}  // namespace
+}  // namespace info_cmd
 
 Subcommand setup_info(CLI::App& parent) {
+  using namespace info_cmd;
   auto opts = std::make_shared<InfoOptions>();
   Subcommand s;
   s.app =

@@ -16,7 +16,7 @@
 
 namespace lstmlm::cli {
 
-namespace {
+namespace predict_cmd {
 
 constexpr const char* kHelp =
     R"(Predicts the next token after each CONTEXT (-p TEXT gives one too, as llama.cpp's prompt), or after
@@ -127,9 +127,10 @@ int run(const Opts& o) {
   return 0;
 }
 
-}  // namespace
+}  // namespace predict_cmd
 
 Subcommand setup_predict(CLI::App& parent) {
+  using namespace predict_cmd;
   auto o = std::make_shared<Opts>();
   Subcommand s;
   s.app = parent.add_subcommand("predict", "Top-N next tokens after each context");

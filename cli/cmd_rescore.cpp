@@ -18,7 +18,7 @@
 
 namespace lstmlm::cli {
 
-namespace {
+namespace rescore_cmd {
 
 constexpr const char* kHelp =
     R"(Input (--input-format; auto: *.tsv is tsv, *.jsonl/*.json jsonl, anything else kaldi):
@@ -222,9 +222,10 @@ int run(const Opts& o) {
   return 0;
 }
 
-}  // namespace
+}  // namespace rescore_cmd
 
 Subcommand setup_rescore(CLI::App& parent) {
+  using namespace rescore_cmd;
   auto o = std::make_shared<Opts>();
   Subcommand s;
   s.app = parent.add_subcommand("rescore", "Rescore n-best hypotheses with the LSTM LM");

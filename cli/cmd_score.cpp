@@ -30,7 +30,7 @@ using report::summary_record;
 using report::Units;
 using report::Verbosity;
 
-namespace {
+namespace score_cmd {
 
 constexpr const char* kHelp =
     R"(Input: UTF-8 text, one sentence per line (a BOM at the start of a file and CRLF line ends are
@@ -374,9 +374,10 @@ int run(const Opts& o) {
   return 0;
 }
 
-}  // namespace
+}  // namespace score_cmd
 
 Subcommand setup_score(CLI::App& parent) {
+  using namespace score_cmd;
   auto o = std::make_shared<Opts>();
   Subcommand s;
   s.app = parent.add_subcommand("score", "Per-word log-probabilities and perplexity of text");

@@ -12,7 +12,7 @@
 
 namespace lstmlm::cli {
 
-namespace {
+namespace serve_cmd {
 
 constexpr const char* kHelp =
     R"(Serves the model over HTTP until SIGINT, SIGTERM or SIGHUP, then stops accepting, finishes the
@@ -40,9 +40,10 @@ struct Args {
   std::string api_key_file;
 };
 
-}  // namespace
+}  // namespace serve_cmd
 
 Subcommand setup_serve(CLI::App& parent) {
+  using namespace serve_cmd;
   auto a = std::make_shared<Args>();
   Subcommand s;
   s.app = parent.add_subcommand("serve", "Serve the model over HTTP: score, predict, generate, sessions");
