@@ -12,10 +12,10 @@
 // No -mavx512vnni/-mavx512bf16 is needed: the dot products are inline asm, run only when the CPU has them.
 // Usage: peak [seconds per measurement, default 0.5] [max threads, default all cores]
 // Prints one JSON object per thread count, e.g.
-//   {"threads":N,"gflops":X,"int8_gops":Y,"bf16_gflops":Z,"isa":"avx512f"}
+//   {"threads":N,"gflops":X,"int8_gops":Y,"bf16_gflops":Z,"l2_read_gbs":W,"isa":"avx512f"}
 // int8_gops: AVX512-VNNI vpdpbusd zmm (128 ops each), or with PEAK_AVX2 AVX-VNNI's vpdpbusd ymm (64 ops);
 // bf16_gflops: AVX512-BF16 vdpbf16ps zmm (64 flops each; none with PEAK_AVX2). A key is left out when
-// the CPU lacks the instruction.
+// the CPU lacks the instruction. l2_read_gbs: GB/s read from a 512 KiB buffer per thread (spin_l2_read).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -37,6 +37,7 @@ constexpr const char* kIsa = "avx2+fma";
 inline Vec set1(float x) { return _mm256_set1_ps(x); }
 inline Vec fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
 inline Vec add(Vec a, Vec b) { return _mm256_add_ps(a, b); }
+inline Vec load(const float* p) { return _mm256_load_ps(p); }
 inline float sum(Vec v) {
   alignas(32) float f[8];
   _mm256_store_ps(f, v);
@@ -52,6 +53,7 @@ constexpr const char* kIsa = "avx512f";
 inline Vec set1(float x) { return _mm512_set1_ps(x); }
 inline Vec fma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
 inline Vec add(Vec a, Vec b) { return _mm512_add_ps(a, b); }
+inline Vec load(const float* p) { return _mm512_load_ps(p); }
 inline float sum(Vec v) {
   alignas(64) float f[16];
   _mm512_store_ps(f, v);
@@ -100,6 +102,27 @@ std::pair<double, double> spin_fp32(double seconds) {
   for (int i = 1; i < kChains; ++i) total = add(total, acc[i]);
   sink.store(sink.load() + sum(total));
   return {2.0 * kLanes * kChains * static_cast<double>(kInner) * static_cast<double>(rounds), dt};
+}
+
+// Reads a 512 KiB buffer (in L2 on the CPUs measured, 1-2 MiB per core; far past L1) with aligned vector
+// loads into 8 independent sums, over and over; returns the bytes read and the time. The rate bounds a kernel
+// whose weights sit in L2 and are read once per token: SEED generate at batch 1 (382 KB of fp32 weights per
+// token) cannot beat it.
+std::pair<double, double> spin_l2_read(double seconds) {
+  constexpr size_t kBytes = size_t(512) << 10, kFloats = kBytes / sizeof(float);
+  float* buf = static_cast<float*>(std::aligned_alloc(64, kBytes));
+  std::fill(buf, buf + kFloats, 1e-7f);
+  Vec s[8];
+  for (Vec& v : s) v = set1(0.0f);
+  auto r = timed(seconds, static_cast<double>(kBytes), [&] {
+    for (size_t i = 0; i < kFloats; i += 8 * kLanes)
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) s[j] = add(s[j], load(buf + i + static_cast<size_t>(j) * kLanes));
+  });
+  for (int j = 1; j < 8; ++j) s[0] = add(s[0], s[j]);
+  sink.store(sink.load() + sum(s[0]));
+  std::free(buf);
+  return r;
 }
 
 // The dot-product loops are asm on fixed registers: GCC 12 copies or spills the accumulators of
@@ -235,6 +258,7 @@ int main(int argc, char** argv) {
 #ifndef PEAK_AVX2
     if (bf16) std::printf(",\"bf16_gflops\":%.2f", best_of_three(spin_bf16, seconds, n));
 #endif
+    std::printf(",\"l2_read_gbs\":%.2f", best_of_three(spin_l2_read, seconds, n));
     std::printf(",\"isa\":\"%s\"}\n", kIsa);
     std::fflush(stdout);
   }

@@ -423,6 +423,9 @@ class CompareLowp(unittest.TestCase):
         avx2 = compare.peak_text([{"threads": 1, "gflops": 106.0, "int8_gops": 429.0, "isa": "avx2+fma"}])
         self.assertIn("(AVX-VNNI vpdpbusd ymm): 429.0 GOP/s", avx2)
         self.assertNotIn("bf16", avx2)
+        self.assertNotIn("L2 read", avx2)
+        l2 = compare.peak_text([{"threads": 1, "gflops": 106.0, "l2_read_gbs": 151.3, "isa": "avx512f"}])
+        self.assertIn("L2 read bandwidth (512 KiB per thread, vector loads): 151.3 GB/s on 1 thread.", l2)
 
 
 FAKE_LSTMLM = r'''#!PYTHON
@@ -515,6 +518,9 @@ class CompareEndToEnd(unittest.TestCase):
                                     ("bf16_gflops", "avx512_bf16", "bf16 dot-product peak (AVX512-BF16")):
                 self.assertEqual(all(key in p for p in peaks), flag in flags, peaks)
                 self.assertEqual(text in line, flag in flags, line)
+        # bench/peak.cpp measures the L2 read bandwidth on every CPU it runs on
+        self.assertTrue(all(p["l2_read_gbs"] > 0 for p in peaks), peaks)
+        self.assertIn("L2 read bandwidth (512 KiB per thread, vector loads): ", line)
         self.assertIn("| SEED | predict | 1 | 4 | 1 | int8 | unavailable (exit 1: lstmlm: error: int8 kernels", md)
         bad = [x for x in raw if x.get("side") == "lstmlm-int8"]
         self.assertEqual(len(bad), 1)  # tried once, then skipped in later rounds
