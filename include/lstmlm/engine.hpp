@@ -63,7 +63,7 @@ struct EngineOptions {
   int threads = 0;  // <= 0: one per core; at most kMaxThreads
   // The kernels' precision; Fp32 is the default and the numerics contract.
   Precision precision = Precision::Fp32;
-  // When a batch has fewer rows than threads, the idle threads take a share of each operation's columns
+  // When a batch has fewer than 8 rows per thread (64 on AMX), the threads share each operation's columns
   // (gates of a step, input terms, logits) whose weights are at least this many bytes: there a step is
   // bound by streaming the weights, which each core can do for its share. Smaller operations stay on one
   // thread, where a per-step barrier would cost more than it saves. The results are bit-identical either
@@ -72,7 +72,7 @@ struct EngineOptions {
   // 6.8 MB, decoder 26 MB) splits, and its predict at batch 1 ran 2.0x faster on 2 threads than on 1 there
   // (docs/performance.md).
   size_t column_split_bytes = kDefaultColumnSplitBytes;
-  // When a batch has at least as many rows as threads, its rows are dealt to the threads only if the call
+  // Otherwise (more rows, or smaller operations), a batch's rows are dealt to the threads only if the call
   // streams at least this many bytes of weights (its tokens x the weights a token reads, in the
   // precision's bytes, which track its time); a smaller call runs on one thread. A call's hand-off to the
   // pool costs tens of microseconds on a VM: split, SEED score at batch 8 (about 12 MB in fp32, 37 us on one
