@@ -73,11 +73,12 @@ struct EngineOptions {
   // (docs/performance.md).
   size_t column_split_bytes = kDefaultColumnSplitBytes;
   // Otherwise (more rows, or smaller operations), a batch's rows are dealt to the threads only if the call
-  // streams at least this many bytes of weights (its tokens x the weights a token reads, in the
-  // precision's bytes, which track its time); a smaller call runs on one thread. A call's hand-off to the
-  // pool costs tens of microseconds on a VM: split, SEED score at batch 8 (about 12 MB in fp32, 37 us on one
-  // thread) and generate at batch 64 (24 MB) ran slower on 2 threads than on 1 on an AMD EPYC Zen 5, and
-  // score at batch 64 (97 MB) 1.46x faster. Bit-identical either way; 0 splits every batch (the tests do).
+  // streams at least this many bytes of weights (its tokens x the weights a token reads, counted in fp32's
+  // 4 bytes a weight at every precision: a small call's time shrinks less than its bytes at bf16 and int8);
+  // a smaller call runs on one thread. A call's hand-off to the pool costs tens of microseconds on a VM:
+  // split, SEED score at batch 8 (about 12 MB, 37 us on one thread) and generate at batch 64 (24 MB) ran
+  // slower on 2 threads than on 1 on an AMD EPYC Zen 5, and score at batch 64 (97 MB) 1.46x faster (int8
+  // 1.47x on a Zen 4). Bit-identical either way; 0 splits every batch (the tests do).
   size_t row_split_bytes = kDefaultRowSplitBytes;
 };
 
