@@ -14,6 +14,7 @@
 // Prints one JSON object per thread count, e.g.
 //   {"threads":N,"gflops":X,"int8_gops":Y,"bf16_gflops":Z,"l2_read_gbs":W,"isa":"avx512f"}
 // int8_gops: AVX512-VNNI vpdpbusd zmm (128 ops each), or with PEAK_AVX2 AVX-VNNI's vpdpbusd ymm (64 ops);
+// int8_maddubs_gops (PEAK_AVX2 only): the exact AVX2 sequence without VNNI (spin_int8_maddubs);
 // bf16_gflops: AVX512-BF16 vdpbf16ps zmm (64 flops each; none with PEAK_AVX2). A key is left out when
 // the CPU lacks the instruction. l2_read_gbs: GB/s read from a 512 KiB buffer per thread (spin_l2_read).
 #include <immintrin.h>
@@ -168,6 +169,30 @@ std::pair<double, double> spin_int8(double seconds) {
     for (int64_t k = 0; k < kInner; ++k) __asm__ volatile(PEAK_DP14("%{vex%} vpdpbusd")::: PEAK_CLOBBERS);
   });
 }
+
+// The exact int8 product of AVX2 without VNNI, as src/kernels/int8/avx2.cpp computes it: per 32 byte pairs,
+// vpsignb (w with x's sign), vpmaddubsw (|x| w, pairs summed in int16), vpmaddwd (by ones, into int32) and
+// vpaddd, 64 ops. 6 chains, each with its own temporary: the accumulators' only dependency is vpaddd.
+// clang-format off
+#define PEAK_MADDUBS(tmp, acc) \
+  "vpsignb %%ymm15, %%ymm14, %%" tmp "\n\t" \
+  "vpmaddubsw %%" tmp ", %%ymm15, %%" tmp "\n\t" \
+  "vpmaddwd %%ymm13, %%" tmp ", %%" tmp "\n\t" \
+  "vpaddd %%" tmp ", %%" acc ", %%" acc "\n\t"
+#define PEAK_MADDUBS6 \
+  PEAK_MADDUBS("ymm6", "ymm0") PEAK_MADDUBS("ymm7", "ymm1") PEAK_MADDUBS("ymm8", "ymm2") \
+  PEAK_MADDUBS("ymm9", "ymm3") PEAK_MADDUBS("ymm10", "ymm4") PEAK_MADDUBS("ymm11", "ymm5")
+// clang-format on
+constexpr int kMaddubsChains = 6;
+
+std::pair<double, double> spin_int8_maddubs(double seconds) {
+  const __m256i x = _mm256_set1_epi32(0x01010101), ones = _mm256_set1_epi16(1);
+  return timed(seconds, 64.0 * kMaddubsChains * static_cast<double>(kInner), [&] {
+    dot_setup(x);
+    __asm__ volatile("vmovdqa %[o], %%ymm13" : : [o] "m"(ones) : PEAK_CLOBBERS);
+    for (int64_t k = 0; k < kInner; ++k) __asm__ volatile(PEAK_MADDUBS6::: PEAK_CLOBBERS);
+  });
+}
 #else
 // clang-format off
 #define PEAK_SRC "%%zmm31, %%zmm30, "
@@ -255,7 +280,9 @@ int main(int argc, char** argv) {
   for (int n = 1; n <= max_threads; ++n) {
     std::printf("{\"threads\":%d,\"gflops\":%.2f", n, best_of_three(spin_fp32, seconds, n));
     if (int8) std::printf(",\"int8_gops\":%.2f", best_of_three(spin_int8, seconds, n));
-#ifndef PEAK_AVX2
+#ifdef PEAK_AVX2
+    std::printf(",\"int8_maddubs_gops\":%.2f", best_of_three(spin_int8_maddubs, seconds, n));
+#else
     if (bf16) std::printf(",\"bf16_gflops\":%.2f", best_of_three(spin_bf16, seconds, n));
 #endif
     std::printf(",\"l2_read_gbs\":%.2f", best_of_three(spin_l2_read, seconds, n));

@@ -423,6 +423,10 @@ class CompareLowp(unittest.TestCase):
         avx2 = compare.peak_text([{"threads": 1, "gflops": 106.0, "int8_gops": 429.0, "isa": "avx2+fma"}])
         self.assertIn("(AVX-VNNI vpdpbusd ymm): 429.0 GOP/s", avx2)
         self.assertNotIn("bf16", avx2)
+        self.assertNotIn("without VNNI", avx2)
+        maddubs = compare.peak_text([{"threads": 1, "gflops": 117.1, "int8_maddubs_gops": 146.3, "isa": "avx2+fma"}])
+        self.assertIn("int8 exact product of AVX2 without VNNI (vpsignb, vpmaddubsw, vpmaddwd, vpaddd per 32 pairs): "
+                      "146.3 GOP/s on 1 thread.", maddubs)
         self.assertNotIn("L2 read", avx2)
         l2 = compare.peak_text([{"threads": 1, "gflops": 106.0, "l2_read_gbs": 151.3, "isa": "avx512f"}])
         self.assertIn("L2 read bandwidth (512 KiB per thread, vector loads): 151.3 GB/s on 1 thread.", l2)
