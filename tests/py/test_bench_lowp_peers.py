@@ -480,6 +480,21 @@ class CompareCells(unittest.TestCase):
 
 
 class CompareEndToEnd(unittest.TestCase):
+    def test_avx2_peak_measures_the_exact_int8_sequence(self):
+        """The AVX2 build of bench/peak.cpp (what --isa avx2 runs) measures the exact int8 sequence of
+        lstmlm's int8/avx2 kernel on every thread count, and compare's peak line names it."""
+        if shutil.which("g++") is None or "avx2" not in cpu_flags():
+            raise unittest.SkipTest("needs g++ and an AVX2 CPU")
+        with tempfile.TemporaryDirectory(prefix="lstmlm_peak_") as tmp:
+            _, peak, _ = compare.build(tmp, "unused", [], avx2=True)
+            r = subprocess.run([peak, "0.02", "1"], capture_output=True, text=True, timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            rows = [json.loads(l) for l in r.stdout.splitlines()]
+            self.assertEqual([row["threads"] for row in rows], [1])
+            self.assertGreater(rows[0]["int8_maddubs_gops"], 0, rows)
+            self.assertEqual(rows[0]["isa"], "avx2+fma")
+            self.assertIn("int8 exact product of AVX2 without VNNI", compare.peak_text(rows))
+
     def test_stand_in_lstmlm(self):
         """main() with a stand-in lstmlm and no peers: the low-precision table and targets are written,
         int8 recorded unavailable with its reason, the fp32 outputs still there."""
