@@ -162,8 +162,42 @@ std::string quoted(std::string_view s, size_t max) {
   return r;
 }
 
+std::string dump_prefix(const nlohmann::json& j, size_t max_bytes) {
+  using nlohmann::json;
+  auto scalar = [](const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); };
+  struct Frame {
+    const json* v;
+    json::const_iterator it;
+  };
+  std::string out;
+  std::vector<Frame> stack;
+  auto open = [&](const json& v) {
+    if (v.is_structured()) {
+      out += v.is_object() ? '{' : '[';
+      stack.push_back({&v, v.cbegin()});
+    } else {
+      out += scalar(v);
+    }
+  };
+  open(j);
+  while (!stack.empty() && out.size() <= max_bytes) {
+    Frame& f = stack.back();
+    if (f.it == f.v->cend()) {
+      out += f.v->is_object() ? '}' : ']';
+      stack.pop_back();
+      continue;
+    }
+    if (f.it != f.v->cbegin()) out += ',';
+    const json& child = *f.it;
+    if (f.v->is_object()) out += scalar(json(f.it.key())) + ':';
+    ++f.it;
+    open(child);  // may grow the stack: `f` is not used after this
+  }
+  return out;
+}
+
 std::string brief(const nlohmann::json& j) {
-  std::string s = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string s = dump_prefix(j, 61);
   if (s.size() > 60) s = s.substr(0, 57) + "...";
   return s;
 }

@@ -26,6 +26,10 @@ nlohmann::json parse_json(std::string_view text, const std::string& file, const 
 // escaped, cut after `max` bytes, wrapped in single quotes.
 std::string quoted(std::string_view s, size_t max = 80);
 
+// The compact JSON text of `j` (dump()'s), cut once it holds more than `max_bytes` bytes. It walks the
+// value with a stack of its own: a value nested deeper than the C++ stack allows is shown, not a crash.
+std::string dump_prefix(const nlohmann::json& j, size_t max_bytes);
+
 // A JSON value as shown after "found" in messages (compact, cut to a short length).
 std::string brief(const nlohmann::json& j);
 

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "format/json_util.hpp"
+#include "lstmlm/error.hpp"
 #include "lstmlm/text.hpp"
 #include "server/http_error.hpp"
 
@@ -15,22 +17,19 @@ HttpError bad(const std::string& field, const std::string& what, const nlohmann:
 
 }  // namespace
 
-std::string shown(const nlohmann::json& v) {
-  return printable(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 80);
-}
+std::string shown(const nlohmann::json& v) { return printable(format::dump_prefix(v, 400), 80); }
 
 Body::Body(const std::string& text) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
     j_ = nlohmann::json::object();
     return;
   }
+  // The model files' reader: nesting past kMaxJsonDepth, a NUL byte and a repeated key are refused before
+  // a value is built, so no later step (a copy, a quoted value) recurses deeper than that.
   try {
-    j_ = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    // nlohmann's "[json.exception.parse_error.101] parse error at line 1, column 5: " prefix is noise.
-    if (auto at = what.find("parse error"); at != std::string::npos) what = what.substr(at);
-    throw HttpError(400, "request body: not valid JSON: " + printable(what, 200));
+    j_ = format::parse_json(text, "request body");
+  } catch (const ModelError& e) {
+    throw HttpError(400, printable(e.what(), 300));
   }
   if (!j_.is_object()) throw HttpError(400, "request body: expected a JSON object, got " + shown(j_));
 }
