@@ -16,8 +16,8 @@
 #include "server/page.hpp"
 #include "server/service.hpp"
 
-// Last: it brings <resolv.h>, whose `_res` macro would rewrite a parameter name in Eigen's headers.
-#include <httplib.h>
+// Last: httplib.h brings <resolv.h>, whose `_res` macro would rewrite a parameter name in Eigen's headers.
+#include "server/http_server.hpp"
 
 namespace lstmlm::server {
 
@@ -51,6 +51,16 @@ void answer_error(httplib::Response& res, int status, const std::string& message
   res.set_content(error_body(status, message), kJson);
 }
 
+ConnectionLimits connection_limits(const Options& o) {
+  ConnectionLimits l;
+  l.workers = std::max(1, o.http_threads);
+  l.reserved_workers = std::max(1, l.workers / 4);
+  l.read = l.write = l.request = std::chrono::seconds(o.timeout_s);
+  // Chunk framing can make a body's bytes on the wire larger than the body: twice, plus 64 KiB of slack.
+  l.max_body_wire_bytes = 2 * o.max_body_bytes + (64 << 10);
+  return l;
+}
+
 bool loopback(const std::string& host) {
   return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
@@ -76,27 +86,26 @@ void guarded(httplib::Response& res, F&& f) {
 }  // namespace
 
 int run(const Options& options, const Log& log, const std::function<int()>& pending_signal) {
-  httplib::Server http;
+  HttpServer http(connection_limits(options), error_body);
   std::atomic<bool> ready{false};
   std::shared_ptr<Service> service;
   const Clock::time_point started = Clock::now();
 
-  http.new_task_queue = [n = std::max(1, options.http_threads)] {
-    return new httplib::ThreadPool(size_t(n));
-  };
   http.set_payload_max_length(options.max_body_bytes);
-  http.set_read_timeout(options.timeout_s, 0);
-  http.set_write_timeout(options.timeout_s, 0);
-  http.set_keep_alive_timeout(5);
   http.set_keep_alive_max_count(1000000);  // a client keeps its connection (httplib closes after 5)
   http.set_tcp_nodelay(true);  // a response in two writes would otherwise wait on the delayed ACK (40 ms)
 
+  // The label of a request in /metrics: a route's template, never the path a client sent.
   auto endpoint_of = [](const httplib::Request& req) {
     const std::string& p = req.path;
     if (p.rfind("/v1/sessions/", 0) == 0) {
       const auto slash = p.find('/', 13);
-      return slash == std::string::npos ? std::string("/v1/sessions/{id}")
-                                        : "/v1/sessions/{id}" + p.substr(slash);
+      const std::string id = p.substr(13, slash == std::string::npos ? std::string::npos : slash - 13);
+      const std::string rest = slash == std::string::npos ? std::string() : p.substr(slash);
+      if (!id.empty() && id.find_first_not_of("0123456789abcdef") == std::string::npos &&
+          (rest.empty() || rest == "/advance" || rest == "/state"))
+        return "/v1/sessions/{id}" + rest;
+      return std::string("other");
     }
     for (const char* known : {"/health", "/metrics", "/v1/models", "/v1/score", "/v1/predict", "/v1/generate",
                               "/v1/rescore", "/v1/tokenize", "/v1/detokenize", "/v1/sessions", "/"})
@@ -105,6 +114,26 @@ int run(const Options& options, const Log& log, const std::function<int()>& pend
   };
 
   http.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
+    // Before the body is read: a compressed body would be inflated past --max-body unchecked.
+    if (const std::string enc = req.get_header_value("Content-Encoding"); !enc.empty() && enc != "identity") {
+      answer_error(res, 415,
+                   "Content-Encoding " + printable(enc, 40) + " is not accepted: send the body as is");
+      HttpServer::close_after_response(res);
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    // httplib would read and discard a declared length past the bound before answering.
+    if (req.has_header("Content-Length")) {
+      const std::string len = req.get_header_value("Content-Length");
+      const bool digits = !len.empty() && len.find_first_not_of("0123456789") == std::string::npos;
+      if (!digits || len.size() > 18 || std::stoull(len) > options.max_body_bytes) {
+        if (digits)
+          answer_error(res, 413, "request body larger than --max-body bytes");
+        else
+          answer_error(res, 400, "Content-Length " + printable(len, 40) + " is not a number of bytes");
+        HttpServer::close_after_response(res);
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
     if (options.api_key.empty() || req.path == "/health" || req.path == "/" || req.method == "OPTIONS")
       return httplib::Server::HandlerResponse::Unhandled;
     const std::string want = "Bearer " + options.api_key;
@@ -130,6 +159,8 @@ int run(const Options& options, const Log& log, const std::function<int()>& pend
       const auto t0 = Clock::now();
       if (!ready) {
         answer_error(res, 503, "the model is loading");
+      } else if (req.body.size() > options.max_body_bytes) {  // a chunked body, counted as decoded
+        answer_error(res, 413, "request body larger than --max-body bytes");
       } else {
         guarded(res, [&] { body(req, res); });
       }
@@ -158,7 +189,16 @@ int run(const Options& options, const Log& log, const std::function<int()>& pend
       answer_error(res, 503, "the model is loading");
       return;
     }
-    res.set_content(service->metrics_text(), "text/plain; version=0.0.4");
+    const auto& d = http.drops();
+    res.set_content(service->metrics_text() +
+                        "# HELP lstmlm_http_dropped_total Connections dropped by the server's bounds on "
+                        "reading a request.\n# TYPE lstmlm_http_dropped_total counter\n"
+                        "lstmlm_http_dropped_total{reason=\"slow\"} " +
+                        std::to_string(d.slow.load()) + "\nlstmlm_http_dropped_total{reason=\"crowded\"} " +
+                        std::to_string(d.crowded.load()) +
+                        "\nlstmlm_http_dropped_total{reason=\"too_large\"} " +
+                        std::to_string(d.too_large.load()) + "\n",
+                    "text/plain; version=0.0.4");
   });
   http.Get("/v1/models", timed("/v1/models", [&](const httplib::Request&, httplib::Response& res) {
              json(res, service->models());

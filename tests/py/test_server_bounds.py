@@ -1,0 +1,199 @@
+"""`lstmlm serve` against clients that try to take it down or starve everyone (127.0.0.1, a free port, every
+connection and server closed by the test that opened it): request JSON nested past the model files' 64 levels
+is refused at parse time on every endpoint that quotes a value; more slow connections than workers leave
+/health and other clients answered; compressed bodies, oversized chunked bodies and headers get 415/413/431;
+/metrics labels are route templates whatever path a client sends."""
+import json
+import socket
+import threading
+import time
+import unittest
+
+from test_server import Server
+
+
+def raw_exchange(port, data, timeout=10):
+    """Sends `data` on a new connection and returns what the server answers before it closes (or `timeout`)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        try:
+            s.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        out = b""
+        try:
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                out += chunk
+        except (socket.timeout, ConnectionResetError):
+            pass
+        return out
+
+
+class NestedJson(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server()
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.server.stop() == 0, "".join(cls.server.err)
+
+    def test_deep_nesting_is_refused_everywhere_and_the_server_lives(self):
+        deep = "[" * 100000 + "]" * 100000  # ~200 KB: past the 64 levels, far past the C++ stack's recursion
+        bodies = {
+            "/v1/score": '{"text": %s}' % deep,                      # a wrong type, quoted in the message
+            "/v1/predict": '{"context": [%s]}' % deep,                 # a context element
+            "/v1/rescore": '{"hypotheses": [%s]}' % deep,              # a rescore hypothesis
+            "/v1/sessions": '{"state": {"version": %s}}' % deep,       # state.version
+            "/v1/generate": deep,                                      # a body that is not an object
+        }
+        for path, body in bodies.items():
+            status, text, _ = self.server.request("POST", path, raw=body.encode(),
+                                                  headers={"Content-Type": "application/json"})
+            self.assertEqual(status, 400, (path, text[:200]))
+            self.assertIn("nested deeper than 64 levels", json.loads(text)["error"]["message"], path)
+        self.assertEqual(self.server.request("GET", "/health")[0], 200)
+
+    def test_values_below_the_bound_are_quoted_cut(self):
+        nested = "[" * 60 + "1" + "]" * 60  # within the bound: read, then refused as a wrong type
+        status, text, _ = self.server.request("POST", "/v1/score", raw=('{"text": %s}' % nested).encode(),
+                                              headers={"Content-Type": "application/json"})
+        self.assertEqual(status, 400, text)
+        msg = json.loads(text)["error"]["message"]
+        self.assertIn("field 'text'", msg)
+        self.assertTrue(msg.endswith("..."), msg)
+        self.assertLess(len(msg), 200)
+
+    def test_bytes_after_a_nul_are_not_ignored(self):
+        status, text, _ = self.server.request("POST", "/v1/score", raw=b'{"text": "a"}\0{"x": 1}',
+                                              headers={"Content-Type": "application/json"})
+        self.assertEqual(status, 400, text)
+        self.assertIn("NUL", text)
+
+
+class SlowClients(unittest.TestCase):
+    """2 workers, one reserved for whole requests; 6 connections trickle a byte a second."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server("--http-threads", "2", "--timeout", "20")
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.server.stop() == 0, "".join(cls.server.err)
+
+    def test_trickling_connections_starve_nobody(self):
+        stop = threading.Event()
+        socks = []
+
+        def trickle(s):
+            request = b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n" + b" " * 100
+            try:
+                for b in request:  # at most ~150 s, ended by `stop` long before
+                    if stop.is_set():
+                        return
+                    s.sendall(bytes([b]))
+                    time.sleep(1.0)
+            except OSError:
+                pass  # dropped by the server: what the test wants
+
+        threads = []
+        try:
+            for _ in range(6):
+                s = socket.create_connection(("127.0.0.1", self.server.port), timeout=30)
+                socks.append(s)
+                t = threading.Thread(target=trickle, args=(s,), daemon=True)
+                t.start()
+                threads.append(t)
+            time.sleep(0.5)
+            # While they trickle, /health and a real request are answered within a few seconds each.
+            for _ in range(3):
+                t0 = time.monotonic()
+                self.assertEqual(self.server.request("GET", "/health")[0], 200)
+                status, text, _ = self.server.post("/v1/score", {"text": "the old man"})
+                self.assertEqual(status, 200, text)
+                self.assertLess(time.monotonic() - t0, 6.0)
+                time.sleep(0.5)
+            # A trickler is answered 408 and closed (rate below the minimum after the grace).
+            socks[0].settimeout(10)
+            answer = b""
+            try:
+                while True:
+                    chunk = socks[0].recv(4096)
+                    if not chunk:
+                        break
+                    answer += chunk
+            except (socket.timeout, ConnectionResetError):
+                pass
+            self.assertTrue(answer.startswith(b"HTTP/1.1 408"), answer[:100])
+        finally:
+            stop.set()
+            for t in threads:
+                t.join(timeout=5)
+            for s in socks:
+                s.close()
+        status, text, _ = self.server.request("GET", "/metrics")
+        self.assertEqual(status, 200)
+        dropped = sum(int(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                      if line.startswith("lstmlm_http_dropped_total{"))
+        self.assertGreaterEqual(dropped, 1)
+
+
+class Sizes(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server("--max-body", "1024")
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.server.stop() == 0, "".join(cls.server.err)
+
+    def test_compressed_bodies_are_refused_before_reading(self):
+        import gzip
+        body = gzip.compress(json.dumps({"text": "a " * 200000}).encode())  # inflates to 400 KB > --max-body
+        status, text, _ = self.server.request("POST", "/v1/score", raw=body,
+                                              headers={"Content-Encoding": "gzip",
+                                                       "Content-Type": "application/json"})
+        self.assertEqual(status, 415, text)
+        self.assertIn("Content-Encoding", json.loads(text)["error"]["message"])
+
+    def test_chunked_body_past_max_body(self):
+        body = json.dumps({"text": "the " * 600}).encode()  # 2.4 KB decoded > 1024
+        chunks = b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + 100]), body[i:i + 100]) for i in range(0, len(body), 100))
+        answer = raw_exchange(self.server.port, b"POST /v1/score HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                              b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks +
+                              b"0\r\n\r\n")
+        self.assertTrue(answer.startswith(b"HTTP/1.1 413"), answer[:200])
+        # Far past the bound on the wire: dropped while sent, not buffered whole.
+        answer = raw_exchange(self.server.port, b"POST /v1/score HTTP/1.1\r\nHost: x\r\n"
+                              b"Transfer-Encoding: chunked\r\n\r\n" + b"1000\r\n" + b"x" * 4096 * 2 + b"\r\n")
+        self.assertTrue(answer.startswith(b"HTTP/1.1 413"), answer[:200])
+
+    def test_declared_length_far_past_the_bound_is_not_read(self):
+        answer = raw_exchange(self.server.port, b"POST /v1/score HTTP/1.1\r\nHost: x\r\n"
+                              b"Content-Length: 1000000000000\r\n\r\n" + b"x" * 8192)
+        self.assertTrue(answer.startswith(b"HTTP/1.1 413"), answer[:200])
+
+    def test_headers_past_64_kib(self):
+        headers = b"".join(b"X-Filler-%d: %s\r\n" % (i, b"a" * 8000) for i in range(12))
+        answer = raw_exchange(self.server.port, b"GET /health HTTP/1.1\r\nHost: x\r\n" + headers + b"\r\n")
+        self.assertTrue(answer.startswith(b"HTTP/1.1 431"), answer[:200])
+        self.assertEqual(self.server.request("GET", "/health")[0], 200)
+
+    def test_metrics_labels_are_route_templates(self):
+        for path in ["/v1/sessions/abc/x%7Bevil%3D%221%22%7D", "/v1/sessions/zz", "/v1/sessions/ab/state/more",
+                     "/nowhere%C3%A9"]:
+            self.server.request("GET", path)
+        text = self.server.request("GET", "/metrics")[1]
+        for line in text.splitlines():
+            if line.startswith("lstmlm_requests_total{"):
+                self.assertNotIn("evil", line)
+                self.assertNotIn("zz", line)
+                self.assertNotIn("more", line)
+        self.assertIn('endpoint="other"', text)
+
+
+if __name__ == "__main__":
+    unittest.main()
