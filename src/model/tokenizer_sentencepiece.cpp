@@ -21,6 +21,21 @@ namespace {
 constexpr size_t kMaxSentencePieceBytes = size_t{256} << 20;
 constexpr std::string_view kWordStart = "\xE2\x96\x81";  // U+2581, SentencePiece's word boundary
 
+// config.json names a plain file name (format/config.cpp); a symbolic link by that name may still lead
+// out of the directory, which a model never reads from (the converters refuse such links too).
+void check_inside(const std::string& model_dir, const std::string& path, const std::string& config_file) {
+  namespace fs = std::filesystem;
+  std::error_code e1, e2;
+  const fs::path dir = fs::weakly_canonical(fs::absolute(model_dir), e1);
+  const fs::path real = fs::weakly_canonical(fs::absolute(path), e2);
+  const fs::path rel = real.lexically_relative(dir);
+  if (e1 || e2 || rel.empty() || *rel.begin() == "..")
+    throw ModelError::about(config_file, "tokenizer.model",
+                            path + " leads outside the model directory (a symbolic link to " +
+                                format::quoted(real.string()) +
+                                "): a model reads only its own files; copy the file into the directory");
+}
+
 class SentencePieceTokenizer final : public Tokenizer {
  public:
   SentencePieceTokenizer(const TokenizerConfig& config, const Vocab& vocab, const std::string& config_file,
@@ -30,6 +45,7 @@ class SentencePieceTokenizer final : public Tokenizer {
       throw ModelError::about(config_file, "tokenizer.model",
                               "a sentencepiece tokenizer reads its .model file from a model directory");
     const std::string path = (std::filesystem::path(model_dir) / config.model_file).string();
+    check_inside(model_dir, path, config_file);
     const std::string bytes = format::read_file(path, kMaxSentencePieceBytes);
     if (auto s = sp_.LoadFromSerializedProto(bytes); !s.ok())
       throw ModelError(path, "not a SentencePiece model (" + s.ToString() + ")");

@@ -160,6 +160,24 @@ class SentencePieceTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("not a SentencePiece model", r.stderr)
 
+    def test_a_tokenizer_model_linked_from_outside_is_refused(self):
+        # The same bytes, outside the directory, reached through a symbolic link by the configured name.
+        linked, outside = os.path.join(self.tmp, "linked"), os.path.join(self.tmp, "outside.model")
+        shutil.copytree(self.model, linked)
+        shutil.move(os.path.join(linked, "tokenizer.model"), outside)
+        os.symlink(outside, os.path.join(linked, "tokenizer.model"))
+        r = pyutil.run_lstmlm("info", "-m", linked)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("leads outside the model directory", r.stderr)
+        # A link that stays inside the directory is read.
+        inside = os.path.join(linked, "pieces.model")
+        shutil.move(outside, inside)
+        os.remove(os.path.join(linked, "tokenizer.model"))
+        os.symlink("pieces.model", os.path.join(linked, "tokenizer.model"))
+        r = pyutil.run_lstmlm("info", "-m", linked)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
     def test_normalize_ccnet_scores_the_text_cc_net_would_score(self):
         # cc_net's pipeline: normalize each line (ccnet_reference.py, from cc_net's code), then SentencePiece.
         import ccnet_reference
