@@ -77,9 +77,7 @@ std::pair<std::string, std::string> name_value(const std::string& spec, const st
   return {spec.substr(0, eq), spec.substr(eq + 1)};
 }
 
-tasks::LogUnits units(const std::string& u) {
-  return u == "ln" ? tasks::LogUnits::Ln : u == "cost" ? tasks::LogUnits::Cost : tasks::LogUnits::Log10;
-}
+tasks::LogUnits units(const std::string& u) { return tasks::ngram_units_choices().parse(u); }
 
 int run(const Opts& o) {
   std::vector<ScoreFile> score_files;
@@ -131,7 +129,7 @@ int run(const Opts& o) {
   task.score.oov = o.oov;
   task.score.ids_input = o.ids;
   task.score.batch_size = o.batch_size;
-  task.conversation = o.context == "conversation";
+  task.conversation = tasks::rescore_context_choices().parse(o.context);
   task.weights.assign(lay.names.size(), 0.0);
   for (const auto& spec : o.weight_specs) {
     // The LM is no score of the input: its weight has its own option (an input score named lm is
@@ -253,11 +251,11 @@ Subcommand setup_rescore(CLI::App& parent) {
       ->check(real_range(0, 1));
   s.app->add_option("--ngram", o->ngram, "NAME: the score holding the n-gram log-prob to interpolate with");
   s.app->add_option("--ngram-units", o->ngram_units, "How --ngram is written: log10, ln or cost (-ln p)")
-      ->check(CLI::IsMember({"log10", "ln", "cost"}))
+      ->check(CLI::IsMember(tasks::ngram_units_choices().names()))
       ->capture_default_str();
   s.app->add_flag("--best", o->best, "Only the best hypothesis of each utterance (text: Kaldi 'UTT words')");
   s.app->add_option("--context", o->context, "utterance or conversation")
-      ->check(CLI::IsMember({"utterance", "conversation"}))
+      ->check(CLI::IsMember(tasks::rescore_context_choices().names()))
       ->capture_default_str();
   add_format_option(*s.app, o->format, {Format::Text, Format::Jsonl, Format::Tsv});
   s.app->add_flag("--no-eos", o->no_eos, "Do not append eos_token to each hypothesis");

@@ -176,7 +176,7 @@ std::optional<JsonlRun> jsonl_run(const Opts& o) {
   if (!o.units.empty()) refuse("--units");
   if (o.entropy) refuse("--entropy");
   if (o.rank) refuse("--rank");
-  if (o.aggregate == "words") refuse("--aggregate words");
+  if (tasks::aggregate_choices().parse(o.aggregate) == tasks::Aggregate::Words) refuse("--aggregate words");
   if (o.min_opt->count() > 0 && o.max_opt->count() > 0 && o.min_perplexity > o.max_perplexity)
     throw UsageError("--min-perplexity " + o.min_opt->as<std::string>() + " is above --max-perplexity " +
                      o.max_opt->as<std::string>() + ": every document would be filtered");
@@ -236,11 +236,8 @@ ScoreView checked_view(const Opts& o) {
   v.format = o.format;
   v.entropy = o.entropy;
   v.rank = o.rank;
-  v.words = o.aggregate == "words";
-  if (o.units == "ln") v.units = Units::Ln;
-  if (o.units == "log10") v.units = Units::Log10;
-  if (o.units == "bits") v.units = Units::Bits;
-  if (o.units == "prob") v.units = Units::Prob;
+  v.words = tasks::aggregate_choices().parse(o.aggregate) == tasks::Aggregate::Words;
+  if (!o.units.empty()) v.units = tasks::units_choices().parse(o.units);
   const bool per_word = o.verbosity == Verbosity::Word;
   if (o.format == Format::Lmzoo) {
     if (!o.units.empty() && v.units != Units::Bits)
@@ -425,14 +422,14 @@ Subcommand setup_score(CLI::App& parent) {
       ->add_option("--units", o->units,
                    "Log-probabilities as ln, log10 or bits (surprisal = -log2 p), or prob (each word's "
                    "probability; totals in ln)")
-      ->check(CLI::IsMember({"ln", "log10", "bits", "prob"}));
+      ->check(CLI::IsMember(tasks::units_choices().names()));
   s.app->add_flag("--entropy", o->entropy, "Entropy of the distribution each token is predicted from");
   s.app->add_flag("--rank", o->rank, "Rank of each token in it (1 + tokens with a greater logit)");
   s.app->add_option("--aggregate", o->aggregate, "tokens, or words (char models: one record per word)")
-      ->check(CLI::IsMember({"tokens", "words"}))
+      ->check(CLI::IsMember(tasks::aggregate_choices().names()))
       ->capture_default_str();
   s.app->add_option("--context", o->context, "sentence (state reset per line) or document")
-      ->check(CLI::IsMember({"sentence", "document"}))
+      ->check(CLI::IsMember(tasks::context_choices().names()))
       ->capture_default_str();
   s.app->add_flag("--no-bos", o->no_bos,
                   "No start token: a line's first token is context only (KenLM's bos=False)");

@@ -181,14 +181,11 @@ CLI::Option* add_threads_option(CLI::App& app, int& threads) {
 CLI::Option* add_oov_option(CLI::App& app, tasks::OovPolicy& oov) {
   return app
       .add_option_function<std::string>(
-          "--oov",
-          [&oov](const std::string& s) {
-            oov = s == "error" ? tasks::OovPolicy::Error : tasks::OovPolicy::Skip;
-          },
+          "--oov", [&oov](const std::string& s) { oov = tasks::oov_choices().parse(s); },
           "OOV words when the model has no unk_token: skip or error (a model with an unk_token scores "
           "them as it: nothing to refuse, a note says so)")
-      ->check(CLI::IsMember({"skip", "error"}))
-      ->default_str("skip");
+      ->check(CLI::IsMember(tasks::oov_choices().names()))
+      ->default_str(tasks::oov_choices().name(tasks::oov_choices().fallback()));
 }
 
 CLI::Option* add_normalize_option(CLI::App& app, std::string& normalize) {
@@ -197,7 +194,7 @@ CLI::Option* add_normalize_option(CLI::App& app, std::string& normalize) {
                   "Normalize each line before it is tokenized: none, lower (str.lower()), nfkc, or ccnet "
                   "(cc_net's text_normalizer.normalize: lowercase, no accents, digits to 0, its punctuation "
                   "map, no control characters)")
-      ->check(CLI::IsMember({"none", "lower", "nfkc", "ccnet"}))
+      ->check(CLI::IsMember(tasks::normalize_choices().names()))
       ->capture_default_str();
 }
 
@@ -287,16 +284,18 @@ void add_window_options(CLI::App& app, WindowArgs& w) {
 
 tasks::WindowOptions resolve_window(const WindowArgs& w, const Model& model) {
   using tasks::WindowMode;
-  if (w.pad_opt && w.pad_opt->count() > 0) return {WindowMode::Pad, w.pad_to};
-  if (w.window_opt && w.window_opt->count() > 0) return {WindowMode::Window, w.window};
-  if (w.stateful) return {};
-  const auto& n = model.config().input_length;
-  if (!n) return {};
-  const std::string len = std::to_string(*n);
-  // One short line: the choice and how to change it (--help and docs/scoring.md explain the window).
-  print_diagnostic("lstmlm: note: ", "config.json input_length " + len + ": --pad-to " + len +
-                                         " as Keras (--stateful or --window N to change)");
-  return {WindowMode::Pad, *n};
+  std::optional<tasks::WindowOptions> given;
+  if (w.pad_opt && w.pad_opt->count() > 0) given = tasks::WindowOptions{WindowMode::Pad, w.pad_to};
+  if (w.window_opt && w.window_opt->count() > 0) given = tasks::WindowOptions{WindowMode::Window, w.window};
+  if (w.stateful) given = tasks::WindowOptions{};
+  const auto window = tasks::default_window(model, given);
+  if (!given && window.windowed()) {
+    const std::string len = std::to_string(window.length);
+    // One short line: the choice and how to change it (--help and docs/scoring.md explain the window).
+    print_diagnostic("lstmlm: note: ", "config.json input_length " + len + ": --pad-to " + len +
+                                           " as Keras (--stateful or --window N to change)");
+  }
+  return window;
 }
 
 void warn_skipped(const Model& model, const std::string& where, const std::vector<std::string>& words) {

@@ -12,6 +12,7 @@
 #include "lstmlm/engine.hpp"
 #include "lstmlm/model.hpp"
 #include "lstmlm/tasks/input.hpp"
+#include "lstmlm/tasks/request.hpp"
 #include "lstmlm/tasks/score.hpp"
 #include "lstmlm/tasks/window.hpp"
 
@@ -68,13 +69,13 @@ tasks::WindowOptions resolve_window(const WindowArgs& w, const Model& model);
 template <class Opts>
 tasks::ScoreOptions line_options(const Opts& o) {
   tasks::ScoreOptions t;
-  t.context = o.context == "document" ? tasks::ContextMode::Document : tasks::ContextMode::Sentence;
+  t.context = tasks::context_choices().parse(o.context);
   t.append_eos = !o.no_eos;
   t.oov = o.oov;
   t.skip_empty = o.skip_empty;
   t.ids_input = o.ids;
   t.batch_size = o.batch_size;
-  t.normalize = parse_normalization(o.normalize);
+  t.normalize = tasks::normalize_choices().parse(o.normalize);
   return t;
 }
 // One stderr warning line per OOV word skipped in a context (`where`: "prompt", "argument:2", ...).

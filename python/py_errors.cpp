@@ -69,7 +69,7 @@ void register_errors(pybind11::module_& m) {
     } catch (const InputError& e) {
       raise(g_input_error, e.message());
     } catch (const UsageError& e) {
-      raise(g_usage_error, e.message());
+      raise(g_usage_error, e.spelled([](const std::string& key) { return key; }));  // Python's keyword
     } catch (const OutputError& e) {
       raise(g_output_error, e.message());
     }

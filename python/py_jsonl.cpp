@@ -5,6 +5,7 @@
 
 #include "lstmlm/error.hpp"
 #include "lstmlm/tasks/jsonl.hpp"
+#include "lstmlm/tasks/request.hpp"
 #include "py_args.hpp"
 #include "py_model.hpp"
 
@@ -52,7 +53,7 @@ void bind_jsonl(py::class_<PyModel>& cls) {
         tasks::JsonlOptions o;
         o.text_field = text_field.value;
         o.score = score_options(p, bos, eos, context.value, oov.value, false);
-        o.score.normalize = parse_normalization(normalize.value);
+        o.score.normalize = tasks::normalize_choices().parse(normalize.value);
         o.min_perplexity = min_ppl;
         o.max_perplexity = max_ppl;
         std::vector<tasks::JsonlDocument> docs;

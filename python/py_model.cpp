@@ -14,6 +14,7 @@
 #include "lstmlm/tasks/generate.hpp"
 #include "lstmlm/tasks/limits.hpp"
 #include "lstmlm/tasks/predict.hpp"
+#include "lstmlm/tasks/request.hpp"
 #include "lstmlm/tasks/score.hpp"
 #include "lstmlm/tasks/units.hpp"
 #include "py_args.hpp"
@@ -30,26 +31,18 @@ tasks::WindowOptions window_of(const Model& model, std::optional<int> pad_to, st
                                bool stateful) {
   if (int(pad_to.has_value()) + int(window.has_value()) + int(stateful) > 1)
     throw_usage("pad_to, window and stateful exclude each other: give one");
-  tasks::WindowOptions w;
-  if (pad_to) w = {tasks::WindowMode::Pad, *pad_to};
-  if (window) w = {tasks::WindowMode::Window, *window};
-  if (!pad_to && !window && !stateful && model.config().input_length)
-    w = {tasks::WindowMode::Pad, *model.config().input_length};
+  std::optional<tasks::WindowOptions> given;
+  if (pad_to) given = tasks::WindowOptions{tasks::WindowMode::Pad, *pad_to};
+  if (window) given = tasks::WindowOptions{tasks::WindowMode::Window, *window};
+  if (stateful) given = tasks::WindowOptions{};
+  const auto w = tasks::default_window(model, given);
   tasks::check_window(w);
   return w;
 }
 
-tasks::OovPolicy oov_policy(const std::string& s) {
-  if (s == "skip") return tasks::OovPolicy::Skip;
-  if (s == "error") return tasks::OovPolicy::Error;
-  throw_usage("oov must be 'skip' or 'error', got '" + s + "'");
-}
+tasks::OovPolicy oov_policy(const std::string& s) { return tasks::oov_choices().parse(s); }
 
-tasks::ContextMode context_mode(const std::string& s) {
-  if (s == "sentence") return tasks::ContextMode::Sentence;
-  if (s == "document") return tasks::ContextMode::Document;
-  throw_usage("context must be 'sentence' or 'document', got '" + s + "'");
-}
+tasks::ContextMode context_mode(const std::string& s) { return tasks::context_choices().parse(s); }
 
 std::vector<tasks::LineScore> score_released(PyModel& m, const tasks::ScoreOptions& o,
                                              const std::vector<std::string>& lines, const std::string& source,
@@ -326,7 +319,7 @@ void bind_model(py::module_& m) {
             // `lstmlm score --aggregate words`: a char or subword model's parts summed into words.
             auto o = score_options(p, bos, eos, "sentence", "skip", false);
             o.aggregate = tasks::Aggregate::Words;
-            o.normalize = parse_normalization(normalize.value);
+            o.normalize = tasks::normalize_choices().parse(normalize.value);
             const auto line = score_released(p, o, {s.value}, "<sentence>", 1)[0];
             py::list out;
             for (const auto& w : line.words)
@@ -354,7 +347,7 @@ void bind_model(py::module_& m) {
              Text<"normalize"> normalize) {
             const uint64_t first = first_line_arg(first_line, lines.value.size());
             auto o = score_options(p, bos, eos, context.value, oov.value, skip_empty);
-            o.normalize = parse_normalization(normalize.value);
+            o.normalize = tasks::normalize_choices().parse(normalize.value);
             auto out = score_released(p, o, lines.value, source.value, first);
             for (auto& l : out) l.words.clear();
             return out;

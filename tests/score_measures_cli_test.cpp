@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "jsonl_records.hpp"
 #include "test_util.hpp"
 
 namespace {

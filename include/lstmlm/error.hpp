@@ -78,10 +78,53 @@ class InputError : public TextError {
   std::string detail_;
 };
 
-// A request the library cannot serve as asked (bad shape, bad option value).
+// A request the library cannot serve as asked (bad shape, bad option value). An option's error carries the
+// option's key as data (the library's name, snake_case: "top_p", "aggregate") and the detail that follows
+// it, in which another option is written as ref(key) ("not defined with " + ref("aggregate") + " words");
+// message() spells the keys as the CLI does ("--rank: not defined with --aggregate words"), and each front
+// end renders its own spelling with spelled() (the server "field 'aggregate'", Python "aggregate").
 class UsageError : public TextError {
  public:
   using TextError::TextError;
+  // `detail` starts where the option's name ends: " must be in [1, 8], got 9", ": not defined with ...".
+  static UsageError option(const std::string& key, const std::string& detail) {
+    UsageError e(cli_spelling(key) + render(detail, cli_spelling));
+    e.key_ = key;
+    e.detail_ = detail;
+    return e;
+  }
+  const std::string& key() const noexcept { return key_; }  // "" when the error names no option
+  // The message with every option key as `spell(key)` writes it; message() when no option is named.
+  template <class Spell>
+  std::string spelled(Spell&& spell) const {
+    return key_.empty() ? message() : spell(key_) + render(detail_, spell);
+  }
+  // Another option named inside a detail: the key between two US bytes (0x1f), which no quoted input
+  // carries (the escapers write control bytes as \xNN or \u001f).
+  static std::string ref(const std::string& key) { return "\x1f" + key + "\x1f"; }
+  // "--top-p" for "top_p".
+  static std::string cli_spelling(std::string key) {
+    for (char& c : key)
+      if (c == '_') c = '-';
+    return "--" + key;
+  }
+
+ private:
+  template <class Spell>
+  static std::string render(const std::string& detail, Spell&& spell) {
+    std::string out;
+    for (size_t i = 0; i < detail.size(); ++i) {
+      const size_t close = detail[i] == '\x1f' ? detail.find('\x1f', i + 1) : std::string::npos;
+      if (close != std::string::npos) {
+        out += spell(detail.substr(i + 1, close - i - 1));
+        i = close;
+      } else {
+        out += detail[i];
+      }
+    }
+    return out;
+  }
+  std::string key_, detail_;
 };
 
 // Writing the output failed (full disk, I/O error). A closed pipe is handled by the CLI itself.

@@ -73,7 +73,7 @@ void guarded(httplib::Response& res, F&& f) {
   } catch (const HttpError& e) {
     answer_error(res, e.status(), e.what());
   } catch (const UsageError& e) {
-    answer_error(res, 400, e.message());
+    answer_error(res, 400, e.spelled([](const std::string& key) { return "field '" + key + "'"; }));
   } catch (const InputError& e) {
     answer_error(res, 400, e.message());
   } catch (const std::bad_alloc&) {

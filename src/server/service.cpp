@@ -16,6 +16,7 @@
 #include "lstmlm/tasks/limits.hpp"
 #include "lstmlm/tasks/nbest.hpp"
 #include "lstmlm/tasks/predict.hpp"
+#include "lstmlm/tasks/request.hpp"
 #include "lstmlm/tasks/rescore.hpp"
 #include "lstmlm/tasks/score.hpp"
 #include "lstmlm/text.hpp"
@@ -29,21 +30,6 @@ namespace {
 using report::Record;
 using report::Value;
 
-// The library's options name their CLI spelling; a request names its fields: a leading "--opt VALUE: rest"
-// becomes "field 'opt': \"VALUE\" rest", any other "--opt" "field 'opt'".
-std::string as_fields(std::string m, std::initializer_list<std::pair<const char*, const char*>> names) {
-  for (auto [option, field] : names) {
-    const std::string o(option), f = std::string("field '") + field + "'";
-    if (m.rfind(o + " ", 0) == 0) {
-      const size_t colon = m.find(": ", o.size() + 1);
-      if (colon != std::string::npos && m.find(' ', o.size() + 1) >= colon)
-        m = f + ": \"" + m.substr(o.size() + 1, colon - o.size() - 1) + "\" " + m.substr(colon + 2);
-    }
-    for (size_t at; (at = m.find(o)) != std::string::npos;) m.replace(at, o.size(), f);
-  }
-  return m;
-}
-
 std::string json_of(const report::Fields& f) {
   std::string s;
   report::append_json(s, f, false);
@@ -56,59 +42,28 @@ std::string join(const std::vector<std::string>& parts) {
   return s;
 }
 
-// "a" or "b": the value of an enumerated field, or 400 naming the choices.
-std::string choice(Body& b, const std::string& field, const std::vector<std::string>& allowed,
-                   const std::string& fallback) {
-  auto v = b.str(field);
-  if (!v) return fallback;
-  for (const auto& a : allowed)
-    if (*v == a) return *v;
-  std::string list;
-  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-  throw HttpError(400,
-                  "field '" + field + "': expected one of " + list + ", got " + shown(nlohmann::json(*v)));
+// The value of an enumerated field (the library's words for its key), or its fallback when absent.
+template <class E>
+E pick(Body& b, const tasks::Choices<E>& c) {
+  const auto v = b.str(c.key());
+  return v ? c.parse(*v) : c.fallback();
 }
 
-// pad_to / window / stateful, as the CLI's --pad-to / --window / --stateful; none given: the model's
-// input_length window when its config has one (a Keras app's fixed input), else the carried state.
+// pad_to / window / stateful, as the CLI's --pad-to / --window / --stateful; none: the library's default.
 tasks::WindowOptions window_of(Body& b, const Model& model) {
   const auto pad = b.integer("pad_to", 1, kMaxInputLength);
   const auto window = b.integer("window", 1, kMaxInputLength);
   const auto stateful = b.boolean("stateful");
   if (int(bool(pad)) + int(bool(window)) + int(stateful.value_or(false)) > 1)
     throw HttpError(400, "fields 'pad_to', 'window' and 'stateful' exclude each other");
-  if (pad) return {tasks::WindowMode::Pad, static_cast<int>(*pad)};
-  if (window) return {tasks::WindowMode::Window, static_cast<int>(*window)};
-  if (stateful.value_or(false)) return {};
-  if (const auto& n = model.config().input_length) return {tasks::WindowMode::Pad, *n};
-  return {};
+  std::optional<tasks::WindowOptions> given;
+  if (pad) given = tasks::WindowOptions{tasks::WindowMode::Pad, static_cast<int>(*pad)};
+  if (window) given = tasks::WindowOptions{tasks::WindowMode::Window, static_cast<int>(*window)};
+  if (stateful.value_or(false)) given = tasks::WindowOptions{};
+  return tasks::default_window(model, given);
 }
 
-tasks::OovPolicy oov_of(Body& b) {
-  return choice(b, "oov", {"skip", "error"}, "skip") == "error" ? tasks::OovPolicy::Error
-                                                                : tasks::OovPolicy::Skip;
-}
-
-// The lines of a text as the CLI reads a file: a leading BOM dropped, "\n" or "\r\n" ends a line, and a
-// last line without a line end is still a line.
-void split_lines(const std::string& text, std::vector<std::string>& lines,
-                 std::vector<tasks::LineEnd>& ends) {
-  size_t start = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
-  while (start < text.size()) {
-    size_t nl = text.find('\n', start);
-    if (nl == std::string::npos) {
-      lines.push_back(text.substr(start));
-      ends.push_back(tasks::LineEnd::None);
-      break;
-    }
-    std::string line = text.substr(start, nl - start);
-    const bool crlf = !line.empty() && line.back() == '\r';
-    if (crlf) line.pop_back();
-    lines.push_back(std::move(line));
-    ends.push_back(crlf ? tasks::LineEnd::CrLf : tasks::LineEnd::Lf);
-    start = nl + 1;
-  }
-}
+tasks::OovPolicy oov_of(Body& b) { return pick(b, tasks::oov_choices()); }
 
 std::vector<float> floats_of(const nlohmann::json& j, size_t n, const std::string& field) {
   if (!j.is_array() || j.size() != n)
@@ -136,7 +91,7 @@ Service::Service(const Options& options, std::shared_ptr<const Model> model)
       sessions_(size_t(std::max(1, options.max_sessions)),
                 std::chrono::seconds(std::max(1, options.session_ttl_s)), metrics_) {
   const auto& tok = model_->tokenizer();
-  start_ = tok.bos_id() ? *tok.bos_id() : tok.eos_id() ? *tok.eos_id() : -1;
+  start_ = tasks::start_token(tok);
   if (!options.boost_file.empty())
     boost_ = std::make_shared<tasks::Boost>(tasks::Boost::load(*model_, options.boost_file));
   if (tok.config().type == TokenizerType::Word) completer_ = std::make_shared<tasks::Completer>(*model_);
@@ -175,49 +130,36 @@ std::string Service::score(const std::string& body) {
   Body b(body);
   const auto text = b.str("text");
   tasks::ScoreOptions t;
-  t.context = choice(b, "context", {"sentence", "document"}, "sentence") == "document"
-                  ? tasks::ContextMode::Document
-                  : tasks::ContextMode::Sentence;
+  t.context = pick(b, tasks::context_choices());
   t.append_eos = b.boolean("eos").value_or(true);
   t.add_start = b.boolean("bos").value_or(true);
   t.oov = oov_of(b);
   t.skip_empty = b.boolean("skip_empty").value_or(false);
   t.ids_input = b.boolean("ids").value_or(false);
-  t.normalize = parse_normalization(choice(b, "normalize", {"none", "lower", "nfkc", "ccnet"}, "none"));
+  t.normalize = pick(b, tasks::normalize_choices());
   t.entropy = b.boolean("entropy").value_or(false);
   t.rank = b.boolean("rank").value_or(false);
-  const bool words = choice(b, "aggregate", {"tokens", "words"}, "tokens") == "words";
-  t.aggregate = words ? tasks::Aggregate::Words : tasks::Aggregate::Tokens;
-  const std::string units = choice(b, "units", {"ln", "log10", "bits"}, "");
+  t.aggregate = pick(b, tasks::aggregate_choices());
+  const bool words = t.aggregate == tasks::Aggregate::Words;
+  const Units units = pick(b, tasks::units_choices());
   t.window = window_of(b, *model_);
   b.done();
   if (!text) throw HttpError(400, "field 'text': required (the text to score, one sentence per line)");
   report::ScoreView view;
   view.verbosity = report::Verbosity::Word;
   view.format = report::Format::Jsonl;
-  view.units = units == "ln"      ? report::Units::Ln
-               : units == "log10" ? report::Units::Log10
-               : units == "bits"  ? report::Units::Bits
-                                  : report::Units::Default;
+  view.units = units;
   view.entropy = t.entropy;
   view.rank = t.rank;
   view.words = words;
   std::vector<std::string> lines;
   std::vector<tasks::LineEnd> ends;
-  split_lines(*text, lines, ends);
+  tasks::split_lines(*text, lines, ends);
   std::vector<tasks::LineScore> scored;
   {
     auto engine = pool_.acquire();
     std::optional<tasks::Scorer> scorer;
-    try {
-      scorer.emplace(*engine, t);
-    } catch (const UsageError& e) {
-      throw HttpError(400, as_fields(e.message(), {{"--aggregate", "aggregate"},
-                                                   {"--normalize", "normalize"},
-                                                   {"--window", "window"},
-                                                   {"--rank", "rank"},
-                                                   {"--ids", "ids"}}));
-    }
+    scorer.emplace(*engine, t);
     scored = scorer->score(lines, "-", 1, ends);
   }
   tasks::ScoreSummary sum;
@@ -279,12 +221,12 @@ std::string Service::rescore(const std::string& body) {
   task.score.append_eos = b.boolean("eos").value_or(true);
   task.score.oov = oov_of(b);
   task.score.ids_input = b.boolean("ids").value_or(false);
-  task.conversation = choice(b, "context", {"utterance", "conversation"}, "utterance") == "conversation";
+  task.conversation = pick(b, tasks::rescore_context_choices());
   task.lm_weight = b.number("lm_weight", -1e12, 1e12).value_or(1.0);
   task.word_penalty = b.number("word_penalty", -1e12, 1e12).value_or(0.0);
   const auto lambda = b.number("interpolate", 0, 1);
   const auto ngram = b.str("ngram");
-  const std::string ngram_units = choice(b, "ngram_units", {"log10", "ln", "cost"}, "log10");
+  const tasks::LogUnits ngram_units = pick(b, tasks::ngram_units_choices());
   const bool best_only = b.boolean("best").value_or(false);
   b.done();
   if (!hyps || !hyps->is_array() || hyps->empty())
@@ -337,11 +279,7 @@ std::string Service::rescore(const std::string& body) {
       task.weights[index_of(name, "weights")] = w.get<double>();
     }
   }
-  if (ngram)
-    task.interpolate = tasks::Interpolation{*lambda, index_of(*ngram, "ngram"),
-                                            ngram_units == "ln"     ? tasks::LogUnits::Ln
-                                            : ngram_units == "cost" ? tasks::LogUnits::Cost
-                                                                    : tasks::LogUnits::Log10};
+  if (ngram) task.interpolate = tasks::Interpolation{*lambda, index_of(*ngram, "ngram"), ngram_units};
   lay.interpolated = task.interpolate.has_value();
   std::vector<tasks::HypothesisScore> scores;
   tasks::PrefixStats stats;
@@ -415,18 +353,7 @@ Service::GenerateRequest Service::parse_generate(const std::string& body) const 
   if (int64_t(g.max_tokens) * g.num_samples > int64_t(opt_.max_tokens))
     throw HttpError(413, "max_tokens x num_samples: more than " + std::to_string(opt_.max_tokens) +
                              " tokens (--max-tokens)");
-  try {
-    g.validate();
-  } catch (const UsageError& e) {
-    throw HttpError(400, as_fields(e.message(), {{"--max-tokens", "max_tokens"},
-                                                 {"--num-samples", "num_samples"},
-                                                 {"--temperature", "temperature"},
-                                                 {"--top-k", "top_k"},
-                                                 {"--top-p", "top_p"},
-                                                 {"--min-p", "min_p"},
-                                                 {"--repeat-penalty", "repeat_penalty"},
-                                                 {"--repeat-last-n", "repeat_last_n"}}));
-  }
+  g.validate();
   return r;
 }
 

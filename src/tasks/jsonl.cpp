@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "lstmlm/error.hpp"
+#include "lstmlm/tasks/request.hpp"
 #include "lstmlm/text.hpp"
 #include "tasks/score_lines.hpp"
 
@@ -139,28 +140,6 @@ struct Doc {
   std::vector<LineEnd> ends;
 };
 
-// The text of a document as the lines of a file (see the header).
-void split_text(const std::string& text, Doc& d) {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) {
-      d.lines.push_back(text.substr(pos));
-      d.ends.push_back(LineEnd::None);
-      break;
-    }
-    size_t end = nl;
-    LineEnd how = LineEnd::Lf;
-    if (end > pos && text[end - 1] == '\r') {
-      --end;
-      how = LineEnd::CrLf;
-    }
-    d.lines.push_back(text.substr(pos, end - pos));
-    d.ends.push_back(how);
-    pos = nl + 1;
-  }
-}
-
 }  // namespace
 
 JsonlScorer::JsonlScorer(Engine& engine, JsonlOptions opt) : engine_(&engine), opt_(std::move(opt)) {
@@ -225,7 +204,7 @@ std::vector<JsonlDocument> JsonlScorer::score(const std::vector<std::string>& li
     Doc d;
     d.index = i;
     d.line = first_line + i;
-    split_text(p.text, d);
+    split_lines(p.text, d.lines, d.ends, false);  // a document keeps a BOM it holds
     // Whatever the Scorer refuses (invalid UTF-8, an OOV under OovPolicy::Error, too many tokens) is
     // found here, one document at a time, before any scoring: the batch below then cannot throw for it.
     // An error in the text's line k reads "SOURCE:LINE: field 'text'[, line K of its text]: ...".

@@ -1,4 +1,5 @@
-// The options structs' validate(): each option's range from tasks/limits.hpp, named as the CLI spells it.
+// The options structs' validate(): each option's range from tasks/limits.hpp, each error carrying its
+// option's key.
 #include <cmath>
 #include <string>
 
@@ -12,33 +13,33 @@
 namespace lstmlm {
 namespace {
 
-void check_int(const char* option, int64_t v, int64_t lo, int64_t hi, const char* meaning = "") {
+void check_int(const char* key, int64_t v, int64_t lo, int64_t hi, const char* meaning = "") {
   if (v < lo || v > hi)
-    throw UsageError(std::string(option) + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                     "]" + meaning + ", got " + std::to_string(v));
+    throw UsageError::option(key, " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]" +
+                                      meaning + ", got " + std::to_string(v));
 }
 
-void check_batch(int batch_size) { check_int("--batch-size", batch_size, 1, tasks::kMaxBatch); }
+void check_batch(int batch_size) { check_int("batch_size", batch_size, 1, tasks::kMaxBatch); }
 
 }  // namespace
 
 void SamplerParams::validate() const {
-  auto bad = [](const std::string& what) { throw UsageError(what); };
+  auto bad = [](const char* key, const std::string& detail) { throw UsageError::option(key, detail); };
   if (!std::isfinite(temperature) || temperature < 0 || temperature > tasks::kMaxTemperature)
-    bad("--temperature must be in [0, " + std::to_string(static_cast<int>(tasks::kMaxTemperature)) +
-        "] (0 = greedy), got " + std::to_string(temperature));
-  if (top_k < 0) bad("--top-k must be >= 0 (0 = off), got " + std::to_string(top_k));
-  if (!(top_p > 0 && top_p <= 1)) bad("--top-p must be in (0, 1] (1 = off), got " + std::to_string(top_p));
-  if (!(min_p >= 0 && min_p <= 1)) bad("--min-p must be in [0, 1] (0 = off), got " + std::to_string(min_p));
+    bad("temperature", " must be in [0, " + std::to_string(static_cast<int>(tasks::kMaxTemperature)) +
+                           "] (0 = greedy), got " + std::to_string(temperature));
+  if (top_k < 0) bad("top_k", " must be >= 0 (0 = off), got " + std::to_string(top_k));
+  if (!(top_p > 0 && top_p <= 1)) bad("top_p", " must be in (0, 1] (1 = off), got " + std::to_string(top_p));
+  if (!(min_p >= 0 && min_p <= 1)) bad("min_p", " must be in [0, 1] (0 = off), got " + std::to_string(min_p));
   if (!std::isfinite(repeat_penalty) || repeat_penalty <= 0 || repeat_penalty > tasks::kMaxRepeatPenalty)
-    bad("--repeat-penalty must be in (0, " + std::to_string(static_cast<int>(tasks::kMaxRepeatPenalty)) +
-        "] (1 = off), got " + std::to_string(repeat_penalty));
-  check_int("--repeat-last-n", repeat_last_n, -1, tasks::kMaxGenerateTokens, " (0 = none, -1 = all)");
+    bad("repeat_penalty", " must be in (0, " + std::to_string(static_cast<int>(tasks::kMaxRepeatPenalty)) +
+                              "] (1 = off), got " + std::to_string(repeat_penalty));
+  check_int("repeat_last_n", repeat_last_n, -1, tasks::kMaxGenerateTokens, " (0 = none, -1 = all)");
 }
 
 void GenerateOptions::validate() const {
-  check_int("--max-tokens", max_tokens, 0, tasks::kMaxGenerateTokens);
-  check_int("--num-samples", num_samples, 1, tasks::kMaxSamples);
+  check_int("max_tokens", max_tokens, 0, tasks::kMaxGenerateTokens);
+  check_int("num_samples", num_samples, 1, tasks::kMaxSamples);
   sampler.validate();
   tasks::check_window(window);
 }
@@ -49,10 +50,11 @@ void ScoreOptions::validate() const {
   check_batch(batch_size);
   check_window(window);
   if (rank && aggregate == Aggregate::Words)
-    throw UsageError(
-        "--rank: not defined with --aggregate words (a word is no entry of a char or subword vocabulary)");
+    throw UsageError::option("rank", ": not defined with " + UsageError::ref("aggregate") +
+                                         " words (a word is no entry of a char or subword vocabulary)");
   if (ids_input && normalize != Normalization::None)
-    throw UsageError(std::string("--normalize ") + to_string(normalize) + ": applies to text, not to --ids");
+    throw UsageError::option("normalize", std::string(" ") + to_string(normalize) +
+                                              ": applies to text, not to " + UsageError::ref("ids"));
 }
 
 void PredictOptions::validate() const {

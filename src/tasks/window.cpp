@@ -11,7 +11,9 @@ namespace lstmlm::tasks {
 void check_window(const WindowOptions& w) {
   if (!w.windowed()) return;
   if (w.length < 1 || w.length > kMaxWindowLength)
-    throw UsageError(window_flag(w) + ": not in [1, " + std::to_string(kMaxWindowLength) + "]");
+    throw UsageError::option(
+        w.mode == WindowMode::Pad ? "pad_to" : "window",
+        " " + std::to_string(w.length) + ": not in [1, " + std::to_string(kMaxWindowLength) + "]");
 }
 
 int32_t window_pad_id(const Model& model) {

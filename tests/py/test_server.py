@@ -124,7 +124,8 @@ class SameBytesAsTheCli(ServerTestBase):
                                        ["--units", "bits", "--entropy", "--rank"]),
                             ({"context": "document", "eos": False}, ["--context", "document", "--no-eos"]),
                             ({"bos": False, "oov": "skip"}, ["--no-bos"]), ({"window": 3}, ["--window", "3"]),
-                            ({"normalize": "ccnet"}, ["--normalize", "ccnet"])):
+                            ({"normalize": "ccnet"}, ["--normalize", "ccnet"]),
+                            ({"units": "prob"}, ["--units", "prob"])):
             with self.subTest(opts=opts):
                 lines = cli("score", "-m", MODEL, "--output-format", "jsonl", "-v", "word", *flags,
                             stdin=text).splitlines()

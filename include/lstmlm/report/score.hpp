@@ -6,16 +6,13 @@
 
 #include "lstmlm/report/record.hpp"
 #include "lstmlm/tasks/score.hpp"
+#include "lstmlm/tasks/units.hpp"
 
 namespace lstmlm::report {
 
 enum class Verbosity { Word, Sentence, Summary };
 
-// --units: Default prints ln p as "logprob" and log10 p as "log10prob" (the historic fields); every other
-// value prints one field per log-prob: "logprob" (ln), "log10prob" (log10) or "surprisal" (-log2 p). Prob
-// prints a word's probability p as "prob" and the totals of a line and of the input as "logprob" (ln: a
-// product of probabilities underflows).
-enum class Units { Default, Ln, Log10, Bits, Prob };
+using lstmlm::Units;  // lstmlm/tasks/units.hpp
 
 struct ScoreView {
   Verbosity verbosity = Verbosity::Word;
