@@ -1,6 +1,7 @@
 // `lstmlm bench`: llama-bench-shaped throughput and latency table for a model directory or a random
 // model of a given shape. The measuring is in the library (lstmlm/tasks/bench.hpp); this file parses
 // options, prepares inputs (load and tokenization stay outside every timing) and prints the rows.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "lstmlm/model.hpp"
 #include "lstmlm/report/bench.hpp"
 #include "lstmlm/tasks/bench.hpp"
+#include "lstmlm/tasks/request.hpp"
 #include "options.hpp"
 #include "output.hpp"
 
@@ -28,8 +30,8 @@ namespace bench_cmd {
 
 struct BenchArgs {
   std::string model_dir, shape, input;
-  std::string cell_name;           // --cell, of --shape's layers
-  CellType cell = CellType::Lstm;  // parsed by check()
+  std::string cell_name;               // --cell, of --shape's layers
+  CellType cell = LayerConfig{}.cell;  // parsed by check()
   Format output = Format::Md;
   std::string workloads = "score,predict,generate", batches = "1", lengths = "32", threads = "0";
   std::string precisions = "fp32";
@@ -73,12 +75,14 @@ void check(BenchArgs& a) {
   if (!a.cell_name.empty()) {
     if (a.shape.empty())
       throw UsageError("bench: --cell applies to --shape (a model directory names its cells)");
-    if (a.cell_name == "gru")
-      a.cell = CellType::Gru;
-    else if (a.cell_name == "rnn")
-      a.cell = CellType::Rnn;
-    else if (a.cell_name != "lstm")
-      throw UsageError("bench: --cell expects lstm, gru or rnn, got '" + a.cell_name + "'");
+    const auto& cells = tasks::cell_choices().names();
+    if (std::find(cells.begin(), cells.end(), a.cell_name) == cells.end()) {
+      std::string list;
+      for (size_t i = 0; i < cells.size(); ++i)
+        list += (i == 0 ? "" : i + 1 == cells.size() ? " or " : ", ") + cells[i];
+      throw UsageError("bench: --cell expects " + list + ", got '" + a.cell_name + "'");
+    }
+    a.cell = tasks::cell_choices().parse(a.cell_name);
   }
   bench::Options& opt = a.opt;
   opt.workloads.clear();

@@ -273,7 +273,7 @@ int run(const Opts& o) {
   task.rank = o.rank;
   task.aggregate = view.words ? tasks::Aggregate::Words : tasks::Aggregate::Tokens;
   auto model = load_model(o.model_dir);
-  if (view.words && model->config().tokenizer.type == TokenizerType::Word)
+  if (view.words && model->tokenizer().traits().tokens_are_words)
     throw UsageError("--aggregate words: needs a char or subword model; " + o.model_dir + " is a word model");
   note_oov_policy(o.oov, *model);
   task.window = resolve_window(o.window, *model);

@@ -12,6 +12,7 @@
 #include "lstmlm/error.hpp"
 #include "lstmlm/sampler.hpp"
 #include "lstmlm/tasks/generate.hpp"
+#include "lstmlm/tasks/keyboard.hpp"
 #include "lstmlm/tasks/limits.hpp"
 #include "lstmlm/tasks/predict.hpp"
 #include "lstmlm/tasks/request.hpp"
@@ -247,10 +248,7 @@ void bind_model(py::module_& m) {
                                                      w.length);
                              })
       .def_property_readonly("tokenizer_type",
-                             [](const PyModel& p) {
-                               return p.model().config().tokenizer.type == TokenizerType::Char ? "char"
-                                                                                               : "word";
-                             })
+                             [](const PyModel& p) { return p.model().tokenizer().traits().name; })
       .def_property_readonly(
           "bos", [](const PyModel& p) { return token_or_none(p.model(), p.model().tokenizer().bos_id()); })
       .def_property_readonly(
@@ -391,7 +389,7 @@ void bind_model(py::module_& m) {
             o.window = p.options().window;
             o.ids_input = ids;
             o.prefix = prefix.value;
-            if (!o.prefix.empty() && p.model().tokenizer().config().type == TokenizerType::Word)
+            if (!o.prefix.empty() && p.model().tokenizer().traits().completion == Completion::WordIndex)
               o.completer = p.completer();
             o.boost = boost_arg(p, boost);
             std::vector<tasks::Prediction> r;
@@ -479,7 +477,8 @@ void bind_model(py::module_& m) {
             if (!history.is_none()) hist = ids_arg(history, "history", p.model().vocab_size());
             const State from = s.state;
             std::vector<float> next = s.next;
-            const bool chars = p.model().tokenizer().config().type == TokenizerType::Char;
+            const bool chars = p.model().tokenizer().traits().completion == Completion::CharBeam;
+            if (!chars) tasks::check_completion(p.model(), Completion::WordIndex, prefix.value);
             std::vector<tasks::Candidate> r;
             auto completer = chars ? nullptr : p.completer();
             {

@@ -57,6 +57,9 @@ struct LayerConfig {
   int memory_size() const { return cell == CellType::Lstm ? hidden_size : 0; }
   // Row blocks of H in weight_ih, weight_hh and the biases: 4 (LSTM), 3 (GRU), 1 (RNN).
   int gate_count() const;
+  // Multiply-adds of one step of this layer for one row, its input `input_size` wide: the gates' input and
+  // recurrent products, and the projection's (activations and biases, O(H), left out as frameworks count).
+  double multiply_adds(int input_size) const;
 };
 
 struct TokenizerConfig {
@@ -122,5 +125,17 @@ const char* to_string(RecurrentActivation a);
 const char* to_string(Activation a);
 const char* to_string(TokenizerType t);
 const char* to_string(CellType t);
+
+// What each kind of cell is, for the code that describes or counts a model (the summary, bench, info): one
+// row per CellType (config.cpp), so no other place tests the kind.
+struct CellTraits {
+  const char* name;        // config.json's "cell": lstm, gru, rnn
+  const char* keras_name;  // its layer class in a Keras summary: LSTM, GRU, SimpleRNN
+  int gates;               // blocks of H rows in W_ih and W_hh: LSTM 4 (i f g o), GRU 3 (r z n), RNN 1
+  int state_vectors;       // vectors of H carried from step to step: LSTM h and c, GRU and RNN h
+  bool gated;              // has gates, so a recurrent (gate) activation
+  bool reset_gate;         // has a reset gate, applied before or after the recurrent product (reset_after)
+};
+const CellTraits& cell_traits(CellType t);
 
 }  // namespace lstmlm

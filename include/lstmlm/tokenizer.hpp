@@ -19,6 +19,21 @@ struct Token {
   bool oov = false;  // true when the word is not in the vocabulary (id is unk or -1)
 };
 
+// How a half-typed word is completed (keyboards, predict's prefix, sessions): from an index of the
+// vocabulary's words (a word model), by a beam over characters to the next word boundary (a character model),
+// or not at all (a subword model: a piece is no word, and typed letters need not be a piece).
+enum class Completion { WordIndex, CharBeam, None };
+
+// What each kind of tokenizer does where tasks and front ends differ by kind: one row per TokenizerType
+// (tokenizer.cpp), the only place that tests the kind.
+struct TokenizerTraits {
+  const char* name;         // config.json's tokenizer.type: word, char, sentencepiece, bpe
+  Completion completion;    // how a half-typed word is completed
+  bool tokens_are_words;    // one token per word: --aggregate words has nothing to sum
+  bool line_break_is_text;  // a line break in a text is the "\n" token (char-rnn's training text)
+};
+const TokenizerTraits& tokenizer_traits(TokenizerType type);
+
 // Text <-> ids for one kind of tokenizer (config.json tokenizer.type): word (tokenizer_word.cpp), char
 // (tokenizer_char.cpp), sentencepiece (tokenizer_sentencepiece.cpp) or bpe (tokenizer_bpe.cpp); a new kind
 // implements tokenize, detokenize and join_text in a file of its own and adds its case to create(). What
@@ -54,6 +69,7 @@ class Tokenizer {
   virtual std::string join_text(std::optional<std::string_view> prev, std::string_view piece) const = 0;
 
   const TokenizerConfig& config() const { return config_; }
+  const TokenizerTraits& traits() const { return tokenizer_traits(config_.type); }
   std::optional<int32_t> unk_id() const { return unk_id_; }
   std::optional<int32_t> eos_id() const { return eos_id_; }
   std::optional<int32_t> bos_id() const { return bos_id_; }

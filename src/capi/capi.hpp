@@ -66,7 +66,8 @@ lstmlm_status guarded(const char* function, Body&& body) noexcept {
   } catch (const InputError& e) {
     return fail(LSTMLM_ERR_INPUT, function, e.message());
   } catch (const UsageError& e) {
-    return fail(LSTMLM_ERR_USAGE, function, e.message());
+    // An option's key as the C API's argument names spell it ("prefix", "top_k").
+    return fail(LSTMLM_ERR_USAGE, function, e.spelled([](const std::string& key) { return key; }));
   } catch (const std::bad_alloc&) {
     return fail(LSTMLM_ERR_NOMEM, function, "out of memory");
   } catch (const std::exception& e) {

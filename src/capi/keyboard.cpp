@@ -98,7 +98,8 @@ LSTMLM_API lstmlm_status lstmlm_state_complete(const lstmlm_model* model, const 
       throw UsageError("n_history " + std::to_string(n_history) + " is over " +
                        std::to_string(capi::kMaxCount));
     if (k > 0) capi::need(ids, "ids");
-    if (model->model->tokenizer().config().type == TokenizerType::Char)
+    const Completion how = model->model->tokenizer().traits().completion;
+    if (how == Completion::CharBeam)
       throw UsageError(
           "a character model's completions are strings, not token ids: use `lstmlm predict --prefix` "
           "or the Python module's Model.complete");
@@ -108,6 +109,7 @@ LSTMLM_API lstmlm_status lstmlm_state_complete(const lstmlm_model* model, const 
       capi::check_token(*model, history[i], "history[" + std::to_string(i) + "]");
     const auto completer = completer_of(*model);
     const std::string_view typed(prefix == nullptr ? "" : prefix, prefix_len);
+    tasks::check_completion(*model->model, Completion::WordIndex, typed);
     std::vector<tasks::Candidate> top;
     if (k == 0) {
       // nothing asked

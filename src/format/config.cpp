@@ -463,16 +463,27 @@ int ModelConfig::required_format_version() const {
   return v3 ? 3 : v2 ? 2 : 1;
 }
 
-int LayerConfig::gate_count() const {
-  switch (cell) {
+int LayerConfig::gate_count() const { return cell_traits(cell).gates; }
+
+double LayerConfig::multiply_adds(int input_size) const {
+  double m = double(gate_count()) * hidden_size * (double(input_size) + output_size());
+  if (proj_size > 0) m += double(proj_size) * hidden_size;
+  return m;
+}
+
+const CellTraits& cell_traits(CellType t) {
+  static const CellTraits lstm{"lstm", "LSTM", format::kLstmGateCount, 2, true, false};
+  static const CellTraits gru{"gru", "GRU", format::kGruGateCount, 1, true, true};
+  static const CellTraits rnn{"rnn", "SimpleRNN", format::kRnnGateCount, 1, false, false};
+  switch (t) {
     case CellType::Gru:
-      return format::kGruGateCount;
+      return gru;
     case CellType::Rnn:
-      return format::kRnnGateCount;
+      return rnn;
     case CellType::Lstm:
       break;
   }
-  return format::kLstmGateCount;
+  return lstm;
 }
 
 const char* to_string(RecurrentActivation a) {
@@ -501,17 +512,7 @@ const char* to_string(Activation a) {
   return "?";
 }
 
-const char* to_string(CellType t) {
-  switch (t) {
-    case CellType::Lstm:
-      return "lstm";
-    case CellType::Gru:
-      return "gru";
-    case CellType::Rnn:
-      return "rnn";
-  }
-  return "?";
-}
+const char* to_string(CellType t) { return cell_traits(t).name; }
 
 const char* to_string(TokenizerType t) {
   switch (t) {

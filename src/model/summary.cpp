@@ -26,20 +26,20 @@ ModelSummary count(const Model& model) {
     const auto& lw = w.layers[k];
     std::string note = "hidden " + std::to_string(l.hidden_size);
     if (l.proj_size > 0) note += ", proj " + std::to_string(l.proj_size);
-    if (l.cell != CellType::Rnn) note += std::string(", ") + to_string(l.recurrent_activation);
+    const CellTraits& cell = cell_traits(l.cell);
+    if (cell.gated) note += std::string(", ") + to_string(l.recurrent_activation);
     if (l.activation != Activation::Tanh) note += std::string(", activation ") + to_string(l.activation);
     if (l.cell_clip) note += ", cell_clip " + std::to_string(*l.cell_clip);
     if (l.peepholes) note += ", peepholes";
     if (l.proj_clip) note += ", proj_clip " + std::to_string(*l.proj_clip);
-    if (l.cell == CellType::Gru) note += l.reset_after ? ", reset_after" : ", reset before";
+    if (cell.reset_gate) note += l.reset_after ? ", reset_after" : ", reset before";
     // One bias vector of G H, as Keras counts it (PyTorch stores two: bias_ih and bias_hh); a GRU with
     // reset_after has two, as Keras' GRU does.
     const int64_t p = lw.w_ih.size() + lw.w_hh.size() + lw.bias.size() + lw.bias_hh.size() + lw.w_hr.size() +
                       lw.w_ci.size() + lw.w_cf.size() + lw.w_co.size();
     // The names the `source.trainable` convention keys by: the cell's (gru_l0, rnn_l1, lstm_l2).
     std::string name = std::string(to_string(l.cell)) + "_l" + std::to_string(k);
-    const char* kind = l.cell == CellType::Gru ? "GRU" : l.cell == CellType::Rnn ? "SimpleRNN" : "LSTM";
-    s.layers.push_back({name, kind, l.output_size(), p, trainable(name), note});
+    s.layers.push_back({name, cell.keras_name, l.output_size(), p, trainable(name), note});
   }
   for (size_t k = 0; k < c.head.size(); ++k) {
     const std::string name = "head_" + std::to_string(k);

@@ -39,6 +39,25 @@ Tokenizer::Tokenizer(const TokenizerConfig& config, const Vocab& vocab, const st
   filters_ = std::move(*f);
 }
 
+const TokenizerTraits& tokenizer_traits(TokenizerType type) {
+  static const TokenizerTraits word{to_string(TokenizerType::Word), Completion::WordIndex, true, false};
+  static const TokenizerTraits chars{to_string(TokenizerType::Char), Completion::CharBeam, false, true};
+  static const TokenizerTraits sentencepiece{to_string(TokenizerType::SentencePiece), Completion::None, false,
+                                             false};
+  static const TokenizerTraits bpe{to_string(TokenizerType::Bpe), Completion::None, false, false};
+  switch (type) {
+    case TokenizerType::Char:
+      return chars;
+    case TokenizerType::SentencePiece:
+      return sentencepiece;
+    case TokenizerType::Bpe:
+      return bpe;
+    case TokenizerType::Word:
+      break;
+  }
+  return word;
+}
+
 std::unique_ptr<const Tokenizer> Tokenizer::create(const TokenizerConfig& config, const Vocab& vocab,
                                                    const std::string& config_file,
                                                    const std::string& model_dir) {

@@ -13,6 +13,7 @@
 #include "lstmlm/report/predict.hpp"
 #include "lstmlm/report/rescore.hpp"
 #include "lstmlm/report/score.hpp"
+#include "lstmlm/tasks/keyboard.hpp"
 #include "lstmlm/tasks/limits.hpp"
 #include "lstmlm/tasks/nbest.hpp"
 #include "lstmlm/tasks/predict.hpp"
@@ -94,7 +95,8 @@ Service::Service(const Options& options, std::shared_ptr<const Model> model)
   start_ = tasks::start_token(tok);
   if (!options.boost_file.empty())
     boost_ = std::make_shared<tasks::Boost>(tasks::Boost::load(*model_, options.boost_file));
-  if (tok.config().type == TokenizerType::Word) completer_ = std::make_shared<tasks::Completer>(*model_);
+  if (tok.traits().completion == Completion::WordIndex)
+    completer_ = std::make_shared<tasks::Completer>(*model_);
 }
 
 std::shared_ptr<const tasks::Boost> Service::boost_of(Body& b) const {
@@ -198,7 +200,9 @@ std::string Service::predict(const std::string& body) {
   const bool one = bool(context);
   std::vector<std::string> list = one ? std::vector<std::string>{*context} : *contexts;
   // A character model's completions are a beam search per context, run on the scheduler's thread.
-  if (!opt.prefix.empty() && !completer_ && list.size() > kMaxCharCompletions)
+  const Completion how = model_->tokenizer().traits().completion;
+  if (how != Completion::CharBeam) tasks::check_completion(*model_, Completion::WordIndex, opt.prefix);
+  if (!opt.prefix.empty() && how == Completion::CharBeam && list.size() > kMaxCharCompletions)
     throw HttpError(400, "field 'prefix': a character model completes at most " +
                              std::to_string(kMaxCharCompletions) +
                              " contexts per request (a beam search each)");
@@ -453,9 +457,7 @@ std::string Service::advance(const std::string& id, const std::string& body) {
   const auto boost = boost_of(b);
   b.done();
   if (text && given_ids) throw HttpError(400, "fields 'text' and 'ids': give at most one");
-  if (!prefix.empty() && !completer_)
-    throw HttpError(400,
-                    "field 'prefix': a session of a character model takes the typed characters as 'text'");
+  tasks::check_completion(*model_, Completion::WordIndex, prefix);
   // Each fed token keeps a row of V log-probs until the call ends: bounded to 64 MiB per request.
   const size_t cap = std::max<size_t>(1, (size_t{64} << 20) / (4 * size_t(model_->vocab_size())));
   std::vector<Token> toks;

@@ -28,17 +28,10 @@ Workload parse_workload(const std::string& s) {
 }
 
 double flops_per_call(const ModelConfig& c, Workload w, int batch, int length) {
-  // Per token: each layer multiplies [G H x in] by the input and [G H x out] by the previous h (G the
-  // cell's gates: LSTM 4, GRU 3, RNN 1)
-  // (one multiply-add = 2 FLOPs); a projected layer adds its [P x H] matrix. Activations and the
-  // softmax are O(H) and O(V), left out as frameworks' nominal counts do.
+  // Per token: each layer's multiply-adds (LayerConfig::multiply_adds; one multiply-add = 2 FLOPs).
+  // Activations and the softmax are O(H) and O(V), left out as frameworks' nominal counts do.
   double lstm = 0;
-  for (size_t k = 0; k < c.layers.size(); ++k) {
-    const auto& l = c.layers[k];
-    double h4 = double(l.gate_count()) * l.hidden_size;
-    lstm += 2.0 * h4 * (c.layer_input_size(k) + l.output_size());
-    if (l.proj_size > 0) lstm += 2.0 * l.proj_size * l.hidden_size;
-  }
+  for (size_t k = 0; k < c.layers.size(); ++k) lstm += 2.0 * c.layers[k].multiply_adds(c.layer_input_size(k));
   double proj = 2.0 * c.decoder_input_size() * c.vocab_size;
   for (size_t k = 0; k < c.head.size(); ++k) proj += 2.0 * c.head_input_size(k) * c.head[k].units;
   double tokens = static_cast<double>(batch) * length;
@@ -82,7 +75,7 @@ std::string shape_string(const ModelConfig& c) {
   };
   // An LSTM layer is its width alone (the shapes bench has always printed); another cell is named.
   auto cell = [](const LayerConfig& l) {
-    return l.cell == CellType::Lstm ? std::string() : std::string(" ") + to_string(l.cell);
+    return l.cell == LayerConfig{}.cell ? std::string() : std::string(" ") + to_string(l.cell);
   };
   if (uniform) return s + width(c.layers[0]) + "x" + std::to_string(c.layers.size()) + cell(c.layers[0]);
   for (size_t k = 0; k < c.layers.size(); ++k) {

@@ -20,7 +20,7 @@ std::vector<int32_t> GeneratedSample::ids() const {
 
 Prompt prompt_context(const Model& model, std::string_view prompt, tasks::OovPolicy oov, bool pad_window) {
   const Tokenizer& tok = model.tokenizer();
-  const bool chars = tok.config().type == TokenizerType::Char;
+  const bool chars = tok.traits().line_break_is_text;
   Prompt p;
   // What a line break becomes between two lines of the prompt.
   std::optional<Token> line_break;

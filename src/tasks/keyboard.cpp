@@ -74,11 +74,26 @@ std::vector<Candidate> Completer::complete(const float* logprobs, std::string_vi
   return out;
 }
 
+void check_completion(const Model& model, Completion how, std::string_view prefix) {
+  const auto& t = model.tokenizer().traits();
+  if (prefix.empty() || t.completion == how) return;
+  if (t.completion == Completion::None)
+    throw UsageError::option("prefix",
+                             std::string(": a ") + t.name +
+                                 " model completes no half-typed word (its pieces are not words, and "
+                                 "typed letters need not be a piece): give no prefix");
+  if (t.completion == Completion::CharBeam)
+    throw UsageError::option("prefix",
+                             ": a character model completes the typed characters fed as text "
+                             "(predict's prefix, Python's Model.complete), not from a word index");
+  throw UsageError::option("prefix", std::string(": a ") + t.name + " model completes from its word index");
+}
+
 std::vector<Candidate> complete_chars(Engine& engine, const State& after, std::span<const float> logprobs,
                                       int top, int max_chars) {
   const Model& model = engine.model();
   const Tokenizer& tok = model.tokenizer();
-  if (tok.config().type != TokenizerType::Char)
+  if (tok.traits().completion != Completion::CharBeam)
     throw UsageError("complete_chars: a character model's completion; a word model uses Completer");
   const int V = model.vocab_size();
   if (static_cast<int>(logprobs.size()) != V)

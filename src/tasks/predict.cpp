@@ -81,8 +81,10 @@ std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& 
                                 const PredictOptions& opt, const std::string& source, uint64_t first_line) {
   const Model& model = engine.model();
   opt.validate();
-  const bool chars = model.tokenizer().config().type == TokenizerType::Char;
-  if (!opt.prefix.empty() && chars) return predict_char_prefix(engine, contexts, opt, source, first_line);
+  const Completion how = model.tokenizer().traits().completion;
+  if (how == Completion::CharBeam && !opt.prefix.empty())
+    return predict_char_prefix(engine, contexts, opt, source, first_line);
+  check_completion(model, Completion::WordIndex, opt.prefix);
   std::shared_ptr<const Completer> completer = opt.completer;
   if (!opt.prefix.empty() && !completer) completer = std::make_shared<Completer>(model);
   std::vector<float> boosted;

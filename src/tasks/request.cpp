@@ -56,6 +56,16 @@ const Choices<Precision>& precision_choices() {
   return c;
 }
 
+const Choices<CellType>& cell_choices() {
+  static const Choices<CellType> c("cell", [] {
+    std::vector<std::pair<std::string, CellType>> words;
+    for (CellType t : {CellType::Lstm, CellType::Gru, CellType::Rnn})
+      words.emplace_back(cell_traits(t).name, t);
+    return words;
+  }());
+  return c;
+}
+
 const Choices<bool>& rescore_context_choices() {
   static const Choices<bool> c("context", {{"utterance", false}, {"conversation", true}});
   return c;

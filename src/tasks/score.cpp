@@ -39,7 +39,7 @@ double ScoreSummary::perplexity_excl_oov() const {
 Scorer::Scorer(Engine& engine, ScoreOptions opt) : engine_(&engine), opt_(opt) {
   opt_.validate();
   const TokenizerConfig& tok = engine.model().config().tokenizer;
-  if (opt_.aggregate == Aggregate::Words && tok.type == TokenizerType::Word)
+  if (opt_.aggregate == Aggregate::Words && tokenizer_traits(tok.type).tokens_are_words)
     throw UsageError::option("aggregate", ": \"words\" needs a char or subword model; this is a word model");
   start_ = opt_.add_start ? start_token(engine.model().tokenizer()) : -1;
   doc_state_ = State::zeros(engine.model());

@@ -44,7 +44,7 @@ LineScore tokenize_line(const Model& model, const std::string& text, const Score
 
 bool line_end_chars(const Model& model, const ScoreOptions& opt) {
   return opt.append_eos && opt.context == ContextMode::Document &&
-         model.config().tokenizer.type == TokenizerType::Char && model.vocab().find("\n").has_value();
+         model.tokenizer().traits().line_break_is_text && model.vocab().find("\n").has_value();
 }
 
 std::optional<int32_t> line_end_id(const Model& model, const ScoreOptions& opt) {

@@ -272,6 +272,38 @@ class BpeTest(unittest.TestCase):
                     tokenizer={"type": "bpe", "unk_token": "<unk>", "eos_token": "</s>"},
                     tensors=random_tensors(len(cls.vocab), seed=1), source={"framework": "test"})
 
+    def test_every_front_end_gives_a_subword_model_the_same_completion(self):
+        # A subword model completes no half-typed word: the CLI, the server and Python refuse a prefix with the
+        # library's one message, each naming the option its own way; the next piece without a prefix works.
+        why = "a bpe model completes no half-typed word"
+        r = pyutil.run_lstmlm("predict", "-m", self.model, "--prefix", "qu", "the")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--prefix: " + why, r.stderr)
+        self.assertEqual(pyutil.run_lstmlm("predict", "-m", self.model, "the").returncode, 0)
+        from test_server import Server
+        server = Server(model=self.model)
+        try:
+            for path, body in (("/v1/predict", {"context": "the", "prefix": "qu"}),):
+                status, text, _ = server.post(path, body)
+                self.assertEqual(status, 400, text)
+                self.assertIn("field 'prefix': " + why, json.loads(text)["error"]["message"])
+            status, text, _ = server.post("/v1/sessions", {})
+            self.assertEqual(status, 200, text)
+            sid = json.loads(text)["id"]
+            status, text, _ = server.post(f"/v1/sessions/{sid}/advance", {"text": "the", "prefix": "qu"})
+            self.assertEqual(status, 400, text)
+            self.assertIn("field 'prefix': " + why, json.loads(text)["error"]["message"])
+            status, text, _ = server.post(f"/v1/sessions/{sid}/advance", {"text": "the"})
+            self.assertEqual(status, 200, text)
+        finally:
+            self.assertEqual(server.stop(), 0)
+        lstmlm = pyutil.require_module()
+        m = lstmlm.Model(self.model, threads=1)
+        self.assertEqual(m.tokenizer_type, "bpe")
+        with self.assertRaisesRegex(lstmlm.UsageError, "^prefix: " + why):
+            m.predict("the", prefix="qu")
+        self.assertEqual(len(m.predict("the", top=3)), 3)
+
     def test_words_join_at_the_continuation_marker(self):
         text = os.path.join(self.tmp, "t.txt")
         line = "the qu@@ ick bro@@ wn fox jump@@ s over the la@@ zy dog ."

@@ -14,6 +14,11 @@
 
 namespace lstmlm::tasks {
 
+// Refuses a completion of the half-typed word `prefix` (non-empty) that the model's tokenizer does not do as
+// `how`: a UsageError with the key "prefix", saying what the model's kind does instead. One rule for the CLI,
+// the server, Python and the C API.
+void check_completion(const Model& model, Completion how, std::string_view prefix);
+
 // Word completion over a word model's vocabulary: the tokens sorted by their bytes once (V log V), so the
 // tokens that start with a prefix are one contiguous range found by two binary searches (O(log V) per
 // keystroke); only that range is ranked.

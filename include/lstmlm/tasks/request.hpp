@@ -71,6 +71,8 @@ const Choices<Normalization>& normalize_choices();
 // --precision / "precision": fp32, bf16, int8.
 const Choices<Precision>& precision_choices();
 
+// bench's --cell: lstm, gru, rnn (config.json's names).
+const Choices<CellType>& cell_choices();
 // rescore's --context / "context": utterance, or conversation (the best hypothesis' state carried on).
 const Choices<bool>& rescore_context_choices();
 // rescore's --ngram-units / "ngram_units": log10, ln, cost (-ln p).
