@@ -70,6 +70,8 @@ void check_state(const Model& model, const PyState& s, const char* what) {
     throw_usage(std::string(what) +
                 ": the State has not been written: call BeginSentenceWrite or "
                 "NullContextWrite first");
+  if (s.fingerprint != 0 && s.fingerprint != model.fingerprint())  // 0: a format 1 pickle, which had none
+    throw_usage(std::string(what) + ": the State belongs to another model (its fingerprint differs)");
   const State z = State::zeros(model);
   bool fits = s.state.h.size() == z.h.size();
   for (size_t l = 0; fits && l < z.h.size(); ++l)
@@ -90,6 +92,7 @@ std::vector<float> next_after(Engine& engine, const State& from) {
 // without the GIL, while another thread may rewrite the State it came from).
 PyState state_after(PyModel& m, const State& from, int32_t token) {
   PyState next;
+  next.fingerprint = m.model().fingerprint();
   py::gil_scoped_release nogil;
   auto engine = m.pool().acquire();
   engine->step(from, token, next.state, next.next);
@@ -508,10 +511,25 @@ void bind_model(py::module_& m) {
           py::arg("state"), py::arg("prefix"), py::arg("top"), py::arg("boost") = py::none(),
           py::arg("history") = py::none())
       .def(
+          "state_from_bytes",
+          [](PyModel& p, const py::bytes& data) {
+            const std::string_view b = data;
+            PyState s;
+            static_cast<tasks::Stream&>(s) = tasks::stream_from_bytes(p.model(), b);
+            s.fingerprint = p.model().fingerprint();
+            return s;
+          },
+          py::arg("data"),
+          "A State from the bytes State.to_bytes(), the C API's lstmlm_state_serialize or the server's "
+          "exported "
+          "session (\"bytes\", base64-decoded) wrote for this model; InputError when they are not one.")
+      .def(
           "NullContextWrite",
           [](PyModel& p, PyState& s) {
             s.state = State::zeros(p.model());
             s.next.clear();
+            s.fed = 0;
+            s.fingerprint = p.model().fingerprint();
           },
           py::arg("state"), "Writes the zero state (no context) into `state`.")
       .def(
@@ -521,9 +539,12 @@ void bind_model(py::module_& m) {
             if (start < 0) {
               s.state = State::zeros(p.model());
               s.next.clear();
+              s.fed = 0;
+              s.fingerprint = p.model().fingerprint();
               return;
             }
             s = state_after(p, State::zeros(p.model()), start);
+            s.fed = 1;
           },
           py::arg("state"), "Writes the state after the start token (bos, else eos) into `state`.")
       .def(
@@ -539,6 +560,8 @@ void bind_model(py::module_& m) {
             const State from = in.state;
             std::vector<float> next = in.next;
             PyState after;
+            after.fingerprint = p.model().fingerprint();
+            after.fed = in.fed + 1;
             {
               py::gil_scoped_release nogil;
               auto engine = p.pool().acquire();

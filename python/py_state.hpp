@@ -3,9 +3,11 @@
 #pragma once
 #include <pybind11/pybind11.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "lstmlm/engine.hpp"
+#include "lstmlm/tasks/stream.hpp"
 #include "py_args.hpp"
 
 namespace lstmlm::py {
@@ -13,10 +15,10 @@ namespace lstmlm::py {
 // Read and written only with the GIL held: a call copies what it needs before releasing the GIL, so
 // another thread rewriting the same State meanwhile changes what later calls see, never the memory a
 // running call reads.
-struct PyState {
-  State state;  // empty until BeginSentenceWrite / NullContextWrite / BaseScore writes it
-  // ln p of every next token after this state (empty: not computed yet; BaseScore computes it from h).
-  std::vector<float> next;
+// A stream of the library (lstmlm/tasks/stream.hpp): `state` empty until BeginSentenceWrite /
+// NullContextWrite / BaseScore writes it; `next` empty until computed (BaseScore computes it from h).
+struct PyState : tasks::Stream {
+  uint64_t fingerprint = 0;  // Model::fingerprint() of the model that wrote it; 0 while not written
   bool written() const { return !state.h.empty(); }
   bool operator==(const PyState& o) const { return state == o.state; }
 };

@@ -148,21 +148,25 @@ LSTMLM_API void lstmlm_state_free(lstmlm_state* state);
  * compare equal). Safe while other threads read the states. */
 LSTMLM_API lstmlm_status lstmlm_state_equal(const lstmlm_state* a, const lstmlm_state* b, int* equal);
 
-/* The state as bytes (the content of the Python module's State pickle, format 1): all numbers
- * little-endian (x86-64's own order), floats IEEE float32.
+/* The state as bytes: the library's serialized stream, the same bytes the Python module's State.to_bytes()
+ * and the server's exported sessions hold (docs/c-api.md). All numbers little-endian (x86-64's own order),
+ * floats IEEE float32.
  *   offset 0       8 bytes   magic "LSTMLMST"
- *   offset 8       uint32    format version, 1
- *   offset 12      uint32    L, the layers
- *   offset 16      uint32    V, the floats of `next`
- *   offset 20      L pairs of uint32: layer l's h floats, c floats
+ *   offset 8       uint32    format version, 2
+ *   offset 12      uint64    the model's fingerprint
+ *   offset 20      int64     tokens fed since the stream began
+ *   offset 28      uint32    L, the layers
+ *   offset 32      uint32    N, the floats of `next` (V, or 0 when not computed)
+ *   offset 36      L pairs of uint32: layer l's h floats, c floats
  *   then           layer 0's h, ..., layer L-1's h, layer 0's c, ..., layer L-1's c, next (ln p over V)
  * The bytes are written to buf when size >= *needed. Safe while other threads read the state; valid after its
  * model is freed. */
 LSTMLM_API lstmlm_status lstmlm_state_serialize(const lstmlm_state* state, void* buf, size_t size,
                                                 size_t* needed);
-/* A new state of `model` from the `size` bytes lstmlm_state_serialize wrote (for this model or one of the
- * same shape). A truncated buffer, bytes left over, another magic or version, or a state of another shape
- * (layers, widths, V) is LSTMLM_ERR_INPUT. Thread-safe. */
+/* A new state of `model` from the `size` bytes lstmlm_state_serialize (or another front end) wrote for this
+ * model. A truncated buffer, bytes left over, another magic or a newer version, a non-finite value, a state of
+ * another model (its fingerprint) or of another shape (layers, widths, V) is LSTMLM_ERR_INPUT; format 1 bytes
+ * are read too. Thread-safe. */
 LSTMLM_API lstmlm_status lstmlm_state_deserialize(const lstmlm_model* model, const void* data, size_t size,
                                                   lstmlm_state** out);
 

@@ -74,6 +74,10 @@ class Model {
   // The output matrix [V, decoder_input_size]: the embedding itself when the output is tied (never a copy).
   const MatrixRM& decoder() const { return config_.tied ? weights_.embedding : weights_.decoder; }
   const std::string& directory() const { return dir_; }
+  // 64 bits that tell this model from another (FNV-1a over the config, the vocabulary and a sample of every
+  // weight tensor: its size and first and last 64 floats), computed once when the model is built, so it
+  // is the same before and after the weights are released. A serialized stream carries it.
+  uint64_t fingerprint() const { return fingerprint_; }
   // Non-fatal findings of the loader (e.g. non-finite values in a tensor), one line each.
   const std::vector<std::string>& warnings() const { return warnings_; }
 
@@ -108,6 +112,7 @@ class Model {
   ModelConfig config_;
   Vocab vocab_;
   Weights weights_;
+  uint64_t fingerprint_ = 0;
   std::string dir_;
   std::vector<std::string> warnings_;
   std::unique_ptr<const Tokenizer> tokenizer_;

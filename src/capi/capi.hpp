@@ -14,6 +14,7 @@
 #include "lstmlm/error.hpp"
 #include "lstmlm/lstmlm.h"
 #include "lstmlm/model.hpp"
+#include "lstmlm/tasks/stream.hpp"
 
 namespace lstmlm::tasks {
 class Completer;
@@ -36,10 +37,10 @@ struct lstmlm_model {
 };
 
 // One sequence's state and the ln p of each of its V next tokens.
-struct lstmlm_state {
-  uint64_t model_id = 0;  // the lstmlm_model::id of the model that made it
-  lstmlm::State state;
-  std::vector<float> next;
+// A stream of the library (lstmlm/tasks/stream.hpp): its bytes are the server's and the Python module's.
+struct lstmlm_state : lstmlm::tasks::Stream {
+  uint64_t model_id = 0;     // the lstmlm_model::id of the model that made it
+  uint64_t fingerprint = 0;  // that model's Model::fingerprint(), written into the serialized bytes
 };
 
 namespace lstmlm::capi {

@@ -1,7 +1,6 @@
 // The C API: states, their bytes, the batched step and what a state's next distribution gives
 // (include/lstmlm/lstmlm.h).
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -15,123 +14,20 @@ namespace lstmlm::capi {
 
 namespace {
 
-static_assert(std::endian::native == std::endian::little,
-              "the serialized state is little-endian, written as this CPU stores it");
-static_assert(sizeof(float) == 4 && std::numeric_limits<float>::is_iec559);
-
-// The serialized state (lstmlm.h): magic, version, L, V, L pairs of widths, then the floats.
-constexpr char kMagic[8] = {'L', 'S', 'T', 'M', 'L', 'M', 'S', 'T'};
-constexpr uint32_t kFormat = 1;  // the Python module's pickle format number: the same content
-constexpr size_t kHeader = sizeof(kMagic) + 3 * sizeof(uint32_t);
-
-lstmlm_state* new_state(const lstmlm_model& model, const State& state, const std::vector<float>& next) {
+lstmlm_state* new_state(const lstmlm_model& model, const State& state, const std::vector<float>& next,
+                        int64_t fed) {
   auto s = std::make_unique<lstmlm_state>();
   s->model_id = model.id;
+  s->fingerprint = model.model->fingerprint();
   s->state = state;
   s->next = next;
+  s->fed = fed;
   return s.release();
 }
 
 void check_state(const lstmlm_model& model, const lstmlm_state* state, const std::string& name) {
   need(state, name.c_str());
   check_owner(model, *state, name);
-}
-
-size_t serialized_size(const lstmlm_state& s) {
-  size_t floats = s.next.size();
-  for (size_t l = 0; l < s.state.h.size(); ++l) floats += s.state.h[l].size() + s.state.c[l].size();
-  return kHeader + s.state.h.size() * 2 * sizeof(uint32_t) + floats * sizeof(float);
-}
-
-class Writer {
- public:
-  explicit Writer(unsigned char* p) : p_(p) {}
-  void bytes(const void* data, size_t n) {
-    if (n > 0) std::memcpy(p_, data, n);
-    p_ += n;
-  }
-  void u32(size_t v) {
-    const auto x = static_cast<uint32_t>(v);
-    bytes(&x, sizeof x);
-  }
-  void floats(const std::vector<float>& v) { bytes(v.data(), v.size() * sizeof(float)); }
-
- private:
-  unsigned char* p_;
-};
-
-// Reads the serialized bytes with every length checked against what is left: a short buffer is an
-// InputError saying how many bytes were missing.
-class Reader {
- public:
-  Reader(const unsigned char* p, size_t size) : p_(p), left_(size), size_(size) {}
-  void bytes(void* out, size_t n, const char* what) {
-    if (n > left_)
-      throw InputError("the bytes are truncated: " + std::to_string(size_) + " bytes end inside " + what);
-    if (n > 0) std::memcpy(out, p_, n);
-    p_ += n;
-    left_ -= n;
-  }
-  uint32_t u32(const char* what) {
-    uint32_t x = 0;
-    bytes(&x, sizeof x, what);
-    return x;
-  }
-  std::vector<float> floats(uint32_t n, const char* what) {
-    if (size_t{n} * sizeof(float) > left_)
-      throw InputError("the bytes are truncated: " + std::to_string(size_) + " bytes end inside " + what);
-    std::vector<float> v(n);
-    if (n > 0) bytes(v.data(), v.size() * sizeof(float), what);  // a GRU's c is empty: no null memcpy
-    return v;
-  }
-  size_t left() const { return left_; }
-
- private:
-  const unsigned char* p_;
-  size_t left_, size_;
-};
-
-void check_width(uint32_t got, size_t want, size_t layer, const char* what) {
-  if (got != want)
-    throw InputError("a state of another shape: layer " + std::to_string(layer) + "'s " + what + " has " +
-                     std::to_string(got) + " floats, this model's " + std::to_string(want));
-}
-
-lstmlm_state* deserialize(const lstmlm_model& model, const unsigned char* data, size_t size) {
-  Reader r(data, size);
-  char magic[sizeof kMagic];
-  r.bytes(magic, sizeof magic, "the magic");
-  if (std::memcmp(magic, kMagic, sizeof kMagic) != 0)
-    throw InputError("not a serialized lstmlm state (the first 8 bytes are not \"LSTMLMST\")");
-  const uint32_t version = r.u32("the format version");
-  if (version != kFormat)
-    throw InputError("a state of format version " + std::to_string(version) + ", this library reads " +
-                     std::to_string(kFormat));
-  const uint32_t layers = r.u32("the layer count");
-  const uint32_t vocab = r.u32("the vocabulary size");
-  const State zeros = State::zeros(*model.model);
-  if (layers != zeros.h.size())
-    throw InputError("a state of another shape: L = " + std::to_string(layers) + ", this model has " +
-                     std::to_string(zeros.h.size()) + " layers");
-  if (vocab != static_cast<uint32_t>(model.model->vocab_size()))
-    throw InputError("a state of another shape: a next distribution over " + std::to_string(vocab) +
-                     " tokens, this model's vocabulary has " + std::to_string(model.model->vocab_size()));
-  std::vector<std::pair<uint32_t, uint32_t>> widths(layers);
-  for (uint32_t l = 0; l < layers; ++l) {
-    widths[l].first = r.u32("the layer widths");
-    widths[l].second = r.u32("the layer widths");
-    check_width(widths[l].first, zeros.h[l].size(), l, "h");
-    check_width(widths[l].second, zeros.c[l].size(), l, "c");
-  }
-  auto s = std::make_unique<lstmlm_state>();
-  s->model_id = model.id;
-  for (uint32_t l = 0; l < layers; ++l) s->state.h.push_back(r.floats(widths[l].first, "an h vector"));
-  for (uint32_t l = 0; l < layers; ++l) s->state.c.push_back(r.floats(widths[l].second, "a c vector"));
-  s->next = r.floats(vocab, "the next distribution");
-  if (r.left() != 0)
-    throw InputError(std::to_string(size) + " bytes, the state ends after " +
-                     std::to_string(size - r.left()) + " (bytes left over)");
-  return s.release();
 }
 
 }  // namespace
@@ -149,8 +45,9 @@ LSTMLM_API lstmlm_status lstmlm_state_new(const lstmlm_model* model, int begin_o
   return guarded("lstmlm_state_new", [&] {
     need(model, "model");
     need(out, "out");
-    *out = begin_of_sentence ? capi::new_state(*model, model->begin_state, model->begin_next)
-                             : capi::new_state(*model, model->empty_state, model->empty_next);
+    *out = begin_of_sentence
+               ? capi::new_state(*model, model->begin_state, model->begin_next, model->start >= 0 ? 1 : 0)
+               : capi::new_state(*model, model->empty_state, model->empty_next, 0);
     return LSTMLM_OK;
   });
 }
@@ -182,21 +79,9 @@ LSTMLM_API lstmlm_status lstmlm_state_serialize(const lstmlm_state* state, void*
     need(state, "state");
     need(needed, "needed");
     if (size > 0) need(buf, "buf");
-    const size_t n = capi::serialized_size(*state);
-    *needed = n;
-    if (size < n) return LSTMLM_OK;
-    capi::Writer w(static_cast<unsigned char*>(buf));
-    w.bytes(capi::kMagic, sizeof capi::kMagic);
-    w.u32(capi::kFormat);
-    w.u32(state->state.h.size());
-    w.u32(state->next.size());
-    for (size_t l = 0; l < state->state.h.size(); ++l) {
-      w.u32(state->state.h[l].size());
-      w.u32(state->state.c[l].size());
-    }
-    for (const auto& h : state->state.h) w.floats(h);
-    for (const auto& c : state->state.c) w.floats(c);
-    w.floats(state->next);
+    const std::string bytes = tasks::stream_bytes(*state, state->fingerprint);
+    *needed = bytes.size();
+    if (size >= bytes.size()) std::memcpy(buf, bytes.data(), bytes.size());
     return LSTMLM_OK;
   });
 }
@@ -207,7 +92,18 @@ LSTMLM_API lstmlm_status lstmlm_state_deserialize(const lstmlm_model* model, con
     need(model, "model");
     need(out, "out");
     if (size > 0) need(data, "data");
-    *out = capi::deserialize(*model, static_cast<const unsigned char*>(data), size);
+    auto s = std::make_unique<lstmlm_state>();
+    static_cast<tasks::Stream&>(*s) =
+        tasks::stream_from_bytes(*model->model, std::string_view(static_cast<const char*>(data), size));
+    if (s->next.empty()) {  // a stream whose distribution was not computed: a C API state always has one
+      std::vector<State> st{s->state};
+      MatrixRM lp;
+      model->pool->acquire()->predict({{}}, st, lp);
+      s->next.assign(lp.data(), lp.data() + lp.cols());
+    }
+    s->model_id = model->id;
+    s->fingerprint = model->model->fingerprint();
+    *out = s.release();
     return LSTMLM_OK;
   });
 }
@@ -256,7 +152,8 @@ LSTMLM_API lstmlm_status lstmlm_step_batch(const lstmlm_model* model, lstmlm_sta
       lstmlm_state& s = *states[i];
       s.state.h.swap(rows[i].h);
       s.state.c.swap(rows[i].c);
-      std::copy(out[i].data(), out[i].data() + V, s.next.data());
+      s.next.assign(out[i].data(), out[i].data() + V);
+      ++s.fed;
       if (logprobs_out != nullptr) std::copy(out[i].data(), out[i].data() + V, logprobs_out + i * V);
     }
     return LSTMLM_OK;

@@ -1,5 +1,6 @@
 #include "lstmlm/model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -108,12 +109,56 @@ std::shared_ptr<const Model> Model::create(ModelConfig config, Vocab vocab, Weig
   return build(std::move(config), std::move(vocab), std::move(weights), paths, {});
 }
 
+namespace {
+
+class Fnv1a {
+ public:
+  void bytes(const void* p, size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; ++i) h_ = (h_ ^ b[i]) * 0x100000001b3ULL;
+  }
+  void text(const std::string& s) {
+    u64(s.size());
+    bytes(s.data(), s.size());
+  }
+  void u64(uint64_t v) { bytes(&v, sizeof v); }
+  // A tensor's size and its first and last 64 floats: cheap for any model, and a retrained model differs.
+  void sample(const float* p, size_t n) {
+    u64(n);
+    const size_t k = std::min<size_t>(n, 64);
+    if (k > 0) bytes(p, k * sizeof(float));
+    if (n > k) bytes(p + (n - k), k * sizeof(float));
+  }
+  uint64_t value() const { return h_; }
+
+ private:
+  uint64_t h_ = 0xcbf29ce484222325ULL;
+};
+
+uint64_t fingerprint_of(const ModelConfig& c, const Vocab& v, const Weights& w) {
+  Fnv1a f;
+  f.text(config_to_json(c).dump());
+  for (const auto& t : v.tokens()) f.text(t);
+  f.sample(w.embedding.data(), size_t(w.embedding.size()));
+  for (const auto& l : w.layers) {
+    for (const auto* m : {&l.w_ih, &l.w_hh, &l.w_hr}) f.sample(m->data(), size_t(m->size()));
+    f.sample(l.bias.data(), size_t(l.bias.size()));
+  }
+  for (const auto& d : w.head) f.sample(d.weight.data(), size_t(d.weight.size()));
+  f.sample(w.decoder.data(), size_t(w.decoder.size()));
+  f.sample(w.decoder_bias.data(), size_t(w.decoder_bias.size()));
+  return f.value();
+}
+
+}  // namespace
+
 std::shared_ptr<const Model> Model::build(ModelConfig config, Vocab vocab, Weights weights,
                                           const ModelPaths& paths, std::vector<std::string> warnings) {
   if (config.tied) weights.decoder = MatrixRM();  // the embedding is the decoder (Model::decoder())
   validate(config, weights, paths.weights);
   std::shared_ptr<Model> m(new Model(std::move(config), std::move(vocab), std::move(weights), paths.dir));
   m->warnings_ = std::move(warnings);
+  m->fingerprint_ = fingerprint_of(m->config_, m->vocab_, m->weights_);
   m->tokenizer_ = Tokenizer::create(m->config_.tokenizer, m->vocab_, paths.config, paths.dir);
   return m;
 }

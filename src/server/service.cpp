@@ -21,6 +21,7 @@
 #include "lstmlm/tasks/rescore.hpp"
 #include "lstmlm/tasks/score.hpp"
 #include "lstmlm/text.hpp"
+#include "server/base64.hpp"
 #include "server/http_error.hpp"
 #include "server/request.hpp"
 
@@ -420,23 +421,38 @@ std::string Service::create_session(const std::string& body) {
       if (!state->contains(k)) throw HttpError(400, std::string("field 'state': no '") + k + "'");
       return (*state)[k];
     };
-    if (get("version") != 1)
-      throw HttpError(400, "field 'state': version " + shown(get("version")) + ", this server reads 1");
-    const auto& h = get("h");
-    const auto& c = get("c");
-    const size_t layers = s->state.h.size();
-    if (!h.is_array() || !c.is_array() || h.size() != layers || c.size() != layers)
-      throw HttpError(400, "field 'state': 'h' and 'c' must hold " + std::to_string(layers) + " layers");
-    for (size_t l = 0; l < layers; ++l) {
-      s->state.h[l] = floats_of(h[l], s->state.h[l].size(), "state.h[" + std::to_string(l) + "]");
-      s->state.c[l] = floats_of(c[l], s->state.c[l].size(), "state.c[" + std::to_string(l) + "]");
+    const auto& version = get("version");
+    if (version == 2) {
+      // The serialized stream, as every front end writes it (docs/c-api.md).
+      const auto& b64 = get("bytes");
+      if (!b64.is_string()) throw HttpError(400, "field 'state.bytes': expected a base64 string");
+      const auto bytes = base64_decode(b64.get_ref<const std::string&>());
+      if (!bytes) throw HttpError(400, "field 'state.bytes': not base64 (RFC 4648, padded)");
+      try {
+        static_cast<tasks::Stream&>(*s) = tasks::stream_from_bytes(*model_, *bytes);
+      } catch (const InputError& e) {
+        throw HttpError(400, "field 'state.bytes': " + e.message());
+      }
+    } else if (version == 1) {
+      // An export of an earlier server (h, c and next as JSON numbers), still read.
+      const auto& h = get("h");
+      const auto& c = get("c");
+      const size_t layers = s->state.h.size();
+      if (!h.is_array() || !c.is_array() || h.size() != layers || c.size() != layers)
+        throw HttpError(400, "field 'state': 'h' and 'c' must hold " + std::to_string(layers) + " layers");
+      for (size_t l = 0; l < layers; ++l) {
+        s->state.h[l] = floats_of(h[l], s->state.h[l].size(), "state.h[" + std::to_string(l) + "]");
+        s->state.c[l] = floats_of(c[l], s->state.c[l].size(), "state.c[" + std::to_string(l) + "]");
+      }
+      const auto& next = get("next");
+      if (!next.is_null()) s->next = floats_of(next, size_t(model_->vocab_size()), "state.next");
+      const auto& fed = get("tokens");
+      if (!fed.is_number_integer() || fed.get<int64_t>() < 0)
+        throw HttpError(400, "field 'state.tokens': expected a count");
+      s->fed = fed.get<int64_t>();
+    } else {
+      throw HttpError(400, "field 'state': version " + shown(version) + ", this server reads 1 and 2");
     }
-    const auto& next = get("next");
-    if (!next.is_null()) s->next = floats_of(next, size_t(model_->vocab_size()), "state.next");
-    const auto& fed = get("tokens");
-    if (!fed.is_number_integer() || fed.get<int64_t>() < 0)
-      throw HttpError(400, "field 'state.tokens': expected a count");
-    s->fed = fed.get<int64_t>();
   }
   auto shared = sessions_.add(std::move(s));
   if (!state && bos && start_ >= 0) {
@@ -527,12 +543,10 @@ void Service::delete_session(const std::string& id) {
 std::string Service::export_session(const std::string& id) {
   auto s = session(id);
   const std::lock_guard lock(s->mu);
-  nlohmann::json j = {{"version", 1},
-                      {"tokens", s->fed},
-                      {"h", s->state.h},
-                      {"c", s->state.c},
-                      {"next", s->next.empty() ? nlohmann::json(nullptr) : nlohmann::json(s->next)}};
-  return j.dump();
+  const std::string bytes = tasks::stream_bytes(*s, model_->fingerprint());
+  return json_of(report::Fields{{"version", Value::integer(2)},
+                                {"tokens", Value::integer(s->fed)},
+                                {"bytes", Value::str(base64_encode(bytes))}});
 }
 
 void Service::sweep() { sessions_.sweep(); }

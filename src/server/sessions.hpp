@@ -13,20 +13,19 @@
 #include <vector>
 
 #include "lstmlm/engine.hpp"
+#include "lstmlm/tasks/stream.hpp"
 #include "server/metrics.hpp"
 
 namespace lstmlm::server {
 
 using Clock = std::chrono::steady_clock;
 
-struct Session {
+// A stream of the library (lstmlm/tasks/stream.hpp): `next` is empty while the session has no context (no
+// start token, nothing fed): its first token is then context only, as a line's first token is without a
+// start token.
+struct Session : tasks::Stream {
   std::string id;
-  std::mutex mu;  // one request at a time advances a session
-  State state;
-  // ln p of every next token; empty while the session has no context (no start token, nothing fed): its
-  // first token is then context only, as a line's first token is without a start token.
-  std::vector<float> next;
-  int64_t fed = 0;              // tokens fed since the session began (the start token included)
+  std::mutex mu;                // one request at a time advances a session
   std::vector<int32_t> recent;  // the last tokens fed, as many as the longest boosted phrase needs
 };
 

@@ -401,7 +401,7 @@ static void test_serialize(const lstmlm_model* m, const lstmlm_model* same_dir, 
   for (cut = 0; cut < 3; ++cut) EXPECT(lstmlm_step_batch(m, states, &toks[cut], 1, NULL), LSTMLM_OK);
   bytes = bytes_of(s, &size);
   /* 20-byte header, one layer's widths, h and c of 100 floats, next of 554 */
-  CHECK(size == 20 + 8 + 4 * (100 + 100 + 554));
+  CHECK(size == 36 + 8 + 4 * (100 + 100 + 554));
   CHECK(memcmp(bytes, "LSTMLMST", 8) == 0);
   EXPECT(lstmlm_state_deserialize(m, bytes, size, &back), LSTMLM_OK);
   EXPECT(lstmlm_state_equal(s, back, &eq), LSTMLM_OK);
@@ -451,15 +451,21 @@ static void test_serialize(const lstmlm_model* m, const lstmlm_model* same_dir, 
   copy[0] = 'X';
   EXPECT(lstmlm_state_deserialize(m, copy, size, &other), LSTMLM_ERR_INPUT);
   copy[0] = 'L';
+  copy[8] = 3; /* a newer format */
+  EXPECT(lstmlm_state_deserialize(m, copy, size, &other), LSTMLM_ERR_INPUT);
   copy[8] = 2;
+  copy[12] ^= 1; /* another model's fingerprint */
   EXPECT(lstmlm_state_deserialize(m, copy, size, &other), LSTMLM_ERR_INPUT);
-  copy[8] = 1;
-  copy[20] = 99; /* layer 0's h width */
+  copy[12] ^= 1;
+  copy[36] = 99; /* layer 0's h width */
   EXPECT(lstmlm_state_deserialize(m, copy, size, &other), LSTMLM_ERR_INPUT);
-  copy[20] = 100;
-  copy[12] = 0xff; /* 255 layers */
+  copy[36] = 100;
+  copy[28] = 0xff; /* 255 layers */
   EXPECT(lstmlm_state_deserialize(m, copy, size, &other), LSTMLM_ERR_INPUT);
-  copy[12] = 1;
+  copy[28] = 1;
+  memcpy(copy + size - 4, "\0\0\xc0\x7f", 4); /* a NaN in next */
+  EXPECT(lstmlm_state_deserialize(m, copy, size, &other), LSTMLM_ERR_INPUT);
+  memcpy(copy + size - 4, bytes + size - 4, 4);
   EXPECT(lstmlm_state_deserialize(m, copy, size, &other), LSTMLM_OK);
   lstmlm_state_free(other);
   other = NULL;

@@ -2,7 +2,7 @@
 set by ctest; unset, the tests skip saying why): the ln p of every step equal to `lstmlm score --context document
 --no-eos -v word` and the top candidates to `lstmlm predict --top N`, compared as the CLI prints them ('%.9g'),
 with the states of several documents stepped in one batch; four threads sharing one model give one thread's
-numbers; the serialized state holds the Python module's State pickle content; the library exports the header's
+numbers; the serialized state is the Python module's State.to_bytes(); the library exports the header's
 functions and nothing else, under the SONAME of the ABI number."""
 import ctypes
 import json
@@ -151,12 +151,12 @@ def cli_records(args, stdin=None):
 
 
 def parse_state(data):
-    """(version, [h bytes per layer], [c bytes per layer], next bytes) of lstmlm_state_serialize's bytes: the
-    Python module's State pickle tuple."""
+    """(version, fingerprint, tokens fed, [h bytes per layer], [c bytes per layer], next bytes) of the serialized
+    stream (docs/c-api.md, format 2), read here from its documented layout."""
     assert data[:8] == b"LSTMLMST", data[:8]
-    version, layers, vocab = struct.unpack_from("<III", data, 8)
-    widths = [struct.unpack_from("<II", data, 20 + 8 * i) for i in range(layers)]
-    at = 20 + 8 * layers
+    version, fingerprint, fed, layers, vocab = struct.unpack_from("<IQqII", data, 8)
+    widths = [struct.unpack_from("<II", data, 36 + 8 * i) for i in range(layers)]
+    at = 36 + 8 * layers
     h, c = [], []
     for i in range(layers):
         h.append(data[at:at + 4 * widths[i][0]])
@@ -166,7 +166,7 @@ def parse_state(data):
         at += 4 * widths[i][1]
     nxt = data[at:at + 4 * vocab]
     assert at + 4 * vocab == len(data)
-    return version, h, c, nxt
+    return version, fingerprint, fed, h, c, nxt
 
 
 def setUpModule():
@@ -258,7 +258,7 @@ class CApiAgainstCli(unittest.TestCase):
             api.free(s)
             api.lib.lstmlm_model_free(other)
 
-    def test_serialized_state_is_the_python_pickle_content(self):
+    def test_serialized_state_is_the_python_modules(self):
         start = api.start(self.model)
         s = api.state(self.model, True)
         ids = api.tokenize(self.model, "the old man")
@@ -268,8 +268,8 @@ class CApiAgainstCli(unittest.TestCase):
             data = api.serialize(s)
         finally:
             api.free(s)
-        version, h, c, nxt = parse_state(data)
-        self.assertEqual((version, len(h), len(c), len(nxt)), (1, 1, 1, 4 * self.V))
+        version, _, fed, h, c, nxt = parse_state(data)
+        self.assertEqual((version, fed, len(h), len(c), len(nxt)), (2, 1 + len(ids), 1, 1, 4 * self.V))
         back = ctypes.c_void_p()
         api.ok("state_deserialize", self.model, data, len(data), ctypes.byref(back))
         try:
@@ -289,7 +289,7 @@ class CApiAgainstCli(unittest.TestCase):
         self.assertEqual(vocab.index(vocab[start]), start)
         for i in ids:
             m.BaseScore(st, vocab[i], st)
-        self.assertEqual(st.__getstate__(), (1, h, c, nxt))
+        self.assertEqual(st.to_bytes(), data)
 
 
 class CApiThreads(unittest.TestCase):

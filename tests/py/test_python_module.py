@@ -191,7 +191,7 @@ class KenlmStates(unittest.TestCase):
         other = lstmlm.Model(CHAR, threads=1)
         s = lstmlm.State()
         other.BeginSentenceWrite(s)
-        with self.assertRaisesRegex(lstmlm.UsageError, "another shape"):
+        with self.assertRaisesRegex(lstmlm.UsageError, "another model"):
             self.m.BaseScore(s, "the", lstmlm.State())
 
     def test_oov_word_is_unk(self):

@@ -299,24 +299,39 @@ class Uninitialized(unittest.TestCase, OneLine):
         m = lstmlm.Model(WORD, threads=1)
         s = lstmlm.State()
         m.BeginSentenceWrite(s)
-        version, h, c, nxt = s.__getstate__()
-        self.assertEqual(version, 1)
-        bad = [("1", h, c, nxt), (1.0, h, c, nxt), (None, h, c, nxt), (2, h, c, nxt), (2**70, h, c, nxt),
+        version, data = s.__getstate__()
+        self.assertEqual((version, data), (2, s.to_bytes()))
+        # Format 1, as earlier versions pickled: still read.
+        h, c = [a.tobytes() for a in s.h], [a.tobytes() for a in s.c]
+        nxt = b"\0" * 4 * len(m.vocab)
+        t = lstmlm.State.__new__(lstmlm.State)
+        t.__setstate__((1, h, c, nxt))
+        self.assertEqual(t, s)
+        bad = [("1", h, c, nxt), (1.0, h, c, nxt), (None, h, c, nxt), (3, h, c, nxt), (2**70, h, c, nxt),
                (1, h, c), (1, [5], c, nxt), (1, h, ["x"], nxt), (1, h, c, None), (1, h, c, b"abc"),
-               (1, "h", c, nxt), [1, h, c, nxt], "state", None, (1, h, [], nxt)]
+               (1, "h", c, nxt), [1, h, c, nxt], "state", None, (1, h, [], nxt), (3, data), ("2", data),
+               (2, "bytes"), (2, None)]
         for state in bad:
             with self.subTest(state=repr(state)[:60]):
                 t = lstmlm.State.__new__(lstmlm.State)
                 with self.assertRaises(lstmlm.UsageError) as cm:
                     t.__setstate__(state)
                 self.assertOneLine(cm.exception, lstmlm.UsageError, r"^State: not a pickle of an lstmlm State")
+        # Bytes that are no serialized stream: InputError naming what is wrong.
+        for b, why in ((data[:-1], "truncated"), (data + b"\0", "left over"), (b"X" + data[1:], "LSTMLMST"),
+                       (data[:-4] + b"\0\0\xc0\x7f", "NaN")):
+            t = lstmlm.State.__new__(lstmlm.State)
+            with self.assertRaisesRegex(lstmlm.InputError, why):
+                t.__setstate__((2, b))
+            with self.assertRaisesRegex(lstmlm.InputError, why):
+                m.state_from_bytes(b)
         # Through pickle itself: the format field a str.
         data = pickle.dumps(s, protocol=3)
-        self.assertIn(b"K\x01", data)
-        data = data.replace(b"K\x01", b"X\x01\x00\x00\x001", 1)  # BININT1 1 -> BINUNICODE "1"
+        self.assertIn(b"K\x02", data)
+        data = data.replace(b"K\x02", b"X\x01\x00\x00\x002", 1)  # BININT1 2 -> BINUNICODE "2"
         with self.assertRaises(lstmlm.UsageError) as cm:
             pickle.loads(data)
-        self.assertOneLine(cm.exception, lstmlm.UsageError, r"^State: .*format field is a str")
+        self.assertOneLine(cm.exception, lstmlm.UsageError, r"^State: .*format is 2")
         self.assertEqual(pickle.loads(pickle.dumps(s)), s)
 
 

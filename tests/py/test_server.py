@@ -2,6 +2,7 @@
 started it): each endpoint's response holds the exact bytes the CLI prints for the same input, alone and under
 concurrent clients; sessions equal the CLI's document scoring and prediction; bad requests get one-line JSON
 errors naming the field while the server keeps serving; SIGTERM finishes and exits 0."""
+import base64
 import concurrent.futures
 import http.client
 import json
@@ -259,9 +260,21 @@ class Sessions(ServerTestBase):
         one = self.ok(f"/v1/sessions/{sid}/advance", {"text": "man who", "top": 3})
         two = self.ok(f"/v1/sessions/{copy}/advance", {"text": "man who", "top": 3})
         self.assertEqual(one, two)
-        bad = json.loads(state)
-        bad["h"][0] = bad["h"][0][:-1]
-        self.error(400, "/v1/sessions", {"state": bad}, field="state.h[0]")
+        exported = json.loads(state)
+        self.assertEqual((exported["version"], exported["tokens"]), (2, 3))
+        raw = base64.b64decode(exported["bytes"])
+        for b, why in ((raw[:-4], "truncated"), (raw[:12] + bytes([raw[12] ^ 1]) + raw[13:], "another model")):
+            bad = dict(exported, bytes=base64.b64encode(b).decode())
+            message, _ = self.error(400, "/v1/sessions", {"state": bad}, field="field 'state.bytes': ")
+            self.assertIn(why, message)
+        self.error(400, "/v1/sessions", {"state": dict(exported, bytes="abc")}, field="not base64")
+        # An export of an earlier server (version 1: h, c and next as numbers) is still read.
+        zeros = {"version": 1, "tokens": 0, "h": [[0.0] * 100], "c": [[0.0] * 100], "next": None}
+        old, fresh = self.new(state=zeros), self.new(bos=False)
+        self.assertEqual(self.ok(f"/v1/sessions/{old}/advance", {"text": "the old", "top": 3}),
+                         self.ok(f"/v1/sessions/{fresh}/advance", {"text": "the old", "top": 3}))
+        zeros["h"][0] = zeros["h"][0][:-1]
+        self.error(400, "/v1/sessions", {"state": zeros}, field="state.h[0]")
 
     def test_delete_and_least_recently_used_eviction(self):
         ids = [self.new() for _ in range(3)]

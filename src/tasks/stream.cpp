@@ -1,0 +1,169 @@
+#include "lstmlm/tasks/stream.hpp"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "lstmlm/error.hpp"
+
+namespace lstmlm::tasks {
+
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "the serialized stream is little-endian, written as this CPU stores it");
+static_assert(sizeof(float) == 4 && std::numeric_limits<float>::is_iec559);
+
+constexpr char kMagic[8] = {'L', 'S', 'T', 'M', 'L', 'M', 'S', 'T'};
+
+class Writer {
+ public:
+  void bytes(const void* p, size_t n) { out.append(static_cast<const char*>(p), n); }
+  template <class T>
+  void value(T v) {
+    bytes(&v, sizeof v);
+  }
+  void floats(const std::vector<float>& v) { bytes(v.data(), v.size() * sizeof(float)); }
+  std::string out;
+};
+
+// Every length checked against what is left: a short buffer is an InputError saying where it ends.
+class Reader {
+ public:
+  explicit Reader(std::string_view b) : b_(b) {}
+  void bytes(void* out, size_t n, const char* what) {
+    if (n > b_.size() - at_)
+      throw InputError("the bytes are truncated: " + std::to_string(b_.size()) + " bytes end inside " + what);
+    if (n > 0) std::memcpy(out, b_.data() + at_, n);
+    at_ += n;
+  }
+  template <class T>
+  T value(const char* what) {
+    T v{};
+    bytes(&v, sizeof v, what);
+    return v;
+  }
+  std::vector<float> floats(uint32_t n, const char* what) {
+    if (size_t{n} * sizeof(float) > b_.size() - at_)
+      throw InputError("the bytes are truncated: " + std::to_string(b_.size()) + " bytes end inside " + what);
+    std::vector<float> v(n);
+    bytes(v.data(), v.size() * sizeof(float), what);
+    return v;
+  }
+  size_t left() const { return b_.size() - at_; }
+  size_t read() const { return at_; }
+
+ private:
+  std::string_view b_;
+  size_t at_ = 0;
+};
+
+void check_finite(const std::vector<float>& v, const std::string& what, bool log_probs) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    const float x = v[i];
+    // A log-prob may be -inf (a token the model rules out); nothing may be NaN, a state nothing infinite.
+    if (std::isnan(x) || (std::isinf(x) && (!log_probs || x > 0)))
+      throw InputError("the bytes hold " + std::string(std::isnan(x) ? "NaN" : "an infinity") + " at " +
+                       what + "[" + std::to_string(i) + "]: not a state this library wrote");
+  }
+}
+
+}  // namespace
+
+std::string stream_bytes(const Stream& s, uint64_t fingerprint) {
+  Writer w;
+  w.bytes(kMagic, sizeof kMagic);
+  w.value<uint32_t>(kStreamFormat);
+  w.value<uint64_t>(fingerprint);
+  w.value<int64_t>(s.fed);
+  w.value<uint32_t>(static_cast<uint32_t>(s.state.h.size()));
+  w.value<uint32_t>(static_cast<uint32_t>(s.next.size()));
+  for (size_t l = 0; l < s.state.h.size(); ++l) {
+    w.value<uint32_t>(static_cast<uint32_t>(s.state.h[l].size()));
+    w.value<uint32_t>(static_cast<uint32_t>(l < s.state.c.size() ? s.state.c[l].size() : 0));
+  }
+  for (const auto& h : s.state.h) w.floats(h);
+  for (const auto& c : s.state.c) w.floats(c);
+  w.floats(s.next);
+  return std::move(w.out);
+}
+
+StreamBytes read_stream_bytes(std::string_view bytes) {
+  Reader r(bytes);
+  char magic[sizeof kMagic];
+  r.bytes(magic, sizeof magic, "the magic");
+  if (std::memcmp(magic, kMagic, sizeof kMagic) != 0)
+    throw InputError("not a serialized lstmlm state (the first 8 bytes are not \"LSTMLMST\")");
+  StreamBytes out;
+  out.format = r.value<uint32_t>("the format version");
+  if (out.format != 1 && out.format != kStreamFormat)
+    throw InputError("a state of format version " + std::to_string(out.format) +
+                     ", this library reads 1 and " + std::to_string(kStreamFormat) +
+                     " (a newer lstmlm wrote it: upgrade, or re-create the state)");
+  if (out.format >= 2) {
+    out.fingerprint = r.value<uint64_t>("the model's fingerprint");
+    out.stream.fed = r.value<int64_t>("the count of tokens fed");
+    if (out.stream.fed < 0)
+      throw InputError("a count of tokens fed of " + std::to_string(out.stream.fed) + ": not a count");
+  }
+  const auto layers = r.value<uint32_t>("the layer count");
+  const auto next = r.value<uint32_t>("the vocabulary size");
+  if (layers == 0 || layers > uint32_t(kMaxLayerCount))
+    throw InputError("a state of " + std::to_string(layers) + " layers: not in [1, " +
+                     std::to_string(kMaxLayerCount) + "]");
+  std::vector<std::pair<uint32_t, uint32_t>> widths(layers);
+  for (auto& [h, c] : widths) {
+    h = r.value<uint32_t>("the layer widths");
+    c = r.value<uint32_t>("the layer widths");
+  }
+  for (uint32_t l = 0; l < layers; ++l) {
+    out.stream.state.h.push_back(r.floats(widths[l].first, "an h vector"));
+    check_finite(out.stream.state.h.back(), "h[" + std::to_string(l) + "]", false);
+  }
+  for (uint32_t l = 0; l < layers; ++l) {
+    out.stream.state.c.push_back(r.floats(widths[l].second, "a c vector"));
+    check_finite(out.stream.state.c.back(), "c[" + std::to_string(l) + "]", false);
+  }
+  out.stream.next = r.floats(next, "the next distribution");
+  check_finite(out.stream.next, "next", true);
+  if (r.left() != 0)
+    throw InputError(std::to_string(bytes.size()) + " bytes, the state ends after " +
+                     std::to_string(r.read()) + " (bytes left over)");
+  return out;
+}
+
+void check_stream(const Model& model, const StreamBytes& s) {
+  if (s.format >= 2 && s.fingerprint != model.fingerprint())
+    throw InputError(
+        "a state of another model (its fingerprint differs from this model's): a state continues "
+        "only on the model that wrote it");
+  const State zeros = State::zeros(model);
+  const State& st = s.stream.state;
+  if (st.h.size() != zeros.h.size())
+    throw InputError("a state of another shape: L = " + std::to_string(st.h.size()) + ", this model has " +
+                     std::to_string(zeros.h.size()) + " layers");
+  for (size_t l = 0; l < zeros.h.size(); ++l)
+    for (const auto& [got, want, what] : {std::tuple{st.h[l].size(), zeros.h[l].size(), "h"},
+                                          std::tuple{st.c[l].size(), zeros.c[l].size(), "c"}})
+      if (got != want)
+        throw InputError("a state of another shape: layer " + std::to_string(l) + "'s " + what + " has " +
+                         std::to_string(got) + " floats, this model's " + std::to_string(want));
+  const size_t V = static_cast<size_t>(model.vocab_size());
+  if (!s.stream.next.empty() && s.stream.next.size() != V)
+    throw InputError("a state of another shape: a next distribution over " +
+                     std::to_string(s.stream.next.size()) + " tokens, this model's vocabulary has " +
+                     std::to_string(V));
+  if (s.format == 1 && s.stream.next.size() != V)  // format 1 always carried the distribution
+    throw InputError("a state of another shape: a next distribution over " +
+                     std::to_string(s.stream.next.size()) + " tokens, this model's vocabulary has " +
+                     std::to_string(V));
+}
+
+Stream stream_from_bytes(const Model& model, std::string_view bytes) {
+  StreamBytes s = read_stream_bytes(bytes);
+  check_stream(model, s);
+  return std::move(s.stream);
+}
+
+}  // namespace lstmlm::tasks
