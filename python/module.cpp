@@ -9,6 +9,7 @@
 #include "py_args.hpp"
 #include "py_errors.hpp"
 #include "py_model.hpp"
+#include "py_records.hpp"
 #include "py_state.hpp"
 
 PYBIND11_MODULE(_lstmlm, m) {
@@ -21,6 +22,7 @@ PYBIND11_MODULE(_lstmlm, m) {
   lstmlm::py::register_errors(m);
   lstmlm::py::bind_state(m);
   lstmlm::py::bind_model(m);
+  lstmlm::py::bind_records(m);
   m.def(
       "kernels_for",
       [](lstmlm::py::Text<"precision"> precision) {

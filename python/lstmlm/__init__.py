@@ -13,8 +13,8 @@ from collections import namedtuple as _namedtuple
 # subpackages (lstmlm.convert, lstmlm.format) run; a name of the compiled part then raises ImportError saying
 # how to build it (__getattr__ at the end).
 try:
-    from ._lstmlm import (Boost, Error, InputError, LineScore, ModelError, OutputError, State,  # noqa: F401
-                          UsageError, __version__, kernels_for)
+    from ._lstmlm import (Boost, Error, InputError, LineScore, ModelError, OutputError, ScoreSummary,  # noqa: F401
+                          State, UsageError, __version__, kernels_for, line_jsonl)
     from ._lstmlm import _Model
     _NOT_BUILT = None
 except ModuleNotFoundError as _e:
@@ -25,7 +25,7 @@ except ModuleNotFoundError as _e:
     _Model = object  # Model below is defined, then removed
 
 __all__ = ["Model", "State", "LineScore", "FullScore", "Candidate", "Boost", "Error", "ModelError", "InputError",
-           "UsageError", "OutputError", "kernels_for", "__version__"]
+           "UsageError", "OutputError", "ScoreSummary", "kernels_for", "line_jsonl", "__version__"]
 
 # One predict candidate: the token, its id, p and ln p (the CLI's predict fields).
 Candidate = _namedtuple("Candidate", ["token", "id", "prob", "logprob"])

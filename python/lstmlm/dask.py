@@ -17,17 +17,14 @@ Fault tolerance is Dask's: a partition lost with its worker is recomputed elsewh
 line is lost or written twice.
 """
 import collections
-import json
-import math
 import os
 import threading
 import uuid
 
-from . import InputError, Model, ModelError, UsageError
+from . import InputError, Model, ModelError, UsageError, line_jsonl
 
 __all__ = ["score_text", "score_jsonl", "warm", "TextResult", "JsonlResult", "load_counts"]
 
-_LN10 = 2.302585092994045684  # as the CLI divides by it (cli/score_records.cpp)
 _BOM = b"\xef\xbb\xbf"
 
 # ---------------------------------------------------------------------------------------------------------
@@ -113,8 +110,8 @@ def _clean(line, first):
 
 
 def _pack(scores):
-    return [(s.line, bool(s.skipped), float(s.logprob), int(s.tokens), int(s.oovs), int(s.oov_tokens),
-             int(s.nonfinite), float(s.oov_logprob)) for s in scores]
+    return [(s.line, bool(s.skipped), float(s.logprob), float(s.log10prob), int(s.tokens), int(s.oovs),
+             int(s.oov_tokens), int(s.nonfinite), float(s.oov_logprob)) for s in scores]
 
 
 def _score_text_part(key, lines, source, first_line, opts, bag_first=None):
@@ -156,18 +153,6 @@ def _score_jsonl_part(key, lines, source, first_line, opts):
 
 # ---------------------------------------------------------------------------------------------------------
 # Driver side.
-
-def _num9(v):
-    return "%.9g" % v if math.isfinite(v) else "null"
-
-
-def _json_str(s):
-    if isinstance(s, bytes):
-        s = s.decode("utf-8", "replace")
-    else:
-        s = s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    return json.dumps(s, ensure_ascii=False)
-
 
 def _check_paths(paths):
     """Every input readable, before any work: InputError "PATH: cannot open: REASON" (the CLI's message)."""
@@ -300,39 +285,22 @@ class TextResult:
     line, skipped, logprob, log10prob, tokens, oovs, oov_tokens, oov_logprob, nonfinite) and the summary of
     `lstmlm score`: sentences (lines not skipped), skipped, tokens (scored, eos included), oovs,
     oov_tokens (OOVs scored as unk), logprob (natural log), log10prob, perplexity (including OOVs),
-    perplexity_excl_oov, nonfinite; `partitions`: how many tasks ran."""
+    perplexity_excl_oov, nonfinite; `partitions`: how many tasks ran. The totals are the library's
+    ScoreSummary, summed in input order as the CLI sums them."""
+
+    _SUMMARY = ("sentences", "skipped", "tokens", "oovs", "oov_tokens", "nonfinite", "logprob", "oov_logprob",
+                "log10prob", "perplexity", "perplexity_excl_oov")
 
     def __init__(self):
+        from . import ScoreSummary
         self.lines = []
-        self.sentences = self.skipped = self.tokens = self.oovs = self.oov_tokens = self.nonfinite = 0
-        self.logprob = self.oov_logprob = 0.0
         self.partitions = 0
+        self._summary = ScoreSummary()
 
-    def _add(self, skipped, logprob, tokens, oovs, oov_tokens, nonfinite, oov_logprob):
-        # ScoreSummary::add, in input order (the sums are the CLI's bit for bit).
-        if skipped:
-            self.skipped += 1
-            return
-        self.sentences += 1
-        self.tokens += tokens
-        self.oovs += oovs
-        self.oov_tokens += oov_tokens
-        self.logprob += logprob
-        self.oov_logprob += oov_logprob
-        self.nonfinite += nonfinite
-
-    @property
-    def log10prob(self):
-        return self.logprob / _LN10
-
-    @property
-    def perplexity(self):
-        return math.exp(-self.logprob / self.tokens) if self.tokens else math.nan
-
-    @property
-    def perplexity_excl_oov(self):
-        n = self.tokens - self.oov_tokens
-        return math.exp(-(self.logprob - self.oov_logprob) / n) if n else math.nan
+    def __getattr__(self, name):
+        if name in TextResult._SUMMARY:
+            return getattr(self.__dict__["_summary"], name)
+        raise AttributeError(f"'TextResult' object has no attribute {name!r}")
 
     def summary(self):
         """The summary as a dict with the fields of the CLI's jsonl summary record."""
@@ -345,27 +313,12 @@ class TextResult:
 
     def summary_record(self):
         """The CLI's jsonl summary line (without the newline)."""
-        s = (f'{{"type": "summary", "sentences": {self.sentences}, "skipped": {self.skipped}, '
-             f'"tokens": {self.tokens}, "oovs": {self.oovs}, "logprob": {_num9(self.logprob)}, '
-             f'"log10prob": {_num9(self.log10prob)}, "perplexity": {_num9(self.perplexity)}, '
-             f'"perplexity_excl_oov": {_num9(self.perplexity_excl_oov)}')
-        if self.nonfinite:
-            s += f', "nonfinite": {self.nonfinite}'
-        return s + "}"
+        return self._summary.jsonl().rstrip("\n")
 
     def __repr__(self):
         return (f"TextResult(sentences={self.sentences}, skipped={self.skipped}, tokens={self.tokens}, "
                 f"oovs={self.oovs}, logprob={self.logprob!r}, perplexity={self.perplexity!r}, "
                 f"perplexity_excl_oov={self.perplexity_excl_oov!r}, partitions={self.partitions})")
-
-
-def _line_record(file_json, line, skipped, logprob, tokens, oovs, nonfinite):
-    s = (f'{{"type": "line", "file": {file_json}, "line": {line}, "skipped": {"true" if skipped else "false"}, '
-         f'"logprob": {_num9(logprob)}, "log10prob": {_num9(logprob / _LN10)}, "tokens": {tokens}, '
-         f'"oovs": {oovs}')
-    if nonfinite:
-        s += f', "nonfinite": {nonfinite}'
-    return s + "}\n"
 
 
 def score_text(client, model_dir, paths_or_bag, *, lines_per_partition=2000, threads=1, precision="fp32",
@@ -436,15 +389,14 @@ def score_text(client, model_dir, paths_or_bag, *, lines_per_partition=2000, thr
                 first = offsets[src] + 1
                 rows = [(first + j,) + row[1:] for j, row in enumerate(rows)]
                 offsets[src] += n
-            file_json = _json_str(src)
             buf = []
-            for (line, skipped, logprob, tokens, oovs, oov_tokens, nonfinite, oov_logprob) in rows:
-                result._add(skipped, logprob, tokens, oovs, oov_tokens, nonfinite, oov_logprob)
+            for (line, skipped, logprob, log10prob, tokens, oovs, oov_tokens, nonfinite, oov_logprob) in rows:
+                result._summary.add(skipped, logprob, tokens, oovs, oov_tokens, nonfinite, oov_logprob)
                 if out is not None:
-                    buf.append(_line_record(file_json, line, skipped, logprob, tokens, oovs, nonfinite))
+                    buf.append(line_jsonl(src, line, skipped, logprob, tokens, oovs, nonfinite))
                 if collect:
                     result.lines.append({"file": src, "line": line, "skipped": skipped, "logprob": logprob,
-                                         "log10prob": logprob / _LN10, "tokens": tokens, "oovs": oovs,
+                                         "log10prob": log10prob, "tokens": tokens, "oovs": oovs,
                                          "oov_tokens": oov_tokens, "oov_logprob": oov_logprob,
                                          "nonfinite": nonfinite})
             if out is not None:

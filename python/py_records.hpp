@@ -1,0 +1,9 @@
+// lstmlm.ScoreSummary and lstmlm.line_jsonl: the library's score totals and records (report layer).
+#pragma once
+#include <pybind11/pybind11.h>
+
+namespace lstmlm::py {
+
+void bind_records(pybind11::module_& m);
+
+}  // namespace lstmlm::py
