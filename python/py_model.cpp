@@ -159,10 +159,7 @@ tasks::ScoreOptions score_options(const PyModel& m, bool bos, bool eos, const st
   return o;
 }
 
-std::shared_ptr<const tasks::Completer> PyModel::completer() {
-  std::call_once(completer_once_, [&] { completer_ = std::make_shared<tasks::Completer>(*model_); });
-  return completer_;
-}
+std::shared_ptr<const tasks::Completer> PyModel::completer() { return tasks::Completer::of(*model_); }
 
 namespace {
 

@@ -5,7 +5,6 @@
 #include <pybind11/pybind11.h>
 
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "lstmlm/engine_pool.hpp"
@@ -29,7 +28,7 @@ class PyModel {
   const Model& model() const { return *model_; }
   const ModelOptions& options() const { return options_; }
   EnginePool& pool() { return pool_; }
-  // The word-completion index (tasks::Completer), built on first use and shared by every call.
+  // The model's word-completion index (tasks::Completer::of).
   std::shared_ptr<const tasks::Completer> completer();
   const std::string& path() const { return path_; }
 
@@ -38,8 +37,6 @@ class PyModel {
   std::shared_ptr<const Model> model_;
   ModelOptions options_;
   EnginePool pool_;
-  std::once_flag completer_once_;
-  std::shared_ptr<const tasks::Completer> completer_;
 };
 
 // A Boost (tasks::Boost) with the model it was read for: a boost is token ids of one vocabulary.

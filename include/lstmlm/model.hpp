@@ -91,8 +91,11 @@ class Model {
   // Data that a higher layer derives from the weights once and shares for the model's lifetime (the
   // engine's packed weights, one per backend). The model never reads it. The first call for a key runs
   // `make` (under a lock: concurrent callers wait for it and get the same object).
+  // `from_weights` false: data made from the vocabulary alone (word completion's index), which can still be
+  // made after the weights are released.
   std::shared_ptr<const void> derived(const std::string& key,
-                                      const std::function<std::shared_ptr<const void>()>& make) const;
+                                      const std::function<std::shared_ptr<const void>()>& make,
+                                      bool from_weights = true) const;
 
   // Frees the float weights of recurrent layer `layer` (of every layer and an untied output matrix when
   // none is given) once a higher layer has derived all it needs from them (engine.hpp: keep_only_packed,

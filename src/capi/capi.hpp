@@ -4,7 +4,6 @@
 #pragma once
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,10 +15,6 @@
 #include "lstmlm/model.hpp"
 #include "lstmlm/tasks/stream.hpp"
 
-namespace lstmlm::tasks {
-class Completer;
-}
-
 // A loaded model: the library's Model, the engines that concurrent calls lease, and the two states every
 // new state copies (computed once at load, by the same engine call a step makes).
 struct lstmlm_model {
@@ -30,10 +25,6 @@ struct lstmlm_model {
   int32_t start = -1, eos = -1, unk = -1;
   lstmlm::State begin_state, empty_state;
   std::vector<float> begin_next, empty_next;
-  // Word completion's index (lstmlm_state_complete), built by the first call and kept with the model.
-  // (A cache: built through a const model, hence mutable.)
-  mutable std::once_flag completer_once;
-  mutable std::shared_ptr<const lstmlm::tasks::Completer> completer;
 };
 
 // One sequence's state and the ln p of each of its V next tokens.

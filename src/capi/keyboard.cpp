@@ -38,9 +38,7 @@ lstmlm_status make_boost(const char* function, const lstmlm_model* model, lstmlm
 
 // The completion index of a model, built by the first call and kept with the model.
 std::shared_ptr<const tasks::Completer> completer_of(const lstmlm_model& model) {
-  std::call_once(model.completer_once,
-                 [&] { model.completer = std::make_shared<tasks::Completer>(*model.model); });
-  return model.completer;
+  return tasks::Completer::of(*model.model);
 }
 
 }  // namespace

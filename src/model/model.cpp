@@ -231,11 +231,12 @@ size_t Model::memory_bytes() const {
 }
 
 std::shared_ptr<const void> Model::derived(const std::string& key,
-                                           const std::function<std::shared_ptr<const void>()>& make) const {
+                                           const std::function<std::shared_ptr<const void>()>& make,
+                                           bool from_weights) const {
   std::lock_guard<std::mutex> lock(derived_mu_);
   auto it = derived_.find(key);
   if (it == derived_.end()) {
-    if (!released_why_.empty()) throw UsageError(released_why_);
+    if (from_weights && !released_why_.empty()) throw UsageError(released_why_);
     it = derived_.emplace(key, make()).first;
   }
   return it->second;

@@ -96,8 +96,7 @@ Service::Service(const Options& options, std::shared_ptr<const Model> model)
   start_ = tasks::start_token(tok);
   if (!options.boost_file.empty())
     boost_ = std::make_shared<tasks::Boost>(tasks::Boost::load(*model_, options.boost_file));
-  if (tok.traits().completion == Completion::WordIndex)
-    completer_ = std::make_shared<tasks::Completer>(*model_);
+  if (tok.traits().completion == Completion::WordIndex) completer_ = tasks::Completer::of(*model_);
 }
 
 std::shared_ptr<const tasks::Boost> Service::boost_of(Body& b) const {

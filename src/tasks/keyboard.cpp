@@ -62,6 +62,11 @@ std::span<const int32_t> Completer::matching(std::string_view raw) const {
   return {lo, hi};
 }
 
+std::shared_ptr<const Completer> Completer::of(const Model& model) {
+  return std::static_pointer_cast<const Completer>(model.derived(
+      "tasks.completer", [&] { return std::make_shared<const Completer>(model); }, false));
+}
+
 std::vector<Candidate> Completer::complete(const float* logprobs, std::string_view prefix, int top) const {
   auto span = matching(prefix);
   std::vector<int32_t> ids(span.begin(), span.end());

@@ -86,7 +86,7 @@ std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& 
     return predict_char_prefix(engine, contexts, opt, source, first_line);
   check_completion(model, Completion::WordIndex, opt.prefix);
   std::shared_ptr<const Completer> completer = opt.completer;
-  if (!opt.prefix.empty() && !completer) completer = std::make_shared<Completer>(model);
+  if (!opt.prefix.empty() && !completer) completer = Completer::of(model);
   std::vector<float> boosted;
   // The ranked candidates of one row: boosted (history: the context's ids), then completions or the top.
   auto rank = [&](const float* row, const std::vector<int32_t>& history) {

@@ -25,6 +25,9 @@ void check_completion(const Model& model, Completion how, std::string_view prefi
 class Completer {
  public:
   explicit Completer(const Model& model);
+  // The model's one Completer, made by the first call and kept with the model (Model::derived) for every
+  // front end and thread.
+  static std::shared_ptr<const Completer> of(const Model& model);
   // The prefix as the tokenizer would see it: lowercased when the model's tokenizer lowercases.
   std::string normalize(std::string_view prefix) const;
   // Ids of the tokens that start with `prefix` (normalized first), in byte order of their tokens.
