@@ -52,6 +52,14 @@ class CheckLayers(unittest.TestCase):
         self.assertEqual(out, ["src/model/model.cpp:2: includes kernels/step.hpp (layer kernels) from layer model: "
                                "includes must point down"])
 
+    def test_python_bindings_are_scanned_as_a_peer_of_the_server(self):
+        bad = {**GOOD, "src/server/service.hpp": "#pragma once\n",
+               "python/py_model.cpp": '#include "lstmlm/engine.hpp"\n#include "server/service.hpp"\n'}
+        code, out = run(bad)
+        self.assertEqual(code, 1)
+        self.assertEqual(len(out), 1, out)
+        self.assertTrue(out[0].startswith("python/py_model.cpp:2: includes server/service.hpp"), out)
+
     def test_kernels_must_not_include_model(self):
         code, out = run({**GOOD, "src/kernels/step.hpp": '#pragma once\n#include "lstmlm/model.hpp"\n'})
         self.assertEqual(code, 1)
