@@ -40,6 +40,21 @@ std::string name_bytes(const py::handle& h) {
   return s;
 }
 
+// A line's totals (a LineScore without its words), as a worker of lstmlm.dask sends them.
+tasks::LineScore totals(uint64_t line, bool skipped, double logprob, int64_t tokens, int64_t oovs,
+                        int64_t oov_tokens, int64_t nonfinite, double oov_logprob) {
+  tasks::LineScore l;
+  l.line = line;
+  l.skipped = skipped;
+  l.logprob = logprob;
+  l.tokens = tokens;
+  l.oovs = oovs;
+  l.oov_tokens = oov_tokens;
+  l.nonfinite = nonfinite;
+  l.oov_logprob = oov_logprob;
+  return l;
+}
+
 }  // namespace
 
 void bind_records(py::module_& m) {
@@ -50,15 +65,7 @@ void bind_records(py::module_& m) {
           "add",
           [](tasks::ScoreSummary& s, bool skipped, double logprob, int64_t tokens, int64_t oovs,
              int64_t oov_tokens, int64_t nonfinite, double oov_logprob) {
-            tasks::LineScore l;
-            l.skipped = skipped;
-            l.logprob = logprob;
-            l.tokens = tokens;
-            l.oovs = oovs;
-            l.oov_tokens = oov_tokens;
-            l.nonfinite = nonfinite;
-            l.oov_logprob = oov_logprob;
-            s.add(l);
+            s.add(totals(0, skipped, logprob, tokens, oovs, oov_tokens, nonfinite, oov_logprob));
           },
           py::arg("skipped"), py::arg("logprob"), py::arg("tokens"), py::arg("oovs"), py::arg("oov_tokens"),
           py::arg("nonfinite"), py::arg("oov_logprob"), "Adds one line's totals (a LineScore's fields).")
@@ -82,13 +89,7 @@ void bind_records(py::module_& m) {
       "line_jsonl",
       [](const py::handle& file, uint64_t line, bool skipped, double logprob, int64_t tokens, int64_t oovs,
          int64_t nonfinite) {
-        tasks::LineScore l;
-        l.line = line;
-        l.skipped = skipped;
-        l.logprob = logprob;
-        l.tokens = tokens;
-        l.oovs = oovs;
-        l.nonfinite = nonfinite;
+        const auto l = totals(line, skipped, logprob, tokens, oovs, 0, nonfinite, 0.0);
         return jsonl(report::line_record(sentence_view(), name_bytes(file), l, line));
       },
       py::arg("file"), py::arg("line"), py::arg("skipped"), py::arg("logprob"), py::arg("tokens"),
