@@ -3,18 +3,13 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
-#include <chrono>
-#include <cmath>
 #include <limits>
 #include <optional>
 #include <thread>
 
 #include "lstmlm/error.hpp"
-#include "lstmlm/sampler.hpp"
-#include "lstmlm/tasks/generate.hpp"
 #include "lstmlm/tasks/keyboard.hpp"
 #include "lstmlm/tasks/limits.hpp"
-#include "lstmlm/tasks/predict.hpp"
 #include "lstmlm/tasks/request.hpp"
 #include "lstmlm/tasks/score.hpp"
 #include "lstmlm/tasks/units.hpp"
@@ -41,23 +36,11 @@ tasks::WindowOptions window_of(const Model& model, std::optional<int> pad_to, st
   return w;
 }
 
+}  // namespace
+
 tasks::OovPolicy oov_policy(const std::string& s) { return tasks::oov_choices().parse(s); }
 
 tasks::ContextMode context_mode(const std::string& s) { return tasks::context_choices().parse(s); }
-
-std::vector<tasks::LineScore> score_released(PyModel& m, const tasks::ScoreOptions& o,
-                                             const std::vector<std::string>& lines, const std::string& source,
-                                             uint64_t first_line) {
-  py::gil_scoped_release nogil;
-  auto engine = m.pool().acquire();
-  tasks::Scorer scorer(*engine, o);
-  return scorer.score(lines, source, first_line);
-}
-
-tasks::LineScore score_one(PyModel& m, const std::string& sentence, bool bos, bool eos) {
-  return score_released(m, score_options(m, bos, eos, "sentence", "skip", false), {sentence}, "<sentence>",
-                        1)[0];
-}
 
 int32_t word_id(const Model& model, const std::string& word) {
   if (auto id = model.vocab().find(word)) return *id;
@@ -99,6 +82,8 @@ PyState state_after(PyModel& m, const State& from, int32_t token) {
   return next;
 }
 
+namespace {
+
 // The path of a model directory: str, bytes or os.PathLike, a str encoded as os.fsencode does (a
 // surrogate-escaped byte names that byte, as os.listdir gives it).
 std::string path_arg(const py::object& path) {
@@ -112,22 +97,6 @@ std::string path_arg(const py::object& path) {
   load_text(p.ptr(), out, "path");
   return out;
 }
-
-// Lets Ctrl-C stop a long generate: every 20 ms of generating, at a token, the GIL is taken back for a
-// moment to run Python's signal handlers; an exception one raises (KeyboardInterrupt) ends the call.
-class SignalCheck {
- public:
-  void operator()() {
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_ < std::chrono::milliseconds(20)) return;
-    last_ = now;
-    py::gil_scoped_acquire gil;
-    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-  }
-
- private:
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-};
 
 std::vector<int32_t> encode(const Model& model, const std::string& text, bool bos, bool eos) {
   std::vector<int32_t> ids;
@@ -161,18 +130,14 @@ tasks::ScoreOptions score_options(const PyModel& m, bool bos, bool eos, const st
 
 std::shared_ptr<const tasks::Completer> PyModel::completer() { return tasks::Completer::of(*model_); }
 
-namespace {
-
 std::shared_ptr<const tasks::Boost> boost_arg(const PyModel& p, const py::object& b) {
   if (b.is_none()) return nullptr;
   if (!py::isinstance<PyBoost>(b)) throw_usage("boost must be a Boost from Model.load_boost, or None");
   const auto& pb = b.cast<const PyBoost&>();
-  if (pb.model != &p.model())
+  if (pb.model.get() != &p.model())
     throw_usage("boost: this Boost was loaded for another Model (its token ids differ)");
   return pb.boost;
 }
-
-}  // namespace
 
 PyModel::PyModel(const std::string& path, std::shared_ptr<const Model> model, ModelOptions options)
     : path_(path),
@@ -201,14 +166,6 @@ void bind_model(py::module_& m) {
                ", tokens=" + std::to_string(l.tokens) + ", oovs=" + std::to_string(l.oovs) + ")";
       });
 
-  py::class_<PyBoost>(m, "Boost",
-                      "Words and phrases with an additive log-prob (Model.load_boost); applied by predict, "
-                      "generate and complete when passed as boost=")
-      .def("__len__", [](const PyBoost& b) { return b.boost ? b.boost->size() : 0; })
-      .def_property_readonly("longest", [](const PyBoost& b) { return b.boost ? b.boost->longest() : 0; })
-      .def("__repr__", [](const PyBoost& b) {
-        return "<lstmlm.Boost " + std::to_string(b.boost ? b.boost->size() : 0) + " entries>";
-      });
   py::class_<PyModel> cls(m, "_Model");
   cls.def(py::init([](const py::object& path_in, const py::object& threads, Text<"precision"> precision,
                       std::optional<int> pad_to, std::optional<int> window, bool stateful) {
@@ -282,294 +239,11 @@ void bind_model(py::module_& m) {
           [](const PyModel& p, const py::object& ids) {
             return p.model().tokenizer().detokenize(ids_arg(ids, "ids", p.model().vocab_size()));
           },
-          py::arg("ids"))
-      .def(
-          "score",
-          [](PyModel& p, Text<"sentence"> s, bool bos, bool eos) {
-            return score_one(p, s.value, bos, eos).logprob / kLn10;
-          },
-          py::arg("sentence"), py::arg("bos") = true, py::arg("eos") = true)
-      .def(
-          "perplexity",
-          [](PyModel& p, Text<"sentence"> s, bool bos, bool eos) {
-            tasks::ScoreSummary sum;
-            sum.add(score_one(p, s.value, bos, eos));
-            return sum.perplexity();
-          },
-          py::arg("sentence"), py::arg("bos") = true, py::arg("eos") = true)
-      .def(
-          "_full_scores",
-          [](PyModel& p, Text<"sentence"> s, bool bos, bool eos) {
-            const auto line = score_one(p, s.value, bos, eos);
-            // KenLM's n-gram length becomes the tokens of context the LSTM has seen + 1, 0 for a token not
-            // scored: the CLI's --output-format kenlm.
-            py::list out;
-            for (const auto& w : line.words) {
-              const double log10 = w.scored ? w.logprob / kLn10 : 0.0;
-              out.append(py::make_tuple(log10, w.scored ? w.context + 1 : 0, w.oov, w.token));
-            }
-            return out;
-          },
-          py::arg("sentence"), py::arg("bos") = true, py::arg("eos") = true)
-      .def(
-          "word_scores",
-          [](PyModel& p, Text<"sentence"> s, bool bos, bool eos, Text<"normalize"> normalize) {
-            // `lstmlm score --aggregate words`: a char or subword model's parts summed into words.
-            auto o = score_options(p, bos, eos, "sentence", "skip", false);
-            o.aggregate = tasks::Aggregate::Words;
-            o.normalize = tasks::normalize_choices().parse(normalize.value);
-            const auto line = score_released(p, o, {s.value}, "<sentence>", 1)[0];
-            py::list out;
-            for (const auto& w : line.words)
-              out.append(
-                  py::make_tuple(w.token, w.scored ? py::object(py::float_(w.logprob / kLn10)) : py::none()));
-            return out;
-          },
-          py::arg("sentence"), py::arg("bos") = true, py::arg("eos") = true, py::arg("normalize") = "none")
-      .def(
-          "score_batch",
-          [](PyModel& p, TextList<"sentences"> sentences, bool bos, bool eos) {
-            auto lines = score_released(p, score_options(p, bos, eos, "sentence", "skip", false),
-                                        sentences.value, "<batch>", 1);
-            py::array_t<double> out(static_cast<py::ssize_t>(lines.size()));
-            auto v = out.mutable_unchecked<1>();
-            for (size_t i = 0; i < lines.size(); ++i)
-              v(static_cast<py::ssize_t>(i)) = lines[i].logprob / kLn10;
-            return out;
-          },
-          py::arg("sentences"), py::arg("bos") = true, py::arg("eos") = true)
-      .def(
-          "score_lines",
-          [](PyModel& p, TextList<"lines"> lines, Text<"source"> source, const py::object& first_line,
-             Text<"context"> context, bool bos, bool eos, Text<"oov"> oov, bool skip_empty,
-             Text<"normalize"> normalize) {
-            const uint64_t first = first_line_arg(first_line, lines.value.size());
-            auto o = score_options(p, bos, eos, context.value, oov.value, skip_empty);
-            o.normalize = tasks::normalize_choices().parse(normalize.value);
-            auto out = score_released(p, o, lines.value, source.value, first);
-            for (auto& l : out) l.words.clear();
-            return out;
-          },
-          py::arg("lines"), py::arg("source") = "-", py::arg("first_line") = 1, py::kw_only(),
-          py::arg("context") = "sentence", py::arg("bos") = true, py::arg("eos") = true,
-          py::arg("oov") = "skip", py::arg("skip_empty") = false, py::arg("normalize") = "none")
-      .def(
-          "logprobs",
-          [](PyModel& p, const py::object& ids_in) {
-            const auto ids = ids_arg(ids_in, "ids", p.model().vocab_size());
-            std::vector<MatrixRM> out;
-            {
-              py::gil_scoped_release nogil;
-              auto engine = p.pool().acquire();
-              std::vector<State> st{State::zeros(p.model())};
-              engine->logprobs({ids}, st, out);
-            }
-            const auto rows = static_cast<py::ssize_t>(ids.size());
-            const auto cols = static_cast<py::ssize_t>(p.model().vocab_size());
-            py::array_t<float> a({rows, cols});
-            if (rows > 0) std::copy(out[0].data(), out[0].data() + rows * cols, a.mutable_data());
-            return a;
-          },
-          py::arg("ids"))
-      .def(
-          "_predict",
-          [](PyModel& p, const py::object& context_in, const py::object& top, Text<"prefix"> prefix,
-             const py::object& boost) {
-            // Text (tokenized, as `lstmlm predict`), or token ids fed as given (as `predict --ids`).
-            std::string context;
-            const bool ids = !load_text(context_in.ptr(), context, "context");
-            if (ids) {
-              for (int32_t id : ids_arg(context_in, "context", p.model().vocab_size())) {
-                if (!context.empty()) context += ' ';
-                context += std::to_string(id);
-              }
-            }
-            tasks::PredictOptions o;
-            o.top = static_cast<int>(int_arg(top, "top", 0, std::numeric_limits<int>::max()));
-            o.window = p.options().window;
-            o.ids_input = ids;
-            o.prefix = prefix.value;
-            if (!o.prefix.empty() && p.model().tokenizer().traits().completion == Completion::WordIndex)
-              o.completer = p.completer();
-            o.boost = boost_arg(p, boost);
-            std::vector<tasks::Prediction> r;
-            {
-              py::gil_scoped_release nogil;
-              auto engine = p.pool().acquire();
-              r = tasks::predict(*engine, {context}, o, "<context>", 1);
-            }
-            py::list out;
-            for (const auto& c : r[0].top) out.append(py::make_tuple(c.token, c.id, c.prob, c.logprob));
-            return out;
-          },
-          py::arg("context"), py::arg("top"), py::arg("prefix") = "", py::arg("boost") = py::none())
-      .def(
-          "_generate",
-          [](PyModel& p, Text<"prompt"> prompt, const py::object& max_tokens, float temperature,
-             const py::object& top_k, float top_p, float min_p, float repeat_penalty,
-             const py::object& repeat_last_n, const py::object& seed, const py::object& num_samples,
-             std::optional<bool> stop_at_eos, Text<"oov"> oov, const py::object& boost) {
-            // The CLI's ranges (lstmlm generate -n, --top-k, --repeat-last-n, --num-samples).
-            GenerateOptions g;
-            g.prompt = prompt.value;
-            g.max_tokens = static_cast<int>(int_arg(max_tokens, "max_tokens", 0, tasks::kMaxGenerateTokens));
-            g.sampler = {
-                temperature,
-                static_cast<int>(int_arg(top_k, "top_k", 0, kMaxVocabSize)),
-                top_p,
-                min_p,
-                repeat_penalty,
-                static_cast<int>(int_arg(repeat_last_n, "repeat_last_n", -1, tasks::kMaxGenerateTokens))};
-            g.num_samples = static_cast<int>(int_arg(num_samples, "num_samples", 1, tasks::kMaxSamples));
-            g.seed = seed.is_none() ? random_seed() : uint_arg(seed, "seed");
-            g.stop_at_eos = stop_at_eos;
-            g.window = p.options().window;
-            g.oov = oov_policy(oov.value);
-            g.boost = boost_arg(p, boost);
-            g.validate();
-            GenerateResult r;
-            {
-              py::gil_scoped_release nogil;
-              auto engine = p.pool().acquire();
-              SignalCheck check;
-              r = generate(*engine, g, [&check](int, const GeneratedToken&) { check(); });
-            }
-            py::list texts;
-            for (const auto& s : r.samples)
-              texts.append(sample_text(p.model().tokenizer(), prompt.value, s.ids()));
-            return py::make_tuple(texts, g.seed);
-          },
-          py::arg("prompt"), py::arg("max_tokens"), py::arg("temperature"), py::arg("top_k"),
-          py::arg("top_p"), py::arg("min_p"), py::arg("repeat_penalty"), py::arg("repeat_last_n"),
-          py::arg("seed"), py::arg("num_samples"), py::arg("stop_at_eos"), py::arg("oov"),
-          py::arg("boost") = py::none())
-      .def(
-          "load_boost",
-          [](PyModel& p, const py::object& source) {
-            PyBoost b;
-            b.model = &p.model();
-            std::string path;
-            if (load_text(source.ptr(), path, "source")) {
-              py::gil_scoped_release nogil;
-              b.boost = std::make_shared<tasks::Boost>(tasks::Boost::load(p.model(), path));
-            } else {
-              std::vector<std::string> lines;
-              for (const auto& item : py::iter(source)) {
-                std::string l;
-                if (!load_text(item.ptr(), l, "source", static_cast<Py_ssize_t>(lines.size())))
-                  throw_usage("load_boost: give a file path or a sequence of 'PHRASE\\tBONUS' strings");
-                lines.push_back(std::move(l));
-              }
-              b.boost = std::make_shared<tasks::Boost>(tasks::Boost::parse(p.model(), lines, "<boost>"));
-            }
-            return b;
-          },
-          py::arg("source"),
-          "A Boost from a file path, or from a sequence of 'PHRASE\\tBONUS' lines (bonus: natural log).")
-      .def(
-          "_complete",
-          [](PyModel& p, const PyState& s, Text<"prefix"> prefix, const py::object& top,
-             const py::object& boost, const py::object& history) {
-            check_state(p.model(), s, "complete");
-            const int n = static_cast<int>(int_arg(top, "top", 0, std::numeric_limits<int>::max()));
-            auto b = boost_arg(p, boost);
-            std::vector<int32_t> hist;
-            if (!history.is_none()) hist = ids_arg(history, "history", p.model().vocab_size());
-            const State from = s.state;
-            std::vector<float> next = s.next;
-            const bool chars = p.model().tokenizer().traits().completion == Completion::CharBeam;
-            if (!chars) tasks::check_completion(p.model(), Completion::WordIndex, prefix.value);
-            std::vector<tasks::Candidate> r;
-            auto completer = chars ? nullptr : p.completer();
-            {
-              py::gil_scoped_release nogil;
-              auto engine = p.pool().acquire();
-              if (next.empty()) next = next_after(*engine, from);
-              if (b) b->apply(hist, next.data(), p.model().vocab_size());
-              if (!chars) {
-                r = completer->complete(next.data(), prefix.value, n);
-              } else {
-                // The typed characters fed after the state, then completions to the next word boundary.
-                State at = from;
-                for (const auto& t : p.model().tokenizer().tokenize(prefix.value)) {
-                  if (t.id < 0) continue;
-                  State after;
-                  engine->step(at, t.id, after, next);
-                  at = std::move(after);
-                }
-                r = tasks::complete_chars(*engine, at, next, n <= 0 ? 64 : n);
-                for (auto& c : r) c.token = prefix.value + c.token;
-              }
-            }
-            py::list out;
-            for (const auto& c : r) out.append(py::make_tuple(c.token, c.id, c.prob, c.logprob));
-            return out;
-          },
-          py::arg("state"), py::arg("prefix"), py::arg("top"), py::arg("boost") = py::none(),
-          py::arg("history") = py::none())
-      .def(
-          "state_from_bytes",
-          [](PyModel& p, const py::bytes& data) {
-            const std::string_view b = data;
-            PyState s;
-            static_cast<tasks::Stream&>(s) = tasks::stream_from_bytes(p.model(), b);
-            s.fingerprint = p.model().fingerprint();
-            return s;
-          },
-          py::arg("data"),
-          "A State from the bytes State.to_bytes(), the C API's lstmlm_state_serialize or the server's "
-          "exported "
-          "session (\"bytes\", base64-decoded) wrote for this model; InputError when they are not one.")
-      .def(
-          "NullContextWrite",
-          [](PyModel& p, PyState& s) {
-            s.state = State::zeros(p.model());
-            s.next.clear();
-            s.fed = 0;
-            s.fingerprint = p.model().fingerprint();
-          },
-          py::arg("state"), "Writes the zero state (no context) into `state`.")
-      .def(
-          "BeginSentenceWrite",
-          [](PyModel& p, PyState& s) {
-            const int32_t start = tasks::start_token(p.model().tokenizer());
-            if (start < 0) {
-              s.state = State::zeros(p.model());
-              s.next.clear();
-              s.fed = 0;
-              s.fingerprint = p.model().fingerprint();
-              return;
-            }
-            s = state_after(p, State::zeros(p.model()), start);
-            s.fed = 1;
-          },
-          py::arg("state"), "Writes the state after the start token (bos, else eos) into `state`.")
-      .def(
-          "BaseScore",
-          [](PyModel& p, const PyState& in, Text<"word"> word_in, PyState& out) {
-            check_state(p.model(), in, "BaseScore");
-            const std::string& word = word_in.value;
-            const int32_t id =
-                word == "</s>" && p.model().tokenizer().eos_id() && !p.model().vocab().find(word)
-                    ? *p.model().tokenizer().eos_id()
-                    : word_id(p.model(), word);
-            // Copied with the GIL held: once it is released, another thread may rewrite `in` (or `out`).
-            const State from = in.state;
-            std::vector<float> next = in.next;
-            PyState after;
-            after.fingerprint = p.model().fingerprint();
-            after.fed = in.fed + 1;
-            {
-              py::gil_scoped_release nogil;
-              auto engine = p.pool().acquire();
-              if (next.empty()) next = next_after(*engine, from);
-              engine->step(from, id, after.state, after.next);
-            }
-            out = std::move(after);
-            return next[static_cast<size_t>(id)] / kLn10;
-          },
-          py::arg("in_state"), py::arg("word"), py::arg("out_state"),
-          "log10 p(word | in_state); writes the state after `word` into out_state (which may be in_state).");
+          py::arg("ids"));
+  bind_scoring(cls);
+  bind_keyboard(m, cls);
+  bind_generate(cls);
+  bind_model_states(cls);
   bind_jsonl(cls);
 }
 

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "lstmlm/engine_pool.hpp"
 #include "lstmlm/model.hpp"
@@ -13,6 +14,7 @@
 #include "lstmlm/tasks/score.hpp"
 #include "lstmlm/tasks/window.hpp"
 #include "py_args.hpp"
+#include "py_state.hpp"
 
 namespace lstmlm::py {
 
@@ -26,6 +28,7 @@ class PyModel {
  public:
   PyModel(const std::string& path, std::shared_ptr<const Model> model, ModelOptions options);
   const Model& model() const { return *model_; }
+  const std::shared_ptr<const Model>& shared_model() const { return model_; }
   const ModelOptions& options() const { return options_; }
   EnginePool& pool() { return pool_; }
   // The model's word-completion index (tasks::Completer::of).
@@ -39,10 +42,11 @@ class PyModel {
   EnginePool pool_;
 };
 
-// A Boost (tasks::Boost) with the model it was read for: a boost is token ids of one vocabulary.
+// A Boost (tasks::Boost) with the model it was read for, kept alive by it: a boost is token ids of one
+// vocabulary, and no later model can take that model's address while the Boost lives.
 struct PyBoost {
   std::shared_ptr<const tasks::Boost> boost;
-  const Model* model = nullptr;
+  std::shared_ptr<const Model> model;
 };
 
 // The options of `lstmlm score` for these arguments: context "sentence"|"document", oov "skip"|"error",
@@ -50,8 +54,29 @@ struct PyBoost {
 tasks::ScoreOptions score_options(const PyModel& m, bool bos, bool eos, const std::string& context,
                                   const std::string& oov, bool skip_empty);
 
+// What the files binding the Model's methods share (py_model.cpp).
+tasks::OovPolicy oov_policy(const std::string& s);  // the request vocabulary's oov words
+tasks::ContextMode context_mode(const std::string& s);
+// A word's id, else unk's; InputError when the model has neither.
+int32_t word_id(const Model& model, const std::string& word);
+// UsageError unless `s` was written by this model (`what`: the calling method, for the message).
+void check_state(const Model& model, const PyState& s, const char* what);
+// ln p of every next token after `from` (as predict does for a row without input).
+std::vector<float> next_after(Engine& engine, const State& from);
+// The state after `token` from `from` (a copy the caller made with the GIL held: the engine reads it
+// without the GIL, while another thread may rewrite the State it came from).
+PyState state_after(PyModel& m, const State& from, int32_t token);
+// boost=: None, or a Boost this model loaded; UsageError otherwise.
+std::shared_ptr<const tasks::Boost> boost_arg(const PyModel& p, const pybind11::object& b);
+
+// lstmlm._Model, its methods bound by subject: the model and its vocabulary (py_model.cpp), scoring
+// (py_scoring.cpp), the keyboard and Boost (py_keyboard.cpp), generation (py_generate.cpp), KenLM-style
+// states (py_model_states.cpp) and the JSONL perplexity filter (py_jsonl.cpp).
 void bind_model(pybind11::module_& m);
-// Model.score_jsonl (py_jsonl.cpp): the perplexity filter of `lstmlm score --input-format jsonl`.
+void bind_scoring(pybind11::class_<PyModel>& cls);
+void bind_keyboard(pybind11::module_& m, pybind11::class_<PyModel>& cls);
+void bind_generate(pybind11::class_<PyModel>& cls);
+void bind_model_states(pybind11::class_<PyModel>& cls);
 void bind_jsonl(pybind11::class_<PyModel>& cls);
 
 }  // namespace lstmlm::py

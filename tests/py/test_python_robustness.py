@@ -335,6 +335,22 @@ class Uninitialized(unittest.TestCase, OneLine):
         self.assertEqual(pickle.loads(pickle.dumps(s)), s)
 
 
+class BoostOwner(unittest.TestCase, OneLine):
+    def test_a_boost_is_refused_by_every_model_but_its_own(self):
+        import gc
+        # A Boost keeps its model alive: a model loaded after the first is dropped never takes its address,
+        # so it cannot accept the Boost and apply another vocabulary's ids.
+        for _ in range(5):
+            a = lstmlm.Model(WORD, threads=1)
+            b = a.load_boost(["king\t2"])
+            del a
+            gc.collect()
+            other = lstmlm.Model(WORD, threads=1)
+            with self.assertRaises(lstmlm.UsageError) as cm:
+                other.predict("the", 3, boost=b)
+            self.assertOneLine(cm.exception, lstmlm.UsageError, r"^boost: this Boost was loaded for another Model")
+
+
 class Jsonl(unittest.TestCase, OneLine):
     @classmethod
     def setUpClass(cls):
