@@ -8,6 +8,7 @@
 #include "line_reader.hpp"
 #include "lstmlm/engine.hpp"
 #include "lstmlm/error.hpp"
+#include "lstmlm/report/jsonl.hpp"
 #include "lstmlm/tasks/jsonl.hpp"
 #include "output.hpp"
 #include "progress.hpp"
@@ -39,12 +40,14 @@ int run_score_jsonl(const JsonlRun& r) {
   tasks::ScoreSummary all;  // every scored document (kept or filtered)
   while (in.next_file()) {
     while (in.next_block(lines, block, first)) {
-      for (auto& d : scorer.score(lines, in.source(), first)) {
+      const auto docs = scorer.score(lines, in.source(), first);
+      for (size_t i = 0; i < docs.size(); ++i) {
+        const auto& d = docs[i];
         ++documents;
         switch (d.status) {
           case tasks::JsonlDocument::Status::Kept:
             ++kept;
-            out.raw(d.line);
+            out.raw(report::jsonl_document(lines[i], d));
             out.raw("\n");
             all.add(d.total);
             break;

@@ -16,6 +16,7 @@
 
 #include "check.hpp"
 #include "check_score_line.hpp"
+#include "lstmlm/report/jsonl.hpp"
 #include "lstmlm/tasks/jsonl.hpp"
 
 namespace lstmlm::fuzz {
@@ -128,8 +129,9 @@ inline void check_results(const std::vector<std::string>& lines,
     require(valid, "jsonl: a line that is not strict JSON was kept: " + lines[i].substr(0, 200));
     const json in = json::parse(lines[i]);
     require(in.is_object() && in.contains("text") && in["text"].is_string(), "jsonl: kept without a text");
-    require(json::accept(r.line), "jsonl: the output line is not valid JSON: " + r.line.substr(0, 200));
-    const json out = json::parse(r.line);
+    const std::string line = report::jsonl_document(lines[i], r);
+    require(json::accept(line), "jsonl: the output line is not valid JSON: " + line.substr(0, 200));
+    const json out = json::parse(line);
     require(out.is_object(), "jsonl: the output is not an object");
     for (const auto& [k, v] : in.items())
       require(out.contains(k) && out[k] == v, "jsonl: the output lost or changed field " + k);

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "lstmlm/error.hpp"
+#include "lstmlm/report/jsonl.hpp"
 #include "lstmlm/tasks/jsonl.hpp"
 #include "lstmlm/tasks/request.hpp"
 #include "py_args.hpp"
@@ -24,9 +25,10 @@ py::str str_of(const std::string& s, const char* errors) {
   return py::reinterpret_steal<py::str>(o);
 }
 
-py::object result(const tasks::JsonlDocument& d) {
+py::object result(const std::string& input, const tasks::JsonlDocument& d) {
   using S = tasks::JsonlDocument::Status;
-  if (d.status == S::Kept) return py::make_tuple("kept", str_of(d.line, "surrogateescape"));
+  if (d.status == S::Kept)
+    return py::make_tuple("kept", str_of(report::jsonl_document(input, d), "surrogateescape"));
   if (d.status == S::Filtered) return py::make_tuple("filtered", "");
   return py::make_tuple("error", str_of(d.error, "backslashreplace"));
 }
@@ -64,7 +66,7 @@ void bind_jsonl(py::class_<PyModel>& cls) {
           docs = scorer.score(lines, source.value, first_line);
         }
         py::list out;
-        for (const auto& d : docs) out.append(result(d));
+        for (size_t i = 0; i < docs.size(); ++i) out.append(result(lines[i], docs[i]));
         return out;
       },
       py::arg("lines"), py::arg("source") = "-", py::arg("first_line") = 1, py::kw_only(),

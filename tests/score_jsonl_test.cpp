@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lstmlm/error.hpp"
+#include "lstmlm/report/jsonl.hpp"
 #include "lstmlm/tasks/jsonl.hpp"
 #include "lstmlm/tasks/score.hpp"
 #include "micro_model.hpp"
@@ -18,6 +19,21 @@ namespace {
 using namespace lstmlm;
 using namespace lstmlm::tasks;
 using Status = JsonlDocument::Status;
+
+// A document's result with the line the filter writes for it (report::jsonl_document), as the CLI writes it.
+struct Scored : JsonlDocument {
+  std::string line;
+};
+
+template <class Scorer>
+std::vector<Scored> scored(Scorer&& js, const std::vector<std::string>& lines, const std::string& source,
+                           uint64_t first) {
+  std::vector<Scored> out;
+  for (auto& d : js.score(lines, source, first)) out.push_back(Scored{d, {}});
+  for (size_t i = 0; i < out.size(); ++i)
+    if (out[i].status != Status::Error) out[i].line = report::jsonl_document(lines[i], out[i]);
+  return out;
+}
 
 std::shared_ptr<const Model> fairytales() {
   static auto m = Model::load((test::source_dir() / "models" / "fairytales-word").string());
@@ -51,7 +67,7 @@ TEST(ScoreJsonl, TotalsAreTheSumsOfScorerLinesAndBytesAreKept) {
   JsonlScorer js(e, {});
   const std::string doc =
       R"({"z": 1e5, "w": 1.50, "u": "\u00e9\n", "text": "once upon a time\nthe queen zzqx said", "n": null}  )";
-  auto r = js.score({doc}, "in.jsonl", 1);
+  auto r = scored(js, {doc}, "in.jsonl", 1);
   ASSERT_EQ(r.size(), 1u);
   ASSERT_EQ(r[0].status, Status::Kept) << r[0].error;
   ScoreSummary want = scorer_totals(e, {"once upon a time", "the queen zzqx said"});
@@ -73,9 +89,10 @@ TEST(ScoreJsonl, TotalsAreTheSumsOfScorerLinesAndBytesAreKept) {
 TEST(ScoreJsonl, TextIsReadAsAFile) {
   Engine e(fairytales(), 1);
   JsonlScorer js(e, {});
-  auto r = js.score({R"({"text": "the king\r\nthe queen\n"})", R"({"text": "the king\nthe queen"})",
-                     R"({"text": "the king\n\nthe queen"})"},
-                    "-", 1);
+  auto r = scored(js,
+                  {R"({"text": "the king\r\nthe queen\n"})", R"({"text": "the king\nthe queen"})",
+                   R"({"text": "the king\n\nthe queen"})"},
+                  "-", 1);
   for (const auto& d : r) ASSERT_EQ(d.status, Status::Kept) << d.error;
   // CRLF is a line end; a final "\n" ends the last line and makes no empty one.
   EXPECT_EQ(r[0].total.logprob, r[1].total.logprob);
@@ -89,14 +106,14 @@ TEST(ScoreJsonl, TextIsReadAsAFile) {
 TEST(ScoreJsonl, EmptyTextHasNoTokenAndIsFilteredOnlyUnderABound) {
   Engine e(fairytales(), 1);
   const std::vector<std::string> docs{R"({"text": ""})", R"({"text": "the king"})"};
-  auto r = JsonlScorer(e, {}).score(docs, "-", 1);
+  auto r = scored(JsonlScorer(e, {}), docs, "-", 1);
   ASSERT_EQ(r[0].status, Status::Kept);
   EXPECT_EQ(r[0].total.tokens, 0);
   EXPECT_TRUE(std::isnan(r[0].perplexity));
   EXPECT_EQ(r[0].line, R"({"text": "", "logprob": 0, "tokens": 0, "oovs": 0, "perplexity": null})");
   JsonlOptions o;
   o.max_perplexity = std::numeric_limits<double>::max();
-  auto f = JsonlScorer(e, o).score(docs, "-", 1);
+  auto f = scored(JsonlScorer(e, o), docs, "-", 1);
   EXPECT_EQ(f[0].status, Status::Filtered);
   EXPECT_EQ(f[1].status, Status::Kept);
 }
@@ -105,7 +122,7 @@ TEST(ScoreJsonl, FilterKeepsMinToMaxInclusive) {
   Engine e(fairytales(), 1);
   const std::vector<std::string> docs{R"({"text": "once upon a time there was a king"})",
                                       R"({"text": "zzqx qqq the the the"})", R"({"text": "the king said"})"};
-  auto all = JsonlScorer(e, {}).score(docs, "-", 1);
+  auto all = scored(JsonlScorer(e, {}), docs, "-", 1);
   std::vector<double> p;
   for (const auto& d : all) {
     ASSERT_EQ(d.status, Status::Kept);
@@ -118,9 +135,9 @@ TEST(ScoreJsonl, FilterKeepsMinToMaxInclusive) {
   JsonlOptions o;
   o.min_perplexity = sorted[1];  // bounds are inclusive: the middle one is kept by both
   o.max_perplexity = sorted[1];
-  auto mid = JsonlScorer(e, o).score(docs, "-", 1);
+  auto mid = scored(JsonlScorer(e, o), docs, "-", 1);
   o.max_perplexity.reset();
-  auto high = JsonlScorer(e, o).score(docs, "-", 1);
+  auto high = scored(JsonlScorer(e, o), docs, "-", 1);
   for (size_t i = 0; i < docs.size(); ++i) {
     EXPECT_EQ(mid[i].status == Status::Kept, p[i] == sorted[1]) << i;
     EXPECT_EQ(high[i].status == Status::Kept, p[i] >= sorted[1]) << i;
@@ -148,7 +165,7 @@ TEST(ScoreJsonl, BadDocumentsAreErrorsOfTheirOwnLine) {
       "",
       R"({"text": "the queen", "meta": {"logprob": 1, "text": 5}})",
   };
-  auto r = js.score(docs, "in.jsonl", 10);
+  auto r = scored(js, docs, "in.jsonl", 10);
   ASSERT_EQ(r.size(), docs.size());
   auto error = [&](size_t i) {
     EXPECT_EQ(r[i].status, Status::Error) << i << ": " << r[i].line;
@@ -175,7 +192,7 @@ TEST(ScoreJsonl, BadDocumentsAreErrorsOfTheirOwnLine) {
   ScoreSummary queen = scorer_totals(e, {"the queen"});
   EXPECT_EQ(r[11].total.logprob, queen.logprob);
   // The good documents have the numbers they have alone.
-  auto alone = js.score({docs[0]}, "in.jsonl", 1);
+  auto alone = scored(js, {docs[0]}, "in.jsonl", 1);
   EXPECT_EQ(r[0].line, alone[0].line);
 }
 
@@ -184,7 +201,7 @@ TEST(ScoreJsonl, OovErrorIsTheDocumentsOwnAndNamesTheTextLine) {
   JsonlOptions o;
   o.score.oov = OovPolicy::Error;
   JsonlScorer js(e, o);
-  auto r = js.score({R"({"text": "a b"})", R"({"text": "a\nb zz"})", R"({"text": "b a"})"}, "m", 1);
+  auto r = scored(js, {R"({"text": "a b"})", R"({"text": "a\nb zz"})", R"({"text": "b a"})"}, "m", 1);
   EXPECT_EQ(r[0].status, Status::Kept);
   EXPECT_EQ(r[2].status, Status::Kept);
   ASSERT_EQ(r[1].status, Status::Error);
@@ -195,7 +212,7 @@ TEST(ScoreJsonl, OovErrorIsTheDocumentsOwnAndNamesTheTextLine) {
   using test::micro_logprob;
   EXPECT_NEAR(r[0].total.logprob, micro_logprob(2, 0) + micro_logprob(0, 1) + micro_logprob(1, 2), 1e-5);
   // Under the default policy the OOV is skipped and counted.
-  auto skip = JsonlScorer(e, {}).score({R"({"text": "a\nb zz"})"}, "m", 1);
+  auto skip = scored(JsonlScorer(e, {}), {R"({"text": "a\nb zz"})"}, "m", 1);
   ASSERT_EQ(skip[0].status, Status::Kept);
   EXPECT_EQ(skip[0].total.oovs, 1);
 }
@@ -208,9 +225,9 @@ TEST(ScoreJsonl, DocumentModeIsOneStreamPerDocument) {
                                       R"({"text": "the queen said\nand the king"})",
                                       R"({"text": "the old man"})"};
   JsonlScorer js(e, o);
-  auto together = js.score(docs, "-", 1);
+  auto together = scored(js, docs, "-", 1);
   for (size_t i = 0; i < docs.size(); ++i) {
-    auto alone = JsonlScorer(e, o).score({docs[i]}, "-", 1);
+    auto alone = scored(JsonlScorer(e, o), {docs[i]}, "-", 1);
     ASSERT_EQ(together[i].status, Status::Kept);
     EXPECT_EQ(together[i].line, alone[0].line) << i;
     EXPECT_EQ(together[i].total.logprob, alone[0].total.logprob) << i;
@@ -223,7 +240,7 @@ TEST(ScoreJsonl, DocumentModeIsOneStreamPerDocument) {
   ScoreSummary sentences = scorer_totals(e, {"the queen said", "and the king"});
   EXPECT_NE(together[1].total.logprob, sentences.logprob);
   // Reversing the order of the documents changes no number.
-  auto reversed = js.score({docs[2], docs[1], docs[0]}, "-", 1);
+  auto reversed = scored(js, {docs[2], docs[1], docs[0]}, "-", 1);
   EXPECT_EQ(reversed[2].line, together[0].line);
   EXPECT_EQ(reversed[0].line, together[2].line);
 }
@@ -236,12 +253,12 @@ TEST(ScoreJsonl, SentenceModeNumbersDoNotDependOnTheBatch) {
                    " the king went to the " + (i % 2 ? "mountains" : "sea\\nand the queen") + R"("})");
   JsonlOptions one;
   one.score.batch_size = 1;
-  auto a = JsonlScorer(e, one).score(docs, "-", 1);
-  auto b = JsonlScorer(e, {}).score(docs, "-", 1);
+  auto a = scored(JsonlScorer(e, one), docs, "-", 1);
+  auto b = scored(JsonlScorer(e, {}), docs, "-", 1);
   for (size_t i = 0; i < docs.size(); ++i) {
     ASSERT_EQ(a[i].status, Status::Kept);
     EXPECT_EQ(a[i].line, b[i].line) << i;
-    auto alone = JsonlScorer(e, {}).score({docs[i]}, "-", 1);
+    auto alone = scored(JsonlScorer(e, {}), {docs[i]}, "-", 1);
     EXPECT_EQ(alone[0].line, b[i].line) << i;
   }
 }
@@ -251,10 +268,10 @@ TEST(ScoreJsonl, CustomTextFieldAndEmptyBlock) {
   JsonlOptions o;
   o.text_field = "body";
   JsonlScorer js(e, o);
-  auto r = js.score({R"({"text": 1, "body": "the king"})"}, "-", 1);
+  auto r = scored(js, {R"({"text": 1, "body": "the king"})"}, "-", 1);
   ASSERT_EQ(r[0].status, Status::Kept) << r[0].error;
   EXPECT_EQ(r[0].total.logprob, scorer_totals(e, {"the king"}).logprob);
-  EXPECT_TRUE(js.score({}, "-", 1).empty());
+  EXPECT_TRUE(scored(js, {}, "-", 1).empty());
 }
 
 TEST(ScoreJsonl, RefusedOptions) {
@@ -279,7 +296,7 @@ TEST(ScoreJsonl, DeepNestingAndWindowsAreHandled) {
   // No DOM is built: a deeply nested value next to the text costs its bytes only.
   const std::string deep =
       R"({"text": "the king", "x": )" + std::string(200000, '[') + std::string(200000, ']') + "}";
-  auto r = JsonlScorer(e, {}).score({deep, std::string(200000, '[')}, "-", 1);
+  auto r = scored(JsonlScorer(e, {}), {deep, std::string(200000, '[')}, "-", 1);
   ASSERT_EQ(r[0].status, Status::Kept) << r[0].error;
   EXPECT_EQ(r[0].total.logprob, scorer_totals(e, {"the king"}).logprob);
   EXPECT_EQ(r[1].status, Status::Error);
@@ -288,7 +305,7 @@ TEST(ScoreJsonl, DeepNestingAndWindowsAreHandled) {
     JsonlOptions o;
     o.score.context = mode;
     o.score.window = WindowOptions{WindowMode::Window, 2};
-    auto w = JsonlScorer(e, o).score({R"({"text": "once upon a time\nthere was a king"})"}, "-", 1);
+    auto w = scored(JsonlScorer(e, o), {R"({"text": "once upon a time\nthere was a king"})"}, "-", 1);
     ASSERT_EQ(w[0].status, Status::Kept) << w[0].error;
     EXPECT_EQ(w[0].total.logprob, scorer_totals(e, {"once upon a time", "there was a king"}, o.score,
                                                 {LineEnd::Lf, LineEnd::None})

@@ -127,8 +127,6 @@ class Probe final : public json::json_sax_t {
 
 std::string num9(double v) { return std::isfinite(v) ? format_g9(v) : "null"; }
 
-bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
 // Lines scored per Scorer call: bounds the per-token records alive at once.
 constexpr size_t kChunkLines = 4096;
 
@@ -303,23 +301,6 @@ std::vector<JsonlDocument> JsonlScorer::score(const std::vector<std::string>& li
     const double p = r.perplexity;
     bool keep = std::isnan(p) ? !lo && !hi : !(lo && p < *lo) && !(hi && p > *hi);
     r.status = keep ? JsonlDocument::Status::Kept : JsonlDocument::Status::Filtered;
-    // The input's own bytes, trailing whitespace removed, the fields before its final '}'.
-    const std::string& in = lines[docs[j].index];
-    size_t end = in.size();
-    while (end > 0 && is_json_space(in[end - 1])) --end;
-    // A parsed object ends with '}' once trailing whitespace is gone.
-    size_t close = end - 1;
-    size_t before = close;
-    while (before > 0 && is_json_space(in[before - 1])) --before;
-    const bool empty = before > 0 && in[before - 1] == '{';
-    r.line.reserve(close + 96);
-    r.line.assign(in, 0, close);
-    r.line += empty ? "\"logprob\": " : ", \"logprob\": ";
-    r.line += num9(r.total.logprob);
-    r.line += ", \"tokens\": " + std::to_string(r.total.tokens);
-    r.line += ", \"oovs\": " + std::to_string(r.total.oovs);
-    r.line += ", \"perplexity\": " + num9(r.perplexity);
-    r.line += '}';
   }
   return out;
 }

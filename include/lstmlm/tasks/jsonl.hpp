@@ -45,8 +45,7 @@ struct JsonlOptions {
 struct JsonlDocument {
   enum class Status { Kept, Filtered, Error };
   Status status = Status::Kept;
-  // Kept and Filtered: the document with the fields added (no trailing newline).
-  std::string line;
+  // Kept and Filtered: its output line is report::jsonl_document (lstmlm/report/jsonl.hpp).
   // Error: the one-line message "SOURCE:LINE: ..." (no "lstmlm: " prefix).
   std::string error;
   // The document's totals when scored (Kept, Filtered): logprob, tokens, oovs, ...; `line` is the JSONL
