@@ -193,15 +193,14 @@ TEST(FirstHourCli, ModelPathErrorsSayTheFix) {
                kFirstHourText);
   lstmlm::test::TempDir tmp("first_hour_empty");
   expect_error("score -m '" + tmp.path().string() + "'", 1,
-               {tmp.path().string() + ": an empty directory, not a model",
-                "python3 -m lstmlm.convert SOURCE ", "docs/importing.md"},
+               {tmp.path().string() + ": an empty directory, not a model", "lstmlm-convert SOURCE ",
+                "docs/importing.md"},
                kFirstHourText);
   const fs::path ml5 =
       source_dir() / ".." / "shared" / "data" / "ml5-charrnn-tf1-basiclstm" / "models" / "charRNN" / "dubois";
   if (!fs::exists(ml5)) GTEST_SKIP() << ml5 << " not present (../shared/data)";
   expect_error("score -m '" + ml5.string() + "'", 1,
-               {"this is an ml5 char-rnn directory", "convert it with `python3 tools/convert.py "},
-               kFirstHourText);
+               {"this is an ml5 char-rnn directory", "convert it with `lstmlm-convert "}, kFirstHourText);
 }
 
 TEST(FirstHourCli, GzipInputSaysDecompressIt) {

@@ -61,8 +61,8 @@ std::string zip_of(const std::vector<std::string>& names) {
 }
 
 std::string convert_hint(const std::filesystem::path& p, const std::string& what) {
-  return p.string() + ": this is " + what + ", not an lstmlm model directory: convert it with `python3 " +
-         "tools/convert.py " + p.string() + " OUTDIR`";
+  return p.string() + ": this is " + what +
+         ", not an lstmlm model directory: convert it with `lstmlm-convert " + p.string() + " OUTDIR`";
 }
 
 ModelFiles small_model() { return lstmlm::test::files_of(*Model::random(6, 4, 3, 1, 5)); }
@@ -333,7 +333,7 @@ TEST(ForeignModel, DirectoryHoldingAFrameworkFile) {
   const std::string msg = load_error(dir.path()).what();
   EXPECT_NE(msg.find("no config.json"), std::string::npos) << msg;
   EXPECT_NE(msg.find((dir / "model.h5").string() + ", a Keras HDF5 file"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("tools/convert.py"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("lstmlm-convert"), std::string::npos) << msg;
   // With a config.json the directory is read as a model (and fails on what it lacks, not on the .h5).
   put(dir / "config.json", "{}");
   const std::string as_model = load_error(dir.path()).what();

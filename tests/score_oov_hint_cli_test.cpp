@@ -41,7 +41,7 @@ int count(const std::string& s, const std::string& what) {
 TEST_F(ScoreOovHintCli, CapitalisedWordsGetOneWarningSayingTheFix) {
   auto r = run_cli("score " + m() + " -v summary", "once upon a time\nThe King said\nthe Queen\n");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(count(r.err, "reconvert with convert.py --lowercase"), 1) << r.err;
+  EXPECT_EQ(count(r.err, "reconvert with lstmlm-convert --lowercase"), 1) << r.err;
   EXPECT_NE(r.err.find("-:2: 'The' is not in the vocabulary"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("OOVs:\t3"), std::string::npos) << r.out;  // The, King, Queen: still skipped
 }
@@ -62,7 +62,7 @@ TEST_F(ScoreOovHintCli, OovErrorCarriesTheHint) {
   auto r = run_cli("score " + m() + " --oov error", "The king\n");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("'The' is not in the vocabulary"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("reconvert with convert.py --lowercase"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("reconvert with lstmlm-convert --lowercase"), std::string::npos) << r.err;
 }
 
 }  // namespace

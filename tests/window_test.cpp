@@ -243,7 +243,8 @@ TEST(Window, OovWordsInPredictAndGenerateFollowScoresRule) {
     prompt_context(*model, "T1", OovPolicy::Error);
     FAIL() << "no error";
   } catch (const InputError& e) {
-    EXPECT_NE(e.message().find("lowercase-only: reconvert with convert.py --lowercase"), std::string::npos)
+    EXPECT_NE(e.message().find("lowercase-only: reconvert with lstmlm-convert --lowercase"),
+              std::string::npos)
         << e.message();
   }
 }

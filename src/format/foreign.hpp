@@ -9,7 +9,7 @@ namespace lstmlm::format {
 struct ForeignModel {
   std::string what;          // "a Keras HDF5 file", "a TensorFlow SavedModel directory", ...
   std::string format;        // "Keras HDF5", "TensorFlow SavedModel", ...
-  bool convertible = false;  // tools/convert.py reads it
+  bool convertible = false;  // lstmlm-convert reads it
 };
 
 // What `path` is, when it is a model file or directory of a framework lstmlm knows of (Keras .h5/.keras,

@@ -105,12 +105,10 @@ class TensorReader {
 // "<path>: this is a Keras HDF5 file, not an lstmlm model directory: convert it with ..."
 [[noreturn]] void refuse_foreign(const std::string& path, const format::ForeignModel& f) {
   std::string what = "this is " + f.what + ", not an lstmlm model directory: ";
-  if (f.convertible)
-    throw ModelError(path, what + "convert it with `python3 tools/convert.py " + path + " OUTDIR`");
-  throw ModelError(path,
-                   what + f.format +
-                       " models are not supported yet (tools/convert.py reads Keras .h5/.keras, PyTorch "
-                       ".pt/.pth, TF1 checkpoints, ONNX, TF.js, TF2 SavedModels and ml5 dumps)");
+  if (f.convertible) throw ModelError(path, what + "convert it with `lstmlm-convert " + path + " OUTDIR`");
+  throw ModelError(path, what + f.format +
+                             " models are not supported yet (lstmlm-convert reads Keras .h5/.keras, PyTorch "
+                             ".pt/.pth, TF1 checkpoints, ONNX, TF.js, TF2 SavedModels and ml5 dumps)");
 }
 
 // A directory without config.json that holds a framework's model file (a downloaded Keras project, say):
@@ -122,7 +120,7 @@ void refuse_dir_of_foreign(const std::string& dir) {
   for (int n = 0; !ec && it != end && n < 256; it.increment(ec), ++n) {
     const std::string p = it->path().string();
     if (auto f = format::identify_foreign_model(p)) {
-      std::string hint = f->convertible ? "convert it with `python3 tools/convert.py " + p + " OUTDIR`"
+      std::string hint = f->convertible ? "convert it with `lstmlm-convert " + p + " OUTDIR`"
                                         : f->format + " models are not supported yet";
       throw ModelError(dir, "not an lstmlm model directory (no config.json), but it holds " + p + ", " +
                                 f->what + ": " + hint);
@@ -195,10 +193,9 @@ std::shared_ptr<const Model> Model::load(const std::string& dir) {
   }
   refuse_dir_of_foreign(dir);
   if (fs::is_empty(fs::path(dir), ec) && !ec)
-    throw ModelError(dir,
-                     "an empty directory, not a model: convert a model into it with `python3 -m "
-                     "lstmlm.convert SOURCE " +
-                         dir + "` (or lstmlm-convert, tools/convert.py; docs/importing.md)");
+    throw ModelError(
+        dir, "an empty directory, not a model: convert a model into it with `lstmlm-convert SOURCE " + dir +
+                 "` (`python3 -m lstmlm.convert` from a build tree; docs/importing.md)");
   const ModelPaths paths = ModelPaths::in(dir);
 
   ModelConfig config = load_config(paths.config);

@@ -67,7 +67,7 @@ std::string oov_hint(const Model& model, const std::string& word) {
   if (model.tokenizer().unk_id() || model.config().tokenizer.lowercase || !has_upper(word)) return "";
   for (const auto& t : model.vocab().tokens())
     if (has_upper(t)) return "";
-  return "; the vocabulary is lowercase-only: reconvert with convert.py --lowercase";
+  return "; the vocabulary is lowercase-only: reconvert with lstmlm-convert --lowercase";
 }
 
 int32_t start_token(const Tokenizer& tok) {

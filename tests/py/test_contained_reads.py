@@ -51,7 +51,7 @@ class ContainedBase(unittest.TestCase):
         self.assertEqual(r.returncode, 1, f"stdout={r.stdout!r} stderr={r.stderr!r}")
         lines = r.stderr.strip().splitlines()
         self.assertEqual(len(lines), 1, r.stderr)
-        self.assertTrue(lines[0].startswith("convert.py: error: "), lines[0])
+        self.assertTrue(lines[0].startswith("lstmlm-convert: error: "), lines[0])
         for n in names:
             self.assertIn(n, lines[0])
         self.assertFalse(os.path.exists(os.path.join(out, "weights.safetensors")))

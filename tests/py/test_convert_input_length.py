@@ -33,7 +33,7 @@ class WeightsOnlyInputLength(unittest.TestCase):
 
     def test_weights_only_gets_a_note_naming_the_option(self):
         out, err = self.convert("plain")
-        self.assertIn("convert.py: note: m.weights.h5 is weights only and records no input length", err)
+        self.assertIn("lstmlm-convert: note: m.weights.h5 is weights only and records no input length", err)
         self.assertIn("--input-length N", err)
         self.assertNotIn("input_length", pyutil.read_config(out))
         # The full model records its window: no note.

@@ -47,7 +47,7 @@ class MissingPackages(unittest.TestCase):
                 self.assertEqual(r.stdout, "")
                 lines = r.stderr.splitlines()
                 self.assertEqual(len(lines), 1, r.stderr)
-                self.assertTrue(lines[0].startswith("convert.py: error: "), r.stderr)
+                self.assertTrue(lines[0].startswith("lstmlm-convert: error: "), r.stderr)
                 self.assertIn(f"apt-get install {deb}", lines[0])
                 self.assertNotIn("Traceback", r.stderr)
 

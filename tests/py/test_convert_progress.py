@@ -30,8 +30,8 @@ class ConvertProgress(unittest.TestCase):
         shown = self.run_convert("always", "--progress", "always")
         self.assertEqual(shown.returncode, 0, shown.stderr)
         err = shown.stderr.decode()
-        self.assertTrue(err.startswith("\rconvert.py: reading "), err)
-        self.assertIn("convert.py: 100.0% of 1.3 MB, 9 of 9 tensors written \n", err)
+        self.assertTrue(err.startswith("\rlstmlm-convert: reading "), err)
+        self.assertIn("lstmlm-convert: 100.0% of 1.3 MB, 9 of 9 tensors written \n", err)
         self.assertTrue(err.endswith("\nwrote " + os.path.join(TMP, "always") + ": vocab 29, embedding 64, "
                                      "layers [150, 150], tied False, tokenizer char\n"), err)
         for mode in ("never", "auto"):
@@ -61,7 +61,7 @@ class ConvertProgress(unittest.TestCase):
                 os.close(follower)
             os.close(leader)
         self.assertEqual(r.returncode, 0)
-        self.assertIn(b"\rconvert.py: reading ", seen)
+        self.assertIn(b"\rlstmlm-convert: reading ", seen)
         self.assertIn(b"9 of 9 tensors written", seen)
 
 

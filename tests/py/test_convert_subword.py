@@ -9,7 +9,7 @@ python3-sentencepiece: icefall's way (user symbols <blk> <sos/eos>, unk_id 2, no
 defaults, its token list built as asr.sh builds it). Checked: the written vocab, tokenizer config and
 tokenizer.model; per-token log-probabilities of `lstmlm score --ids` (start and end tokens included) within 1e-4
 of the recipe's own PyTorch forward in float64; with a build that reads format v4, also plain text scored through
-the SentencePiece model; refusals are one `convert.py: error:` line. Before the build reads v4 the numbers are
+the SentencePiece model; refusals are one `lstmlm-convert: error:` line. Before the build reads v4 the numbers are
 checked on a copy of the directory with a word tokenizer (same weights, same ids) and the v4 checks are skipped,
 saying so.
 """
@@ -203,7 +203,7 @@ def refused(testcase, r, *needles):
     testcase.assertEqual(r.returncode, 1, r.stderr)
     lines = r.stderr.splitlines()
     testcase.assertEqual(len(lines), 1, r.stderr)
-    testcase.assertTrue(lines[0].startswith("convert.py: error: "), r.stderr)
+    testcase.assertTrue(lines[0].startswith("lstmlm-convert: error: "), r.stderr)
     for n in needles:
         testcase.assertIn(n, lines[0])
     return lines[0]

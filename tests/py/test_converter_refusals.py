@@ -1,7 +1,7 @@
 """Hostile sources the converters refuse: malformed pickles and archives (never a Python traceback), small
 files that declare gigabytes, options and vocabularies that would produce a model lstmlm
 refuses, and partial output directories. Every refusal is exit 1
-and one stderr line `convert.py: error: ...` naming the file; every hostile conversion runs under a 2 GB
+and one stderr line `lstmlm-convert: error: ...` naming the file; every hostile conversion runs under a 2 GB
 address-space cap, so an allocation the converter should have refused fails the test instead of the machine."""
 import json
 import os
@@ -126,13 +126,13 @@ class Hostile2Base(unittest.TestCase):
 
     def refused(self, *args, names=(), status=1):
         """Runs convert.py and checks the refusal: exit 1, no traceback, exactly one stderr line starting
-        `convert.py: error: ` holding each of `names`, and no output directory (nor a temporary one)."""
+        `lstmlm-convert: error: ` holding each of `names`, and no output directory (nor a temporary one)."""
         r = self.run_convert(*args)
         self.assertEqual(r.returncode, status, f"stdout={r.stdout!r} stderr={r.stderr!r}")
         self.assertNotIn("Traceback", r.stderr)
         lines = r.stderr.strip().splitlines()
         self.assertEqual(len(lines), 1, r.stderr)
-        self.assertTrue(lines[0].startswith("convert.py: error: "), lines[0])
+        self.assertTrue(lines[0].startswith("lstmlm-convert: error: "), lines[0])
         for n in names:
             self.assertIn(n, lines[0])
         self.assertFalse(os.path.exists(self.out), "a refused conversion left an output directory")
@@ -687,12 +687,12 @@ class ThirdRoundTest(Hostile2Base):
                 r = subprocess.run([sys.executable, os.path.join(pyutil.TOOLS, "convert.py"), prefix,
                                     *([self.out] if args else []), *args], capture_output=True, text=True, timeout=60)
                 self.assertEqual(r.returncode, 2, r.stderr)
-                self.assertTrue(r.stderr.startswith(f"convert.py: error: {want}"), r.stderr)
+                self.assertTrue(r.stderr.startswith(f"lstmlm-convert: error: {want}"), r.stderr)
                 self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
         r = subprocess.run([sys.executable, os.path.join(pyutil.TOOLS, "convert.py"), "--help"], capture_output=True,
                            text=True, timeout=60)
         self.assertEqual((r.returncode, r.stderr), (0, ""))
-        self.assertTrue(r.stdout.startswith("usage: convert.py [-h]"), r.stdout[:200])
+        self.assertTrue(r.stdout.startswith("usage: lstmlm-convert [-h]"), r.stdout[:200])
         self.assertIn("--cell-clip", r.stdout)
 
     # 6. a lone surrogate in a vocabulary
@@ -726,7 +726,7 @@ class ThirdRoundTest(Hostile2Base):
         self.assert_escaped(line)
         long = self.save_onnx(onnx_lm(activations=["Sigmoid", "\x1b" * 1000, "Tanh"]), "long.onnx")
         line = self.refused(long, "--vocab", self.vocab_file(), names=("cell activations",))
-        self.assertLessEqual(len(line), len("convert.py: error: ") + 500 + len("..."))
+        self.assertLessEqual(len(line), len("lstmlm-convert: error: ") + 500 + len("..."))
         self.assertTrue(line.endswith("..."), line[-20:])
 
 

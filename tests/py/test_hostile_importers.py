@@ -1,5 +1,5 @@
 """Hostile sources through tools/convert.py as a user runs it: every one must end with exit 1 and one line
-`convert.py: error: ...` naming the object at fault, never a Python traceback (docs/errors.md)."""
+`lstmlm-convert: error: ...` naming the object at fault, never a Python traceback (docs/errors.md)."""
 import os
 import pickle
 import shutil
@@ -36,7 +36,7 @@ class HostileImporterTest(unittest.TestCase):
         self.assertNotIn("Traceback", r.stderr)
         lines = r.stderr.strip().splitlines()
         self.assertEqual(len(lines), 1, r.stderr)
-        self.assertTrue(lines[0].startswith("convert.py: error: "), lines[0])
+        self.assertTrue(lines[0].startswith("lstmlm-convert: error: "), lines[0])
         for n in names:
             self.assertIn(n, lines[0])
         self.assertFalse(os.path.exists(os.path.join(self.path("out"), "weights.safetensors")))

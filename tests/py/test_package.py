@@ -65,7 +65,7 @@ class ConvertEntryPoints(unittest.TestCase):
                                  (by_shim.returncode, by_shim.stdout, by_shim.stderr))
                 self.assertEqual(by_module.returncode, status, by_module.stderr)
                 if status:
-                    self.assertTrue(by_module.stderr.splitlines()[-1].startswith("convert.py: error: "),
+                    self.assertTrue(by_module.stderr.splitlines()[-1].startswith("lstmlm-convert: error: "),
                                     by_module.stderr)
 
     def test_format_reads_the_spec_of_the_source_tree(self):

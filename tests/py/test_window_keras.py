@@ -180,7 +180,7 @@ class WindowKerasTest(unittest.TestCase):
         r = pyutil.convert(os.path.join(d, "word_prediction_model.h5"), out, "--vocab",
                            os.path.join(d, "word_index.json"), "--no-lowercase")
         self.assertEqual(r.returncode, 0, r.stderr)
-        hint = "the vocabulary is lowercase-only: reconvert with convert.py --lowercase"
+        hint = "the vocabulary is lowercase-only: reconvert with lstmlm-convert --lowercase"
         r = pyutil.run_lstmlm("predict", "-m", out, "--top", "1", "Machine learning")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("'Machine'", r.stderr)

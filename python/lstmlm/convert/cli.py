@@ -1,7 +1,7 @@
 """The converter command line: main(argv) parses SOURCE OUTDIR [options], detects the source type, converts
 and writes the model directory; its status is the exit status. Run by `python3 -m lstmlm.convert` and by the
-source checkout's `python3 tools/convert.py`. Every error is one stderr line starting `convert.py: error: `
-whichever runs it (docs/errors.md): the parser's program name is fixed to convert.py.
+source checkout's `python3 tools/convert.py`. Every error is one stderr line starting `lstmlm-convert: error: `
+whichever runs it (docs/errors.md): the parser's program name is fixed to lstmlm-convert, the installed command.
 """
 import argparse
 import importlib
@@ -18,11 +18,11 @@ from . import common, entry
 from .progress import Progress
 from .vocab import VocabError
 
-# The --help text (unchanged since tools/convert.py held this code).
+# The --help text.
 DESCRIPTION = """Converts a Keras (.h5 / .keras, Keras 1-3; TF2 SavedModel directory), TF.js layers (model.json), PyTorch (.pt),
 ONNX (.onnx), TF1 (checkpoint prefix) or ml5 char-rnn (manifest.json directory) language model into an lstmlm model directory.
-usage: python3 tools/convert.py SOURCE OUTDIR [--vocab FILE] [options]   (see docs/importing.md)"""
-PROG = "convert.py"  # the `convert.py: error: ` prefix of every error line, whatever the entry point
+usage: lstmlm-convert SOURCE OUTDIR [--vocab FILE] [options]   (see docs/importing.md)"""
+PROG = "lstmlm-convert"  # the `lstmlm-convert: error: ` prefix of every line, whatever the entry point
 
 
 def converters():
@@ -59,7 +59,7 @@ def _escape_char(c):
 
 
 def _one_line(msg, limit=MESSAGE_LIMIT):
-    """Text fit for one stderr line, the one escaper of every line convert.py prints: a message may quote a
+    """Text fit for one stderr line, the one escaper of every line the converter prints: a message may quote a
     name from the model file (an ESC sequence, a NUL, a newline, a lone surrogate) or span lines (h5py):
     each character goes through _escape_char, and what would take the result past `limit` characters is
     cut, "..." ending it."""
@@ -101,7 +101,7 @@ def _error(e, args, with_type):
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse with the converters' one-line errors: `convert.py: error: <message>` and exit 2, without the
+    """argparse with the converters' one-line errors: `lstmlm-convert: error: <message>` and exit 2, without the
     usage line argparse prints first (--help is argparse's own)."""
 
     def error(self, message):

@@ -26,7 +26,7 @@ pending_notes = []
 
 
 def note(text):
-    """Queues `text` (without the `convert.py: note: ` prefix) for stderr once the model is written."""
+    """Queues `text` (without the `lstmlm-convert: note: ` prefix) for stderr once the model is written."""
     pending_notes.append(text)
 
 

@@ -16,7 +16,7 @@ def missing_package_line(e):
     deb = DEBIAN_PACKAGES.get(top)
     if deb is None:
         return None
-    return (f"convert.py: error: the Python package {top} is not installed for {sys.executable}: "
+    return (f"lstmlm-convert: error: the Python package {top} is not installed for {sys.executable}: "
             f"apt-get install {deb} (or pip install {top})")
 
 

@@ -728,7 +728,7 @@ def convert(path, args):
     import h5py
     where = path
     base = os.path.basename(path)
-    source = {"framework": "keras", "file": base, "exporter": "tools/convert.py"}
+    source = {"framework": "keras", "file": base, "exporter": "lstmlm-convert"}
     arch_path = getattr(args, "architecture", None)
     if zipfile.is_zipfile(path):
         limit = common.alloc_limit(path)

@@ -672,7 +672,7 @@ def convert(path, args):
             config_layers.append(fmt_rnn_layer(l["hidden_size"], activation=l["activation"]))
     tensors[tensor_names.decoder_weight] = w_dec
     tensors[tensor_names.decoder_bias] = b_dec
-    source = {"framework": "onnx", "file": os.path.basename(path), "exporter": "tools/convert.py",
+    source = {"framework": "onnx", "file": os.path.basename(path), "exporter": "lstmlm-convert",
               "producer": f"{m.producer_name} {m.producer_version}".strip(), "opset": opset(m)}
     kwargs = common.assemble(args, size=emb.shape[0], tensors=tensors, embedding_dim=emb.shape[1],
                              layers=config_layers, tied=False, source=source, where=path)

@@ -1,5 +1,5 @@
-"""The converters' progress line on stderr, in the CLI's form (cli/progress.hpp): `\\rconvert.py: STAGE` while the
-source is read, then `\\rconvert.py: P% of SIZE, ETA M:SS, N tensors written` while weights.safetensors is written;
+"""The converters' progress line on stderr, in the CLI's form (cli/progress.hpp): `\\rlstmlm-convert: STAGE` while the
+source is read, then `\\rlstmlm-convert: P% of SIZE, ETA M:SS, N tensors written` while weights.safetensors is written;
 at most five updates a second, ended with a line feed. --progress auto (the default) shows it only when stderr is
 a terminal, as the CLI does; always and never force it."""
 import sys

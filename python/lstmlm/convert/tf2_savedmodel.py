@@ -314,7 +314,7 @@ def convert(path, args):
             out[wname] = a.astype("float32")
         return out
 
-    source = {"framework": "keras", "file": os.path.basename(d), "exporter": "tools/convert.py",
+    source = {"framework": "keras", "file": os.path.basename(d), "exporter": "lstmlm-convert",
               "format": "tf2-savedmodel", "keras_version": keras_version}
     if output is not None:
         source["output"] = output

@@ -234,7 +234,7 @@ def convert(d, args, pb):
             out[wname] = a.astype("float32")
         return out
 
-    source = {"framework": "keras", "file": d.rsplit("/", 1)[-1], "exporter": "tools/convert.py",
+    source = {"framework": "keras", "file": d.rsplit("/", 1)[-1], "exporter": "lstmlm-convert",
               "format": "tf2-savedmodel-subclassed", "keras_version": None, "model": model_path,
               "notes": [f"a subclassed model: Embedding -> {cls} -> Dense ({activation}), read from the object graph"]}
     return keras.from_config(args, config, None, get_weights, d, source, source_vocab=source_vocab)

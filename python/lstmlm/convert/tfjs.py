@@ -184,7 +184,7 @@ def convert(path, args):
         raise ConvertError(f"{mj}: modelTopology holds no Keras model config (class_name, config)")
     source = {"framework": "tfjs", "format": "tfjs layers-model", "file": os.path.basename(mj),
               "generated_by": obj.get("generatedBy"), "converted_by": obj.get("convertedBy"),
-              "exporter": "tools/convert.py"}
+              "exporter": "lstmlm-convert"}
     version = topo.get("keras_version") or getattr(args, "keras_version", None)
     gen = str(obj.get("generatedBy") or "")
     m = re.match(r"keras v(\d[\w.]*)", gen)

@@ -372,7 +372,7 @@ def convert(path, args):
     if not tied:
         out[tensor_names.decoder_weight] = dec_w
     out[tensor_names.decoder_bias] = dec_b
-    source = {"framework": "pytorch", "file": os.path.basename(path), "exporter": "tools/convert.py",
+    source = {"framework": "pytorch", "file": os.path.basename(path), "exporter": "lstmlm-convert",
               "format": "whole-module pickle" if classes else "state_dict",
               "tensors": {"embedding": emb_key, cell: prefix.rstrip("."), "decoder": dec_key}}
     if classes:
