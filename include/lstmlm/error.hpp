@@ -78,6 +78,13 @@ class InputError : public TextError {
   std::string detail_;
 };
 
+// Input past a bound its caller set on the whole request (the server's --max-tokens: TokenBudget in
+// lstmlm/tasks/input.hpp): the server answers it with 413, the CLI as any input error.
+class LimitError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 // A request the library cannot serve as asked (bad shape, bad option value). An option's error carries the
 // option's key as data (the library's name, snake_case: "top_p", "aggregate") and the detail that follows
 // it, in which another option is written as ref(key) ("not defined with " + ref("aggregate") + " words");

@@ -57,6 +57,8 @@ void guarded(httplib::Response& res, F&& f) {
     answer_error(res, e.status(), e.what());
   } catch (const UsageError& e) {
     answer_error(res, 400, e.spelled([](const std::string& key) { return "field '" + key + "'"; }));
+  } catch (const LimitError& e) {
+    answer_error(res, 413, e.message());
   } catch (const InputError& e) {
     answer_error(res, 400, e.message());
   } catch (const std::bad_alloc&) {

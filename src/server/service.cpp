@@ -132,6 +132,7 @@ std::string Service::score(const std::string& body) {
   Body b(body);
   const auto text = b.str("text");
   tasks::ScoreOptions t;
+  t.budget = std::make_shared<tasks::TokenBudget>(opt_.max_tokens);
   t.context = pick(b, tasks::context_choices());
   t.append_eos = b.boolean("eos").value_or(true);
   t.add_start = b.boolean("bos").value_or(true);
@@ -224,6 +225,7 @@ std::string Service::rescore(const std::string& body) {
   tasks::RescoreOptions task;
   task.score.append_eos = b.boolean("eos").value_or(true);
   task.score.oov = oov_of(b);
+  task.score.budget = std::make_shared<tasks::TokenBudget>(opt_.max_tokens);
   task.score.ids_input = b.boolean("ids").value_or(false);
   task.conversation = pick(b, tasks::rescore_context_choices());
   task.lm_weight = b.number("lm_weight", -1e12, 1e12).value_or(1.0);
@@ -350,6 +352,7 @@ Service::GenerateRequest Service::parse_generate(const std::string& body) const 
   g.num_samples = static_cast<int>(b.integer("num_samples", 1, 64).value_or(1));
   if (auto s = b.boolean("stop_at_eos")) g.stop_at_eos = *s;
   g.oov = oov_of(b);
+  g.budget = std::make_shared<tasks::TokenBudget>(opt_.max_tokens);
   g.window = window_of(b, *model_);
   r.stream = b.boolean("stream").value_or(false);
   g.boost = boost_of(b);

@@ -18,7 +18,8 @@ std::vector<int32_t> GeneratedSample::ids() const {
   return v;
 }
 
-Prompt prompt_context(const Model& model, std::string_view prompt, tasks::OovPolicy oov, bool pad_window) {
+Prompt prompt_context(const Model& model, std::string_view prompt, tasks::OovPolicy oov, bool pad_window,
+                      tasks::TokenBudget* budget) {
   const Tokenizer& tok = model.tokenizer();
   const bool chars = tok.traits().line_break_is_text;
   Prompt p;
@@ -47,6 +48,7 @@ Prompt prompt_context(const Model& model, std::string_view prompt, tasks::OovPol
     } catch (const InputError& e) {
       throw InputError("prompt: " + e.message());
     }
+    if (budget) budget->take(toks.size());
     for (auto& t : toks) p.tokens.push_back(std::move(t));
     if (end == std::string_view::npos) break;
     start = end + 1;
@@ -80,7 +82,7 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
   const bool stop = o.stop_at_eos.value_or(eos.has_value()) && eos.has_value();
 
   GenerateResult r;
-  r.prompt = prompt_context(model, o.prompt, o.oov, o.window.mode == tasks::WindowMode::Pad);
+  r.prompt = prompt_context(model, o.prompt, o.oov, o.window.mode == tasks::WindowMode::Pad, o.budget.get());
   const auto V = static_cast<size_t>(model.vocab_size());
   std::optional<tasks::WindowedPredictor> windowed;
   if (o.window.windowed()) windowed.emplace(engine, o.window);

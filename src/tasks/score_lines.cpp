@@ -22,6 +22,7 @@ LineScore tokenize_line(const Model& model, const std::string& text, const Score
   }
   auto toks = read_tokens(model, opt.normalize == Normalization::None ? text : normalized, opt.ids_input,
                           opt.oov, where);
+  if (opt.budget) opt.budget->take(toks.size());
   if (toks.empty() && opt.skip_empty) {
     l.skipped = true;
     return l;

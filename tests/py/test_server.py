@@ -317,6 +317,13 @@ class BadRequests(ServerTestBase):
         self.error(413, "/v1/score", raw=json.dumps({"text": "a " * 2000}).encode())
         self.error(413, "/v1/generate", {"max_tokens": 40, "num_samples": 2}, field="--max-tokens")
         self.error(413, "/v1/tokenize", {"text": "a " * 60}, field="--max-tokens")
+        # One bound over every text a request tokenizes (60 words here, under --max-body): score's lines, the
+        # hypotheses of a rescore, a generate prompt.
+        self.error(413, "/v1/score", {"text": "the old man\n" * 20}, field="--max-tokens")
+        hyps = [{"utt": "u", "hyp": "the old man went to the mountains", "scores": {}} for _ in range(9)]
+        self.error(413, "/v1/rescore", {"hyps": hyps}, field="--max-tokens")
+        self.error(413, "/v1/generate", {"prompt": "the old man " * 20, "max_tokens": 1}, field="--max-tokens")
+        self.assertEqual(self.server.post("/v1/score", {"text": "the old man\n" * 10})[0], 200)
         # The server is unharmed.
         self.assertEqual(self.server.post("/v1/predict", {"context": "the"})[0], 200)
 

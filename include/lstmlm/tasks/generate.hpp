@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -32,6 +33,8 @@ struct GenerateOptions {
   // Added to each step's distribution before the sampler sees it, the row renormalized (tasks/keyboard.hpp;
   // the history: the prompt's tokens and the sample's). GeneratedToken::logprob stays the model's own.
   std::shared_ptr<const tasks::Boost> boost;
+  // The prompt's tokens are taken from it as the prompt is tokenized (a request's bound); null: none.
+  std::shared_ptr<tasks::TokenBudget> budget{};
 
   // Throws UsageError naming the option when a value is out of range: max_tokens in [0,
   // kMaxGenerateTokens], num_samples in [1, kMaxSamples], the sampler's parameters, the window's length.
@@ -63,9 +66,11 @@ struct Prompt {
 // as in `score`; a model with neither starts from the prompt alone, so an empty prompt is then an InputError
 // (unless `pad_window`: a Pad window predicts from the pads alone, as Keras does for an empty seed).
 // An OOV word maps to unk when the model has one; without unk it is skipped (Prompt::skipped), or with
-// OovPolicy::Error an InputError naming the word, as score does.
+// OovPolicy::Error an InputError naming the word, as score does. Each line's tokens are taken from `budget`
+// (LimitError past it) when one is given.
 Prompt prompt_context(const Model& model, std::string_view prompt,
-                      tasks::OovPolicy oov = tasks::OovPolicy::Skip, bool pad_window = false);
+                      tasks::OovPolicy oov = tasks::OovPolicy::Skip, bool pad_window = false,
+                      tasks::TokenBudget* budget = nullptr);
 
 // Called with (sample index, token) as soon as each token is chosen: lets the CLI stream.
 using TokenCallback = std::function<void(int, const GeneratedToken&)>;

@@ -1,6 +1,7 @@
 // Turning one input line into the token ids fed to the model, shared by score and predict.
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -21,6 +22,25 @@ struct LineRef {
   uint64_t line = 0;   // 1-based
   // The InputError of this line: "<source>:<line>: <detail>", the place kept as data.
   InputError error(std::string detail) const { return InputError(source, line, std::move(detail)); }
+};
+
+// The tokens one request may read in all, over every text it tokenizes (the server's --max-tokens): each
+// reader takes what it tokenized, so the bound is counted where the text is tokenized, for every endpoint.
+// take() throws LimitError naming `what` and the bound once more than `limit` were taken. Thread-safe.
+class TokenBudget {
+ public:
+  explicit TokenBudget(size_t limit) : limit_(limit) {}
+  void take(size_t n) {
+    const size_t before = taken_.fetch_add(n);
+    if (before + n > limit_)
+      throw LimitError("more than " + std::to_string(limit_) +
+                       " tokens in one request (--max-tokens): send less, or split the request");
+  }
+  size_t limit() const { return limit_; }
+
+ private:
+  size_t limit_;
+  std::atomic<size_t> taken_{0};
 };
 
 // Tokens per input line. Scoring keeps a record per token (about 110 bytes, and about 1 KB at -v word until

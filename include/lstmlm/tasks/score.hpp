@@ -25,6 +25,7 @@
 //    per character.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,7 +52,9 @@ struct ScoreOptions {
   bool add_start = true;
   OovPolicy oov = OovPolicy::Skip;
   bool skip_empty = false;  // empty lines (no tokens) produce a skipped record and are not fed
-  bool ids_input = false;   // lines are whitespace-separated token ids
+  // Every line's tokens are taken from it as the line is tokenized (a request's bound); null: none.
+  std::shared_ptr<TokenBudget> budget{};
+  bool ids_input = false;  // lines are whitespace-separated token ids
   // Applied to each text line before it is tokenized (lstmlm/normalize.hpp; not with ids_input).
   Normalization normalize = Normalization::None;
   int batch_size = 64;   // sentence mode: lines per engine batch
