@@ -1,11 +1,11 @@
 // `lstmlm serve`: the model behind HTTP (docs/serving.md). Options here; the server is src/server.
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 
 #include "commands.hpp"
 #include "lstmlm/error.hpp"
+#include "lstmlm/tasks/input.hpp"
 #include "options.hpp"
 #include "output.hpp"
 #include "server/server.hpp"
@@ -39,6 +39,17 @@ struct Args {
   server::Options o;
   std::string api_key_file;
 };
+
+// A key turns authentication on: an empty one would leave it off, silently; a control byte (a NUL from
+// /dev/zero, a newline) cannot be typed in an Authorization header.
+void check_key(const std::string& key, const std::string& option) {
+  if (key.empty())
+    throw UsageError(option +
+                     ": an empty key would leave every endpoint open: give a key, or leave the option out");
+  for (unsigned char c : key)
+    if (c < 0x20 || c == 0x7f)
+      throw UsageError(option + ": the key holds a control byte; a key is printable characters");
+}
 
 }  // namespace serve_cmd
 
@@ -97,14 +108,20 @@ Subcommand setup_serve(CLI::App& parent) {
           "Boosted words and phrases (PHRASE<TAB>BONUS lines, natural log) for predict, generate and "
           "sessions; a request's \"boost\": false turns them off")
       ->check(CLI::ExistingFile);
-  s.check = [a] {
+  s.check = [a, key] {
+    if (key->count() > 0) check_key(a->o.api_key, "--api-key");
     if (!a->api_key_file.empty()) {
-      std::ifstream f(a->api_key_file);
-      if (!f) throw UsageError("--api-key-file: cannot read " + a->api_key_file);
-      std::getline(f, a->o.api_key);
+      std::string text;
+      try {
+        text = tasks::read_small_file(a->api_key_file, 4096);  // a key is a line: far less
+      } catch (const InputError& e) {
+        throw UsageError("--api-key-file: " + e.message());
+      }
+      a->o.api_key = text.substr(0, text.find('\n'));
       if (!a->o.api_key.empty() && a->o.api_key.back() == '\r') a->o.api_key.pop_back();
       if (a->o.api_key.empty())
         throw UsageError("--api-key-file: " + a->api_key_file + " holds no key on its first line");
+      check_key(a->o.api_key, "--api-key-file");
     }
   };
   s.run = [a]() -> int {

@@ -27,6 +27,19 @@ except ModuleNotFoundError as _e:
 __all__ = ["Model", "State", "LineScore", "FullScore", "Candidate", "Boost", "Error", "ModelError", "InputError",
            "UsageError", "OutputError", "ScoreSummary", "kernels_for", "line_jsonl", "__version__"]
 
+def _top(top):
+    """`top` of predict and complete: None (every candidate) or an int >= 1; a float such as 1.5 is refused,
+    not cut to 1."""
+    if top is None:
+        return 0
+    if isinstance(top, bool) or not isinstance(top, int) and not hasattr(top, "__index__"):
+        raise UsageError(f"top must be an int >= 1 or None, got {top!r}")
+    n = top.__index__()
+    if n < 0:
+        raise UsageError(f"top must be >= 1 or None, got {top}")
+    return n
+
+
 # One predict candidate: the token, its id, p and ln p (the CLI's predict fields).
 Candidate = _namedtuple("Candidate", ["token", "id", "prob", "logprob"])
 
@@ -72,10 +85,7 @@ class Model(_Model):
         vocabulary an InputError. prefix: the letters of the word being typed (`predict --prefix`): only
         words that start with them (a character model: completions of them to the next word boundary).
         boost: a Boost (Model.load_boost) applied to the distribution first (`predict --boost`)."""
-        n = 0 if top is None else int(top)
-        if n < 0:
-            raise UsageError(f"top must be >= 1 or None, got {top}")
-        rows = self._predict(context, n, prefix, boost)
+        rows = self._predict(context, _top(top), prefix, boost)
         return [Candidate(*r) for r in rows]
 
     def complete(self, state, prefix="", top=10, boost=None, history=None):
@@ -83,10 +93,7 @@ class Model(_Model):
         word by word with BaseScore), from the distribution the State keeps: no engine call for a word model.
         boost: a Boost; history: the token ids before the state, for boosted phrases (single words need none).
         Candidate tuples, best first."""
-        n = 0 if top is None else int(top)
-        if n < 0:
-            raise UsageError(f"top must be >= 1 or None, got {top}")
-        return [Candidate(*r) for r in self._complete(state, prefix, n, boost, history)]
+        return [Candidate(*r) for r in self._complete(state, prefix, _top(top), boost, history)]
 
     def generate(self, prompt="", max_tokens=100, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0,
                  repeat_penalty=1.0, repeat_last_n=64, seed=None, num_samples=1, stop_at_eos=None, oov="skip",

@@ -8,6 +8,7 @@
 #include "capi.hpp"
 #include "lstmlm/precision.hpp"
 #include "lstmlm/tasks/input.hpp"
+#include "lstmlm/text.hpp"
 
 #ifndef LSTMLM_VERSION
 #error "LSTMLM_VERSION must be defined by the build (CMakeLists.txt)"
@@ -82,7 +83,7 @@ lstmlm_status fail(lstmlm_status status, const char* function, std::string_view 
   try {
     t_error.assign(function);
     t_error += ": ";
-    t_error += message;
+    t_error += printable(message);  // one line: a model path's newline, escape or invalid UTF-8 as \xNN
     t_error_text = t_error.c_str();
   } catch (...) {
     t_error_text = "out of memory while recording an error";

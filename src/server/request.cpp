@@ -63,7 +63,8 @@ std::optional<int64_t> Body::integer(const std::string& field, int64_t lo, int64
   const std::string range = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
   if (v->is_number_unsigned()) {
     const auto u = v->get<uint64_t>();
-    if (u > static_cast<uint64_t>(hi)) throw bad(field, range, *v);
+    if (u > static_cast<uint64_t>(hi) || (lo > 0 && u < static_cast<uint64_t>(lo)))
+      throw bad(field, range, *v);
     return static_cast<int64_t>(u);
   }
   if (!v->is_number_integer()) throw bad(field, range, *v);

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "format/json_util.hpp"
 #include "lstmlm/error.hpp"
 #include "model/unicode.hpp"
 
@@ -68,6 +69,14 @@ std::string oov_hint(const Model& model, const std::string& word) {
   for (const auto& t : model.vocab().tokens())
     if (has_upper(t)) return "";
   return "; the vocabulary is lowercase-only: reconvert with lstmlm-convert --lowercase";
+}
+
+std::string read_small_file(const std::string& path, uint64_t max_bytes) {
+  try {
+    return format::read_file(path, max_bytes);
+  } catch (const ModelError& e) {
+    throw InputError(e.what());
+  }
 }
 
 int32_t start_token(const Tokenizer& tok) {

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "lstmlm/error.hpp"
+#include "lstmlm/tasks/request.hpp"
 #include "lstmlm/text.hpp"
 #include "model/unicode.hpp"
 
@@ -266,11 +267,11 @@ Boost Boost::parse(const Model& model, const std::vector<std::string>& lines, co
 }
 
 Boost Boost::load(const Model& model, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
+  // A boost file is a user's word list: 64 MiB is far above any (100,000 phrases take about 2 MB).
+  const std::string text = read_small_file(path, uint64_t{64} << 20);
   std::vector<std::string> lines;
-  for (std::string l; std::getline(in, l);) lines.push_back(std::move(l));
-  if (in.bad()) throw InputError(path + ": read error");
+  std::vector<LineEnd> ends;
+  split_lines(text, lines, ends);  // a BOM dropped, as score drops it
   return parse(model, lines, path);
 }
 

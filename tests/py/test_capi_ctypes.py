@@ -258,6 +258,14 @@ class CApiAgainstCli(unittest.TestCase):
             api.free(s)
             api.lib.lstmlm_model_free(other)
 
+    def test_messages_are_one_printable_line(self):
+        model = ctypes.c_void_p()
+        status, message = api.call("model_load", b"/nonexistent/a\nb\x1b[31m\xff", None, ctypes.byref(model))
+        self.assertNotEqual(status, OK)
+        self.assertTrue(message.isprintable(), repr(message))  # decodes as UTF-8, no newline, no escape byte
+        self.assertIn("\\x0a", message)
+        self.assertIn("\\xff", message)
+
     def test_serialized_state_is_the_python_modules(self):
         start = api.start(self.model)
         s = api.state(self.model, True)

@@ -351,6 +351,30 @@ class BoostOwner(unittest.TestCase, OneLine):
             self.assertOneLine(cm.exception, lstmlm.UsageError, r"^boost: this Boost was loaded for another Model")
 
 
+class KeyboardArguments(unittest.TestCase, OneLine):
+    def test_top_is_an_int_and_boost_files_are_read_as_score_reads_files(self):
+        import tempfile
+        m = lstmlm.Model(WORD, threads=1)
+        s = lstmlm.State()
+        m.BeginSentenceWrite(s)
+        for top in (1.5, "3", True):
+            for call in (lambda: m.complete(s, "k", top=top), lambda: m.predict("the", top=top)):
+                with self.assertRaises(lstmlm.UsageError) as cm:
+                    call()
+                self.assertOneLine(cm.exception, lstmlm.UsageError, r"^top must be an int")
+        self.assertEqual(len(m.complete(s, "k", top=np.int64(2))), 2)
+        d = tempfile.mkdtemp()
+        bom = os.path.join(d, "bom.tsv")
+        with open(bom, "wb") as f:
+            f.write(b"\xef\xbb\xbfking\t2.5\r\nprincess\t1\n")
+        self.assertEqual(len(m.load_boost(bom)), 2)  # the BOM dropped, as score drops it
+        fifo = os.path.join(d, "fifo")
+        os.mkfifo(fifo)
+        with self.assertRaises(lstmlm.InputError) as cm:
+            m.load_boost(fifo)  # refused before it is opened for reading: no hang
+        self.assertIn("not a regular file", str(cm.exception))
+
+
 class Jsonl(unittest.TestCase, OneLine):
     @classmethod
     def setUpClass(cls):

@@ -195,5 +195,38 @@ class Sizes(unittest.TestCase):
         self.assertIn('endpoint="other"', text)
 
 
+class Values(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server()
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.server.stop() == 0, "".join(cls.server.err)
+
+    def test_lower_bounds_and_numbers_past_a_double(self):
+        for body, field in (({"max_tokens": 0}, "'max_tokens'"), ({"prompt": "a", "pad_to": 0}, "'pad_to'")):
+            status, text, _ = self.server.post("/v1/generate", body)
+            self.assertEqual(status, 400, text)
+            self.assertIn(field, json.loads(text)["error"]["message"])
+        status, text, _ = self.server.request("POST", "/v1/generate", raw=b'{"temperature": 1e400}',
+                                              headers={"Content-Type": "application/json"})
+        self.assertEqual(status, 400, text)
+
+
+class Keys(unittest.TestCase):
+    def test_an_empty_or_unreadable_key_is_refused_before_serving(self):
+        import subprocess
+        from test_server import pyutil, MODEL
+        cli = pyutil.require_cli()
+        for args, why in ((["--api-key", ""], "an empty key"), (["--api-key-file", "/dev/zero"], "not a regular file"),
+                          (["--api-key", "a\x01b"], "control byte")):
+            r = subprocess.run([cli, "serve", "-m", MODEL, "--port", "0", *args], capture_output=True, text=True,
+                               timeout=60)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(why, r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -55,6 +55,11 @@ inline constexpr size_t kMaxLineTokens = size_t{1} << 20;
 std::vector<Token> read_tokens(const Model& model, std::string_view text, bool ids_input, OovPolicy policy,
                                const LineRef& where);
 
+// A small file a request names (a boost file, an API key file), read whole with the model readers' checks: a
+// regular file only (a FIFO or a device is refused before it is read), at most `max_bytes` (checked before
+// and while reading). Throws InputError "<path>: ..." otherwise.
+std::string read_small_file(const std::string& path, uint64_t max_bytes);
+
 // What a message about the OOV `word` adds: "; the vocabulary is lowercase-only: reconvert with convert.py
 // --lowercase" when the model has no unk_token, its vocabulary has no uppercase letter, the tokenizer does
 // not lowercase and `word` has an uppercase letter (a cased text against an uncased vocabulary); else "".
