@@ -11,7 +11,7 @@
 
 namespace lstmlm::report {
 
-std::string model_info_json(const Model& m, Precision precision) {
+std::string model_info_json(const Model& m, Precision precision, const std::string& name) {
   using nlohmann::json;
   const ModelSummary s = summarize(m);
   const auto& c = m.config();
@@ -27,7 +27,7 @@ std::string model_info_json(const Model& m, Precision precision) {
   json kernels = json::object();
   for (Precision p : kPrecisions) kernels[std::string(precision_name(p))] = kernels_for(p);
   json cfg = config_to_json(c);
-  json j = {{"model", m.directory()},
+  json j = {{"model", name.empty() ? m.directory() : name},
             {"format_version", c.format_version},
             {"vocab_size", c.vocab_size},
             {"embedding_dim", c.embedding_dim},

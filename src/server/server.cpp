@@ -3,6 +3,7 @@
 #include "server/server.hpp"
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <memory>
 #include <new>
@@ -48,6 +49,44 @@ bool loopback(const std::string& host) {
   return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
+// The host of a Host header or an Origin ("http://localhost:8080", "[::1]:80", "127.0.0.1"), lowercased.
+std::string host_of(std::string v) {
+  if (const auto scheme = v.find("://"); scheme != std::string::npos) v.erase(0, scheme + 3);
+  if (!v.empty() && v[0] == '[') {
+    const auto close = v.find(']');
+    v = close == std::string::npos ? v.substr(1) : v.substr(1, close - 1);
+  } else if (const auto colon = v.rfind(':'); colon != std::string::npos) {
+    v.erase(colon);
+  }
+  if (const auto slash = v.find('/'); slash != std::string::npos) v.erase(slash);
+  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return v;
+}
+
+// A server on a loopback address answers this machine's clients only. A web page the user opens elsewhere can
+// still reach it: through DNS rebinding (its own name resolving to 127.0.0.1: the Host header names it) or by
+// posting a form (an Origin of its own, and a content type a page may send without asking): both refused.
+std::string loopback_refusal(const httplib::Request& req) {
+  if (req.has_header("Host") && !loopback(host_of(req.get_header_value("Host"))))
+    return "Host " + printable(req.get_header_value("Host"), 80) +
+           " is not this machine's: a loopback server answers requests for localhost or 127.0.0.1 only";
+  if (req.has_header("Origin")) {
+    const std::string origin = req.get_header_value("Origin");
+    if (origin != "null" ? !loopback(host_of(origin)) : true)
+      return "Origin " + printable(origin, 80) +
+             " is not this machine's: a loopback server answers its own pages only";
+  }
+  return {};
+}
+
+// The content types a web page may post without asking the server first (CORS "simple" requests).
+bool form_type(const std::string& content_type) {
+  std::string t = content_type.substr(0, content_type.find(';'));
+  for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  while (!t.empty() && t.back() == ' ') t.pop_back();
+  return t == "text/plain" || t == "application/x-www-form-urlencoded" || t == "multipart/form-data";
+}
+
 // Runs a handler and turns what it throws into the status and one-line error of the contract.
 template <class F>
 void guarded(httplib::Response& res, F&& f) {
@@ -81,6 +120,20 @@ struct Served {
 // readiness; what an unanswered one gets; and the /metrics count of the requests no handler timed.
 void install_policy(HttpServer& http, Served& s) {
   http.set_pre_routing_handler([&s](const httplib::Request& req, httplib::Response& res) {
+    if (loopback(s.options.host)) {
+      if (const std::string why = loopback_refusal(req); !why.empty()) {
+        answer_error(res, 403, why);
+        HttpServer::close_after_response(res);
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
+    if (req.method == "POST" && form_type(req.get_header_value("Content-Type"))) {
+      answer_error(res, 415,
+                   "Content-Type " + printable(req.get_header_value("Content-Type"), 60) +
+                       " is not accepted: send the body as application/json");
+      HttpServer::close_after_response(res);
+      return httplib::Server::HandlerResponse::Handled;
+    }
     // Before the body is read: a compressed body would be inflated past --max-body unchecked.
     if (const std::string enc = req.get_header_value("Content-Encoding"); !enc.empty() && enc != "identity") {
       answer_error(res, 415,

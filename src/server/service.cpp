@@ -1,6 +1,7 @@
 #include "server/service.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -104,7 +105,13 @@ std::shared_ptr<const tasks::Boost> Service::boost_of(Body& b) const {
   return on ? boost_ : nullptr;
 }
 
-std::string Service::models() const { return report::model_info_json(*model_, opt_.precision); }
+std::string Service::models() const {
+  // The directory's last component: a client learns the model's name, not a path of this machine.
+  std::string name = std::filesystem::path(model_->directory()).lexically_normal().filename().string();
+  if (name.empty())
+    name = std::filesystem::path(model_->directory()).lexically_normal().parent_path().filename().string();
+  return report::model_info_json(*model_, opt_.precision, name.empty() ? "model" : name);
+}
 
 std::vector<int32_t> Service::ids_of(const std::string& text, bool oov_error,
                                      std::vector<Token>* tokens) const {

@@ -116,6 +116,8 @@ class SameBytesAsTheCli(ServerTestBase):
         served, info = json.loads(text), json.loads(cli("info", "-m", MODEL, "--json"))
         # The server keeps only the packed weights of its one precision; info's process holds both copies.
         held, both = served.pop("memory_bytes"), info.pop("memory_bytes")
+        # The directory's name, never the path the server was started with.
+        self.assertEqual((served.pop("model"), info.pop("model")), ("fairytales-word", MODEL))
         self.assertEqual(served, info)
         self.assertLess(held, both)
 
@@ -329,10 +331,10 @@ class BadRequests(ServerTestBase):
 
     def test_slow_and_vanishing_clients_do_not_stop_the_others(self):
         slow = socket.create_connection(("127.0.0.1", self.server.port))
-        slow.sendall(b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+        slow.sendall(b"POST /v1/score HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{")
         gone = socket.create_connection(("127.0.0.1", self.server.port))
         body = json.dumps({"prompt": "the", "max_tokens": 50, "stream": True}).encode()
-        gone.sendall(b"POST /v1/generate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        gone.sendall(b"POST /v1/generate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                      b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
         gone.recv(64)
         gone.close()  # mid-stream

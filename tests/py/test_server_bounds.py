@@ -89,7 +89,7 @@ class SlowClients(unittest.TestCase):
         socks = []
 
         def trickle(s):
-            request = b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n" + b" " * 100
+            request = b"POST /v1/score HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n" + b" " * 100
             try:
                 for b in request:  # at most ~150 s, ended by `stop` long before
                     if stop.is_set():
@@ -162,23 +162,23 @@ class Sizes(unittest.TestCase):
     def test_chunked_body_past_max_body(self):
         body = json.dumps({"text": "the " * 600}).encode()  # 2.4 KB decoded > 1024
         chunks = b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + 100]), body[i:i + 100]) for i in range(0, len(body), 100))
-        answer = raw_exchange(self.server.port, b"POST /v1/score HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        answer = raw_exchange(self.server.port, b"POST /v1/score HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
                               b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks +
                               b"0\r\n\r\n")
         self.assertTrue(answer.startswith(b"HTTP/1.1 413"), answer[:200])
         # Far past the bound on the wire: dropped while sent, not buffered whole.
-        answer = raw_exchange(self.server.port, b"POST /v1/score HTTP/1.1\r\nHost: x\r\n"
+        answer = raw_exchange(self.server.port, b"POST /v1/score HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                               b"Transfer-Encoding: chunked\r\n\r\n" + b"1000\r\n" + b"x" * 4096 * 2 + b"\r\n")
         self.assertTrue(answer.startswith(b"HTTP/1.1 413"), answer[:200])
 
     def test_declared_length_far_past_the_bound_is_not_read(self):
-        answer = raw_exchange(self.server.port, b"POST /v1/score HTTP/1.1\r\nHost: x\r\n"
+        answer = raw_exchange(self.server.port, b"POST /v1/score HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                               b"Content-Length: 1000000000000\r\n\r\n" + b"x" * 8192)
         self.assertTrue(answer.startswith(b"HTTP/1.1 413"), answer[:200])
 
     def test_headers_past_64_kib(self):
         headers = b"".join(b"X-Filler-%d: %s\r\n" % (i, b"a" * 8000) for i in range(12))
-        answer = raw_exchange(self.server.port, b"GET /health HTTP/1.1\r\nHost: x\r\n" + headers + b"\r\n")
+        answer = raw_exchange(self.server.port, b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n" + headers + b"\r\n")
         self.assertTrue(answer.startswith(b"HTTP/1.1 431"), answer[:200])
         self.assertEqual(self.server.request("GET", "/health")[0], 200)
 
@@ -212,6 +212,36 @@ class Values(unittest.TestCase):
         status, text, _ = self.server.request("POST", "/v1/generate", raw=b'{"temperature": 1e400}',
                                               headers={"Content-Type": "application/json"})
         self.assertEqual(status, 400, text)
+
+
+class WebPages(unittest.TestCase):
+    """A loopback server answers this machine's clients: DNS rebinding (a page's own name resolving to 127.0.0.1)
+    and form posts (a content type a page may send without asking) from pages elsewhere are refused."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server()
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.server.stop() == 0, "".join(cls.server.err)
+
+    def test_foreign_hosts_origins_and_forms_are_refused(self):
+        body = json.dumps({"text": "the old man"}).encode()
+        for headers, status, why in (({"Host": "evil.example:8080"}, 403, "Host"),
+                                     ({"Origin": "http://evil.example"}, 403, "Origin"),
+                                     ({"Content-Type": "text/plain"}, 415, "Content-Type"),
+                                     ({"Content-Type": "application/x-www-form-urlencoded"}, 415, "Content-Type")):
+            code, text, _ = self.server.request("POST", "/v1/score", raw=body, headers=headers)
+            self.assertEqual(code, status, (headers, text))
+            self.assertIn(why, json.loads(text)["error"]["message"])
+        for headers in ({"Host": "localhost:1"}, {"Host": "[::1]:1"}, {"Origin": f"http://127.0.0.1:{self.server.port}"},
+                        {"Content-Type": "application/json; charset=utf-8"}):
+            code, text, _ = self.server.request("POST", "/v1/score", raw=body, headers=headers)
+            self.assertEqual(code, 200, (headers, text))
+        # /v1/models names the model, not the path it was served from.
+        models = json.loads(self.server.request("GET", "/v1/models")[1])
+        self.assertEqual(models["model"], "fairytales-word")
 
 
 class Keys(unittest.TestCase):

@@ -10,6 +10,9 @@ namespace lstmlm::report {
 
 // The object, indented by 2 (nlohmann::json's dump(2)); invalid UTF-8 in names replaced. memory_bytes
 // counts the weights packed for `precision` (what a process running it holds).
-std::string model_info_json(const Model& m, Precision precision = Precision::Fp32);
+// `name`: what the "model" field shows (the server shows the directory's last component, never a path of its
+// machine); empty: the directory as given.
+std::string model_info_json(const Model& m, Precision precision = Precision::Fp32,
+                            const std::string& name = {});
 
 }  // namespace lstmlm::report
