@@ -100,5 +100,21 @@ class RestrictedUnpicklerTest(unittest.TestCase):
             self.assertTrue((sd[k] == ref[k].numpy()).all(), k)
 
 
+class SharedSubmodules(unittest.TestCase):
+    def test_a_diamond_of_shared_children_is_walked_once(self):
+        # 40 levels, each module holding the next one twice (a 4 KB pickle can say this): 2^40 paths, 41 modules.
+        class Stub:
+            def __init__(self, child=None, param=None):
+                self._parameters = {"w": param} if param is not None else {}
+                self._modules = {"a": child, "b": child} if child is not None else {}
+                self._lstmlm_global = "__main__.Net"
+        node = Stub(param="tensor")
+        for _ in range(40):
+            node = Stub(child=node)
+        sd = unpickle.module_state_dict(node)
+        self.assertEqual(list(sd), ["a." * 40 + "w"])  # under its first path, as named_modules() lists it
+        self.assertEqual(len(unpickle.module_classes(node)), 41)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -283,23 +283,33 @@ def _module_dict(obj, key):
     return d
 
 
-def module_state_dict(obj, prefix=""):
-    """Flattens a ModuleStub tree into {name: tensor} like nn.Module.state_dict() (parameters, buffers)."""
+def module_state_dict(obj, prefix="", _seen=None):
+    """Flattens a ModuleStub tree into {name: tensor} like nn.Module.state_dict() (parameters, buffers). A
+    submodule reached by several paths is walked once, under its first (as named_modules() lists it): a small
+    pickle whose modules share children in a diamond would otherwise take exponential time."""
+    seen = set() if _seen is None else _seen
     out = collections.OrderedDict()
+    if id(obj) in seen:
+        return out
+    seen.add(id(obj))
     for key in ("_parameters", "_buffers"):
         for name, t in _module_dict(obj, key).items():
             if t is not None:
                 out[f"{prefix}{name}"] = t
     for name, child in _module_dict(obj, "_modules").items():
         if child is not None:
-            out.update(module_state_dict(child, f"{prefix}{name}."))
+            out.update(module_state_dict(child, f"{prefix}{name}.", seen))
     return out
 
 
-def module_classes(obj, prefix=""):
-    """{submodule path: pickled class name} of a ModuleStub tree (root is '')."""
+def module_classes(obj, prefix="", _seen=None):
+    """{submodule path: pickled class name} of a ModuleStub tree (root is ''), each module once."""
+    seen = set() if _seen is None else _seen
+    if id(obj) in seen:
+        return {}
+    seen.add(id(obj))
     out = {prefix.rstrip("."): getattr(obj, "_lstmlm_global", type(obj).__name__)}
     for name, child in _module_dict(obj, "_modules").items():
         if child is not None:
-            out.update(module_classes(child, f"{prefix}{name}."))
+            out.update(module_classes(child, f"{prefix}{name}.", seen))
     return out
