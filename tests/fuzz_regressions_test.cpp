@@ -12,8 +12,10 @@
 
 #include "../fuzz/check_config.hpp"
 #include "../fuzz/check_jsonl.hpp"
+#include "../fuzz/check_request.hpp"
 #include "../fuzz/check_safetensors.hpp"
 #include "../fuzz/check_score_line.hpp"
+#include "../fuzz/check_stream.hpp"
 #include "../fuzz/check_structured.hpp"
 #include "../fuzz/check_tokenizer.hpp"
 #include "../fuzz/check_vocab.hpp"
@@ -50,4 +52,6 @@ TEST(FuzzRegressions, Safetensors) { EXPECT_GE(replay("safetensors", lstmlm::fuz
 TEST(FuzzRegressions, Config) { EXPECT_GE(replay("config", lstmlm::fuzz::check_config), 3); }
 TEST(FuzzRegressions, Vocab) { EXPECT_GE(replay("vocab", lstmlm::fuzz::check_vocab), 3); }
 TEST(FuzzRegressions, Jsonl) { EXPECT_GE(replay("jsonl", lstmlm::fuzz::check_jsonl), 4); }
+TEST(FuzzRegressions, Stream) { EXPECT_GE(replay("stream", lstmlm::fuzz::check_stream), 3); }
+TEST(FuzzRegressions, Request) { EXPECT_GE(replay("request", lstmlm::fuzz::check_request), 4); }
 TEST(FuzzRegressions, Structured) { EXPECT_GE(replay("structured", lstmlm::fuzz::check_structured), 6); }

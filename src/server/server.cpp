@@ -213,7 +213,7 @@ void install_endpoints(HttpServer& http, Served& s) {
     if (!s.ready) res.status = 503;
     res.set_content(s.ready ? "{\"status\": \"ok\"}" : "{\"status\": \"loading\"}", kJson);
   });
-  http.Get("/", [&s](const httplib::Request&, httplib::Response& res) {
+  http.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(page_html(), "text/html; charset=utf-8");
   });
   http.Get("/metrics", [&s](const httplib::Request&, httplib::Response& res) {
