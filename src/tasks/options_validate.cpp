@@ -59,6 +59,9 @@ void ScoreOptions::validate() const {
 
 void PredictOptions::validate() const {
   check_batch(batch_size);
+  if (prefix.size() > kMaxPrefixBytes)
+    throw UsageError::option("prefix", ": " + std::to_string(prefix.size()) + " bytes, at most " +
+                                           std::to_string(kMaxPrefixBytes) + " (the word being typed)");
   check_window(window);
 }
 

@@ -244,6 +244,21 @@ class WebPages(unittest.TestCase):
         self.assertEqual(models["model"], "fairytales-word")
 
 
+class CharPrefix(unittest.TestCase):
+    def test_a_prefix_is_bounded_where_it_would_be_repeated_in_every_candidate(self):
+        import os
+        from test_server import pyutil
+        server = Server(model=os.path.join(pyutil.SOURCE_DIR, "models", "charrnn-space"))
+        try:
+            status, text, _ = server.post("/v1/predict", {"context": "the ", "prefix": "k" * 300, "top": 64})
+            self.assertEqual(status, 400, text[:200])
+            self.assertIn("field 'prefix': 300 bytes, at most 256", json.loads(text)["error"]["message"])
+            status, text, _ = server.post("/v1/predict", {"context": "the ", "prefix": "ki", "top": 3})
+            self.assertEqual(status, 200, text[:200])
+        finally:
+            self.assertEqual(server.stop(), 0)
+
+
 class Keys(unittest.TestCase):
     def test_an_empty_or_unreadable_key_is_refused_before_serving(self):
         import subprocess

@@ -11,6 +11,9 @@ inline constexpr int kMaxBatch = 1000000;
 // generate: tokens per sample (and the repeat penalty's history), samples per call, sampler parameters.
 inline constexpr int kMaxGenerateTokens = 1000000;
 inline constexpr int kMaxSamples = 100000;
+// The bytes of a prefix (the word being typed): far above any word, and a character model's candidates each
+// hold it, so it bounds what one request can make the server write.
+inline constexpr size_t kMaxPrefixBytes = 256;
 inline constexpr double kMaxTemperature = 1000;
 inline constexpr double kMaxRepeatPenalty = 1000;
 
