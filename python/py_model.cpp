@@ -12,6 +12,7 @@
 #include "lstmlm/tasks/limits.hpp"
 #include "lstmlm/tasks/request.hpp"
 #include "lstmlm/tasks/score.hpp"
+#include "lstmlm/tasks/stream.hpp"
 #include "lstmlm/tasks/units.hpp"
 #include "py_args.hpp"
 #include "py_errors.hpp"
@@ -76,9 +77,11 @@ std::vector<float> next_after(Engine& engine, const State& from) {
 PyState state_after(PyModel& m, const State& from, int32_t token) {
   PyState next;
   next.fingerprint = m.model().fingerprint();
+  next.state = from;
   py::gil_scoped_release nogil;
   auto engine = m.pool().acquire();
-  engine->step(from, token, next.state, next.next);
+  tasks::Stream* one = &next;
+  tasks::advance(*engine, std::span<tasks::Stream* const>(&one, 1), {{token}});
   return next;
 }
 

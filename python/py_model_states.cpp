@@ -62,19 +62,18 @@ void bind_model_states(py::class_<PyModel>& cls) {
                     ? *p.model().tokenizer().eos_id()
                     : word_id(p.model(), word);
             // Copied with the GIL held: once it is released, another thread may rewrite `in` (or `out`).
-            const State from = in.state;
-            std::vector<float> next = in.next;
-            PyState after;
+            PyState after = in;
             after.fingerprint = p.model().fingerprint();
-            after.fed = in.fed + 1;
+            std::vector<std::vector<float>> lp;
             {
               py::gil_scoped_release nogil;
               auto engine = p.pool().acquire();
-              if (next.empty()) next = next_after(*engine, from);
-              engine->step(from, id, after.state, after.next);
+              if (after.next.empty()) after.next = next_after(*engine, after.state);
+              tasks::Stream* one = &after;
+              tasks::advance(*engine, std::span<tasks::Stream* const>(&one, 1), {{id}}, &lp);
             }
             out = std::move(after);
-            return next[static_cast<size_t>(id)] / kLn10;
+            return lp[0][0] / kLn10;
           },
           py::arg("in_state"), py::arg("word"), py::arg("out_state"),
           "log10 p(word | in_state); writes the state after `word` into out_state (which may be in_state).");

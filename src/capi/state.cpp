@@ -135,27 +135,21 @@ LSTMLM_API lstmlm_status lstmlm_step_batch(const lstmlm_model* model, lstmlm_sta
                          std::to_string(order[i].second) + "] are the same state (each state once per call)");
 
     // One engine call on n rows of one token each: row i's results are what a lone step gives (the
-    // engine is batch-invariant). The states are copied in, so a failure leaves them as they were.
+    // engine is batch-invariant); the states change only once it has run.
     Sequences inputs(n);
-    std::vector<State> rows(n);
+    std::vector<tasks::Stream*> streams(n);
     for (size_t i = 0; i < n; ++i) {
       inputs[i] = {tokens[i]};
-      rows[i] = states[i]->state;
+      streams[i] = states[i];
     }
-    std::vector<MatrixRM> out;
     {
       auto engine = model->pool->acquire();
-      engine->logprobs(inputs, rows, out);
+      tasks::advance(*engine, streams, inputs);
     }
     const auto V = static_cast<size_t>(model->model->vocab_size());
-    for (size_t i = 0; i < n; ++i) {
-      lstmlm_state& s = *states[i];
-      s.state.h.swap(rows[i].h);
-      s.state.c.swap(rows[i].c);
-      s.next.assign(out[i].data(), out[i].data() + V);
-      ++s.fed;
-      if (logprobs_out != nullptr) std::copy(out[i].data(), out[i].data() + V, logprobs_out + i * V);
-    }
+    if (logprobs_out != nullptr)
+      for (size_t i = 0; i < n; ++i)
+        std::copy(states[i]->next.begin(), states[i]->next.end(), logprobs_out + i * V);
     return LSTMLM_OK;
   });
 }

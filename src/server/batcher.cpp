@@ -202,35 +202,17 @@ void Batcher::run_advances(std::vector<std::shared_ptr<Job>>& jobs) {
   if (jobs.empty()) return;
   try {
     Sequences inputs;
-    std::vector<State> states;
-    inputs.reserve(jobs.size());
-    states.reserve(jobs.size());
+    std::vector<tasks::Stream*> streams;
     for (auto& j : jobs) {
       inputs.push_back(j->ids);
-      states.push_back(j->session->state);
+      streams.push_back(j->session);
     }
-    std::vector<MatrixRM> out;
-    engine_.logprobs(inputs, states, out);
+    std::vector<std::vector<float>> lps;
+    tasks::advance(engine_, streams, inputs, &lps);
     metrics_.batch(static_cast<int>(jobs.size()));
     for (size_t r = 0; r < jobs.size(); ++r) {
-      auto& j = *jobs[r];
-      Session& s = *j.session;
-      const auto& ids = j.ids;
-      j.logprobs.assign(ids.size(), std::numeric_limits<float>::quiet_NaN());
-      for (size_t i = 0; i < ids.size(); ++i) {
-        if (i == 0) {
-          if (!s.next.empty()) j.logprobs[0] = s.next[size_t(ids[0])];
-        } else {
-          j.logprobs[i] = out[r](Eigen::Index(i - 1), ids[i]);
-        }
-      }
-      if (!ids.empty()) {
-        const auto last = out[r].row(Eigen::Index(ids.size() - 1));
-        s.next.assign(last.data(), last.data() + last.size());
-        s.state = std::move(states[r]);
-        s.fed += int64_t(ids.size());
-      }
-      j.succeed();
+      jobs[r]->logprobs = std::move(lps[r]);
+      jobs[r]->succeed();
     }
   } catch (...) {
     for (auto& j : jobs) j->fail(std::current_exception());

@@ -89,6 +89,37 @@ std::string stream_bytes(const Stream& s, uint64_t fingerprint) {
   return std::move(w.out);
 }
 
+void advance(Engine& engine, std::span<Stream* const> streams, const Sequences& tokens,
+             std::vector<std::vector<float>>* logprobs) {
+  if (tokens.size() != streams.size())
+    throw UsageError("advance: " + std::to_string(tokens.size()) + " token lists for " +
+                     std::to_string(streams.size()) + " streams");
+  std::vector<State> states;
+  states.reserve(streams.size());
+  for (const Stream* s : streams) states.push_back(s->state);
+  std::vector<MatrixRM> out;
+  engine.logprobs(tokens, states, out);
+  if (logprobs) logprobs->assign(streams.size(), {});
+  for (size_t r = 0; r < streams.size(); ++r) {
+    Stream& s = *streams[r];
+    const auto& ids = tokens[r];
+    if (logprobs) {
+      auto& lp = (*logprobs)[r];
+      lp.assign(ids.size(), std::numeric_limits<float>::quiet_NaN());
+      for (size_t i = 0; i < ids.size(); ++i)
+        if (i > 0)
+          lp[i] = out[r](Eigen::Index(i - 1), ids[i]);
+        else if (!s.next.empty())
+          lp[0] = s.next[size_t(ids[0])];
+    }
+    if (ids.empty()) continue;
+    const auto last = out[r].row(Eigen::Index(ids.size() - 1));
+    s.next.assign(last.data(), last.data() + last.size());
+    s.state = std::move(states[r]);
+    s.fed += int64_t(ids.size());
+  }
+}
+
 StreamBytes read_stream_bytes(std::string_view bytes) {
   Reader r(bytes);
   char magic[sizeof kMagic];

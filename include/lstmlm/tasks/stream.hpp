@@ -23,6 +23,15 @@ struct Stream {
   int64_t fed = 0;  // tokens fed since the stream began (a start token included)
 };
 
+// Advances stream r by tokens[r], every stream in one engine call (batch-invariant: each gets the numbers it
+// alone gets). Each keeps its new state, the next distribution after its last token, and its count; a stream
+// given no tokens is left as it is. `logprobs`, when given, gets per stream the ln p of each token fed: the
+// first from the stream's next distribution (NaN when it has none), the others from the call. The engine runs
+// before any stream changes: a failure leaves them as they were. The one advance of the server's sessions,
+// Python's BaseScore and the C API's lstmlm_step_batch.
+void advance(Engine& engine, std::span<Stream* const> streams, const Sequences& tokens,
+             std::vector<std::vector<float>>* logprobs = nullptr);
+
 // The serialized stream (docs/c-api.md, "The serialized state"): little-endian,
 //   "LSTMLMST", u32 format (2), u64 the model's fingerprint, i64 tokens fed, u32 L, u32 N (V, or 0 without
 //   a next distribution), L x (u32 h width, u32 c width), the h floats of every layer, the c floats, the N
