@@ -3,6 +3,7 @@
 #include <string>
 
 #include "lstmlm/error.hpp"
+#include "lstmlm/text.hpp"
 
 namespace lstmlm::py {
 
@@ -65,9 +66,9 @@ void register_errors(pybind11::module_& m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const ModelError& e) {
-      raise(g_model_error, e.what());
+      raise(g_model_error, printable(e.text()));
     } catch (const InputError& e) {
-      raise(g_input_error, e.message());
+      raise(g_input_error, printable(e.message()));
     } catch (const UsageError& e) {
       raise(g_usage_error, e.spelled([](const std::string& key) { return key; }));  // Python's keyword
     } catch (const OutputError& e) {

@@ -29,20 +29,23 @@ class ModelError : public std::runtime_error {
   const std::string& file() const noexcept { return file_; }    // "" when no file is at fault
   const std::string& field() const noexcept { return field_; }  // field or tensor name, "" for the whole file
   const std::string& message() const noexcept { return message_; }  // the text after "<file>: [field 'x': ]"
+  // what() as a std::string: whole, where what() (a C string) ends at a NUL a file name may hold.
+  const std::string& text() const noexcept { return text_; }
 
  private:
   ModelError(std::string file, std::string field, std::string message, bool field_prefix)
       : std::runtime_error(compose(file, field, message, field_prefix)),
         file_(std::move(file)),
         field_(std::move(field)),
-        message_(std::move(message)) {}
+        message_(std::move(message)),
+        text_(compose(file_, field_, message_, field_prefix)) {}
   static std::string compose(const std::string& file, const std::string& field, const std::string& message,
                              bool field_prefix) {
     std::string s = file.empty() ? std::string() : file + ": ";
     if (field_prefix) s += "field '" + field + "': ";
     return s + message;
   }
-  std::string file_, field_, message_;
+  std::string file_, field_, message_, text_;
 };
 
 // The base of the errors below: message() is the whole text as a std::string, which what() (a C string)

@@ -375,6 +375,18 @@ class KeyboardArguments(unittest.TestCase, OneLine):
         self.assertIn("not a regular file", str(cm.exception))
 
 
+class Names(unittest.TestCase, OneLine):
+    def test_a_name_from_the_caller_is_escaped_never_cut_or_split(self):
+        m = lstmlm.Model(WORD, threads=1)
+        with self.assertRaises(lstmlm.InputError) as cm:
+            m.score_lines([b"caf\xe9"], source="a\nb")
+        self.assertOneLine(cm.exception, lstmlm.InputError, r"^a\\x0ab:1: ")
+        with self.assertRaises(lstmlm.ModelError) as cm:
+            lstmlm.Model(b"/nonexistent/x\x00y/more")
+        self.assertIn("\\x00y/more", str(cm.exception))  # escaped, not cut at the NUL
+        self.assertOneLine(cm.exception, lstmlm.ModelError, r".")
+
+
 class Jsonl(unittest.TestCase, OneLine):
     @classmethod
     def setUpClass(cls):
