@@ -22,6 +22,9 @@ std::string shown(std::string_view s) {
 void parse_jsonl_hypothesis(std::string_view line, std::optional<std::vector<std::string>>& names,
                             const std::string& where, Hypothesis& h) {
   using nlohmann::json;
+  // JSON holds no NUL byte, not even in a string; bytes after one must not be ignored (as the JSONL filter).
+  if (const auto nul = line.find('\0'); nul != std::string_view::npos)
+    throw InputError(where + "not a JSON object: a NUL byte at offset " + std::to_string(nul));
   json j;
   try {
     // The callback bounds the nesting (a record needs 3 levels), so no deep value is ever built.
