@@ -469,6 +469,15 @@ class EspnetTest(unittest.TestCase):
                 self.assertAlmostEqual(rec["logprob"], float(want.sum()), delta=TOL * len(want))
 
 
+class Espnet1Gaps(unittest.TestCase):
+    def test_a_units_file_with_a_gap_is_refused(self):
+        model, ckpt, units_path, units = EspnetTest.espnet1(self, "lstm", 6)
+        with open(units_path, "w", encoding="utf-8") as f:  # the third unit's id skipped
+            f.write("".join(f"{u} {i + (i >= 3)}\n" for i, u in enumerate(units, 1)))
+        out, r = convert(ckpt, "--vocab", units_path)
+        refused(self, r, "without a gap", "id 3 is missing")
+
+
 class BpeTest(unittest.TestCase):
     def test_pre_split_bpe_vocabulary(self):
         torch = require_torch()

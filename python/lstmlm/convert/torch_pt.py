@@ -244,6 +244,11 @@ def _recipe(sd, extras, where):
 def _espnet1_vocab(size):
     """ESPnet1's lm recipe reads its units file (`token id`, ids from 1) and adds <blank> as id 0 and <eos> last."""
     def fix(v):
+        missing = [i for i, t in enumerate(v.tokens) if t is None and i > 0] if v.tokens and v.tokens[0] is None \
+            else []
+        if missing:  # the recipe numbers its units 1..N: a gap would shift every later id (and make one eos)
+            raise vocab_mod.VocabError(f"{v.path}: ESPnet1's units file numbers its units from 1 without a gap; "
+                                       f"id {missing[0]} is missing")
         if v.tokens and v.tokens[0] is None and len(v.tokens) + 1 == size:
             v = vocab_mod.Vocab(["<blank>"] + list(v.tokens[1:]) + ["<eos>"], v.form + " (+ <blank> 0, <eos> last: "
                                 "ESPnet1's lm recipe)", v.path, unk_token="<unk>" if "<unk>" in v.tokens else None,
