@@ -17,11 +17,19 @@ try:
                           State, UsageError, __version__, kernels_for, line_jsonl)
     from ._lstmlm import _Model
     _NOT_BUILT = None
-except ModuleNotFoundError as _e:
-    if _e.name != f"{__name__}._lstmlm":
+except ImportError as _e:
+    import importlib.util as _util
+    import sys as _sys
+    if isinstance(_e, ModuleNotFoundError) and _e.name == f"{__name__}._lstmlm":
+        _NOT_BUILT = ("the compiled module lstmlm._lstmlm is not built: build it with `cmake --build build` and "
+                      "import lstmlm from the build tree (PYTHONPATH=build/python), or install it (docs/python.md)")
+    elif _util.find_spec("numpy") is None or "numpy" in str(_e):
+        # The compiled module needs numpy; the `lstmlm` command (the binary) and the converters' own check do
+        # not, so the package still imports and says so in one line where the module is used.
+        _NOT_BUILT = (f"the Python package numpy is not installed for {_sys.executable}: apt-get install "
+                      "python3-numpy (or pip install numpy)")
+    else:
         raise
-    _NOT_BUILT = ("the compiled module lstmlm._lstmlm is not built: build it with `cmake --build build` and "
-                  "import lstmlm from the build tree (PYTHONPATH=build/python), or install it (docs/python.md)")
     _Model = object  # Model below is defined, then removed
 
 __all__ = ["Model", "State", "LineScore", "FullScore", "Candidate", "Boost", "Error", "ModelError", "InputError",

@@ -89,5 +89,28 @@ print(lstmlm.convert.cli.__file__)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(r.stdout.startswith(pyutil.PYTHONPATH), r.stdout)
 
+class WithoutNumpy(unittest.TestCase):
+    def test_every_entry_point_says_one_line_or_runs(self):
+        # numpy made unimportable (sitecustomize): the compiled module needs it, the lstmlm binary does not.
+        if not pyutil.PYTHONPATH:
+            raise unittest.SkipTest("LSTMLM_PYTHONPATH not set (the build's python dir)")
+        with tempfile.TemporaryDirectory(prefix="lstmlm_nonumpy_") as d:
+            with open(os.path.join(d, "sitecustomize.py"), "w") as f:
+                f.write("import sys\nsys.modules['numpy'] = None\n")
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join([d, pyutil.PYTHONPATH]))
+            run = lambda *a: subprocess.run([sys.executable, *a], capture_output=True, text=True, env=env,  # noqa: E731
+                                            cwd=d, timeout=120)
+            r = run("-m", "lstmlm", "--version")  # the CLI binary: no numpy needed
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertTrue(r.stdout.startswith("lstmlm "), r.stdout)
+            r = run("-m", "lstmlm.convert", os.path.join(d, "nothing.h5"), os.path.join(d, "out"))
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertEqual(r.stderr.splitlines(), [r.stderr.strip()], r.stderr)
+            self.assertIn("the Python package numpy is not installed", r.stderr)
+            r = run("-c", "import lstmlm\ntry:\n    lstmlm.Model\nexcept ImportError as e:\n    print(e)")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("lstmlm.Model: the Python package numpy is not installed", r.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()
