@@ -68,15 +68,16 @@ def read_contained(root, path, what, limit=None):
 
 def check_hdf5_contained(f, where):
     """Refuses an HDF5 file (an open h5py.File) that would make h5py read outside it, before any dataset is read:
-    every link must be a hard link (soft links are refused too: Keras never writes one, and they could point to
-    an external link's target), and no dataset may keep its data in external files or be a virtual dataset
-    (whose sources are other files). h5py follows all of these silently."""
+    no external or user-defined link anywhere in it, and no dataset that keeps its data in external files or is a
+    virtual dataset (whose sources are other files). h5py follows all of these silently. A soft link is followed:
+    its target is a path inside this file, and with no external link in the file every path stays inside it
+    (exporters write soft links to share a dataset)."""
     import h5py
     found = []
 
     def link(name, info):
-        if info.type != h5py.h5l.TYPE_HARD:
-            kind = {h5py.h5l.TYPE_SOFT: "a soft link", h5py.h5l.TYPE_EXTERNAL: "an external link"}.get(
+        if info.type not in (h5py.h5l.TYPE_HARD, h5py.h5l.TYPE_SOFT):
+            kind = {h5py.h5l.TYPE_EXTERNAL: "an external link"}.get(
                 info.type, f"a user-defined link (type {info.type})")
             found.append(f"{brief(_name(name))} is {kind}")
             return True
