@@ -430,6 +430,10 @@ class EspnetTest(unittest.TestCase):
         wrong[7] = "zzz-not-a-piece"
         refused(self, convert(ckpt, "--vocab", self.config(wrong), "--sentencepiece", spm_path)[1],
                 "'zzz-not-a-piece' (id 7) is not a piece")
+        big = self.config(tokens)
+        with open(big, "a", encoding="utf-8") as f:  # a comment past the bound: refused before YAML parses it
+            f.write("#" + "x" * (4 << 20) + "\n")
+        refused(self, convert(ckpt, "--vocab", big, "--sentencepiece", spm_path)[1], "bytes, more than the 4194304")
 
     def espnet1(self, typ, seed):
         torch = require_torch()

@@ -225,9 +225,16 @@ def _token_id_lines(lines, path):
     return _from_id_map(mapping, path, "token id lines")
 
 
+ESPNET_CONFIG_MAX_BYTES = 4 << 20
+
+
 def _espnet_config(text, path):
     """An ESPnet2 config.yaml (lm or asr training): its token_list, ids in order; <blank> 0, <unk> 1 and <sos/eos>
-    last by the recipe's convention. Read with yaml.safe_load (python3-yaml): plain data only."""
+    last by the recipe's convention. Read with yaml.safe_load (python3-yaml): plain data only. PyYAML holds about
+    250 bytes per input byte while it parses, so the text is bounded first: a real one (5,000 BPE units) is 100 KB."""
+    if len(text) > ESPNET_CONFIG_MAX_BYTES:
+        raise VocabError(f"{path}: {len(text)} bytes, more than the {ESPNET_CONFIG_MAX_BYTES} an ESPnet config.yaml "
+                         "is read from (its token_list of 100,000 units is about 1 MB)")
     import yaml
     try:
         obj = yaml.safe_load(text)
