@@ -9,7 +9,7 @@ import threading
 import time
 import unittest
 
-from test_server import Server
+from test_server import Server, ServerTestBase
 
 
 def raw_exchange(port, data, timeout=10):
@@ -31,14 +31,7 @@ def raw_exchange(port, data, timeout=10):
         return out
 
 
-class NestedJson(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = Server()
-
-    @classmethod
-    def tearDownClass(cls):
-        assert cls.server.stop() == 0, "".join(cls.server.err)
+class NestedJson(ServerTestBase):
 
     def test_deep_nesting_is_refused_everywhere_and_the_server_lives(self):
         deep = "[" * 100000 + "]" * 100000  # ~200 KB: past the 64 levels, far past the C++ stack's recursion
@@ -73,16 +66,10 @@ class NestedJson(unittest.TestCase):
         self.assertIn("NUL", text)
 
 
-class SlowClients(unittest.TestCase):
+class SlowClients(ServerTestBase):
     """2 workers, one reserved for whole requests; 6 connections trickle a byte a second."""
 
-    @classmethod
-    def setUpClass(cls):
-        cls.server = Server("--http-threads", "2", "--timeout", "20")
-
-    @classmethod
-    def tearDownClass(cls):
-        assert cls.server.stop() == 0, "".join(cls.server.err)
+    extra = ("--http-threads", "2", "--timeout", "20")
 
     def test_trickling_connections_starve_nobody(self):
         stop = threading.Event()
@@ -141,14 +128,8 @@ class SlowClients(unittest.TestCase):
         self.assertGreaterEqual(dropped, 1)
 
 
-class Sizes(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = Server("--max-body", "1024")
-
-    @classmethod
-    def tearDownClass(cls):
-        assert cls.server.stop() == 0, "".join(cls.server.err)
+class Sizes(ServerTestBase):
+    extra = ("--max-body", "1024")
 
     def test_compressed_bodies_are_refused_before_reading(self):
         import gzip
@@ -195,14 +176,7 @@ class Sizes(unittest.TestCase):
         self.assertIn('endpoint="other"', text)
 
 
-class Values(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = Server()
-
-    @classmethod
-    def tearDownClass(cls):
-        assert cls.server.stop() == 0, "".join(cls.server.err)
+class Values(ServerTestBase):
 
     def test_lower_bounds_and_numbers_past_a_double(self):
         for body, field in (({"max_tokens": 0}, "'max_tokens'"), ({"prompt": "a", "pad_to": 0}, "'pad_to'")):
@@ -214,17 +188,10 @@ class Values(unittest.TestCase):
         self.assertEqual(status, 400, text)
 
 
-class WebPages(unittest.TestCase):
+class WebPages(ServerTestBase):
     """A loopback server answers this machine's clients: DNS rebinding (a page's own name resolving to 127.0.0.1)
     and form posts (a content type a page may send without asking) from pages elsewhere are refused."""
 
-    @classmethod
-    def setUpClass(cls):
-        cls.server = Server()
-
-    @classmethod
-    def tearDownClass(cls):
-        assert cls.server.stop() == 0, "".join(cls.server.err)
 
     def test_foreign_hosts_origins_and_forms_are_refused(self):
         body = json.dumps({"text": "the old man"}).encode()
