@@ -121,7 +121,7 @@ Subcommand setup_fidelity(CLI::App& parent) {
   add_precision_option(*s.app, o->precision)->required()->default_str("");
   add_format_option(*s.app, o->format, {Format::Text, Format::Jsonl, Format::Json});
   s.app->add_option("--context", o->context, "sentence (state reset per line) or document, as score")
-      ->check(CLI::IsMember(tasks::context_choices().names()))
+      ->check(one_of(tasks::context_choices().names()))
       ->capture_default_str();
   s.app->add_flag("--no-eos", o->no_eos, "Do not append a line end, as score --no-eos");
   add_oov_option(*s.app, o->oov);

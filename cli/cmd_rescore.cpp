@@ -232,7 +232,7 @@ Subcommand setup_rescore(CLI::App& parent) {
   s.app->add_option("files", o->files, "N-best files ('-' or none: stdin)");
   add_file_option(*s.app, o->file_opts, "An n-best file, as FILE (repeatable; read before the FILEs)");
   s.app->add_option("--input-format", o->input_format, "auto, kaldi, tsv or jsonl")
-      ->check(CLI::IsMember({"auto", "kaldi", "tsv", "jsonl"}))
+      ->check(one_of({"auto", "kaldi", "tsv", "jsonl"}))
       ->capture_default_str();
   repeatable(s.app->add_option("--scores", o->score_specs,
                                "NAME=FILE: Kaldi 'UTT-N VALUE' scores (repeatable, one NAME=FILE each)"));
@@ -251,11 +251,11 @@ Subcommand setup_rescore(CLI::App& parent) {
       ->check(real_range(0, 1));
   s.app->add_option("--ngram", o->ngram, "NAME: the score holding the n-gram log-prob to interpolate with");
   s.app->add_option("--ngram-units", o->ngram_units, "How --ngram is written: log10, ln or cost (-ln p)")
-      ->check(CLI::IsMember(tasks::ngram_units_choices().names()))
+      ->check(one_of(tasks::ngram_units_choices().names()))
       ->capture_default_str();
   s.app->add_flag("--best", o->best, "Only the best hypothesis of each utterance (text: Kaldi 'UTT words')");
   s.app->add_option("--context", o->context, "utterance or conversation")
-      ->check(CLI::IsMember(tasks::rescore_context_choices().names()))
+      ->check(one_of(tasks::rescore_context_choices().names()))
       ->capture_default_str();
   add_format_option(*s.app, o->format, {Format::Text, Format::Jsonl, Format::Tsv});
   s.app->add_flag("--no-eos", o->no_eos, "Do not append eos_token to each hypothesis");

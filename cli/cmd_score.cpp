@@ -388,14 +388,23 @@ Subcommand setup_score(CLI::App& parent) {
                        "word, sentence or summary: KenLM query's -v levels (word: every token, then its "
                        "line's total; sentence: line totals; summary: the totals only); each level "
                        "ends with the summary")
-          ->transform(CLI::CheckedTransformer(std::map<std::string, Verbosity>{
-              {"word", Verbosity::Word}, {"sentence", Verbosity::Sentence}, {"summary", Verbosity::Summary}}))
+          ->transform(CLI::Validator(
+              [](std::string& s) {
+                static const CLI::Validator words = one_of({"word", "sentence", "summary"});
+                std::string why = words(s);
+                if (why.empty())
+                  s = std::to_string(static_cast<int>(s == "word"       ? Verbosity::Word
+                                                      : s == "sentence" ? Verbosity::Sentence
+                                                                        : Verbosity::Summary));
+                return why;
+              },
+              "word|sentence|summary"))
           ->default_str("word");
   o->format_opt = add_format_option(
       *s.app, o->format,
       {Format::Text, Format::Jsonl, Format::Tsv, Format::Lmzoo, Format::Kenlm, Format::Srilm});
   s.app->add_option("--input-format", o->input_format, "text (a sentence per line) or jsonl (documents)")
-      ->check(CLI::IsMember({"text", "jsonl"}))
+      ->check(one_of({"text", "jsonl"}))
       ->capture_default_str();
   o->text_field_opt =
       s.app
@@ -408,7 +417,7 @@ Subcommand setup_score(CLI::App& parent) {
       s.app
           ->add_option("--on-error", o->on_error,
                        "jsonl: a bad document stops the run (fail, exit 1) or is skipped (skip)")
-          ->check(CLI::IsMember({"fail", "skip"}))
+          ->check(one_of({"fail", "skip"}))
           ->capture_default_str();
   o->min_opt = s.app
                    ->add_option("--min-perplexity", o->min_perplexity,
@@ -422,14 +431,14 @@ Subcommand setup_score(CLI::App& parent) {
       ->add_option("--units", o->units,
                    "Log-probabilities as ln, log10 or bits (surprisal = -log2 p), or prob (each word's "
                    "probability; totals in ln)")
-      ->check(CLI::IsMember(tasks::units_choices().names()));
+      ->check(one_of(tasks::units_choices().names()));
   s.app->add_flag("--entropy", o->entropy, "Entropy of the distribution each token is predicted from");
   s.app->add_flag("--rank", o->rank, "Rank of each token in it (1 + tokens with a greater logit)");
   s.app->add_option("--aggregate", o->aggregate, "tokens, or words (char models: one record per word)")
-      ->check(CLI::IsMember(tasks::aggregate_choices().names()))
+      ->check(one_of(tasks::aggregate_choices().names()))
       ->capture_default_str();
   s.app->add_option("--context", o->context, "sentence (state reset per line) or document")
-      ->check(CLI::IsMember(tasks::context_choices().names()))
+      ->check(one_of(tasks::context_choices().names()))
       ->capture_default_str();
   s.app->add_flag("--no-bos", o->no_bos,
                   "No start token: a line's first token is context only (KenLM's bos=False)");

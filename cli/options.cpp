@@ -10,6 +10,7 @@
 
 #include "limits.hpp"
 #include "lstmlm/error.hpp"
+#include "lstmlm/text.hpp"
 #include "output.hpp"
 
 namespace lstmlm::cli {
@@ -184,7 +185,7 @@ CLI::Option* add_oov_option(CLI::App& app, tasks::OovPolicy& oov) {
           "--oov", [&oov](const std::string& s) { oov = tasks::oov_choices().parse(s); },
           "OOV words when the model has no unk_token: skip or error (a model with an unk_token scores "
           "them as it: nothing to refuse, a note says so)")
-      ->check(CLI::IsMember(tasks::oov_choices().names()))
+      ->check(one_of(tasks::oov_choices().names()))
       ->default_str(tasks::oov_choices().name(tasks::oov_choices().fallback()));
 }
 
@@ -194,7 +195,7 @@ CLI::Option* add_normalize_option(CLI::App& app, std::string& normalize) {
                   "Normalize each line before it is tokenized: none, lower (str.lower()), nfkc, or ccnet "
                   "(cc_net's text_normalizer.normalize: lowercase, no accents, digits to 0, its punctuation "
                   "map, no control characters)")
-      ->check(CLI::IsMember(tasks::normalize_choices().names()))
+      ->check(one_of(tasks::normalize_choices().names()))
       ->capture_default_str();
 }
 
@@ -316,7 +317,7 @@ CLI::Option* add_format_option(CLI::App& app, Format& format, const std::vector<
   return app
       .add_option_function<std::string>(
           flags, [&format](const std::string& s) { format = parse_format(s); }, help)
-      ->check(CLI::IsMember(names))
+      ->check(one_of(names))
       ->default_str(format_name(format));
 }
 
@@ -326,7 +327,7 @@ CLI::Option* add_progress_option(CLI::App& app, std::string& mode) {
           "--progress", mode,
           "Progress line on stderr: auto (when a terminal), always, never; with the share of the input "
           "read and the time left when its size is known")
-      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->check(one_of({"auto", "always", "never"}))
       ->capture_default_str();
 }
 
@@ -350,6 +351,20 @@ std::vector<int> int_list(const std::string& s, const std::string& option, int64
   }
   if (out.empty()) throw UsageError(option + ": needs at least one value");
   return out;
+}
+
+CLI::Validator one_of(std::vector<std::string> names) {
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return CLI::Validator(
+      [names, list](std::string& s) -> std::string {
+        if (std::find(names.begin(), names.end(), s) != names.end()) return {};
+        const std::string guess = closest(s, names);
+        return "'" + printable(s, 40) + "' is not one of " + list +
+               (guess.empty() ? "" : "; did you mean " + guess + "?");
+      },
+      list);
 }
 
 std::string closest(const std::string& word, const std::vector<std::string>& candidates) {

@@ -96,6 +96,10 @@ std::vector<int> int_list(const std::string& s, const std::string& option, int64
 
 // The candidate closest to `word` by edit distance, when close enough to be a likely typo; else "".
 std::string closest(const std::string& word, const std::vector<std::string>& candidates);
+// An option's word checked against its words (the request vocabulary's names()): "'doc' is not one of
+// sentence, document; did you mean document?" after the option's name, never CLI11's "doc not in
+// {sentence,document}".
+CLI::Validator one_of(std::vector<std::string> names);
 
 // Checks main runs before CLI11 parses: an unknown subcommand, options before the subcommand. Throws
 // UsageError with a readable message.

@@ -76,7 +76,8 @@ TEST(BenchCli, UsageErrorsExitTwo) {
   const std::pair<const char*, const char*> cases[] = {
       {"bench", "lstmlm: error: bench: give exactly one of"},
       {"bench --shape 10,4,4", "lstmlm: error: bench: --shape expects V,E,H,L"},
-      {"bench --shape 10,4,4,1 -o xml", "lstmlm: error: --output: xml"},
+      {"bench --shape 10,4,4,1 -o xml",
+       "lstmlm: error: --output: 'xml' is not one of md, csv, json or jsonl"},
       {"bench --shape 10,4,4,1 -w train", "lstmlm: error: bench"},
       {"bench --shape 10,4,4,1 -b 0", "lstmlm: error: -b/--batch-size: 0 is not in [1, 1000000]"},
       {"bench --shape 10,4,4,1 -b two", "lstmlm: error: -b/--batch-size: expects a comma list of integers"},

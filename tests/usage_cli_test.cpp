@@ -31,6 +31,20 @@ void expect_usage_error(const std::string& args, const std::vector<std::string>&
     EXPECT_NE(r.err.find(p), std::string::npos) << args << "\n" << r.err << "lacks: " << p;
 }
 
+TEST(UsageCli, AWrongWordNamesTheOptionItsWordsAndTheLikelyOne) {
+  // Every option with a word list says the same: never CLI11's "doc not in {sentence,document}".
+  expect_usage_error("score " + m() + " -v words",
+                     {"--verbosity: 'words' is not one of word, sentence or summary", "did you mean word?"});
+  expect_usage_error("score " + m() + " --context doc",
+                     {"--context: 'doc' is not one of sentence or document"});
+  expect_usage_error("score " + m() + " --units nats",
+                     {"--units: 'nats' is not one of default, ln, log10, bits or prob"});
+  expect_usage_error("predict " + m() + " --oov eror the",
+                     {"--oov: 'eror' is not one of skip or error", "error?"});
+  expect_usage_error("rescore " + m() + " --ngram-units cst",
+                     {"--ngram-units: 'cst' is not one of log10, ln or cost"});
+}
+
 TEST(UsageCli, NegativeTokenCountIsRefusedBeforeThePromptIsPrinted) {
   expect_usage_error("generate " + m() + " -p the -n -1 --seed 1", {"--max-tokens", "-1 is not in [0, "});
 }
