@@ -196,6 +196,13 @@ TEST(FirstHourCli, ModelPathErrorsSayTheFix) {
                {tmp.path().string() + ": an empty directory, not a model", "lstmlm-convert SOURCE ",
                 "docs/importing.md"},
                kFirstHourText);
+  {  // a folder of other files: what a model directory is, not "config.json: cannot open"
+    std::ofstream(tmp.path() / "notes.txt") << "not a model\n";
+    expect_error("score -m '" + tmp.path().string() + "'", 1,
+                 {tmp.path().string() + ": not a model directory: no config.json in it",
+                  "lstmlm-convert SOURCE OUTDIR"},
+                 kFirstHourText);
+  }
   const fs::path ml5 =
       source_dir() / ".." / "shared" / "data" / "ml5-charrnn-tf1-basiclstm" / "models" / "charRNN" / "dubois";
   if (!fs::exists(ml5)) GTEST_SKIP() << ml5 << " not present (../shared/data)";

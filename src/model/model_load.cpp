@@ -197,6 +197,13 @@ std::shared_ptr<const Model> Model::load(const std::string& dir) {
         dir, "an empty directory, not a model: convert a model into it with `lstmlm-convert SOURCE " + dir +
                  "` (`python3 -m lstmlm.convert` from a build tree; docs/importing.md)");
   const ModelPaths paths = ModelPaths::in(dir);
+  // A folder of other files: say what a model directory is, as for a missing path, not "config.json: cannot
+  // open".
+  if (!fs::exists(fs::symlink_status(fs::path(paths.config), ec)))
+    throw ModelError(
+        dir,
+        "not a model directory: no config.json in it (a model directory holds config.json, vocab.json "
+        "and weights.safetensors; convert a model into one with `lstmlm-convert SOURCE OUTDIR`)");
 
   ModelConfig config = load_config(paths.config);
   Vocab vocab = Vocab::load(paths.vocab);
