@@ -197,9 +197,10 @@ std::shared_ptr<const Model> Model::load(const std::string& dir) {
         dir, "an empty directory, not a model: convert a model into it with `lstmlm-convert SOURCE " + dir +
                  "` (`python3 -m lstmlm.convert` from a build tree; docs/importing.md)");
   const ModelPaths paths = ModelPaths::in(dir);
-  // A folder of other files: say what a model directory is, as for a missing path, not "config.json: cannot
-  // open".
-  if (!fs::exists(fs::symlink_status(fs::path(paths.config), ec)))
+  // A folder of other files (none of a model's three): say what a model directory is, as for a missing path,
+  // not "config.json: cannot open". A model missing one of its files is named by that file below.
+  auto absent = [&](const std::string& f) { return !fs::exists(fs::symlink_status(fs::path(f), ec)); };
+  if (absent(paths.config) && absent(paths.vocab) && absent(paths.weights))
     throw ModelError(
         dir,
         "not a model directory: no config.json in it (a model directory holds config.json, vocab.json "
