@@ -107,9 +107,8 @@ std::shared_ptr<const tasks::Boost> Service::boost_of(Body& b) const {
 
 std::string Service::models() const {
   // The directory's last component: a client learns the model's name, not a path of this machine.
-  std::string name = std::filesystem::path(model_->directory()).lexically_normal().filename().string();
-  if (name.empty())
-    name = std::filesystem::path(model_->directory()).lexically_normal().parent_path().filename().string();
+  const auto dir = std::filesystem::path(model_->directory()).lexically_normal();  // "models/m/" ends in ""
+  const std::string name = (dir.has_filename() ? dir : dir.parent_path()).filename().string();
   return report::model_info_json(*model_, opt_.precision, name.empty() ? "model" : name);
 }
 

@@ -181,11 +181,8 @@ void check_stream(const Model& model, const StreamBytes& s) {
         throw InputError("a state of another shape: layer " + std::to_string(l) + "'s " + what + " has " +
                          std::to_string(got) + " floats, this model's " + std::to_string(want));
   const size_t V = static_cast<size_t>(model.vocab_size());
-  if (!s.stream.next.empty() && s.stream.next.size() != V)
-    throw InputError("a state of another shape: a next distribution over " +
-                     std::to_string(s.stream.next.size()) + " tokens, this model's vocabulary has " +
-                     std::to_string(V));
-  if (s.format == 1 && s.stream.next.size() != V)  // format 1 always carried the distribution
+  // Format 1 always carried the distribution; format 2 may carry none (a stream with no context yet).
+  if ((s.format == 1 || !s.stream.next.empty()) && s.stream.next.size() != V)
     throw InputError("a state of another shape: a next distribution over " +
                      std::to_string(s.stream.next.size()) + " tokens, this model's vocabulary has " +
                      std::to_string(V));
