@@ -39,7 +39,7 @@ struct BenchArgs {
   double min_time = 0.1;
   uint64_t seed = 1;
   // Filled by check(), before any work is done.
-  bench::Options opt;
+  tasks::bench::Options opt;
   bool want_startup = false;
   std::vector<int> shape_values;
 };
@@ -84,11 +84,11 @@ void check(BenchArgs& a) {
     }
     a.cell = tasks::cell_choices().parse(a.cell_name);
   }
-  bench::Options& opt = a.opt;
+  tasks::bench::Options& opt = a.opt;
   opt.workloads.clear();
   for (const auto& w : split(a.workloads)) {
-    auto wl = bench::parse_workload(w);
-    if (wl == bench::Workload::Startup)
+    auto wl = tasks::bench::parse_workload(w);
+    if (wl == tasks::bench::Workload::Startup)
       a.want_startup = true;
     else
       opt.workloads.push_back(wl);
@@ -112,7 +112,7 @@ void check(BenchArgs& a) {
 }
 
 int run(const BenchArgs& a) {
-  bench::Options opt = a.opt;
+  tasks::bench::Options opt = a.opt;
   std::shared_ptr<const Model> model;
   std::string name;
   if (!a.shape.empty()) {
@@ -141,15 +141,15 @@ int run(const BenchArgs& a) {
 
   // Called before each cell: a signal stops the run there (no row is written then).
   const bool terminal = stderr_is_terminal();
-  bench::Progress progress = [terminal](const std::string& what) {
+  tasks::bench::Progress progress = [terminal](const std::string& what) {
     check_interrupted();
     if (terminal) std::fprintf(stderr, "bench: %s\n", what.c_str());
   };
-  std::vector<bench::Row> rows;
+  std::vector<tasks::bench::Row> rows;
   if (a.want_startup)
     for (Precision p : opt.precisions)
-      rows.push_back(bench::startup(a.model_dir, first_line, opt.threads.front(), p));
-  auto timed = bench::run(model, name, opt, progress);
+      rows.push_back(tasks::bench::startup(a.model_dir, first_line, opt.threads.front(), p));
+  auto timed = tasks::bench::run(model, name, opt, progress);
   rows.insert(rows.end(), timed.begin(), timed.end());
   Emitter out(a.output);
   out.begin(bench_table());

@@ -23,7 +23,7 @@ namespace generate_cmd {
 struct Args {
   std::string model;
   std::string prompt, prompt_file;
-  GenerateOptions gen;
+  tasks::GenerateOptions gen;
   std::string seed;
   bool seeded = false;  // --seed given; else a random seed, printed to stderr
   bool stop = true;
@@ -66,8 +66,8 @@ int run(Args& a) {
   note_oov_policy(a.gen.oov, *model);
   a.gen.window = resolve_window(a.window, *model);
   // Validate the prompt before any output, and warn about words the model does not know.
-  const Prompt prompt =
-      prompt_context(*model, a.gen.prompt, a.gen.oov, a.gen.window.mode == tasks::WindowMode::Pad);
+  const tasks::Prompt prompt =
+      tasks::prompt_context(*model, a.gen.prompt, a.gen.oov, a.gen.window.mode == tasks::WindowMode::Pad);
   for (const auto& t : prompt.tokens)
     if (t.oov)
       print_diagnostic("lstmlm: warning: ", "prompt: '" + t.text + "' is not in the vocabulary, read as unk");
@@ -75,7 +75,7 @@ int run(Args& a) {
   // A drawn seed is printed once the model and the prompt are accepted, and only when it can change the
   // text: greedy decoding (--temperature 0) draws nothing.
   if (!a.seeded) {
-    a.gen.seed = random_seed();
+    a.gen.seed = tasks::random_seed();
     if (a.gen.sampler.temperature > 0)
       std::fprintf(stderr, "seed: %llu\n", static_cast<unsigned long long>(a.gen.seed));
   }
@@ -85,11 +85,11 @@ int run(Args& a) {
   if (a.format == Format::Text && a.gen.num_samples == 1) {
     // Streamed: the prompt at once, then each token as it is chosen.
     // A signal stops it after the last token written; the line is ended all the same.
-    TextJoin join(model->tokenizer(), a.gen.prompt);
+    tasks::TextJoin join(model->tokenizer(), a.gen.prompt);
     check_interrupted();
     Output().write_through(a.gen.prompt);
     try {
-      generate(engine, a.gen, [&](int, const GeneratedToken& t) {
+      generate(engine, a.gen, [&](int, const tasks::GeneratedToken& t) {
         out.raw(join.piece(t.id));
         out.flush();  // throws Interrupted after a signal (the piece not written if it was not started)
       });
@@ -103,7 +103,7 @@ int run(Args& a) {
   }
   // Several samples (or jsonl): one record each, in index order, written after the last token; a signal
   // stops the generation at the next token, before any record is written.
-  auto r = generate(engine, a.gen, [](int, const GeneratedToken&) { check_interrupted(); });
+  auto r = generate(engine, a.gen, [](int, const tasks::GeneratedToken&) { check_interrupted(); });
   for (const auto& s : r.samples) out.emit(report::sample_record(*model, a.gen, s));
   out.end();
   return 0;

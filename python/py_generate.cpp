@@ -4,9 +4,9 @@
 #include <chrono>
 #include <limits>
 
-#include "lstmlm/sampler.hpp"
 #include "lstmlm/tasks/generate.hpp"
 #include "lstmlm/tasks/limits.hpp"
+#include "lstmlm/tasks/sampler.hpp"
 #include "py_args.hpp"
 #include "py_errors.hpp"
 #include "py_model.hpp"
@@ -43,7 +43,7 @@ void bind_generate(py::class_<PyModel>& cls) {
          const py::object& repeat_last_n, const py::object& seed, const py::object& num_samples,
          std::optional<bool> stop_at_eos, Text<"oov"> oov, const py::object& boost) {
         // The CLI's ranges (lstmlm generate -n, --top-k, --repeat-last-n, --num-samples).
-        GenerateOptions g;
+        tasks::GenerateOptions g;
         g.prompt = prompt.value;
         g.max_tokens = static_cast<int>(int_arg(max_tokens, "max_tokens", 0, tasks::kMaxGenerateTokens));
         g.sampler = {
@@ -54,22 +54,22 @@ void bind_generate(py::class_<PyModel>& cls) {
             repeat_penalty,
             static_cast<int>(int_arg(repeat_last_n, "repeat_last_n", -1, tasks::kMaxGenerateTokens))};
         g.num_samples = static_cast<int>(int_arg(num_samples, "num_samples", 1, tasks::kMaxSamples));
-        g.seed = seed.is_none() ? random_seed() : uint_arg(seed, "seed");
+        g.seed = seed.is_none() ? tasks::random_seed() : uint_arg(seed, "seed");
         g.stop_at_eos = stop_at_eos;
         g.window = p.options().window;
         g.oov = oov_policy(oov.value);
         g.boost = boost_arg(p, boost);
         g.validate();
-        GenerateResult r;
+        tasks::GenerateResult r;
         {
           py::gil_scoped_release nogil;
           auto engine = p.pool().acquire();
           SignalCheck check;
-          r = generate(*engine, g, [&check](int, const GeneratedToken&) { check(); });
+          r = generate(*engine, g, [&check](int, const tasks::GeneratedToken&) { check(); });
         }
         py::list texts;
         for (const auto& s : r.samples)
-          texts.append(sample_text(p.model().tokenizer(), prompt.value, s.ids()));
+          texts.append(tasks::sample_text(p.model().tokenizer(), prompt.value, s.ids()));
         return py::make_tuple(texts, g.seed);
       },
       py::arg("prompt"), py::arg("max_tokens"), py::arg("temperature"), py::arg("top_k"), py::arg("top_p"),

@@ -13,7 +13,7 @@
 #include "lstmlm/tasks/request.hpp"
 #include "lstmlm/tasks/score.hpp"
 #include "lstmlm/tasks/stream.hpp"
-#include "lstmlm/tasks/units.hpp"
+#include "lstmlm/units.hpp"
 #include "py_args.hpp"
 #include "py_errors.hpp"
 #include "py_state.hpp"

@@ -4,7 +4,7 @@
 
 #include "lstmlm/tasks/input.hpp"
 #include "lstmlm/tasks/stream.hpp"
-#include "lstmlm/tasks/units.hpp"
+#include "lstmlm/units.hpp"
 #include "py_args.hpp"
 #include "py_errors.hpp"
 #include "py_model.hpp"

@@ -6,7 +6,7 @@
 #include "lstmlm/report/record.hpp"
 #include "lstmlm/report/score.hpp"
 #include "lstmlm/tasks/score.hpp"
-#include "lstmlm/tasks/units.hpp"
+#include "lstmlm/units.hpp"
 
 namespace lstmlm::py {
 

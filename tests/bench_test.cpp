@@ -12,7 +12,7 @@
 #include "lstmlm/engine.hpp"
 #include "lstmlm/error.hpp"
 
-namespace lstmlm::bench {
+namespace lstmlm::tasks::bench {
 namespace {
 
 ModelConfig shape(int V, int E, int H, int L) {
@@ -103,4 +103,4 @@ TEST(BenchStats, IsaAndShape) {
 }
 
 }  // namespace
-}  // namespace lstmlm::bench
+}  // namespace lstmlm::tasks::bench

@@ -160,11 +160,11 @@ TEST(EngineColumnSplit, DefaultThresholdGivesTheSameBits) {
 
 TEST(Team, RunsEveryPartOnceAndWakesBlockedMembers) {
   for (int size : {2, 3, 4}) {
-    detail::ThreadPool pool(size);
-    detail::Team team(size);
+    engine::ThreadPool pool(size);
+    engine::Team team(size);
     std::vector<int> hits(size_t(size), 0);
     for (int rep = 0; rep < 3; ++rep)
-      detail::run_session(pool, team, [&] {
+      engine::run_session(pool, team, [&] {
         for (int task = 0; task < 2000; ++task) {
           // Now and then a pause long enough for the members to stop spinning and block.
           if (task % 500 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -179,10 +179,10 @@ TEST(Team, RunsEveryPartOnceAndWakesBlockedMembers) {
 }
 
 TEST(Team, AnExceptionInAnyPartReachesTheLeaderAndTheTeamGoesOn) {
-  detail::ThreadPool pool(4);
-  detail::Team team(4);
+  engine::ThreadPool pool(4);
+  engine::Team team(4);
   for (int thrower : {0, 1, 3}) {
-    EXPECT_THROW(detail::run_session(pool, team,
+    EXPECT_THROW(engine::run_session(pool, team,
                                      [&] {
                                        team.run([](int) {});
                                        team.run([&](int part) {
@@ -193,7 +193,7 @@ TEST(Team, AnExceptionInAnyPartReachesTheLeaderAndTheTeamGoesOn) {
                  std::runtime_error)
         << "thrower " << thrower;
     std::atomic<int> sum{0};
-    detail::run_session(pool, team, [&] { team.run([&](int part) { sum += part; }); });
+    engine::run_session(pool, team, [&] { team.run([&](int part) { sum += part; }); });
     EXPECT_EQ(sum.load(), 0 + 1 + 2 + 3);
   }
 }

@@ -31,7 +31,7 @@ void expect_golden_greedy(const std::string& name, int threads) {
   auto e = expected(name);
   auto model = Model::load(golden(name));
   Engine engine(model, threads);
-  GenerateOptions o;
+  tasks::GenerateOptions o;
   o.prompt = e["prompt"].get<std::string>();
   o.max_tokens = e["max_tokens"].get<int>();
   o.sampler.temperature = 0;
@@ -55,7 +55,7 @@ TEST(Generate, GreedyCharModelEqualsPyTorch) { expect_golden_greedy("generate_ch
 
 TEST(Generate, CharPromptLineBreakIsTheNewlineCharacter) {
   auto model = Model::load(golden("generate_char"));  // vocabulary a..j, space, newline (id 11)
-  EXPECT_EQ(prompt_context(*model, "ab\nc").context, (std::vector<int32_t>{0, 1, 11, 2}));
+  EXPECT_EQ(tasks::prompt_context(*model, "ab\nc").context, (std::vector<int32_t>{0, 1, 11, 2}));
 }
 
 // ---- CLI ----

@@ -16,7 +16,7 @@ namespace {
 
 using namespace lstmlm;
 
-std::vector<std::vector<int32_t>> all_ids(const GenerateResult& r) {
+std::vector<std::vector<int32_t>> all_ids(const tasks::GenerateResult& r) {
   std::vector<std::vector<int32_t>> v;
   for (const auto& s : r.samples) v.push_back(s.ids());
   return v;
@@ -33,8 +33,8 @@ std::shared_ptr<const Model> model_with_eos(float eos_bias) {
   return Model::create(c, base->vocab(), w);
 }
 
-GenerateOptions sampling(const std::string& prompt, int n, int k, uint64_t seed) {
-  GenerateOptions o;
+tasks::GenerateOptions sampling(const std::string& prompt, int n, int k, uint64_t seed) {
+  tasks::GenerateOptions o;
   o.prompt = prompt;
   o.max_tokens = n;
   o.num_samples = k;
@@ -145,19 +145,19 @@ TEST(Generate, ReportedLogprobsAreTheModelsBeforeSamplerTransforms) {
 
 TEST(Generate, PromptContextStartsFromBosElseEos) {
   auto with_eos = model_with_eos(0);
-  auto p = prompt_context(*with_eos, "");
+  auto p = tasks::prompt_context(*with_eos, "");
   EXPECT_EQ(p.context, (std::vector<int32_t>{0}));  // eos, no prompt tokens
-  p = prompt_context(*with_eos, "t4 t5\nt6");
+  p = tasks::prompt_context(*with_eos, "t4 t5\nt6");
   EXPECT_EQ(p.context, (std::vector<int32_t>{0, 4, 5, 0, 6}));  // a line break is eos in a word model
   auto plain = Model::random(10, 4, 8, 1, 1);                   // no bos, eos or unk
-  EXPECT_EQ(prompt_context(*plain, "t1 t2").context, (std::vector<int32_t>{1, 2}));
-  EXPECT_THROW(prompt_context(*plain, ""), InputError);
+  EXPECT_EQ(tasks::prompt_context(*plain, "t1 t2").context, (std::vector<int32_t>{1, 2}));
+  EXPECT_THROW(tasks::prompt_context(*plain, ""), InputError);
   // An OOV word without unk follows score's rule: skipped (named in Prompt::skipped), or refused.
-  auto skipped = prompt_context(*plain, "t1 nosuchword");
+  auto skipped = tasks::prompt_context(*plain, "t1 nosuchword");
   EXPECT_EQ(skipped.context, (std::vector<int32_t>{1}));
   EXPECT_EQ(skipped.skipped, (std::vector<std::string>{"nosuchword"}));
   try {
-    prompt_context(*plain, "t1 nosuchword", tasks::OovPolicy::Error);
+    tasks::prompt_context(*plain, "t1 nosuchword", tasks::OovPolicy::Error);
     FAIL() << "an OOV word without unk must be an error under --oov error";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("nosuchword"), std::string::npos) << e.what();
@@ -169,7 +169,7 @@ TEST(Generate, OovPromptWordsMapToUnk) {
   ModelConfig c = base->config();
   c.tokenizer.unk_token = "t9";
   auto model = Model::create(c, base->vocab(), base->weights());
-  auto p = prompt_context(*model, "t1 zebra");
+  auto p = tasks::prompt_context(*model, "t1 zebra");
   EXPECT_EQ(p.context, (std::vector<int32_t>{1, 9}));
   EXPECT_TRUE(p.tokens[1].oov);
 }

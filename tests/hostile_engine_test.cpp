@@ -26,8 +26,8 @@ size_t canonical_bytes(const lstmlm::Model& m) {
 // reference numbers through the untabled path (layer 0 as a GEMM over the embedding rows).
 TEST(HostileEngine, LargeFoldedTableFallsBackToGemm) {
   auto m = lstmlm::Model::random(100000, 2, 16, 1, 11);
-  EXPECT_FALSE(lstmlm::detail::packed_model(*m)->folded());
-  EXPECT_TRUE(lstmlm::detail::packed_model(*m)->table.empty());
+  EXPECT_FALSE(engine::packed_model(*m)->folded());
+  EXPECT_TRUE(engine::packed_model(*m)->table.empty());
   // Packed copies at most double the canonical weights (padding included); no V x 4H table.
   EXPECT_LT(m->memory_bytes() + lstmlm::packed_bytes(*m), 3 * canonical_bytes(*m));
 
@@ -47,7 +47,7 @@ TEST(HostileEngine, LargeFoldedTableFallsBackToGemm) {
 // A small table is still folded (the fallback is a memory decision only).
 TEST(HostileEngine, SmallTableIsFolded) {
   auto m = lstmlm::Model::random(1000, 8, 16, 1, 11);
-  EXPECT_TRUE(lstmlm::detail::packed_model(*m)->folded());
+  EXPECT_TRUE(engine::packed_model(*m)->folded());
 }
 
 // One 200,000-token row: memory is per-step outputs only (the engine streams the steps), and every

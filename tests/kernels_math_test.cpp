@@ -8,7 +8,7 @@
 
 #include "kernels/simd.hpp"
 
-namespace simd = lstmlm::simd;
+namespace simd = lstmlm::kernels::simd;
 
 namespace {
 

@@ -241,7 +241,7 @@ TEST(Keyboard, PredictAndGenerateUseThem) {
   EXPECT_EQ(r[0].top[0].token, "daughter");
   EXPECT_GT(r[0].top[0].prob, 0.99);
 
-  GenerateOptions g;
+  tasks::GenerateOptions g;
   g.prompt = "once upon a time";
   g.max_tokens = 5;
   g.sampler.temperature = 0;

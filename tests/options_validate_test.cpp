@@ -34,7 +34,7 @@ std::string usage_error(F f) {
 TEST(OptionsValidate, DefaultsAndBoundsPass) {
   ScoreOptions s;
   PredictOptions p;
-  GenerateOptions g;
+  tasks::GenerateOptions g;
   EXPECT_NO_THROW(s.validate());
   EXPECT_NO_THROW(p.validate());
   EXPECT_NO_THROW(g.validate());
@@ -99,48 +99,49 @@ TEST(OptionsValidate, PredictRefusesEachBadValueNamingTheOption) {
 
 TEST(OptionsValidate, GenerateRefusesEachBadValueNamingTheOption) {
   auto bad = [](auto change) {
-    GenerateOptions g;
+    tasks::GenerateOptions g;
     change(g);
     return usage_error([&] { g.validate(); });
   };
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
-  EXPECT_EQ(bad([](GenerateOptions& g) { g.max_tokens = -1; }),
+  EXPECT_EQ(bad([](tasks::GenerateOptions& g) { g.max_tokens = -1; }),
             "--max-tokens must be in [0, 1000000], got -1");
-  EXPECT_EQ(bad([](GenerateOptions& g) { g.max_tokens = kMaxGenerateTokens + 1; }),
+  EXPECT_EQ(bad([](tasks::GenerateOptions& g) { g.max_tokens = kMaxGenerateTokens + 1; }),
             "--max-tokens must be in [0, 1000000], got 1000001");
-  EXPECT_EQ(bad([](GenerateOptions& g) { g.num_samples = 0; }),
+  EXPECT_EQ(bad([](tasks::GenerateOptions& g) { g.num_samples = 0; }),
             "--num-samples must be in [1, 100000], got 0");
-  EXPECT_EQ(bad([](GenerateOptions& g) { g.num_samples = kMaxSamples + 1; }),
+  EXPECT_EQ(bad([](tasks::GenerateOptions& g) { g.num_samples = kMaxSamples + 1; }),
             "--num-samples must be in [1, 100000], got 100001");
   // The sampler's parameters, each a step past its bound (or not a number).
   struct Case {
     const char* option;
-    void (*change)(SamplerParams&, float, float);
+    void (*change)(tasks::SamplerParams&, float, float);
   };
   const Case cases[] = {
-      {"--temperature", [](SamplerParams& p, float, float) { p.temperature = -0.001f; }},
-      {"--temperature", [](SamplerParams& p, float n, float) { p.temperature = n; }},
-      {"--temperature", [](SamplerParams& p, float, float) { p.temperature = 1000.5f; }},
-      {"--top-k", [](SamplerParams& p, float, float) { p.top_k = -1; }},
-      {"--top-p", [](SamplerParams& p, float, float) { p.top_p = 0; }},
-      {"--top-p", [](SamplerParams& p, float, float) { p.top_p = 1.0001f; }},
-      {"--top-p", [](SamplerParams& p, float n, float) { p.top_p = n; }},
-      {"--min-p", [](SamplerParams& p, float, float) { p.min_p = -0.5f; }},
-      {"--min-p", [](SamplerParams& p, float n, float) { p.min_p = n; }},
-      {"--repeat-penalty", [](SamplerParams& p, float, float) { p.repeat_penalty = 0; }},
-      {"--repeat-penalty", [](SamplerParams& p, float, float i) { p.repeat_penalty = i; }},
-      {"--repeat-penalty", [](SamplerParams& p, float, float) { p.repeat_penalty = 1000.5f; }},
-      {"--repeat-last-n", [](SamplerParams& p, float, float) { p.repeat_last_n = -2; }},
-      {"--repeat-last-n", [](SamplerParams& p, float, float) { p.repeat_last_n = kMaxGenerateTokens + 1; }},
+      {"--temperature", [](tasks::SamplerParams& p, float, float) { p.temperature = -0.001f; }},
+      {"--temperature", [](tasks::SamplerParams& p, float n, float) { p.temperature = n; }},
+      {"--temperature", [](tasks::SamplerParams& p, float, float) { p.temperature = 1000.5f; }},
+      {"--top-k", [](tasks::SamplerParams& p, float, float) { p.top_k = -1; }},
+      {"--top-p", [](tasks::SamplerParams& p, float, float) { p.top_p = 0; }},
+      {"--top-p", [](tasks::SamplerParams& p, float, float) { p.top_p = 1.0001f; }},
+      {"--top-p", [](tasks::SamplerParams& p, float n, float) { p.top_p = n; }},
+      {"--min-p", [](tasks::SamplerParams& p, float, float) { p.min_p = -0.5f; }},
+      {"--min-p", [](tasks::SamplerParams& p, float n, float) { p.min_p = n; }},
+      {"--repeat-penalty", [](tasks::SamplerParams& p, float, float) { p.repeat_penalty = 0; }},
+      {"--repeat-penalty", [](tasks::SamplerParams& p, float, float i) { p.repeat_penalty = i; }},
+      {"--repeat-penalty", [](tasks::SamplerParams& p, float, float) { p.repeat_penalty = 1000.5f; }},
+      {"--repeat-last-n", [](tasks::SamplerParams& p, float, float) { p.repeat_last_n = -2; }},
+      {"--repeat-last-n",
+       [](tasks::SamplerParams& p, float, float) { p.repeat_last_n = kMaxGenerateTokens + 1; }},
   };
   for (const auto& c : cases) {
-    GenerateOptions g;
+    tasks::GenerateOptions g;
     c.change(g.sampler, nan, inf);
     const std::string m = usage_error([&] { g.validate(); });
     EXPECT_EQ(m.rfind(c.option, 0), 0u) << c.option << ": " << m;
-    // The sampler alone refuses it with the same message (a Sampler validates on construction).
-    EXPECT_EQ(usage_error([&] { Sampler s(g.sampler); }), m);
+    // The sampler alone refuses it with the same message (a tasks::Sampler validates on construction).
+    EXPECT_EQ(usage_error([&] { tasks::Sampler s(g.sampler); }), m);
   }
 }
 
@@ -154,7 +155,7 @@ TEST(OptionsValidate, TasksRefuseBadOptionsBeforeAnyWork) {
   PredictOptions p;
   p.batch_size = 0;
   EXPECT_THROW(predict(engine, {"a b"}, p, "contexts", 1), UsageError);
-  GenerateOptions g;
+  tasks::GenerateOptions g;
   g.num_samples = 0;
   EXPECT_THROW(generate(engine, g), UsageError);
 }

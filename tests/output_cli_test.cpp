@@ -19,26 +19,26 @@ namespace {
 using report::bench_record;
 using report::bench_table;
 
-std::string rows_as(const std::vector<bench::Row>& rows, Format f) {
+std::string rows_as(const std::vector<tasks::bench::Row>& rows, Format f) {
   std::vector<Record> recs;
   for (const auto& r : rows) recs.push_back(bench_record(r));
   Table t = bench_table();
   return render(f, &t, recs);
 }
 
-std::vector<bench::Row> sample_rows() {
-  bench::Row a;
+std::vector<tasks::bench::Row> sample_rows() {
+  tasks::bench::Row a;
   a.model = "random";
   a.shape = "V=554 E=100 H=100x1";
-  a.workload = bench::Workload::Score;
+  a.workload = tasks::bench::Workload::Score;
   a.batch = 2;
   a.length = 4;
   a.threads = 1;
   a.tokens_per_s = 1234.25;
   a.latency_p50_us = 12.25;
   a.note = "has, a comma and \"quotes\"";
-  bench::Row b = a;
-  b.workload = bench::Workload::Generate;
+  tasks::bench::Row b = a;
+  b.workload = tasks::bench::Workload::Generate;
   b.note = "greedy argmax";
   return {a, b};
 }

@@ -31,8 +31,8 @@ std::vector<int32_t> ids(const std::vector<Token>& ts) {
 }
 
 std::string lower(const std::string& s) {
-  auto d = lstmlm::detail::decode_utf8(s, nullptr);
-  return lstmlm::detail::encode_utf8(lstmlm::detail::lowercase(*d));
+  auto d = model::decode_utf8(s, nullptr);
+  return model::encode_utf8(model::lowercase(*d));
 }
 
 TEST(Tokenizer, WordKerasFiltersAndLowercase) {

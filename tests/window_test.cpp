@@ -192,7 +192,7 @@ TEST(Window, PredictAndGenerateUseTheWindow) {
   for (const auto& c : p[1].top) EXPECT_NEAR(c.logprob, ref[static_cast<size_t>(c.id)], 1e-4);
 
   // Greedy generation: each token is the argmax of the reference over the window of prompt + generated.
-  GenerateOptions go;
+  tasks::GenerateOptions go;
   go.prompt = "t1 t2";
   go.max_tokens = 6;
   go.sampler.temperature = 0;
@@ -212,7 +212,7 @@ TEST(Window, PredictAndGenerateUseTheWindow) {
   go.num_samples = 3;
   auto three = generate(engine, go);
   for (int i = 0; i < 3; ++i) {
-    GenerateOptions one = go;
+    tasks::GenerateOptions one = go;
     one.num_samples = i + 1;
     auto alone = generate(engine, one);
     EXPECT_EQ(alone.samples[static_cast<size_t>(i)].ids(), three.samples[static_cast<size_t>(i)].ids());
@@ -230,17 +230,17 @@ TEST(Window, OovWordsInPredictAndGenerateFollowScoresRule) {
   po.oov = OovPolicy::Error;
   EXPECT_THROW(predict(engine, {"t1 zz t2"}, po, "test", 1), InputError);
 
-  GenerateOptions go;
+  tasks::GenerateOptions go;
   go.prompt = "t1 zz t2";
   go.max_tokens = 1;
   go.sampler.temperature = 0;
-  auto pr = prompt_context(*model, go.prompt);
+  auto pr = tasks::prompt_context(*model, go.prompt);
   EXPECT_EQ(pr.context, (std::vector<int32_t>{1, 2}));
   EXPECT_EQ(pr.skipped, (std::vector<std::string>{"zz"}));
-  EXPECT_THROW(prompt_context(*model, go.prompt, OovPolicy::Error), InputError);
+  EXPECT_THROW(tasks::prompt_context(*model, go.prompt, OovPolicy::Error), InputError);
   // The lowercase hint: a lowercase-only vocabulary, no lowercasing, a word with an uppercase letter.
   try {
-    prompt_context(*model, "T1", OovPolicy::Error);
+    tasks::prompt_context(*model, "T1", OovPolicy::Error);
     FAIL() << "no error";
   } catch (const InputError& e) {
     EXPECT_NE(e.message().find("lowercase-only: reconvert with lstmlm-convert --lowercase"),

@@ -19,14 +19,14 @@
 
 namespace lstmlm {
 
-using detail::Job;
-using detail::Mode;
-using detail::Work;
+using engine::Job;
+using engine::Mode;
+using engine::Work;
 
 struct Engine::Impl {
-  std::shared_ptr<const detail::PackedModel> packed;
-  detail::ThreadPool pool;
-  detail::Team team;
+  std::shared_ptr<const engine::PackedModel> packed;
+  engine::ThreadPool pool;
+  engine::Team team;
   size_t split_bytes;
   size_t row_split_bytes;
   size_t largest_op = 0;    // bytes of the weights the largest operation streams
@@ -39,7 +39,7 @@ struct Engine::Impl {
   MatrixRM one_out;
 
   Impl(const Model& m, int threads, const EngineOptions& options)
-      : packed(detail::packed_model(m, options.precision)),
+      : packed(engine::packed_model(m, options.precision)),
         pool(threads),
         team(threads),
         split_bytes(options.column_split_bytes),
@@ -120,8 +120,8 @@ void Engine::Impl::run(const Job& job) {
     // Fewer rows than threads (or than the backend's column_split_rows per thread): one forward pass of
     // all rows on thread 0, each large operation's columns split across every thread.
     work[0].rows.assign(order.begin(), order.end());
-    detail::run_session(pool, team, [&] {
-      detail::forward(*packed, work[0], job, detail::Split{&team, split_bytes});
+    engine::run_session(pool, team, [&] {
+      engine::forward(*packed, work[0], job, engine::Split{&team, split_bytes});
     });
     return;
   }
@@ -129,17 +129,17 @@ void Engine::Impl::run(const Job& job) {
   for (const auto& row : in) tokens += row.size();
   // What the call streams: every token through the layers, and the decoder once per token decoded (every
   // token when scoring, a row's last when predicting, none when advancing).
-  const size_t decoded = job.mode == detail::Mode::Predict   ? B
-                         : job.mode == detail::Mode::Advance ? 0
+  const size_t decoded = job.mode == engine::Mode::Predict   ? B
+                         : job.mode == engine::Mode::Advance ? 0
                                                              : tokens;
   if (B < 2 || T == 1 || tokens * token_bytes + decoded * decode_bytes < row_split_bytes) {
     work[0].rows.assign(order.begin(), order.end());
-    detail::forward(*packed, work[0], job);
+    engine::forward(*packed, work[0], job);
     return;
   }
   // Dealt round-robin: every thread gets a similar mix of lengths, still sorted longest first.
   for (size_t i = 0; i < B; ++i) work[i % size_t(T)].rows.push_back(order[i]);
-  pool.run([&](int t) { detail::forward(*packed, work[size_t(t)], job); });
+  pool.run([&](int t) { engine::forward(*packed, work[size_t(t)], job); });
 }
 
 Engine::Engine(std::shared_ptr<const Model> model, int threads)
@@ -164,14 +164,14 @@ int Engine::threads() const { return impl_->pool.size(); }
 std::string_view Engine::kernels() const { return impl_->packed->backend->name(); }
 
 size_t packed_bytes(const Model& model, Precision precision) {
-  return detail::packed_model(model, precision)->bytes();
+  return engine::packed_model(model, precision)->bytes();
 }
 
 void keep_only_packed(const std::shared_ptr<const Model>& model, Precision precision) {
   // Model::load and Model::create make a non-const Model and hand it out as const: the cast is defined,
   // and the caller has not shared the model yet. The summary counts the float weights: made while they exist.
   summarize(*model);
-  detail::packed_model(*model, precision, std::const_pointer_cast<Model>(model).get());
+  engine::packed_model(*model, precision, std::const_pointer_cast<Model>(model).get());
 }
 
 std::string kernels_for(Precision precision) {

@@ -8,7 +8,7 @@
 
 #include "engine/measures.hpp"
 
-namespace lstmlm::detail {
+namespace lstmlm::engine {
 
 namespace {
 
@@ -312,4 +312,4 @@ void forward(const PackedModel& pm, Work& w, const Job& job, const Split& split)
   Forward(pm, w, job, split).run();
 }
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::engine

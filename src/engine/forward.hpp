@@ -6,7 +6,7 @@
 #include "engine/team.hpp"
 #include "lstmlm/engine.hpp"
 
-namespace lstmlm::detail {
+namespace lstmlm::engine {
 
 enum class Mode { Advance, Score, Logprobs, Predict };
 
@@ -52,4 +52,4 @@ struct Split {
 // Runs w.rows of `job` (rows sorted longest first) through the model.
 void forward(const PackedModel& pm, Work& w, const Job& job, const Split& split = {});
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::engine

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace lstmlm::detail {
+namespace lstmlm::engine {
 
 namespace {
 
@@ -60,4 +60,4 @@ void apply_head(const std::vector<HeadLayer>& head, int rows, const float* const
   }
 }
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::engine

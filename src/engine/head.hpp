@@ -7,7 +7,7 @@
 #include "kernels/aligned.hpp"
 #include "lstmlm/model.hpp"
 
-namespace lstmlm::detail {
+namespace lstmlm::engine {
 
 struct HeadLayer {
   const float* weight = nullptr;  // [units, in] row-major, owned by the Model
@@ -23,4 +23,4 @@ std::vector<HeadLayer> head_layers(const Model& model);
 void apply_head(const std::vector<HeadLayer>& head, int rows, const float* const* x, kernels::FloatBuf& buf,
                 std::vector<const float*>& out);
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::engine

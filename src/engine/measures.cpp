@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-namespace lstmlm::detail {
+namespace lstmlm::engine {
 
 float entropy_nats(const float* z, float max, float log_sum, int n) {
   // With q_j = p_j / S, S = sum p_j: H = -sum q_j ln q_j = ln S - (sum p_j d_j) / S. A zero p_j
@@ -26,4 +26,4 @@ int32_t rank_of(const float* z, float target, int n) {
   return 1 + greater;
 }
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::engine

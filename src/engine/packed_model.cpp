@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-namespace lstmlm::detail {
+namespace lstmlm::engine {
 
 namespace {
 
@@ -143,4 +143,4 @@ std::shared_ptr<const PackedModel> packed_model(const Model& model, Precision pr
   return std::static_pointer_cast<const PackedModel>(p);
 }
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::engine

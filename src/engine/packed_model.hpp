@@ -9,7 +9,7 @@
 #include "kernels/backend.hpp"
 #include "lstmlm/model.hpp"
 
-namespace lstmlm::detail {
+namespace lstmlm::engine {
 
 struct PackedModel {
   const kernels::Backend* backend = nullptr;
@@ -35,4 +35,4 @@ struct PackedModel {
 std::shared_ptr<const PackedModel> packed_model(const Model& model, Precision precision = Precision::Fp32,
                                                 Model* release = nullptr);
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::engine

@@ -3,7 +3,7 @@
 #include <thread>
 #include <utility>
 
-namespace lstmlm::detail {
+namespace lstmlm::engine {
 
 namespace {
 
@@ -103,4 +103,4 @@ void Team::serve(int member) {
   }
 }
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::engine

@@ -18,7 +18,7 @@
 #include "engine/thread_pool.hpp"
 #include "kernels/backend.hpp"
 
-namespace lstmlm::detail {
+namespace lstmlm::engine {
 
 class Team {
  public:
@@ -78,4 +78,4 @@ void run_session(ThreadPool& pool, Team& team, Body&& body) {
   });
 }
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::engine

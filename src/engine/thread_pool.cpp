@@ -5,7 +5,7 @@
 
 #include "lstmlm/error.hpp"
 
-namespace lstmlm::detail {
+namespace lstmlm::engine {
 
 ThreadPool::ThreadPool(int threads) {
   // The workers started before a failure wait on this pool's condition variable: stop and join them
@@ -85,4 +85,4 @@ void ThreadPool::loop(int index) {
   }
 }
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::engine

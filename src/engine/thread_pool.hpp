@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-namespace lstmlm::detail {
+namespace lstmlm::engine {
 
 class ThreadPool {
  public:
@@ -35,4 +35,4 @@ class ThreadPool {
   std::exception_ptr error_;
 };
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::engine

@@ -23,7 +23,7 @@
 #define LSTMLM_KERNEL_VARIANT build
 #endif
 
-namespace lstmlm::simd {
+namespace lstmlm::kernels::simd {
 inline namespace LSTMLM_KERNEL_VARIANT {
 
 inline constexpr int kLanes = 16;
@@ -256,4 +256,4 @@ inline V16 tanh(V16 x) {
 }
 
 }  // namespace LSTMLM_KERNEL_VARIANT
-}  // namespace lstmlm::simd
+}  // namespace lstmlm::kernels::simd

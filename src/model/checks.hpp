@@ -4,9 +4,9 @@
 #include "lstmlm/model.hpp"
 #include "lstmlm/vocab.hpp"
 
-namespace lstmlm::detail {
+namespace lstmlm::model {
 
 // vocab.json holds exactly config.json's vocab_size tokens; throws ModelError naming paths.vocab.
 void check_vocab_size(const ModelConfig& config, const Vocab& vocab, const ModelPaths& paths);
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::model

@@ -82,7 +82,7 @@ void validate(const ModelConfig& c, const Weights& w, const std::string& file) {
 
 }  // namespace
 
-void detail::check_vocab_size(const ModelConfig& config, const Vocab& vocab, const ModelPaths& paths) {
+void model::check_vocab_size(const ModelConfig& config, const Vocab& vocab, const ModelPaths& paths) {
   if (vocab.size() != config.vocab_size)
     throw ModelError(paths.vocab, std::to_string(vocab.size()) + " tokens, but config.json vocab_size is " +
                                       std::to_string(config.vocab_size));
@@ -105,7 +105,7 @@ Model::~Model() = default;
 std::shared_ptr<const Model> Model::create(ModelConfig config, Vocab vocab, Weights weights) {
   const ModelPaths paths;              // no directory: errors name the files by their bare names
   check_config(config, paths.config);  // Model::load has it from parse_config
-  detail::check_vocab_size(config, vocab, paths);
+  model::check_vocab_size(config, vocab, paths);
   return build(std::move(config), std::move(vocab), std::move(weights), paths, {});
 }
 

@@ -208,7 +208,7 @@ std::shared_ptr<const Model> Model::load(const std::string& dir) {
 
   ModelConfig config = load_config(paths.config);
   Vocab vocab = Vocab::load(paths.vocab);
-  detail::check_vocab_size(config, vocab, paths);
+  model::check_vocab_size(config, vocab, paths);
   std::vector<std::string> warnings;
   {
     // A duplicate token cannot be looked up by its second id; worth knowing, not fatal.

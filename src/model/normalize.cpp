@@ -47,7 +47,7 @@ class Icu {
 
 std::u32string decode(std::string_view line) {
   size_t bad = 0;
-  auto decoded = detail::decode_utf8(line, &bad);
+  auto decoded = model::decode_utf8(line, &bad);
   if (!decoded) throw InputError("invalid UTF-8 at byte " + std::to_string(bad + 1));
   return std::move(*decoded);
 }
@@ -111,12 +111,12 @@ const char* ccnet_punct(char32_t c) {
 
 std::string ccnet(std::u32string_view s) {
   // str.strip(): Python's whitespace is Unicode's White_Space plus U+001C-001F, which no ICU predicate is.
-  while (!s.empty() && detail::is_python_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && detail::is_python_space(s.back())) s.remove_suffix(1);
+  while (!s.empty() && model::is_python_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && model::is_python_space(s.back())) s.remove_suffix(1);
   const Icu& icu = Icu::get();
   // Each later step maps one character of the NFD string on its own, so one pass does them all, in
   // cc_net's order: strip_accents, DIGIT_RE, replace_unicode_punct, remove_non_printing_char.
-  icu::UnicodeString nfd = normalized(*icu.nfd, detail::lowercase(s));
+  icu::UnicodeString nfd = normalized(*icu.nfd, model::lowercase(s));
   std::string out;
   for (int32_t i = 0; i < nfd.length(); i = nfd.moveIndex32(i, 1)) {
     UChar32 c = nfd.char32At(i);
@@ -127,7 +127,7 @@ std::string ccnet(std::u32string_view s) {
     } else if (const char* p = ccnet_punct(static_cast<char32_t>(c))) {
       out += p;
     } else {
-      detail::append_utf8(out, static_cast<char32_t>(c));
+      model::append_utf8(out, static_cast<char32_t>(c));
     }
   }
   return out;
@@ -160,7 +160,7 @@ std::string normalize(std::string_view utf8_line, Normalization n) {
     case Normalization::None:
       return std::string(utf8_line);
     case Normalization::Lower:
-      return detail::encode_utf8(detail::lowercase(decode(utf8_line)));
+      return model::encode_utf8(model::lowercase(decode(utf8_line)));
     case Normalization::Nfkc: {
       std::string out;
       return normalized(*Icu::get().nfkc, decode(utf8_line)).toUTF8String(out);

@@ -32,7 +32,7 @@ Tokenizer::Tokenizer(const TokenizerConfig& config, const Vocab& vocab, const st
                             "tokenizer.pad_id " + std::to_string(*config.pad_id) +
                                 " is outside the vocabulary [0, " + std::to_string(vocab.size()) + ")");
   size_t bad = 0;
-  auto f = detail::decode_utf8(config.filters, &bad);
+  auto f = model::decode_utf8(config.filters, &bad);
   if (!f)
     throw ModelError::about(config_file, "tokenizer.filters",
                             "tokenizer.filters is not valid UTF-8 (byte " + std::to_string(bad) + ")");
@@ -63,15 +63,15 @@ std::unique_ptr<const Tokenizer> Tokenizer::create(const TokenizerConfig& config
                                                    const std::string& model_dir) {
   switch (config.type) {
     case TokenizerType::Char:
-      return detail::char_tokenizer(config, vocab, config_file);
+      return model::char_tokenizer(config, vocab, config_file);
     case TokenizerType::SentencePiece:
-      return detail::sentencepiece_tokenizer(config, vocab, config_file, model_dir);
+      return model::sentencepiece_tokenizer(config, vocab, config_file, model_dir);
     case TokenizerType::Bpe:
-      return detail::bpe_tokenizer(config, vocab, config_file);
+      return model::bpe_tokenizer(config, vocab, config_file);
     case TokenizerType::Word:
       break;
   }
-  return detail::word_tokenizer(config, vocab, config_file);
+  return model::word_tokenizer(config, vocab, config_file);
 }
 
 std::string Tokenizer::too_many_tokens(size_t max_tokens) {
@@ -81,15 +81,15 @@ std::string Tokenizer::too_many_tokens(size_t max_tokens) {
 
 std::u32string Tokenizer::decode(std::string_view line) const {
   size_t bad = 0;
-  auto decoded = detail::decode_utf8(line, &bad);
+  auto decoded = model::decode_utf8(line, &bad);
   if (!decoded) throw InputError("invalid UTF-8 at byte " + std::to_string(bad + 1));
-  return config_.lowercase ? detail::lowercase(*decoded) : std::move(*decoded);
+  return config_.lowercase ? model::lowercase(*decoded) : std::move(*decoded);
 }
 
 void Tokenizer::emit(std::u32string_view piece, std::vector<Token>& out, size_t max_tokens) const {
   if (out.size() == max_tokens) throw InputError(too_many_tokens(max_tokens));
   Token t;
-  t.text = detail::encode_utf8(piece);
+  t.text = model::encode_utf8(piece);
   if (auto id = vocab_->find(t.text)) {
     t.id = *id;
   } else {

@@ -7,7 +7,7 @@
 #include "model/tokenizers.hpp"
 #include "model/unicode.hpp"
 
-namespace lstmlm::detail {
+namespace lstmlm::model {
 
 namespace {
 
@@ -59,4 +59,4 @@ std::unique_ptr<const Tokenizer> bpe_tokenizer(const TokenizerConfig& config, co
   return std::make_unique<BpeTokenizer>(config, vocab, config_file);
 }
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::model

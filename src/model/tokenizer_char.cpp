@@ -2,7 +2,7 @@
 // (spaces included); tokens detokenize joined without a separator.
 #include "model/tokenizers.hpp"
 
-namespace lstmlm::detail {
+namespace lstmlm::model {
 
 namespace {
 
@@ -40,4 +40,4 @@ std::unique_ptr<const Tokenizer> char_tokenizer(const TokenizerConfig& config, c
   return std::make_unique<CharTokenizer>(config, vocab, config_file);
 }
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::model

@@ -13,7 +13,7 @@
 #include "model/tokenizers.hpp"
 #include "model/unicode.hpp"
 
-namespace lstmlm::detail {
+namespace lstmlm::model {
 
 namespace {
 
@@ -121,4 +121,4 @@ std::unique_ptr<const Tokenizer> sentencepiece_tokenizer(const TokenizerConfig& 
   return std::make_unique<SentencePieceTokenizer>(config, vocab, config_file, model_dir);
 }
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::model

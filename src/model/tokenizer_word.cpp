@@ -8,7 +8,7 @@
 #include "model/tokenizers.hpp"
 #include "model/unicode.hpp"
 
-namespace lstmlm::detail {
+namespace lstmlm::model {
 
 namespace {
 
@@ -85,4 +85,4 @@ std::unique_ptr<const Tokenizer> word_tokenizer(const TokenizerConfig& config, c
   return std::make_unique<WordTokenizer>(config, vocab, config_file);
 }
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::model

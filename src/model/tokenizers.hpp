@@ -5,7 +5,7 @@
 
 #include "lstmlm/tokenizer.hpp"
 
-namespace lstmlm::detail {
+namespace lstmlm::model {
 
 std::unique_ptr<const Tokenizer> word_tokenizer(const TokenizerConfig& config, const Vocab& vocab,
                                                 const std::string& config_file);
@@ -17,4 +17,4 @@ std::unique_ptr<const Tokenizer> sentencepiece_tokenizer(const TokenizerConfig& 
 std::unique_ptr<const Tokenizer> bpe_tokenizer(const TokenizerConfig& config, const Vocab& vocab,
                                                const std::string& config_file);
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::model

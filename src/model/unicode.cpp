@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace lstmlm::detail {
+namespace lstmlm::model {
 
 std::optional<std::u32string> decode_utf8(std::string_view s, size_t* bad_offset) {
   std::u32string out;
@@ -139,4 +139,4 @@ bool is_python_space(char32_t cp) {
   }
 }
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::model

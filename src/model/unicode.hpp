@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace lstmlm::detail {
+namespace lstmlm::model {
 
 struct CaseMapping {
   char32_t from, to;
@@ -35,4 +35,4 @@ std::u32string lowercase(std::u32string_view s);
 // Python's str.isspace() set: what str.split() without an argument splits on.
 bool is_python_space(char32_t cp);
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::model

@@ -3,12 +3,12 @@
 namespace lstmlm::report {
 
 // One bench row; the field names are the csv/json/jsonl keys, in this order ("type" in json/jsonl only).
-Record bench_record(const bench::Row& r) {
+Record bench_record(const tasks::bench::Row& r) {
   return {"bench.row",
           {{"type", Value::str("bench")},
            {"model", Value::str(r.model)},
            {"shape", Value::str(r.shape)},
-           {"workload", Value::str(bench::to_string(r.workload))},
+           {"workload", Value::str(tasks::bench::to_string(r.workload))},
            {"batch", Value::integer(r.batch)},
            {"length", Value::integer(r.length)},
            {"threads", Value::integer(r.threads)},
@@ -30,7 +30,7 @@ Record bench_record(const bench::Row& r) {
 Table bench_table() {
   Table t{"bench.row", {}};
   // "type" tells jsonl records apart; a table holds one kind, so its columns leave it out.
-  for (const auto& f : bench_record(bench::Row{}).fields)
+  for (const auto& f : bench_record(tasks::bench::Row{}).fields)
     if (f.name != "type") t.columns.push_back(f.name);
   return t;
 }

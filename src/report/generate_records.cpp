@@ -7,19 +7,19 @@
 
 namespace lstmlm::report {
 
-Value token_value(const Model& model, const GeneratedToken& t) {
+Value token_value(const Model& model, const tasks::GeneratedToken& t) {
   return Value::of_record({{"token", Value::str(model.vocab().token(t.id))},
                            {"id", Value::integer(t.id)},
                            {"prob", Value::num9(std::exp(static_cast<double>(t.logprob)))},
                            {"logprob", Value::num9(t.logprob)}});
 }
 
-Record sample_record(const Model& model, const GenerateOptions& gen, const GeneratedSample& s) {
+Record sample_record(const Model& model, const tasks::GenerateOptions& gen, const tasks::GeneratedSample& s) {
   std::vector<Value> toks;
   toks.reserve(s.tokens.size());
   for (const auto& t : s.tokens) toks.push_back(token_value(model, t));
   auto ids = s.ids();
-  std::string display = sample_text(model.tokenizer(), gen.prompt, ids);
+  std::string display = tasks::sample_text(model.tokenizer(), gen.prompt, ids);
   Record r{"generate.sample",
            {{"type", Value::str("sample")},
             {"sample", Value::integer(s.index)},

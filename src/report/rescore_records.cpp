@@ -1,7 +1,7 @@
 #include <utility>
 
 #include "lstmlm/report/rescore.hpp"
-#include "lstmlm/tasks/units.hpp"
+#include "lstmlm/units.hpp"
 
 namespace lstmlm::report {
 

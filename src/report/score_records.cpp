@@ -2,7 +2,7 @@
 #include <vector>
 
 #include "lstmlm/report/score.hpp"
-#include "lstmlm/tasks/units.hpp"
+#include "lstmlm/units.hpp"
 
 namespace lstmlm::report {
 

@@ -342,7 +342,7 @@ std::string Service::detokenize(const std::string& body) const {
 Service::GenerateRequest Service::parse_generate(const std::string& body) const {
   Body b(body);
   GenerateRequest r;
-  GenerateOptions& g = r.options;
+  tasks::GenerateOptions& g = r.options;
   g.prompt = b.str("prompt").value_or("");
   g.max_tokens = static_cast<int>(b.integer("max_tokens", 1, int64_t(opt_.max_tokens)).value_or(100));
   g.sampler.temperature =
@@ -371,10 +371,10 @@ Service::GenerateRequest Service::parse_generate(const std::string& body) const 
 }
 
 std::string Service::generate(const GenerateRequest& r) {
-  GenerateResult res;
+  tasks::GenerateResult res;
   {
     auto engine = pool_.acquire();
-    res = lstmlm::generate(*engine, r.options);
+    res = tasks::generate(*engine, r.options);
   }
   std::vector<std::string> recs;
   for (const auto& s : res.samples) {
@@ -390,10 +390,10 @@ struct ClientGone {};
 
 void Service::generate_stream(const GenerateRequest& r,
                               const std::function<bool(const std::string&)>& write) {
-  GenerateResult res;
+  tasks::GenerateResult res;
   try {
     auto engine = pool_.acquire();
-    res = lstmlm::generate(*engine, r.options, [&](int sample, const GeneratedToken& t) {
+    res = tasks::generate(*engine, r.options, [&](int sample, const tasks::GeneratedToken& t) {
       report::Fields f{{"type", Value::str("token")}, {"sample", Value::integer(sample)}};
       for (auto& field : report::token_value(*model_, t).fields) f.push_back(std::move(field));
       metrics_.tokens_generated(1);

@@ -30,7 +30,7 @@ class Service {
   std::string detokenize(const std::string& body) const;
 
   struct GenerateRequest {
-    GenerateOptions options;
+    tasks::GenerateOptions options;
     bool stream = false;
   };
   GenerateRequest parse_generate(const std::string& body) const;

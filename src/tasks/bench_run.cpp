@@ -11,10 +11,10 @@
 
 #include "lstmlm/engine.hpp"
 #include "lstmlm/error.hpp"
-#include "lstmlm/sampler.hpp"
 #include "lstmlm/tasks/bench.hpp"
+#include "lstmlm/tasks/sampler.hpp"
 
-namespace lstmlm::bench {
+namespace lstmlm::tasks::bench {
 
 namespace {
 
@@ -269,4 +269,4 @@ Row startup(const std::string& dir, const std::string& text, int threads, Precis
   return row;
 }
 
-}  // namespace lstmlm::bench
+}  // namespace lstmlm::tasks::bench

@@ -5,7 +5,7 @@
 #include "lstmlm/error.hpp"
 #include "lstmlm/tasks/bench.hpp"
 
-namespace lstmlm::bench {
+namespace lstmlm::tasks::bench {
 
 const char* to_string(Workload w) {
   switch (w) {
@@ -85,4 +85,4 @@ std::string shape_string(const ModelConfig& c) {
   return s;
 }
 
-}  // namespace lstmlm::bench
+}  // namespace lstmlm::tasks::bench

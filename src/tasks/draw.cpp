@@ -6,10 +6,10 @@
 #include "kernels/simd.hpp"
 #include "lstmlm/error.hpp"
 
-namespace lstmlm::detail {
+namespace lstmlm::tasks::detail {
 
 void plain_log_weights(std::span<const float> v, float t, std::span<float> x) {
-  using namespace simd;
+  using namespace kernels::simd;
   const V16 inf = set1(INFINITY), none = set1(-INFINITY);
   const size_t n = v.size(), full = n / kLanes * kLanes;
   const int rest = static_cast<int>(n - full);
@@ -26,17 +26,17 @@ void plain_log_weights(std::span<const float> v, float t, std::span<float> x) {
 }
 
 void exp_weights(std::span<float> x) {
-  using namespace simd;
+  using namespace kernels::simd;
   const V16 floor = set1(-87.3f), zero = set1(0.0f);
   const size_t n = x.size(), full = n / kLanes * kLanes;
   for (size_t i = 0; i < full; i += kLanes) {
     const V16 v = load(x.data() + i);
-    store(x.data() + i, select_lt(v, floor, zero, simd::exp(v)));
+    store(x.data() + i, select_lt(v, floor, zero, kernels::simd::exp(v)));
   }
   if (full < n) {
     const int t = static_cast<int>(n - full);
     const V16 v = load_n(x.data() + full, t, -INFINITY);
-    store_n(x.data() + full, select_lt(v, floor, zero, simd::exp(v)), t);
+    store_n(x.data() + full, select_lt(v, floor, zero, kernels::simd::exp(v)), t);
   }
 }
 
@@ -90,4 +90,4 @@ int32_t draw_position(std::span<const float> w, std::span<const double> block_su
   return -1;
 }
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::tasks::detail

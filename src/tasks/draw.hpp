@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-namespace lstmlm::detail {
+namespace lstmlm::tasks::detail {
 
 // x[i] = (v[i] - max) / t in float, max over the finite v, and -inf where v[i] is not finite: the
 // temperature step of a chain without filters. Throws ModelError when no v[i] is finite.
@@ -31,4 +31,4 @@ double total_weight(std::span<const float> w, std::vector<double>& block_sums);
 // weight is 0.
 int32_t draw_position(std::span<const float> w, std::span<const double> block_sums, double total, double u);
 
-}  // namespace lstmlm::detail
+}  // namespace lstmlm::tasks::detail

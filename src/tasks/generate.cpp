@@ -9,7 +9,7 @@
 #include "lstmlm/error.hpp"
 #include "lstmlm/tasks/input.hpp"
 
-namespace lstmlm {
+namespace lstmlm::tasks {
 
 std::vector<int32_t> GeneratedSample::ids() const {
   std::vector<int32_t> v;
@@ -187,4 +187,4 @@ std::string sample_text(const Tokenizer& tok, std::string_view prompt, std::span
   return out;
 }
 
-}  // namespace lstmlm
+}  // namespace lstmlm::tasks

@@ -13,8 +13,8 @@ namespace {
 // True when lowercasing (Python's str.lower()) changes s: it holds an uppercase (or titlecase) letter.
 bool has_upper(std::string_view s) {
   size_t bad = 0;
-  auto u = lstmlm::detail::decode_utf8(s, &bad);
-  return u && lstmlm::detail::lowercase(*u) != *u;
+  auto u = model::decode_utf8(s, &bad);
+  return u && model::lowercase(*u) != *u;
 }
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r' || c == '\n'; }

@@ -40,14 +40,14 @@ Completer::Completer(const Model& model) : model_(&model) {
 std::string Completer::normalize(std::string_view prefix) const {
   if (!model_->tokenizer().config().lowercase) return std::string(prefix);
   size_t bad = 0;
-  auto cps = lstmlm::detail::decode_utf8(prefix, &bad);
+  auto cps = model::decode_utf8(prefix, &bad);
   // A prefix cut inside a character (a keystroke mid-sequence) is lowercased up to that character.
   if (!cps) {
-    auto head = lstmlm::detail::decode_utf8(prefix.substr(0, bad), &bad);
-    return (head ? lstmlm::detail::encode_utf8(lstmlm::detail::lowercase(*head)) : std::string()) +
+    auto head = model::decode_utf8(prefix.substr(0, bad), &bad);
+    return (head ? model::encode_utf8(model::lowercase(*head)) : std::string()) +
            std::string(prefix.substr(bad));
   }
-  return lstmlm::detail::encode_utf8(lstmlm::detail::lowercase(*cps));
+  return model::encode_utf8(model::lowercase(*cps));
 }
 
 std::span<const int32_t> Completer::matching(std::string_view raw) const {
@@ -106,14 +106,13 @@ std::vector<Candidate> complete_chars(Engine& engine, const State& after, std::s
     throw UsageError("complete_chars: the row has " + std::to_string(logprobs.size()) + " log-probs, not V");
   const size_t width = static_cast<size_t>(std::clamp(top, 1, 64));
   std::u32string filters;
-  if (auto f = lstmlm::detail::decode_utf8(tok.config().filters, nullptr)) filters = *f;
+  if (auto f = model::decode_utf8(tok.config().filters, nullptr)) filters = *f;
   std::vector<bool> boundary(static_cast<size_t>(V));
   for (int32_t id = 0; id < V; ++id) {
     const std::string& s = model.vocab().token(id);
-    auto cp = lstmlm::detail::decode_utf8(s, nullptr);
-    const bool space =
-        cp && cp->size() == 1 &&
-        (lstmlm::detail::is_python_space((*cp)[0]) || filters.find((*cp)[0]) != std::u32string::npos);
+    auto cp = model::decode_utf8(s, nullptr);
+    const bool space = cp && cp->size() == 1 &&
+                       (model::is_python_space((*cp)[0]) || filters.find((*cp)[0]) != std::u32string::npos);
     boundary[static_cast<size_t>(id)] = tok.is_special(id) || space || s.empty();
   }
   struct Beam {

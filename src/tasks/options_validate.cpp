@@ -4,13 +4,13 @@
 #include <string>
 
 #include "lstmlm/error.hpp"
-#include "lstmlm/sampler.hpp"
 #include "lstmlm/tasks/generate.hpp"
 #include "lstmlm/tasks/limits.hpp"
 #include "lstmlm/tasks/predict.hpp"
+#include "lstmlm/tasks/sampler.hpp"
 #include "lstmlm/tasks/score.hpp"
 
-namespace lstmlm {
+namespace lstmlm::tasks {
 namespace {
 
 void check_int(const char* key, int64_t v, int64_t lo, int64_t hi, const char* meaning = "") {
@@ -44,8 +44,6 @@ void GenerateOptions::validate() const {
   tasks::check_window(window);
 }
 
-namespace tasks {
-
 void ScoreOptions::validate() const {
   check_batch(batch_size);
   check_window(window);
@@ -65,5 +63,4 @@ void PredictOptions::validate() const {
   check_window(window);
 }
 
-}  // namespace tasks
-}  // namespace lstmlm
+}  // namespace lstmlm::tasks

@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "lstmlm/error.hpp"
-#include "lstmlm/tasks/units.hpp"
 #include "lstmlm/text.hpp"
+#include "lstmlm/units.hpp"
 #include "tasks/score_lines.hpp"
 
 namespace lstmlm::tasks {

@@ -1,7 +1,7 @@
 // The sampling chain (docs/generation.md): repeat penalty -> top-k -> top-p -> min-p -> temperature -> draw.
 // Ordering of candidates is total and deterministic: higher (penalised) log-probability first, then the
 // lower id, so ties at a top-k or top-p boundary always keep the lower ids.
-#include "lstmlm/sampler.hpp"
+#include "lstmlm/tasks/sampler.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +13,7 @@
 #include "lstmlm/error.hpp"
 #include "tasks/draw.hpp"
 
-namespace lstmlm {
+namespace lstmlm::tasks {
 
 uint64_t splitmix64_mix(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -172,8 +172,8 @@ SamplingDistribution Sampler::distribution(std::span<const float> logprobs,
   }
   DrawBuffers& b = draw_buffers();
   chain_log_weights(params_, w, b.w);
-  detail::exp_weights(b.w);
-  const double total = detail::total_weight(b.w, b.blocks);
+  tasks::detail::exp_weights(b.w);
+  const double total = tasks::detail::total_weight(b.w, b.blocks);
   for (size_t i = 0; i < b.w.size(); ++i)
     if (b.w[i] > 0.0f) {
       d.ids.push_back(static_cast<int32_t>(i));
@@ -193,10 +193,10 @@ int32_t Sampler::sample_plain(std::span<const float> logprobs, Rng& rng) const {
   // equals rounding once), and the same float division by T follows. Non-finite entries become -inf.
   DrawBuffers& b = draw_buffers();
   b.w.resize(logprobs.size());
-  detail::plain_log_weights(logprobs, params_.temperature, b.w);
-  detail::exp_weights(b.w);
-  const double total = detail::total_weight(b.w, b.blocks);
-  return detail::draw_position(b.w, b.blocks, total, rng.uniform());
+  tasks::detail::plain_log_weights(logprobs, params_.temperature, b.w);
+  tasks::detail::exp_weights(b.w);
+  const double total = tasks::detail::total_weight(b.w, b.blocks);
+  return tasks::detail::draw_position(b.w, b.blocks, total, rng.uniform());
 }
 
 int32_t Sampler::sample(std::span<const float> logprobs, std::span<const int32_t> history, Rng& rng) const {
@@ -210,9 +210,9 @@ int32_t Sampler::sample(std::span<const float> logprobs, std::span<const int32_t
   }
   DrawBuffers& b = draw_buffers();
   chain_log_weights(params_, w, b.w);
-  detail::exp_weights(b.w);
-  const double total = detail::total_weight(b.w, b.blocks);
-  return detail::draw_position(b.w, b.blocks, total, rng.uniform());
+  tasks::detail::exp_weights(b.w);
+  const double total = tasks::detail::total_weight(b.w, b.blocks);
+  return tasks::detail::draw_position(b.w, b.blocks, total, rng.uniform());
 }
 
-}  // namespace lstmlm
+}  // namespace lstmlm::tasks

@@ -176,8 +176,8 @@ void Scorer::run_windowed(std::vector<LineScore>& out, const std::vector<std::ve
       const float* z = dist.row(static_cast<Eigen::Index>(r)).data();
       const float v = z[targets[b + r]];
       lp[b + r] = v;
-      if (opt_.entropy) entropy[b + r] = lstmlm::detail::entropy_nats(z, 0.0f, 0.0f, V);
-      if (opt_.rank) rank[b + r] = lstmlm::detail::rank_of(z, v, V);
+      if (opt_.entropy) entropy[b + r] = engine::entropy_nats(z, 0.0f, 0.0f, V);
+      if (opt_.rank) rank[b + r] = engine::rank_of(z, v, V);
     }
   }
   for (size_t i = 0; i < out.size(); ++i) {

@@ -13,10 +13,10 @@ namespace {
 // All Python whitespace (what str.split() splits on), as the word tokenizer sees it.
 bool is_space(const std::string& token) {
   size_t bad = 0;
-  auto cps = lstmlm::detail::decode_utf8(token, &bad);
+  auto cps = model::decode_utf8(token, &bad);
   if (!cps || cps->empty()) return false;
   for (char32_t c : *cps)
-    if (!lstmlm::detail::is_python_space(c)) return false;
+    if (!model::is_python_space(c)) return false;
   return true;
 }
 

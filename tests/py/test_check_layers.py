@@ -52,6 +52,18 @@ class CheckLayers(unittest.TestCase):
         self.assertEqual(out, ["src/model/model.cpp:2: includes kernels/step.hpp (layer kernels) from layer model: "
                                "includes must point down"])
 
+    def test_a_namespace_that_does_not_follow_its_folder_is_reported(self):
+        ok = {**GOOD, "src/engine/team.hpp": "#pragma once\nnamespace lstmlm::engine {\n}\n",
+              "src/engine/engine.cpp": '#include "lstmlm/engine.hpp"\nnamespace lstmlm {\n}\n'}
+        self.assertEqual(run(ok)[0], 0)
+        code, out = run({**ok, "src/engine/team.hpp": "#pragma once\n\nnamespace lstmlm::detail {\n}\n",
+                         "cli/commands.hpp": "#pragma once\nnamespace lstmlm {\n}\n"})
+        self.assertEqual(code, 1)
+        self.assertEqual(out, ["src/engine/team.hpp:3: opens namespace lstmlm::detail; files here use lstmlm or "
+                               "lstmlm::engine (namespaces follow folders)",
+                               "cli/commands.hpp:2: opens namespace lstmlm; files here use lstmlm::cli "
+                               "(namespaces follow folders)"])
+
     def test_python_bindings_are_scanned_as_a_peer_of_the_server(self):
         bad = {**GOOD, "src/server/service.hpp": "#pragma once\n",
                "python/py_model.cpp": '#include "lstmlm/engine.hpp"\n#include "server/service.hpp"\n'}

@@ -6,7 +6,7 @@
 
 namespace lstmlm::report {
 
-Record bench_record(const bench::Row& r);
+Record bench_record(const tasks::bench::Row& r);
 // The csv header / md table: every field of a row, in record order.
 Table bench_table();
 

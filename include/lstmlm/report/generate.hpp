@@ -7,8 +7,8 @@
 
 namespace lstmlm::report {
 
-Record sample_record(const Model& model, const GenerateOptions& gen, const GeneratedSample& s);
+Record sample_record(const Model& model, const tasks::GenerateOptions& gen, const tasks::GeneratedSample& s);
 // One generated token: {"token", "id", "prob", "logprob"}.
-Value token_value(const Model& model, const GeneratedToken& t);
+Value token_value(const Model& model, const tasks::GeneratedToken& t);
 
 }  // namespace lstmlm::report

@@ -6,13 +6,13 @@
 
 #include "lstmlm/report/record.hpp"
 #include "lstmlm/tasks/score.hpp"
-#include "lstmlm/tasks/units.hpp"
+#include "lstmlm/units.hpp"
 
 namespace lstmlm::report {
 
 enum class Verbosity { Word, Sentence, Summary };
 
-using lstmlm::Units;  // lstmlm/tasks/units.hpp
+using lstmlm::Units;  // lstmlm/units.hpp
 
 struct ScoreView {
   Verbosity verbosity = Verbosity::Word;

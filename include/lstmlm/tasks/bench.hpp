@@ -10,7 +10,7 @@
 #include "lstmlm/model.hpp"
 #include "lstmlm/precision.hpp"
 
-namespace lstmlm::bench {
+namespace lstmlm::tasks::bench {
 
 enum class Workload {
   Score,     // Engine::score: log-probs at every step, target gathered
@@ -86,4 +86,4 @@ Row startup(const std::string& dir, const std::string& text, int threads,
 
 // Rows are printed by the CLI's writers (cli/bench_rows.hpp: md, csv, json, jsonl).
 
-}  // namespace lstmlm::bench
+}  // namespace lstmlm::tasks::bench

@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "lstmlm/engine.hpp"
-#include "lstmlm/sampler.hpp"
 #include "lstmlm/tasks/input.hpp"
 #include "lstmlm/tasks/keyboard.hpp"
+#include "lstmlm/tasks/sampler.hpp"
 #include "lstmlm/tasks/window.hpp"
 #include "lstmlm/tokenizer.hpp"
 
-namespace lstmlm {
+namespace lstmlm::tasks {
 
 struct GenerateOptions {
   std::string prompt;
@@ -102,4 +102,4 @@ std::string sample_text(const Tokenizer& tok, std::string_view prompt, std::span
 // same whatever num_samples and the engine's thread count.
 GenerateResult generate(Engine& engine, const GenerateOptions& options, const TokenCallback& on_token = {});
 
-}  // namespace lstmlm
+}  // namespace lstmlm::tasks

@@ -17,8 +17,8 @@
 #include "lstmlm/tasks/input.hpp"
 #include "lstmlm/tasks/rescore.hpp"
 #include "lstmlm/tasks/score.hpp"
-#include "lstmlm/tasks/units.hpp"
 #include "lstmlm/tasks/window.hpp"
+#include "lstmlm/units.hpp"
 
 namespace lstmlm::tasks {
 

@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-namespace lstmlm {
+namespace lstmlm::tasks {
 
 // SplitMix64 (Steele, Lea, Flood 2014): 64-bit state, passes BigCrush, and trivially splittable by
 // hashing (seed, stream index) into the starting state.
@@ -72,4 +72,4 @@ class Sampler {
   SamplerParams params_;
 };
 
-}  // namespace lstmlm
+}  // namespace lstmlm::tasks
