@@ -1,6 +1,6 @@
 // lstmlm::normalize: cases derived by hand from Python 3.11's str.lower(), unicodedata (Unicode 14.0) and
 // cc_net's text_normalizer.normalize (tests/py/ccnet_reference.py); NormalizeFile is the C++ side of
-// tests/py/test_normalize_ccnet.py, which compares it with Python over real text and every code point.
+// tests/py/fidelity/test_normalize_ccnet.py, which compares it with Python over real text and every code point.
 #include "lstmlm/normalize.hpp"
 
 #include <gtest/gtest.h>
@@ -124,13 +124,13 @@ TEST(Normalize, InvalidUtf8IsAnInputError) {
   }
 }
 
-// For tests/py/test_normalize_ccnet.py: normalizes each line ('\n'-separated) of LSTMLM_NORMALIZE_IN
+// For tests/py/fidelity/test_normalize_ccnet.py: normalizes each line ('\n'-separated) of LSTMLM_NORMALIZE_IN
 // with LSTMLM_NORMALIZE_MODE into LSTMLM_NORMALIZE_OUT, one line each; skipped without them.
 TEST(NormalizeFile, LinesOfTheFileNamedByTheEnvironment) {
   const char* in_path = std::getenv("LSTMLM_NORMALIZE_IN");
   const char* out_path = std::getenv("LSTMLM_NORMALIZE_OUT");
   const char* mode = std::getenv("LSTMLM_NORMALIZE_MODE");
-  if (!in_path || !out_path || !mode) GTEST_SKIP() << "run by tests/py/test_normalize_ccnet.py";
+  if (!in_path || !out_path || !mode) GTEST_SKIP() << "run by tests/py/fidelity/test_normalize_ccnet.py";
   std::ifstream in(in_path, std::ios::binary);
   ASSERT_TRUE(in) << in_path;
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

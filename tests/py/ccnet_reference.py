@@ -1,5 +1,5 @@
 """cc_net's line normalizer, the reference `lstmlm score --normalize ccnet` is compared with
-(tests/py/test_normalize_ccnet.py).
+(tests/py/fidelity/test_normalize_ccnet.py).
 
 Copied unchanged from facebookresearch/cc_net, file cc_net/text_normalizer.py at commit
 bda555bd1cf1ee2e0b925363e62a61cd46c8b60d (its last change: 242e10d, "Relicense to MIT"), MIT license,

@@ -15,7 +15,7 @@ import unittest
 import numpy as np
 
 import pyutil
-from test_import_keras_cells import ACT, check_converted, gru_step, reference, rnn_step, sigmoid
+from convert.test_import_keras_cells import ACT, check_converted, gru_step, reference, rnn_step, sigmoid
 from tf1_ckpt_writer import _field, _varint, write_index
 from lstmlm.convert.tf1_checkpoint import crc32c, mask_crc
 

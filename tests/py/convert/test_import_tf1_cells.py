@@ -11,7 +11,7 @@ import unittest
 import numpy as np
 
 import pyutil
-from test_import_keras_cells import check_converted
+from convert.test_import_keras_cells import check_converted
 from tf1_ckpt_writer import write_checkpoint
 
 TMP = pyutil.temp_root("lstmlm_tf1_cells_")

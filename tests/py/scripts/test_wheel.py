@@ -249,17 +249,17 @@ class Installed(unittest.TestCase):
         # installed console script as the CLI.
         site = site_packages("wheel")
         env = clean_env(LSTMLM_PYTHONPATH=site, LSTMLM_CLI=venv_bin("wheel", "lstmlm"), LSTMLM_SOURCE_DIR=ROOT)
-        for module in ("test_python_module", "test_dask"):
+        for module in ("module.test_python_module", "module.test_dask"):
             code = ("import sys, unittest, pyutil, lstmlm\n"
                     "assert lstmlm.__file__.startswith(sys.argv[1]), lstmlm.__file__\n"
                     f"unittest.main(module=None, argv=['wheel', {module!r}])")
             r = run([venv_bin("wheel", "python"), "-c", code, site], env=env,
-                    cwd=os.path.dirname(os.path.abspath(__file__)))
+                    cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
             self.assertEqual(r.returncode, 0, r.stderr[-5000:])
             summary = r.stderr.strip().splitlines()[-3:]
             print(f"{module} from the wheel's venv:", " ".join(summary), file=sys.stderr)
             self.assertRegex(r.stderr, r"\nOK")
-            if module == "test_python_module":  # it ran (a test may skip without ../shared/data, not the module)
+            if module == "module.test_python_module":  # it ran (a test may skip without ../shared/data, not the module)
                 ran = int(re.search(r"Ran (\d+) test", r.stderr).group(1))
                 skipped = int((re.search(r"skipped=(\d+)", summary[-1]) or [0, 0])[1])
                 self.assertGreaterEqual(ran - skipped, 10, summary)

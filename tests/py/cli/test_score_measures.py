@@ -8,7 +8,7 @@ import unittest
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tests/py: the helpers
 sys.path.insert(0, HERE)
 
 import pyutil  # noqa: E402

@@ -12,7 +12,7 @@ import unittest
 import numpy as np
 
 import pyutil
-from test_import_keras1 import Keras1Case, contexts, log_softmax, sigmoid
+from convert.test_import_keras1 import Keras1Case, contexts, log_softmax, sigmoid
 from tf1_ckpt_writer import write_checkpoint
 
 

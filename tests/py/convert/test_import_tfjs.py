@@ -9,7 +9,7 @@ import unittest
 import numpy as np
 
 import pyutil
-from test_import_keras1 import Keras1Case, contexts, hard_sigmoid, keras2_gates, keras_next_logprobs, sigmoid
+from convert.test_import_keras1 import Keras1Case, contexts, hard_sigmoid, keras2_gates, keras_next_logprobs, sigmoid
 
 
 def read_manifest_weights(model_json):

@@ -8,7 +8,7 @@ import subprocess
 import tempfile
 import unittest
 
-SOURCE_DIR = os.environ.get("LSTMLM_SOURCE_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+SOURCE_DIR = os.environ.get("LSTMLM_SOURCE_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
 KEYS = ("peer", "shape", "workload", "batch", "length", "threads", "repetitions", "calls", "tokens_per_call",
         "tokens_per_s", "tokens_per_s_sd", "tokens_per_s_median", "tokens_per_s_min", "tokens_per_s_max",
         "calls_per_s", "latency_p50_us", "latency_p99_us", "gflops", "isa", "build", "impl", "note")

@@ -12,8 +12,8 @@ import unittest
 import numpy as np
 
 import pyutil
-from test_import_keras_cells import check_converted, gru_step, reference, sigmoid
-from test_import_tf2_cells import write_bundle
+from convert.test_import_keras_cells import check_converted, gru_step, reference, sigmoid
+from convert.test_import_tf2_cells import write_bundle
 from tf1_ckpt_writer import _field
 
 TMP = pyutil.temp_root("lstmlm_tf2_subclassed_")

@@ -31,7 +31,7 @@ except ImportError as e:
 
 if onnx is not None:
     from lstmlm.convert import onnx_model
-    from test_import_onnx import node_test
+    from convert.test_import_onnx import node_test
 
 TMP = pyutil.temp_root("lstmlm_onnx_cells_")
 
@@ -319,7 +319,7 @@ def vocab_file(n):
 
 
 def check_cli_scores(test, outdir, sequences):
-    from test_convert_torch_cells import check_cli_scores as check
+    from convert.test_convert_torch_cells import check_cli_scores as check
     check(test, outdir, sequences)
 
 

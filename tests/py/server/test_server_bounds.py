@@ -9,7 +9,7 @@ import threading
 import time
 import unittest
 
-from test_server import Server, ServerTestBase
+from server.test_server import Server, ServerTestBase
 
 
 def raw_exchange(port, data, timeout=10):
@@ -214,7 +214,7 @@ class WebPages(ServerTestBase):
 class CharPrefix(unittest.TestCase):
     def test_a_prefix_is_bounded_where_it_would_be_repeated_in_every_candidate(self):
         import os
-        from test_server import pyutil
+        from server.test_server import pyutil
         server = Server(model=os.path.join(pyutil.SOURCE_DIR, "models", "charrnn-space"))
         try:
             status, text, _ = server.post("/v1/predict", {"context": "the ", "prefix": "k" * 300, "top": 64})
@@ -229,7 +229,7 @@ class CharPrefix(unittest.TestCase):
 class Keys(unittest.TestCase):
     def test_an_empty_or_unreadable_key_is_refused_before_serving(self):
         import subprocess
-        from test_server import pyutil, MODEL
+        from server.test_server import pyutil, MODEL
         cli = pyutil.require_cli()
         for args, why in ((["--api-key", ""], "an empty key"), (["--api-key-file", "/dev/zero"], "not a regular file"),
                           (["--api-key", "a\x01b"], "control byte")):

@@ -12,7 +12,7 @@ import numpy as np
 import pyutil
 import lstmlm.format as fmt
 from lstmlm_dir_ref import DirModel
-from test_convert_torch_cells import check_cli_scores
+from convert.test_convert_torch_cells import check_cli_scores
 
 TMP = pyutil.temp_root("lstmlm_v3_cells_")
 V = 9
@@ -115,7 +115,7 @@ class FormatV3CellsTest(unittest.TestCase):
         path = os.path.join(out, "config.json")
         with open(path, encoding="utf-8") as f:
             text = f.read()
-        # A GRU model is version 3 (4 is the subword tokenizers', tests/py/test_format_subword.py); a version past
+        # A GRU model is version 3 (4 is the subword tokenizers', tests/py/convert/test_format_subword.py); a version past
         # the writer's latest is refused naming the latest the reader reads, which must be the writer's.
         self.assertIn(f'"format_version": {fmt.FORMAT_VERSION_V3},', text)
         newer = text.replace(f'"format_version": {fmt.FORMAT_VERSION_V3},',

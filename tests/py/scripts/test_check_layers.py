@@ -6,7 +6,7 @@ import sys
 import tempfile
 import unittest
 
-SOURCE_DIR = os.environ.get("LSTMLM_SOURCE_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+SOURCE_DIR = os.environ.get("LSTMLM_SOURCE_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
 SCRIPT = os.path.join(SOURCE_DIR, "scripts", "check-layers")
 
 # A minimal tree where every include points down.

@@ -16,7 +16,7 @@ import unittest
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tests/py: the helpers
 SOURCE_DIR = os.environ.get("LSTMLM_SOURCE_DIR", os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 

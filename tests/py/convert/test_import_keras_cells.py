@@ -18,8 +18,8 @@ import numpy as np
 
 import pyutil
 from lstmlm_dir_ref import DirModel
-from test_import_keras1 import write_keras1_h5
-from test_import_keras_v2 import dense_cfg, write_keras2_h5
+from convert.test_import_keras1 import write_keras1_h5
+from convert.test_import_keras_v2 import dense_cfg, write_keras2_h5
 
 TOL = 1e-4
 TOL_F64 = 1e-6

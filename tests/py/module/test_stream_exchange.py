@@ -10,8 +10,8 @@ import os
 import unittest
 
 import pyutil
-from test_capi_ctypes import LIB, Api
-from test_server import Server
+from module.test_capi_ctypes import LIB, Api
+from server.test_server import Server
 
 MODEL = os.path.join(pyutil.SOURCE_DIR, "models", "fairytales-word")
 FIRST, THEN = ["once"], ["upon", "a"]

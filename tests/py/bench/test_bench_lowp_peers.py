@@ -15,7 +15,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-SOURCE_DIR = os.environ.get("LSTMLM_SOURCE_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+SOURCE_DIR = os.environ.get("LSTMLM_SOURCE_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
 BENCH = os.path.join(SOURCE_DIR, "bench")
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 

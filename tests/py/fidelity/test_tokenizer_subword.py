@@ -280,7 +280,7 @@ class BpeTest(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("--prefix: " + why, r.stderr)
         self.assertEqual(pyutil.run_lstmlm("predict", "-m", self.model, "the").returncode, 0)
-        from test_server import Server
+        from server.test_server import Server
         server = Server(model=self.model)
         try:
             for path, body in (("/v1/predict", {"context": "the", "prefix": "qu"}),):

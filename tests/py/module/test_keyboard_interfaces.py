@@ -10,8 +10,8 @@ import subprocess
 import unittest
 
 import pyutil
-from test_capi_ctypes import LIB, Api, g9
-from test_server import Server
+from module.test_capi_ctypes import LIB, Api, g9
+from server.test_server import Server
 
 MODEL = os.path.join(pyutil.SOURCE_DIR, "models", "fairytales-word")
 CONTEXT = "once upon a time there was a"

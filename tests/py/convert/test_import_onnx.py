@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 import pyutil
-from test_real_models_keras_torch import keras_words
+from fidelity.test_real_models_keras_torch import keras_words
 
 try:
     import onnx

@@ -9,11 +9,11 @@ import unittest
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tests/py: the helpers
 SOURCE_DIR = os.environ.get("LSTMLM_SOURCE_DIR", os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 
-from test_real_models_tf1 import cli_logprobs, options  # noqa: E402
+from fidelity.test_real_models_tf1 import cli_logprobs, options  # noqa: E402
 
 MODELS = os.path.join(SOURCE_DIR, "models")
 DATA = os.path.join(SOURCE_DIR, "..", "shared", "data")
