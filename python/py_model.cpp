@@ -54,14 +54,11 @@ void check_state(const Model& model, const PyState& s, const char* what) {
     throw_usage(std::string(what) +
                 ": the State has not been written: call BeginSentenceWrite or "
                 "NullContextWrite first");
-  if (s.fingerprint != 0 && s.fingerprint != model.fingerprint())  // 0: a format 1 pickle, which had none
-    throw_usage(std::string(what) + ": the State belongs to another model (its fingerprint differs)");
-  const State z = State::zeros(model);
-  bool fits = s.state.h.size() == z.h.size();
-  for (size_t l = 0; fits && l < z.h.size(); ++l)
-    fits = s.state.h[l].size() == z.h[l].size() && s.state.c[l].size() == z.c[l].size();
-  if (!fits || (!s.next.empty() && s.next.size() != static_cast<size_t>(model.vocab_size())))
-    throw_usage(std::string(what) + ": the State belongs to a model of another shape");
+  try {
+    tasks::check_stream(model, s, s.fingerprint);  // 0: a format 1 pickle, which had none
+  } catch (const InputError& e) {
+    throw_usage(std::string(what) + ": " + e.what());
+  }
 }
 
 // ln p of every next token after `from` (as predict does for a row without input).

@@ -165,12 +165,19 @@ StreamBytes read_stream_bytes(std::string_view bytes) {
 }
 
 void check_stream(const Model& model, const StreamBytes& s) {
-  if (s.format >= 2 && s.fingerprint != model.fingerprint())
+  check_stream(model, s.stream, s.format >= 2 ? s.fingerprint : 0);
+  // Format 1 always carried the distribution; format 2 may carry none (a stream with no context yet).
+  if (s.format == 1 && s.stream.next.empty())
+    throw InputError("a state of another shape: format 1 without a next distribution");
+}
+
+void check_stream(const Model& model, const Stream& s, uint64_t fingerprint) {
+  if (fingerprint != 0 && fingerprint != model.fingerprint())
     throw InputError(
         "a state of another model (its fingerprint differs from this model's): a state continues "
         "only on the model that wrote it");
   const State zeros = State::zeros(model);
-  const State& st = s.stream.state;
+  const State& st = s.state;
   if (st.h.size() != zeros.h.size())
     throw InputError("a state of another shape: L = " + std::to_string(st.h.size()) + ", this model has " +
                      std::to_string(zeros.h.size()) + " layers");
@@ -181,11 +188,10 @@ void check_stream(const Model& model, const StreamBytes& s) {
         throw InputError("a state of another shape: layer " + std::to_string(l) + "'s " + what + " has " +
                          std::to_string(got) + " floats, this model's " + std::to_string(want));
   const size_t V = static_cast<size_t>(model.vocab_size());
-  // Format 1 always carried the distribution; format 2 may carry none (a stream with no context yet).
-  if ((s.format == 1 || !s.stream.next.empty()) && s.stream.next.size() != V)
-    throw InputError("a state of another shape: a next distribution over " +
-                     std::to_string(s.stream.next.size()) + " tokens, this model's vocabulary has " +
-                     std::to_string(V));
+  // A stream may carry no distribution (no context yet); one it carries is over the vocabulary.
+  if (!s.next.empty() && s.next.size() != V)
+    throw InputError("a state of another shape: a next distribution over " + std::to_string(s.next.size()) +
+                     " tokens, this model's vocabulary has " + std::to_string(V));
 }
 
 Stream stream_from_bytes(const Model& model, std::string_view bytes) {

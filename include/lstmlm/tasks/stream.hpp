@@ -56,5 +56,7 @@ StreamBytes read_stream_bytes(std::string_view bytes);
 Stream stream_from_bytes(const Model& model, std::string_view bytes);
 // The checks of stream_from_bytes on a stream already read (a pickle read without its model).
 void check_stream(const Model& model, const StreamBytes& s);
+// The same on a stream in memory: `fingerprint` that of the model that wrote it, 0 when unknown (format 1).
+void check_stream(const Model& model, const Stream& s, uint64_t fingerprint);
 
 }  // namespace lstmlm::tasks
