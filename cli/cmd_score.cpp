@@ -12,7 +12,9 @@
 #include "line_reader.hpp"
 #include "lstmlm/engine.hpp"
 #include "lstmlm/error.hpp"
+#include "lstmlm/ngram.hpp"
 #include "lstmlm/report/score.hpp"
+#include "lstmlm/tasks/ngram_score.hpp"
 #include "lstmlm/tasks/score.hpp"
 #include "options.hpp"
 #include "output.hpp"
@@ -272,13 +274,30 @@ int run(const Opts& o) {
   task.entropy = o.entropy;
   task.rank = o.rank;
   task.aggregate = view.words ? tasks::Aggregate::Words : tasks::Aggregate::Tokens;
-  auto model = load_model(o.model_dir);
-  if (view.words && model->tokenizer().traits().tokens_are_words)
-    throw UsageError("--aggregate words: needs a char or subword model; " + o.model_dir + " is a word model");
-  note_oov_policy(o.oov, *model);
-  task.window = resolve_window(o.window, *model);
-  Engine engine(model, engine_options(o.threads, o.precision));
-  tasks::Scorer scorer(engine, task);
+  // An ARPA file where a model directory goes: the n-gram model alone (tasks/ngram_score.hpp).
+  std::shared_ptr<const Model> model;
+  std::unique_ptr<Engine> engine;
+  std::optional<tasks::Scorer> neural;
+  std::optional<tasks::NgramScorer> ngram;
+  if (NgramModel::is_arpa(o.model_dir)) {
+    if (o.window.pad_opt->count() > 0 || o.window.window_opt->count() > 0)
+      throw UsageError("--pad-to/--window: an ARPA n-gram model has no fixed input window");
+    auto arpa = load_ngram(o.model_dir);
+    ngram.emplace(arpa, task);
+  } else {
+    model = load_model(o.model_dir);
+    if (view.words && model->tokenizer().traits().tokens_are_words)
+      throw UsageError("--aggregate words: needs a char or subword model; " + o.model_dir +
+                       " is a word model");
+    note_oov_policy(o.oov, *model);
+    task.window = resolve_window(o.window, *model);
+    engine = std::make_unique<Engine>(model, engine_options(o.threads, o.precision));
+    neural.emplace(*engine, task);
+  }
+  auto score_block = [&](const std::vector<std::string>& lines, const std::string& source,
+                         uint64_t first_line, const std::vector<tasks::LineEnd>& ends) {
+    return neural ? neural->score(lines, source, first_line, ends) : ngram->score(lines, source, first_line);
+  };
   tasks::ScoreSummary summary;
   Emitter out(o.format);
   Progress progress("score", o.progress, input_bytes(o.files));
@@ -301,7 +320,7 @@ int run(const Opts& o) {
   // A cased text against a lowercase-only vocabulary (no unk, no lowercasing) loses its capitalised words
   // silently: the first such skipped word gets one warning that says the fix. The probe with "A" tells
   // once whether the model is of that kind (oov_hint reads the whole vocabulary).
-  bool hint_pending = !tasks::oov_hint(*model, "A").empty();
+  bool hint_pending = model && !tasks::oov_hint(*model, "A").empty();
   auto may_be_cased = [](const std::string& w) {
     return std::any_of(w.begin(), w.end(), [](char c) { return (c >= 'A' && c <= 'Z') || (c & 0x80); });
   };
@@ -333,13 +352,13 @@ int run(const Opts& o) {
     while (in.next_block(lines, block, first, &ends)) {
       if (!document && !o.ids) prose.add(lines);
       try {
-        take(scorer.score(lines, in.source(), first, ends));
+        take(score_block(lines, in.source(), first, ends));
       } catch (const InputError&) {
         // A bad line in the block (tokenizing fails before any state changes): the lines before it are
         // scored one by one and written, so the error loses nothing, then the bad line throws again.
         // Batch composition and chunking do not change a score (tests/engine_invariance_test.cpp).
         for (size_t i = 0; i < lines.size(); ++i)
-          take(scorer.score({lines[i]}, in.source(), first + i, {ends[i]}));
+          take(score_block({lines[i]}, in.source(), first + i, {ends[i]}));
         throw;
       }
       if (progress.enabled())

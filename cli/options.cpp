@@ -332,8 +332,21 @@ CLI::Option* add_progress_option(CLI::App& app, std::string& mode) {
 }
 
 std::shared_ptr<const Model> load_model(const std::string& dir) {
+  if (NgramModel::is_arpa(dir))
+    throw UsageError("-m " + dir +
+                     ": an ARPA n-gram model; this command needs a neural model directory (score takes an "
+                     "ARPA model with -m)");
   auto model = Model::load(dir);
   for (const auto& w : model->warnings()) print_diagnostic("lstmlm: warning: ", w);
+  return model;
+}
+
+std::shared_ptr<const NgramModel> load_ngram(const std::string& path) {
+  auto model = NgramModel::load(path);
+  if (model->unk_added())
+    print_diagnostic("lstmlm: warning: ", path +
+                                              ": no <unk> among its unigrams: a word that is not one gets "
+                                              "log10 p = -100, as KenLM gives it");
   return model;
 }
 

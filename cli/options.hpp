@@ -11,6 +11,7 @@
 #include "emit.hpp"
 #include "lstmlm/engine.hpp"
 #include "lstmlm/model.hpp"
+#include "lstmlm/ngram.hpp"
 #include "lstmlm/tasks/input.hpp"
 #include "lstmlm/tasks/request.hpp"
 #include "lstmlm/tasks/score.hpp"
@@ -90,6 +91,8 @@ CLI::Option* add_progress_option(CLI::App& app, std::string& mode);
 
 // Model::load, then one "lstmlm: warning: ..." line on stderr per loader warning.
 std::shared_ptr<const Model> load_model(const std::string& dir);
+// An ARPA n-gram model (a file where -m takes a model directory), its warnings printed.
+std::shared_ptr<const NgramModel> load_ngram(const std::string& path);
 
 // Integers of a comma list ("1,2,8"), each checked against [lo, hi]; `option` names it in messages.
 std::vector<int> int_list(const std::string& s, const std::string& option, int64_t lo, int64_t hi);

@@ -144,6 +144,11 @@ class ArpaReader {
     if (n == 1) {
       m.unigrams_.reserve(start);
       m.words_.reserve(start);
+      // <unk> is id 0 whether or not the file has it, and the others follow in the file's order: the ids
+      // KenLM's query prints.
+      m.words_.push_back("<unk>");
+      m.unigrams_.push_back({0, kMissingUnkLog10, 0.0f});
+      m.index_.emplace("<unk>", 0);
     } else {
       if (m.tables_.size() < n - 1) m.tables_.resize(n - 1);
       m.tables_[n - 2].reserve(start);
@@ -171,6 +176,12 @@ class ArpaReader {
       e.log10prob = static_cast<float>(p);
       // A back-off on the highest order is read and never used (nothing backs off to it), as KenLM does.
       if (got == n + 2) e.backoff = static_cast<float>(number<double>(f[n + 1], "the back-off"));
+      if (n == 1 && f[1] == "<unk>") {
+        if (unk_seen_) fail("the unigram '<unk>' appears twice");
+        unk_seen_ = true;
+        m.unigrams_[0] = e;
+        continue;
+      }
       if (n == 1) {
         const std::string word(f[1]);
         const auto id = static_cast<uint32_t>(m.words_.size());
@@ -210,15 +221,8 @@ class ArpaReader {
     };
     need("<s>", m.bos_);
     need("</s>", m.eos_);
-    if (auto unk = m.find("<unk>")) {
-      m.unk_ = *unk;
-    } else {
-      m.unk_ = static_cast<uint32_t>(m.words_.size());
-      m.words_.push_back("<unk>");
-      m.index_.emplace("<unk>", m.unk_);
-      m.unigrams_.push_back({0, kMissingUnkLog10, 0.0f});
-      m.unk_added_ = true;
-    }
+    m.unk_ = 0;
+    m.unk_added_ = !unk_seen_;
     // The blanks: for k = 2 .. order - 1, each suffix of length k of a longer n-gram that the file leaves
     // out, with the probability the lower orders give it and no back-off (as KenLM supplies them).
     const size_t order = m.counts_.size();
@@ -245,6 +249,7 @@ class ArpaReader {
   ngram::LineSource lines_;
   std::string path_;
   bool eof_ = false;
+  bool unk_seen_ = false;
   bool pending_ = false;
   std::string pending_line_;
   std::map<size_t, std::vector<uint32_t>> ids_;  // order -> the word ids of its n-grams, n per n-gram

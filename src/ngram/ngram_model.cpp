@@ -11,8 +11,9 @@ using ngram::extend_key;
 using ngram::word_key;
 
 void NgramModel::Table::reserve(size_t n) {
-  // At most half full: a lookup that misses (the common case past the longest match) stays short.
-  const size_t want = std::bit_ceil(std::max<size_t>(16, n * 2));
+  // At most 3/4 full, and 1.5 slots per entry when the count is known (KenLM's probing default): a lookup
+  // that misses (the common case past the longest match) stays a few probes long.
+  const size_t want = std::bit_ceil(std::max<size_t>(16, n + n / 2));
   if (want <= slots_.size()) return;
   std::vector<Entry> old(want);
   old.swap(slots_);
@@ -32,7 +33,7 @@ const NgramModel::Entry* NgramModel::Table::find(uint64_t key) const {
 }
 
 bool NgramModel::Table::insert(const Entry& e) {
-  if ((size_ + 1) * 2 > slots_.size()) reserve(size_ + 1);
+  if ((size_ + 1) * 4 > slots_.size() * 3) reserve((size_ + 1) * 2);
   const size_t mask = slots_.size() - 1;
   for (size_t i = e.key & mask;; i = (i + 1) & mask) {
     Entry& s = slots_[i];

@@ -81,7 +81,7 @@ Value word_record(const ScoreView& v, const tasks::WordScore& w, size_t position
     // An LSTM conditions on everything since its reset: its "n-gram" is that context plus the word; 0
     // marks a token that is not scored (KenLM's lengths are never 0).
     f.push_back({"context", Value::integer(w.context), true});
-    f.push_back({"ngram", Value::integer(w.scored ? w.context + 1 : 0), true});
+    f.push_back({"ngram", Value::integer(!w.scored ? 0 : w.ngram > 0 ? w.ngram : w.context + 1), true});
     f.push_back({"eos", Value::boolean(w.eos), true});
   }
   return Value::of_record(std::move(f));

@@ -78,7 +78,9 @@ struct WordScore {
   bool oov = false;
   bool eos = false;      // the appended line-end token: eos, or a char model's "\n" in document mode
   bool scored = false;   // false: context only (no start token) or skipped OOV
-  float logprob = 0.0f;  // ln p when scored
+  // ln p when scored: a float from a neural model (its engine's), a double from an n-gram model (whose
+  // log10 values would not survive a float's rounding to 1e-6).
+  double logprob = 0.0;
   // When scored and asked for (ScoreOptions): the entropy in nats of the distribution the word was
   // predicted from, and the rank of the word in it (1 + tokens with a strictly greater logit).
   float entropy = 0.0f;
@@ -86,6 +88,9 @@ struct WordScore {
   // The tokens the model has been fed since its last reset before this one, the start token included: an
   // LSTM's "n-gram" is that context plus the word (KenLM's length, printed by the kenlm and srilm layouts).
   int64_t context = 0;
+  // An n-gram model's score: the length of the n-gram it used (KenLM's); 0 for a neural model, whose length
+  // is context + 1.
+  int32_t ngram = 0;
 };
 
 struct LineScore {
