@@ -76,8 +76,8 @@ struct WordScore {
   std::string token;  // surface form after lowercasing/filtering (ids input: the vocabulary string)
   int32_t id = -1;    // -1: OOV without unk_token (skipped); also every Aggregate::Words record
   bool oov = false;
-  bool eos = false;      // the appended line-end token: eos, or a char model's "\n" in document mode
-  bool scored = false;   // false: context only (no start token) or skipped OOV
+  bool eos = false;     // the appended line-end token: eos, or a char model's "\n" in document mode
+  bool scored = false;  // false: context only (no start token) or skipped OOV
   // ln p when scored: a float from a neural model (its engine's), a double from an n-gram model (whose
   // log10 values would not survive a float's rounding to 1e-6).
   double logprob = 0.0;
