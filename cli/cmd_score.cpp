@@ -14,6 +14,7 @@
 #include "lstmlm/error.hpp"
 #include "lstmlm/ngram.hpp"
 #include "lstmlm/report/score.hpp"
+#include "lstmlm/tasks/mix.hpp"
 #include "lstmlm/tasks/ngram_score.hpp"
 #include "lstmlm/tasks/score.hpp"
 #include "options.hpp"
@@ -145,6 +146,7 @@ struct Opts {
   Format format = Format::Text;
   std::string context = "sentence", progress = "auto", normalize = "none";
   std::string units, aggregate = "tokens";  // units "": the historic logprob and log10prob fields
+  std::vector<std::string> mix;             // --mix PATH:WEIGHT
   tasks::OovPolicy oov = tasks::OovPolicy::Skip;
   bool no_eos = false, no_bos = false, skip_empty = false, ids = false, entropy = false, rank = false;
   int batch_size = 64, threads = 0;
@@ -178,6 +180,7 @@ std::optional<JsonlRun> jsonl_run(const Opts& o) {
   if (!o.units.empty()) refuse("--units");
   if (o.entropy) refuse("--entropy");
   if (o.rank) refuse("--rank");
+  if (!o.mix.empty()) refuse("--mix");
   if (tasks::aggregate_choices().parse(o.aggregate) == tasks::Aggregate::Words) refuse("--aggregate words");
   if (o.min_opt->count() > 0 && o.max_opt->count() > 0 && o.min_perplexity > o.max_perplexity)
     throw UsageError("--min-perplexity " + o.min_opt->as<std::string>() + " is above --max-perplexity " +
@@ -265,6 +268,29 @@ ScoreView checked_view(const Opts& o) {
   return v;
 }
 
+// --mix: the ARPA models that score the first model's words with it (tasks/mix.hpp).
+tasks::NgramMix mix_of(const Opts& o, const tasks::ScoreOptions& task, const Model* model,
+                       const NgramModel* arpa) {
+  std::vector<tasks::MixMember> members;
+  for (const auto& spec : o.mix) members.push_back(tasks::parse_mix(spec));
+  tasks::check_mix_weights(members);
+  if (model && !model->tokenizer().traits().tokens_are_words)
+    throw UsageError("--mix: needs a word model (an n-gram model scores words); " + o.model_dir + " has " +
+                     model->tokenizer().traits().name + " tokens");
+  std::vector<std::shared_ptr<const NgramModel>> models;
+  std::vector<double> weights;
+  for (const auto& m : members) {
+    if (!NgramModel::is_arpa(m.path))
+      throw UsageError("--mix " + m.path + ": not an ARPA n-gram model (the models mixed in are ARPA files)");
+    models.push_back(load_ngram(m.path));
+    weights.push_back(m.weight);
+  }
+  const bool start = task.add_start && (arpa || tasks::start_token(model->tokenizer()) >= 0);
+  return tasks::NgramMix(std::move(models), std::move(weights),
+                         arpa ? tasks::NgramMix::words_of(*arpa) : tasks::NgramMix::words_of(*model), start,
+                         task.context);
+}
+
 int run(const Opts& o) {
   if (auto jsonl = jsonl_run(o)) return run_score_jsonl(*jsonl);
   const ScoreView view = checked_view(o);
@@ -279,11 +305,12 @@ int run(const Opts& o) {
   std::unique_ptr<Engine> engine;
   std::optional<tasks::Scorer> neural;
   std::optional<tasks::NgramScorer> ngram;
+  std::shared_ptr<const NgramModel> ngram_model;
   if (NgramModel::is_arpa(o.model_dir)) {
     if (o.window.pad_opt->count() > 0 || o.window.window_opt->count() > 0)
       throw UsageError("--pad-to/--window: an ARPA n-gram model has no fixed input window");
-    auto arpa = load_ngram(o.model_dir);
-    ngram.emplace(arpa, task);
+    ngram_model = load_ngram(o.model_dir);
+    ngram.emplace(ngram_model, task);
   } else {
     model = load_model(o.model_dir);
     if (view.words && model->tokenizer().traits().tokens_are_words)
@@ -294,9 +321,14 @@ int run(const Opts& o) {
     engine = std::make_unique<Engine>(model, engine_options(o.threads, o.precision));
     neural.emplace(*engine, task);
   }
+  std::optional<tasks::NgramMix> mixer;
+  if (!o.mix.empty()) mixer.emplace(mix_of(o, task, model.get(), ngram_model.get()));
   auto score_block = [&](const std::vector<std::string>& lines, const std::string& source,
                          uint64_t first_line, const std::vector<tasks::LineEnd>& ends) {
-    return neural ? neural->score(lines, source, first_line, ends) : ngram->score(lines, source, first_line);
+    auto scores =
+        neural ? neural->score(lines, source, first_line, ends) : ngram->score(lines, source, first_line);
+    if (mixer) mixer->mix(scores);
+    return scores;
   };
   tasks::ScoreSummary summary;
   Emitter out(o.format);
@@ -467,6 +499,10 @@ Subcommand setup_score(CLI::App& parent) {
   s.app->add_flag("--skip-empty", o->skip_empty, "Do not score empty lines (their record says skipped)");
   s.app->add_flag("--ids", o->ids, "Lines are whitespace-separated token ids");
   add_normalize_option(*s.app, o->normalize);
+  repeatable(s.app->add_option(
+      "--mix", o->mix,
+      "Mix in an ARPA n-gram model, per token (linear): MODEL:WEIGHT, repeatable; -m gets 1 - the "
+      "sum of the weights (docs/mixing.md)"));
   s.app->add_option("--batch-size", o->batch_size, "Lines per engine batch")
       ->check(int_range(1, kMaxBatch))
       ->capture_default_str();

@@ -39,7 +39,8 @@ def main():
     bo = [dict() for _ in range(N + 1)]
     for g, c in counts[1].items():
         prob[1][g] = math.log10(c / (total + 1))
-    prob[1][("<unk>",)] = math.log10(1 / (total + 1))
+    # <unk>: one token's mass more than the text gave it (a text may hold "<unk>" itself).
+    prob[1][("<unk>",)] = math.log10((counts[1].get(("<unk>",), 0) + 1) / (total + 1))
     prob[1][("<s>",)] = -99.0
 
     def p(g):  # log10 p(g[-1] | g[:-1]) under the orders written so far

@@ -1,0 +1,66 @@
+// Linear interpolation, token by token, of a model's scores with ARPA n-gram models (docs/mixing.md): SRILM's
+// -mix-lm/-lambda and rnnlm's -lm-prob. The first model (-m) tokenizes; each ARPA model scores the same
+// words.
+//  - p(w | h) = sum_i lambda_i p_i(w | h), the first model's weight 1 - the others';
+//  - vocabularies are matched by word string; a line end is one word in all of them (eos, </s>);
+//  - a word a model lacks gets an equal share of that model's <unk> probability: its unk mass split over
+//    the words of the union U of the vocabularies it lacks, plus one share for "every word outside U". So
+//    each model's distribution, and the mixture's, sums to 1 over U and that class;
+//  - each ARPA model follows the first model's stream: its start (<s>, or the null context when the first
+//    model has no start token), every token fed (a context-only first token, an OOV as <unk>), line ends
+//    as </s>; a skipped OOV is skipped by all.
+#pragma once
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lstmlm/model.hpp"
+#include "lstmlm/ngram.hpp"
+#include "lstmlm/tasks/score.hpp"
+
+namespace lstmlm::tasks {
+
+// One "--mix PATH:WEIGHT" (the last ':' splits: a path may hold ':'). UsageError naming "mix" otherwise.
+struct MixMember {
+  std::string path;
+  double weight = 0;
+};
+MixMember parse_mix(std::string_view spec);
+// Each weight in (0, 1] and their sum at most 1 (the first model gets the rest); UsageError naming "mix".
+void check_mix_weights(const std::vector<MixMember>& members);
+
+class NgramMix {
+ public:
+  // `first_words`: the first model's vocabulary as words (its eos as "</s>", without its unk token);
+  // `first_has_start`: whether its lines start from a start token (else the n-gram models start from the
+  // null context).
+  NgramMix(std::vector<std::shared_ptr<const NgramModel>> models, std::vector<double> weights,
+           std::vector<std::string> first_words, bool first_has_start, ContextMode context);
+  // The words of a neural model as NgramMix's first model.
+  static std::vector<std::string> words_of(const Model& model);
+  static std::vector<std::string> words_of(const NgramModel& model);
+
+  // Rewrites the scored words of consecutive lines (the first model's records, in input order) with the
+  // mixture's ln p, and each line's totals with them. Document mode carries the n-gram states on.
+  void mix(std::vector<LineScore>& lines);
+
+  double first_weight() const { return first_weight_; }
+
+ private:
+  struct Member {
+    std::shared_ptr<const NgramModel> model;
+    double weight;
+    double unk_share;  // 1 / (words of the union it lacks + 1)
+    NgramState state;
+  };
+  double mixed(const WordScore& w, bool feed_only);
+  std::vector<Member> members_;
+  double first_weight_ = 1;
+  double first_unk_share_ = 1;
+  bool first_has_start_;
+  ContextMode context_;
+  bool started_ = false;
+};
+
+}  // namespace lstmlm::tasks

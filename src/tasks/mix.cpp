@@ -1,0 +1,123 @@
+#include "lstmlm/tasks/mix.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <unordered_set>
+
+#include "lstmlm/error.hpp"
+#include "lstmlm/tasks/request.hpp"
+
+namespace lstmlm::tasks {
+
+MixMember parse_mix(std::string_view spec) {
+  const size_t colon = spec.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == spec.size())
+    throw UsageError::option(
+        "mix",
+        ": expected MODEL:WEIGHT (an ARPA file and its weight, e.g. lm.arpa:0.3), got " + quoted_word(spec));
+  MixMember m;
+  m.path = std::string(spec.substr(0, colon));
+  const std::string_view w = spec.substr(colon + 1);
+  const auto r = std::from_chars(w.data(), w.data() + w.size(), m.weight);
+  if (r.ec != std::errc() || r.ptr != w.data() + w.size() || !std::isfinite(m.weight))
+    throw UsageError::option(
+        "mix", ": the weight " + quoted_word(w) + " of " + quoted_word(m.path) + " is not a number");
+  return m;
+}
+
+void check_mix_weights(const std::vector<MixMember>& members) {
+  double sum = 0;
+  for (const auto& m : members) {
+    if (!(m.weight > 0 && m.weight <= 1))
+      throw UsageError::option("mix", ": the weight of " + quoted_word(m.path) + " must be in (0, 1], got " +
+                                          std::to_string(m.weight));
+    sum += m.weight;
+  }
+  if (sum > 1 + 1e-12)
+    throw UsageError::option("mix", ": the weights sum to " + std::to_string(sum) +
+                                        ", above 1 (the first model gets 1 - their sum)");
+}
+
+std::vector<std::string> NgramMix::words_of(const Model& model) {
+  const Vocab& v = model.vocab();
+  const auto unk = model.tokenizer().unk_id();
+  const auto eos = model.tokenizer().eos_id();
+  std::vector<std::string> out;
+  out.reserve(static_cast<size_t>(v.size()));
+  for (int32_t i = 0; i < v.size(); ++i) {
+    if (unk && i == *unk) continue;
+    out.push_back(eos && i == *eos ? std::string("</s>") : v.token(i));
+  }
+  return out;
+}
+
+std::vector<std::string> NgramMix::words_of(const NgramModel& model) {
+  std::vector<std::string> out;
+  for (uint32_t i = 0; i < model.vocab_size(); ++i)
+    if (i != model.unk() && i != model.bos()) out.push_back(model.word(i));
+  return out;
+}
+
+NgramMix::NgramMix(std::vector<std::shared_ptr<const NgramModel>> models, std::vector<double> weights,
+                   std::vector<std::string> first_words, bool first_has_start, ContextMode context)
+    : first_has_start_(first_has_start), context_(context) {
+  std::unordered_set<std::string_view> all(first_words.begin(), first_words.end());
+  for (const auto& m : models)
+    for (uint32_t i = 0; i < m->vocab_size(); ++i)
+      if (i != m->unk() && i != m->bos()) all.insert(m->word(i));
+  const double union_size = static_cast<double>(all.size());
+  std::unordered_set<std::string_view> first(first_words.begin(), first_words.end());
+  first_unk_share_ = 1.0 / (union_size - static_cast<double>(first.size()) + 1);
+  double sum = 0;
+  for (size_t i = 0; i < models.size(); ++i) {
+    const auto& m = models[i];
+    const double own = static_cast<double>(m->vocab_size()) - 2;  // neither <unk> nor <s>
+    members_.push_back({m, weights[i], 1.0 / (union_size - own + 1), {}});
+    sum += weights[i];
+  }
+  first_weight_ = 1 - sum;
+}
+
+double NgramMix::mixed(const WordScore& w, bool feed_only) {
+  double p = 0;
+  if (!feed_only) {
+    // The first model scored a word it lacks as its unk: that word's share of the unk mass.
+    const double p0 = std::exp(w.logprob);
+    p = first_weight_ * (w.oov ? p0 * first_unk_share_ : p0);
+  }
+  for (auto& m : members_) {
+    const NgramModel& lm = *m.model;
+    const auto found = w.eos ? std::optional<uint32_t>(lm.eos()) : lm.find(w.token);
+    const bool known = found && *found != lm.unk() && *found != lm.bos();
+    const uint32_t id = known ? *found : lm.unk();
+    const NgramScore s = lm.score(m.state, id, m.state);
+    if (!feed_only) p += m.weight * std::pow(10.0, s.log10prob) * (known ? 1.0 : m.unk_share);
+  }
+  return std::log(p);
+}
+
+void NgramMix::mix(std::vector<LineScore>& lines) {
+  const bool document = context_ == ContextMode::Document;
+  for (LineScore& l : lines) {
+    if (l.skipped) continue;
+    if (!document || !started_) {
+      for (auto& m : members_)
+        m.state = first_has_start_ ? m.model->begin_sentence() : m.model->null_context();
+      started_ = true;
+    }
+    l.logprob = l.oov_logprob = 0;
+    l.nonfinite = 0;
+    for (WordScore& w : l.words) {
+      if (w.id < 0) continue;  // a skipped OOV: fed to no model
+      const double lp = mixed(w, !w.scored);
+      if (!w.scored) continue;
+      w.logprob = lp;
+      w.ngram = 0;
+      if (!std::isfinite(lp)) ++l.nonfinite;
+      l.logprob += lp;
+      if (w.oov) l.oov_logprob += lp;
+    }
+  }
+}
+
+}  // namespace lstmlm::tasks

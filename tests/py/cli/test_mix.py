@@ -1,0 +1,136 @@
+"""`lstmlm score --mix MODEL.arpa:W`: the per-token linear mixture of the -m model and ARPA models, against a
+float64 reference written here from the rule of docs/mixing.md (the ARPA back-off computed by a Python
+reading of the file, the neural model's probabilities from its own `score` records); and the mixture's
+distribution summing to 1 over the union of the vocabularies."""
+import json
+import math
+import os
+import subprocess
+import sys
+import unittest
+
+import pyutil
+
+MODEL = os.path.join(pyutil.SOURCE_DIR, "models", "fairytales-word")
+FAIRY = os.path.join(pyutil.DATA, "torch-wlm-fairytales")
+MAKE_ARPA = os.path.join(pyutil.SOURCE_DIR, "bench", "ngram", "make_arpa.py")
+
+
+class Arpa:
+    """A back-off ARPA model read in Python: p(w | h) from the longest n-gram present plus the back-offs."""
+
+    def __init__(self, path):
+        self.prob, self.bo, self.order = {}, {}, 0
+        n = 0
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith("\\") and line.endswith("-grams:"):
+                    n = int(line[1:line.index("-")])
+                    self.order = max(self.order, n)
+                    continue
+                if not line or line.startswith("\\") or line.startswith("ngram ") or n == 0:
+                    continue
+                f_ = line.split()
+                g = tuple(f_[1:1 + n])
+                self.prob[g] = float(f_[0])
+                if len(f_) == n + 2:
+                    self.bo[g] = float(f_[n + 1])
+        self.words = {g[0] for g in self.prob if len(g) == 1}
+
+    def log10p(self, h, w):
+        h = tuple(h)[-(self.order - 1):] if self.order > 1 else ()
+        while True:
+            if h + (w,) in self.prob:
+                return self.prob[h + (w,)]
+            if not h:
+                return self.prob[("<unk>",)]
+            back = self.bo.get(h, 0.0)
+            h = h[1:]
+            return back + self.log10p(h, w)
+
+
+def cli(*args, input=""):
+    return subprocess.run([pyutil.require_cli(), *args], capture_output=True, text=True, input=input)
+
+
+def score_records(args, text):
+    r = cli("score", "-m", MODEL, "--output-format", "jsonl", *args, input=text)
+    if r.returncode != 0:
+        raise AssertionError(r.stderr)
+    return [json.loads(line) for line in r.stdout.splitlines() if json.loads(line)["type"] == "line"]
+
+
+@unittest.skipUnless(os.path.isdir(FAIRY), "no ../shared/data/torch-wlm-fairytales")
+class MixTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = pyutil.temp_root("lstmlm_mix_")
+        # The model lowercases: the n-gram model is counted on lowercased text, so its words are words it sees.
+        lower = os.path.join(cls.tmp, "train.txt")
+        with open(os.path.join(FAIRY, "train.txt"), encoding="utf-8") as f, open(lower, "w", encoding="utf-8") as o:
+            o.write(f.read().lower())
+        cls.arpa = os.path.join(cls.tmp, "fairy3.arpa")
+        subprocess.run([sys.executable, MAKE_ARPA, "-o", "3", cls.arpa, lower], check=True, capture_output=True)
+        cls.lm = Arpa(cls.arpa)
+        with open(os.path.join(MODEL, "vocab.json"), encoding="utf-8") as f:
+            vocab = json.load(f)
+        cls.neural = {"</s>" if t == "<eos>" else t for t in vocab if t != "<unk>"}
+        cls.ngram = cls.lm.words - {"<unk>", "<s>"}
+        union = cls.neural | cls.ngram
+        cls.share0 = 1 / (len(union - cls.neural) + 1)
+        cls.share1 = 1 / (len(union - cls.ngram) + 1)
+        cls.union = union
+        with open(os.path.join(FAIRY, "test.txt"), encoding="utf-8") as f:
+            cls.text = "".join(f.readlines()[:60])
+
+    def test_each_token_is_the_float64_mixture(self):
+        lam = 0.3
+        alone = score_records([], self.text)
+        mixed = score_records(["--mix", f"{self.arpa}:{lam}"], self.text)
+        self.assertEqual(len(alone), len(mixed))
+        checked = 0
+        for a, m in zip(alone, mixed):
+            h = ["<s>"]
+            total = 0.0
+            for wa, wm in zip(a["words"], m["words"], strict=True):
+                if wa["id"] < 0:
+                    continue
+                word = "</s>" if wa["token"] == "<eos>" else wa["token"]
+                p0 = math.exp(wa["logprob"]) * (self.share0 if wa["oov"] else 1.0)
+                known = word in self.ngram
+                p1 = 10 ** self.lm.log10p(h, word if known else "<unk>") * (1.0 if known else self.share1)
+                want = math.log((1 - lam) * p0 + lam * p1)
+                self.assertAlmostEqual(wm["logprob"], want, delta=1e-6 * max(1.0, abs(want)), msg=word)
+                total += wm["logprob"]
+                h.append(word if known else "<unk>")
+                checked += 1
+            self.assertAlmostEqual(m["logprob"], total, delta=1e-5)
+        self.assertGreater(checked, 1000)
+
+    def test_the_mixture_sums_to_one_over_the_union(self):
+        context = "once upon a"
+        words = sorted(self.union - {"</s>"})
+        lines = [f"{context} {w}" for w in words] + ["once upon a qqqzzzxx"]  # the out-of-union class, once
+        recs = score_records(["--mix", f"{self.arpa}:0.4", "--no-eos"], "\n".join(lines) + "\n")
+        p = sum(math.exp(r["words"][-1]["logprob"]) for r in recs)
+        eos = score_records(["--mix", f"{self.arpa}:0.4"], context + "\n")[0]["words"][-1]
+        self.assertEqual(eos["token"], "<eos>")
+        p += math.exp(eos["logprob"])
+        self.assertAlmostEqual(p, 1.0, delta=1e-5)
+
+    def test_bad_weights_are_refused_naming_the_option(self):
+        for spec, why in ((f"{self.arpa}:1.5", "(0, 1]"), (f"{self.arpa}:-0.2", "(0, 1]"), (f"{self.arpa}:x", "not a number"),
+                          (self.arpa, "MODEL:WEIGHT"), (f"{MODEL}:0.5", "not an ARPA")):
+            r = cli("score", "-m", MODEL, "--mix", spec, input="a\n")
+            self.assertEqual(r.returncode, 2, (spec, r.stderr))
+            self.assertIn("--mix", r.stderr)
+            self.assertIn(why, r.stderr)
+            self.assertEqual(r.stdout, "")
+        r = cli("score", "-m", MODEL, "--mix", f"{self.arpa}:0.6", "--mix", f"{self.arpa}:0.6", input="a\n")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("sum to 1.2", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
