@@ -20,6 +20,7 @@ class TextWriter final : public Writer {
     if (r.kind == "rescore.hyp") return rescore_hyp(r, out);
     if (r.kind == "fidelity") return fidelity(r, out);
     if (r.kind == "rescore.summary") return;  // its figures go to stderr with the speed
+    if (r.kind == "mix.iteration" || r.kind == "mix.model" || r.kind == "mix.result") return mix(r, out);
     throw std::logic_error("the text format has no layout for " + r.kind + " records");
   }
 
@@ -104,6 +105,23 @@ class TextWriter final : public Writer {
            fixed(r.at("perplexity_low").d, 4) + "\nRelative delta PPL:\t" + (dppl >= 0 ? "+" : "") +
            fixed(dppl, 4) + "%\nKernels fp32:\t" + r.at("kernels_ref").s + "\nKernels " + low + ":\t" +
            r.at("kernels_low").s + "\n";
+  }
+
+  // mix-tune: "iteration N\tweights W1 W2 ...\tperplexity P", "model M\tperplexity P", then the result.
+  static void mix(const Record& r, std::string& out) {
+    auto weights = [&] {
+      std::string w;
+      for (const auto& v : r.at("weights").list) w += (w.empty() ? "" : " ") + general(v.d);
+      return w;
+    };
+    if (r.kind == "mix.iteration")
+      out += "iteration " + std::to_string(r.at("iteration").i) + "\tweights " + weights() + "\tperplexity " +
+             fixed(r.at("perplexity").d, 4) + "\n";
+    else if (r.kind == "mix.model")
+      out +=
+          "alone\t" + escape_text(r.at("model").s) + "\tperplexity " + fixed(r.at("perplexity").d, 4) + "\n";
+    else
+      out += "weights\t" + weights() + "\nperplexity\t" + fixed(r.at("perplexity").d, 4) + "\n";
   }
 
   static void rescore_hyp(const Record& r, std::string& out) {

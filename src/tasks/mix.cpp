@@ -1,5 +1,6 @@
 #include "lstmlm/tasks/mix.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <unordered_set>
@@ -78,39 +79,59 @@ NgramMix::NgramMix(std::vector<std::shared_ptr<const NgramModel>> models, std::v
   first_weight_ = 1 - sum;
 }
 
-double NgramMix::mixed(const WordScore& w, bool feed_only) {
-  double p = 0;
-  if (!feed_only) {
+void NgramMix::feed(const WordScore& w, double* row) {
+  if (row) {
     // The first model scored a word it lacks as its unk: that word's share of the unk mass.
     const double p0 = std::exp(w.logprob);
-    p = first_weight_ * (w.oov ? p0 * first_unk_share_ : p0);
+    row[0] = w.oov ? p0 * first_unk_share_ : p0;
   }
-  for (auto& m : members_) {
+  for (size_t i = 0; i < members_.size(); ++i) {
+    Member& m = members_[i];
     const NgramModel& lm = *m.model;
     const auto found = w.eos ? std::optional<uint32_t>(lm.eos()) : lm.find(w.token);
     const bool known = found && *found != lm.unk() && *found != lm.bos();
-    const uint32_t id = known ? *found : lm.unk();
-    const NgramScore s = lm.score(m.state, id, m.state);
-    if (!feed_only) p += m.weight * std::pow(10.0, s.log10prob) * (known ? 1.0 : m.unk_share);
+    const NgramScore s = lm.score(m.state, known ? *found : lm.unk(), m.state);
+    if (row) row[i + 1] = std::pow(10.0, s.log10prob) * (known ? 1.0 : m.unk_share);
   }
-  return std::log(p);
+}
+
+void NgramMix::start_line() {
+  if (context_ == ContextMode::Document && started_) return;
+  for (auto& m : members_) m.state = first_has_start_ ? m.model->begin_sentence() : m.model->null_context();
+  started_ = true;
+}
+
+void NgramMix::probabilities(const std::vector<LineScore>& lines, std::vector<double>& out) {
+  const size_t k = models();
+  for (const LineScore& l : lines) {
+    if (l.skipped) continue;
+    start_line();
+    for (const WordScore& w : l.words) {
+      if (w.id < 0) continue;  // a skipped OOV: fed to no model
+      if (!w.scored) {
+        feed(w, nullptr);
+        continue;
+      }
+      out.resize(out.size() + k);
+      feed(w, out.data() + out.size() - k);
+    }
+  }
 }
 
 void NgramMix::mix(std::vector<LineScore>& lines) {
-  const bool document = context_ == ContextMode::Document;
+  std::vector<double> row(models());
   for (LineScore& l : lines) {
     if (l.skipped) continue;
-    if (!document || !started_) {
-      for (auto& m : members_)
-        m.state = first_has_start_ ? m.model->begin_sentence() : m.model->null_context();
-      started_ = true;
-    }
+    start_line();
     l.logprob = l.oov_logprob = 0;
     l.nonfinite = 0;
     for (WordScore& w : l.words) {
       if (w.id < 0) continue;  // a skipped OOV: fed to no model
-      const double lp = mixed(w, !w.scored);
+      feed(w, w.scored ? row.data() : nullptr);
       if (!w.scored) continue;
+      double p = first_weight_ * row[0];
+      for (size_t i = 0; i < members_.size(); ++i) p += members_[i].weight * row[i + 1];
+      const double lp = std::log(p);
       w.logprob = lp;
       w.ngram = 0;
       if (!std::isfinite(lp)) ++l.nonfinite;
@@ -118,6 +139,51 @@ void NgramMix::mix(std::vector<LineScore>& lines) {
       if (w.oov) l.oov_logprob += lp;
     }
   }
+}
+
+std::vector<MixIteration> mix_em(const std::vector<double>& probs, size_t k, int max_iterations,
+                                 double tolerance) {
+  const size_t tokens = k ? probs.size() / k : 0;
+  std::vector<double> w(k, 1.0 / static_cast<double>(k));
+  std::vector<MixIteration> out;
+  std::vector<double> next(k);
+  for (int it = 0;; ++it) {
+    double ln = 0;
+    std::fill(next.begin(), next.end(), 0.0);
+    for (size_t t = 0; t < tokens; ++t) {
+      const double* p = probs.data() + t * k;
+      double sum = 0;
+      for (size_t j = 0; j < k; ++j) sum += w[j] * p[j];
+      ln += std::log(sum);
+      for (size_t j = 0; j < k; ++j) next[j] += w[j] * p[j] / sum;
+    }
+    out.push_back({w, std::exp(-ln / static_cast<double>(tokens))});
+    if (it == max_iterations) break;
+    double moved = 0;
+    for (size_t j = 0; j < k; ++j) {
+      next[j] /= static_cast<double>(tokens);
+      moved = std::max(moved, std::fabs(next[j] - w[j]));
+    }
+    w = next;
+    if (moved <= tolerance) {
+      double ln2 = 0;
+      for (size_t t = 0; t < tokens; ++t) {
+        double sum = 0;
+        for (size_t j = 0; j < k; ++j) sum += w[j] * probs[t * k + j];
+        ln2 += std::log(sum);
+      }
+      out.push_back({w, std::exp(-ln2 / static_cast<double>(tokens))});
+      break;
+    }
+  }
+  return out;
+}
+
+double perplexity_of(const std::vector<double>& probs, size_t k, size_t column) {
+  const size_t tokens = probs.size() / k;
+  double ln = 0;
+  for (size_t t = 0; t < tokens; ++t) ln += std::log(probs[t * k + column]);
+  return std::exp(-ln / static_cast<double>(tokens));
 }
 
 }  // namespace lstmlm::tasks

@@ -45,7 +45,13 @@ class NgramMix {
   // mixture's ln p, and each line's totals with them. Document mode carries the n-gram states on.
   void mix(std::vector<LineScore>& lines);
 
+  // The probability each model gives each scored word of the lines (the first model's, then each ARPA
+  // model's, in the order given, each with its unk share): appended to `out`, one row of 1 + ARPA models per
+  // scored word. Advances the n-gram states as mix() does; the records are left as they are.
+  void probabilities(const std::vector<LineScore>& lines, std::vector<double>& out);
+
   double first_weight() const { return first_weight_; }
+  size_t models() const { return members_.size() + 1; }
 
  private:
   struct Member {
@@ -54,7 +60,9 @@ class NgramMix {
     double unk_share;  // 1 / (words of the union it lacks + 1)
     NgramState state;
   };
-  double mixed(const WordScore& w, bool feed_only);
+  // Feeds w to every n-gram model; when scored, writes the 1 + ARPA models' probabilities of w to `row`.
+  void feed(const WordScore& w, double* row);
+  void start_line();
   std::vector<Member> members_;
   double first_weight_ = 1;
   double first_unk_share_ = 1;
@@ -62,5 +70,23 @@ class NgramMix {
   ContextMode context_;
   bool started_ = false;
 };
+
+}  // namespace lstmlm::tasks
+
+namespace lstmlm::tasks {
+
+// Mixture weights by expectation-maximization on the models' per-token probabilities (SRILM's
+// compute-best-mix): from equal weights, each iteration sets weight k to the mean over the tokens of
+// w_k p_k / sum_j w_j p_j; it stops when no weight moves by more than `tolerance`, or after
+// `max_iterations`.
+struct MixIteration {
+  std::vector<double> weights;
+  double perplexity = 0;  // exp(-mean ln sum_k w_k p_k) over the tokens, with these weights
+};
+// `probs`: one row of `k` probabilities per token. Every iteration, the starting weights first.
+std::vector<MixIteration> mix_em(const std::vector<double>& probs, size_t k, int max_iterations,
+                                 double tolerance = 1e-7);
+// exp(-mean ln p) of column `column` alone.
+double perplexity_of(const std::vector<double>& probs, size_t k, size_t column);
 
 }  // namespace lstmlm::tasks

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import unittest
 
+import numpy as np
+
 import pyutil
 
 MODEL = os.path.join(pyutil.SOURCE_DIR, "models", "fairytales-word")
@@ -107,6 +109,59 @@ class MixTest(unittest.TestCase):
                 checked += 1
             self.assertAlmostEqual(m["logprob"], total, delta=1e-5)
         self.assertGreater(checked, 1000)
+
+    def token_probabilities(self):
+        """Per scored token, (p of the neural model with its unk share, p of the ARPA model with its share)."""
+        rows = []
+        for a in score_records([], self.text):
+            h = ["<s>"]
+            for w in a["words"]:
+                if w["id"] < 0:
+                    continue
+                word = "</s>" if w["token"] == "<eos>" else w["token"]
+                known = word in self.ngram
+                p1 = 10 ** self.lm.log10p(h, word if known else "<unk>") * (1.0 if known else self.share1)
+                rows.append((math.exp(w["logprob"]) * (self.share0 if w["oov"] else 1.0), p1))
+                h.append(word if known else "<unk>")
+        return np.array(rows, dtype=np.float64)
+
+    def test_mix_tune_gives_the_numpy_em_weights(self):
+        p = self.token_probabilities()
+        w = np.full(2, 0.5)
+        for _ in range(1000):  # SRILM's compute-best-mix: the mean posterior of each model
+            post = w * p / (p @ w)[:, None]
+            nw = post.mean(axis=0)
+            done = np.max(np.abs(nw - w)) <= 1e-7
+            w = nw
+            if done:
+                break
+        ppl = math.exp(-np.mean(np.log(p @ w)))
+        path = os.path.join(self.tmp, "dev.txt")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.text)
+        r = cli("mix-tune", "-m", MODEL, "-m", self.arpa, "--dev", path, "--output-format", "jsonl")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        recs = [json.loads(line) for line in r.stdout.splitlines()]
+        result = recs[-1]
+        self.assertEqual(result["type"], "result")
+        self.assertEqual(result["models"], [MODEL, self.arpa])
+        self.assertEqual(result["tokens"], len(p))
+        for got, want in zip(result["weights"], w, strict=True):
+            self.assertAlmostEqual(got, want, delta=1e-6)
+        self.assertAlmostEqual(result["perplexity"], ppl, delta=1e-6 * ppl)
+        alone = {rec["model"]: rec["perplexity"] for rec in recs if rec["type"] == "model"}
+        for j, m in enumerate((MODEL, self.arpa)):
+            want = math.exp(-np.mean(np.log(p[:, j])))
+            self.assertAlmostEqual(alone[m], want, delta=1e-6 * want)
+        iterations = [rec for rec in recs if rec["type"] == "iteration"]
+        self.assertEqual(iterations[0]["weights"], [0.5, 0.5])
+        self.assertTrue(all(b["perplexity"] <= a["perplexity"] + 1e-9 for a, b in zip(iterations, iterations[1:])))
+        self.assertLess(result["perplexity"], min(alone.values()))
+        # The weights found are what score --mix takes: the same perplexity over the same tokens.
+        mixed = cli("score", "-m", MODEL, "--mix", f"{self.arpa}:{result['weights'][1]!r}", "-v", "summary",
+                    "--output-format", "jsonl", path)
+        self.assertEqual(mixed.returncode, 0, mixed.stderr)
+        self.assertAlmostEqual(json.loads(mixed.stdout)["perplexity"], result["perplexity"], delta=1e-5 * ppl)
 
     def test_the_mixture_sums_to_one_over_the_union(self):
         context = "once upon a"
