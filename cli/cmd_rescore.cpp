@@ -9,7 +9,9 @@
 #include "limits.hpp"
 #include "lstmlm/engine.hpp"
 #include "lstmlm/error.hpp"
+#include "lstmlm/ngram.hpp"
 #include "lstmlm/report/rescore.hpp"
+#include "lstmlm/tasks/mix.hpp"
 #include "lstmlm/tasks/rescore.hpp"
 #include "nbest_reader.hpp"
 #include "options.hpp"
@@ -59,7 +61,7 @@ lm_logprob is ln, lm_log10prob log10 (of the LSTM alone); 9 significant digits. 
 
 struct Opts {
   std::string model_dir;
-  std::vector<std::string> files, file_opts, score_specs, weight_specs;  // file_opts: -f/--file
+  std::vector<std::string> files, file_opts, score_specs, weight_specs, mix;  // file_opts: -f/--file
   std::string input_format = "auto", context = "utterance", ngram, ngram_units = "log10";
   Format format = Format::Text;
   tasks::OovPolicy oov = tasks::OovPolicy::Skip;
@@ -153,6 +155,15 @@ int run(const Opts& o) {
     task.interpolate = tasks::Interpolation{o.lambda, index_of(o.ngram, "--ngram"), units(o.ngram_units)};
   lay.interpolated = task.interpolate.has_value();
 
+  std::vector<tasks::MixMember> mix;
+  for (const auto& spec : o.mix) mix.push_back(tasks::parse_mix(spec));
+  tasks::check_mix_weights(mix, true);
+  for (const auto& m : mix) {
+    if (!NgramModel::is_arpa(m.path))
+      throw UsageError("--mix " + m.path + ": not an ARPA n-gram model (the models mixed in are ARPA files)");
+    task.mix_models.push_back(load_ngram(m.path));
+    task.mix_weights.push_back(m.weight);
+  }
   auto model = load_model(o.model_dir);
   note_oov_policy(o.oov, *model);
   Engine engine(model, o.threads);
@@ -250,6 +261,10 @@ Subcommand setup_rescore(CLI::App& parent) {
                    "LAMBDA in [0, 1]: weight of the LSTM probability (needs --ngram)")
       ->check(real_range(0, 1));
   s.app->add_option("--ngram", o->ngram, "NAME: the score holding the n-gram log-prob to interpolate with");
+  repeatable(
+      s.app->add_option("--mix", o->mix,
+                        "Mix an ARPA n-gram model into the LM per token: MODEL:WEIGHT, repeatable; a weight "
+                        "in (0, 1] interpolates linearly, one in [-1, 0) subtracts (LODR) (docs/mixing.md)"));
   s.app->add_option("--ngram-units", o->ngram_units, "How --ngram is written: log10, ln or cost (-ln p)")
       ->check(one_of(tasks::ngram_units_choices().names()))
       ->capture_default_str();

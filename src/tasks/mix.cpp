@@ -7,6 +7,7 @@
 
 #include "lstmlm/error.hpp"
 #include "lstmlm/tasks/request.hpp"
+#include "lstmlm/units.hpp"
 
 namespace lstmlm::tasks {
 
@@ -26,13 +27,15 @@ MixMember parse_mix(std::string_view spec) {
   return m;
 }
 
-void check_mix_weights(const std::vector<MixMember>& members) {
+void check_mix_weights(const std::vector<MixMember>& members, bool lodr) {
   double sum = 0;
   for (const auto& m : members) {
-    if (!(m.weight > 0 && m.weight <= 1))
-      throw UsageError::option("mix", ": the weight of " + quoted_word(m.path) + " must be in (0, 1], got " +
+    const bool ok = (m.weight > 0 && m.weight <= 1) || (lodr && m.weight >= -1 && m.weight < 0);
+    if (!ok)
+      throw UsageError::option("mix", ": the weight of " + quoted_word(m.path) + " must be in " +
+                                          (lodr ? "[-1, 0) (LODR) or (0, 1]" : "(0, 1]") + ", got " +
                                           std::to_string(m.weight));
-    sum += m.weight;
+    if (m.weight > 0) sum += m.weight;
   }
   if (sum > 1 + 1e-12)
     throw UsageError::option("mix", ": the weights sum to " + std::to_string(sum) +
@@ -74,7 +77,8 @@ NgramMix::NgramMix(std::vector<std::shared_ptr<const NgramModel>> models, std::v
     const auto& m = models[i];
     const double own = static_cast<double>(m->vocab_size()) - 2;  // neither <unk> nor <s>
     members_.push_back({m, weights[i], 1.0 / (union_size - own + 1), {}});
-    sum += weights[i];
+    if (weights[i] > 0) sum += weights[i];
+    linear_ = linear_ || weights[i] > 0;
   }
   first_weight_ = 1 - sum;
 }
@@ -91,6 +95,7 @@ void NgramMix::feed(const WordScore& w, double* row) {
     const auto found = w.eos ? std::optional<uint32_t>(lm.eos()) : lm.find(w.token);
     const bool known = found && *found != lm.unk() && *found != lm.bos();
     const NgramScore s = lm.score(m.state, known ? *found : lm.unk(), m.state);
+    m.last_log10 = s.log10prob;
     if (row) row[i + 1] = std::pow(10.0, s.log10prob) * (known ? 1.0 : m.unk_share);
   }
 }
@@ -129,9 +134,16 @@ void NgramMix::mix(std::vector<LineScore>& lines) {
       if (w.id < 0) continue;  // a skipped OOV: fed to no model
       feed(w, w.scored ? row.data() : nullptr);
       if (!w.scored) continue;
-      double p = first_weight_ * row[0];
-      for (size_t i = 0; i < members_.size(); ++i) p += members_[i].weight * row[i + 1];
-      const double lp = std::log(p);
+      // Without a model of positive weight there is no mixture over the union: the first model's own ln p.
+      double p = linear_ ? first_weight_ * row[0] : std::exp(w.logprob), lodr = 0;
+      for (size_t i = 0; i < members_.size(); ++i) {
+        const double wi = members_[i].weight;
+        if (wi > 0)
+          p += wi * row[i + 1];
+        else  // LODR: the low-order model's own ln p of the word (<unk>'s for a word it lacks)
+          lodr += wi * members_[i].last_log10 * kLn10;
+      }
+      const double lp = std::log(p) + lodr;
       w.logprob = lp;
       w.ngram = 0;
       if (!std::isfinite(lp)) ++l.nonfinite;

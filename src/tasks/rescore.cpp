@@ -53,6 +53,13 @@ size_t utterance_end(const std::vector<Hypothesis>& hyps, size_t b) {
 Rescorer::Rescorer(Engine& engine, RescoreOptions opt)
     : engine_(&engine), prefix_(engine, opt.score), opt_(std::move(opt)) {
   opt_.score.skip_empty = false;  // an empty hypothesis is a hypothesis: scored as just eos
+  if (!opt_.mix_models.empty()) {
+    const Model& m = engine.model();
+    if (!m.tokenizer().traits().tokens_are_words)
+      throw UsageError::option("mix", ": needs a word model (an n-gram model scores words)");
+    mix_.emplace(opt_.mix_models, opt_.mix_weights, NgramMix::words_of(m),
+                 opt_.score.add_start && start_token(m.tokenizer()) >= 0, ContextMode::Sentence);
+  }
 }
 
 void Rescorer::combine(const Hypothesis& h, HypothesisScore& s, const std::string& source) const {
@@ -94,6 +101,7 @@ void Rescorer::run(const std::vector<Hypothesis>& hyps, std::vector<HypothesisSc
   lines.reserve(end - begin);
   for (size_t i = begin; i < end; ++i) lines.push_back(std::move(out[i].lm));
   prefix_.score_tokenized(lines, from);
+  if (mix_) mix_->mix(lines);
   for (size_t i = begin; i < end; ++i) {
     out[i].lm = std::move(lines[i - begin]);
     combine(hyps[i], out[i], source);

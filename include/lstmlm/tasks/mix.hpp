@@ -28,7 +28,9 @@ struct MixMember {
 };
 MixMember parse_mix(std::string_view spec);
 // Each weight in (0, 1] and their sum at most 1 (the first model gets the rest); UsageError naming "mix".
-void check_mix_weights(const std::vector<MixMember>& members);
+// `lodr` (rescore): a weight in [-1, 0) is allowed too: that model's ln p, times the weight, is added to the
+// mixture's (LODR's subtraction of a low-order n-gram; not renormalized).
+void check_mix_weights(const std::vector<MixMember>& members, bool lodr = false);
 
 class NgramMix {
  public:
@@ -59,6 +61,7 @@ class NgramMix {
     double weight;
     double unk_share;  // 1 / (words of the union it lacks + 1)
     NgramState state;
+    double last_log10 = 0;  // its log10 p of the word fed last
   };
   // Feeds w to every n-gram model; when scored, writes the 1 + ARPA models' probabilities of w to `row`.
   void feed(const WordScore& w, double* row);
@@ -66,6 +69,7 @@ class NgramMix {
   std::vector<Member> members_;
   double first_weight_ = 1;
   double first_unk_share_ = 1;
+  bool linear_ = false;  // a model of positive weight: the mixture is over the union
   bool first_has_start_;
   ContextMode context_;
   bool started_ = false;

@@ -9,12 +9,15 @@
 //    the chosen best hypothesis into the next utterance of the same recording.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
 #include "lstmlm/engine.hpp"
+#include "lstmlm/ngram.hpp"
+#include "lstmlm/tasks/mix.hpp"
 #include "lstmlm/tasks/score.hpp"
 
 namespace lstmlm::tasks {
@@ -69,6 +72,10 @@ struct RescoreOptions {
   std::vector<double> weights;  // one per score of the hypotheses (0: printed, not combined)
   double lm_weight = 1.0, word_penalty = 0.0;
   std::optional<Interpolation> interpolate;
+  // ARPA models mixed into the LM's per-token probabilities (tasks/mix.hpp; a negative weight is LODR's),
+  // each hypothesis from <s>: `mix_models[i]` with `mix_weights[i]`.
+  std::vector<std::shared_ptr<const NgramModel>> mix_models;
+  std::vector<double> mix_weights;
 };
 
 struct Hypothesis {
@@ -112,6 +119,7 @@ class Rescorer {
   Engine* engine_;
   PrefixScorer prefix_;
   RescoreOptions opt_;
+  std::optional<NgramMix> mix_;
   // Conversation context: the recording of the last utterance and where its best hypothesis left off.
   std::string recording_;
   std::optional<StreamStart> carried_;

@@ -163,6 +163,38 @@ class MixTest(unittest.TestCase):
         self.assertEqual(mixed.returncode, 0, mixed.stderr)
         self.assertAlmostEqual(json.loads(mixed.stdout)["perplexity"], result["perplexity"], delta=1e-5 * ppl)
 
+    def test_rescore_mixes_as_score_does_and_subtracts_with_a_negative_weight(self):
+        lines = [line for line in self.text.splitlines() if line.strip()][:12]
+        nbest = os.path.join(self.tmp, "nbest.txt")
+        with open(nbest, "w", encoding="utf-8") as f:
+            for i, line in enumerate(lines):
+                f.write(f"utt{i // 3}-{i % 3 + 1} {line}\n")
+
+        def rescored(spec):
+            r = cli("rescore", "-m", MODEL, "--mix", spec, "--output-format", "jsonl", nbest)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return [json.loads(x) for x in r.stdout.splitlines() if json.loads(x)["type"] == "hyp"]
+
+        mixed = score_records(["--mix", f"{self.arpa}:0.4"], "\n".join(lines) + "\n")
+        for hyp, line in zip(rescored(f"{self.arpa}:0.4"), mixed, strict=True):
+            self.assertAlmostEqual(hyp["lm_logprob"], line["logprob"], delta=1e-6)
+        # LODR: ln p of the LSTM plus mu times the n-gram model's own ln p of the same words (<unk>'s for a word
+        # it lacks): no mixture over the union, so no unk shares.
+        mu = -0.3
+        for hyp, line in zip(rescored(f"{self.arpa}:{mu}"), score_records([], "\n".join(lines) + "\n"), strict=True):
+            h, ngram = ["<s>"], 0.0
+            for w in line["words"]:
+                if w["id"] < 0:
+                    continue
+                word = "</s>" if w["token"] == "<eos>" else w["token"]
+                known = word in self.ngram
+                ngram += self.lm.log10p(h, word if known else "<unk>") * math.log(10)
+                h.append(word if known else "<unk>")
+            self.assertAlmostEqual(hyp["lm_logprob"], line["logprob"] + mu * ngram, delta=1e-5)
+        r = cli("score", "-m", MODEL, "--mix", f"{self.arpa}:-0.3", input="a\n")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("(0, 1]", r.stderr)
+
     def test_the_mixture_sums_to_one_over_the_union(self):
         context = "once upon a"
         words = sorted(self.union - {"</s>"})
