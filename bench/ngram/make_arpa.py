@@ -4,7 +4,7 @@ interpolated and written in back-off form, n-grams of order 3 and above seen onc
 mass of one token. A benchmark input (a real corpus's n-gram structure, sizes a user meets), not a
 competitive LM: KenLM's lmplz is not a Debian package.
 
-    bench/ngram/make_arpa.py -o 5 OUT.arpa TEXT...      (one sentence per line; words split on whitespace)
+    bench/ngram/make_arpa.py [-o 5] [--lower] OUT.arpa TEXT...   (a sentence per line; words split on whitespace)
 """
 import argparse
 import math
@@ -17,6 +17,7 @@ D = 0.5
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-o", "--order", type=int, default=5)
+    ap.add_argument("--lower", action="store_true", help="lowercase the text (for a model that lowercases)")
     ap.add_argument("out")
     ap.add_argument("text", nargs="+")
     a = ap.parse_args()
@@ -25,7 +26,7 @@ def main():
     for path in a.text:
         with open(path, encoding="utf-8", errors="replace") as f:
             for line in f:
-                words = line.split()
+                words = (line.lower() if a.lower else line).split()
                 if not words:
                     continue
                 s = ["<s>"] + words + ["</s>"]
