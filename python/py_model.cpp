@@ -82,10 +82,6 @@ PyState state_after(PyModel& m, const State& from, int32_t token) {
   return next;
 }
 
-namespace {
-
-// The path of a model directory: str, bytes or os.PathLike, a str encoded as os.fsencode does (a
-// surrogate-escaped byte names that byte, as os.listdir gives it).
 std::string path_arg(const py::object& path) {
   py::object p = py::module_::import("os").attr("fspath")(path);
   if (PyUnicode_Check(p.ptr())) {
@@ -97,6 +93,8 @@ std::string path_arg(const py::object& path) {
   load_text(p.ptr(), out, "path");
   return out;
 }
+
+namespace {
 
 std::vector<int32_t> encode(const Model& model, const std::string& text, bool bos, bool eos) {
   std::vector<int32_t> ids;

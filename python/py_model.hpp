@@ -60,6 +60,9 @@ tasks::ContextMode context_mode(const std::string& s);
 // A word's id, else unk's; InputError when the model has neither.
 int32_t word_id(const Model& model, const std::string& word);
 // UsageError unless `s` was written by this model (`what`: the calling method, for the message).
+// The path of a model: str, bytes or os.PathLike, a str encoded as os.fsencode does (a surrogate-escaped
+// byte names that byte, as os.listdir gives it).
+std::string path_arg(const pybind11::object& path);
 void check_state(const Model& model, const PyState& s, const char* what);
 // ln p of every next token after `from` (as predict does for a row without input).
 std::vector<float> next_after(Engine& engine, const State& from);

@@ -5,5 +5,7 @@
 namespace lstmlm::py {
 
 void bind_records(pybind11::module_& m);
+// lstmlm.NgramModel's compiled part (py_ngram.cpp).
+void bind_ngram(pybind11::module_& m);
 
 }  // namespace lstmlm::py

@@ -15,7 +15,7 @@ from collections import namedtuple as _namedtuple
 try:
     from ._lstmlm import (Boost, Error, InputError, LineScore, ModelError, OutputError, ScoreSummary,  # noqa: F401
                           State, UsageError, __version__, kernels_for, line_jsonl)
-    from ._lstmlm import _Model
+    from ._lstmlm import _Model, _NgramModel
     _NOT_BUILT = None
 except ImportError as _e:
     import importlib.util as _util
@@ -30,9 +30,9 @@ except ImportError as _e:
                       "python3-numpy (or pip install numpy)")
     else:
         raise
-    _Model = object  # Model below is defined, then removed
+    _Model = _NgramModel = object  # Model and NgramModel below are defined, then removed
 
-__all__ = ["Model", "State", "LineScore", "FullScore", "Candidate", "Boost", "Error", "ModelError", "InputError",
+__all__ = ["Model", "NgramModel", "State", "LineScore", "FullScore", "Candidate", "Boost", "Error", "ModelError", "InputError",
            "UsageError", "OutputError", "ScoreSummary", "kernels_for", "line_jsonl", "__version__"]
 
 def _top(top):
@@ -122,8 +122,22 @@ class Model(_Model):
         return f"<lstmlm.Model {self.path!r} V={self.vocab_size} kernels={self.kernels}>"
 
 
+class NgramModel(_NgramModel):
+    """An ARPA n-gram model (plain or gzip), with KenLM's Python names: kenlm.Model(path) becomes
+    lstmlm.NgramModel(path). score (log10), full_scores, perplexity, order, `word in model`: the numbers of
+    `lstmlm score -m FILE.arpa` (docs/mixing.md). Raises ModelError naming the file and line of a malformed
+    file."""
+
+    def full_scores(self, sentence, bos=True, eos=True):
+        """Per word (</s> included when eos=True): FullScore(log10 prob, ngram length, oov), `.token`."""
+        return iter([FullScore(*t) for t in self._full_scores(sentence, bos, eos)])
+
+    def __repr__(self):
+        return f"<lstmlm.NgramModel {self.path!r} order={self.order}>"
+
+
 if _NOT_BUILT is not None:
-    del Model
+    del Model, NgramModel
     _COMPILED = frozenset(__all__) - {"FullScore", "Candidate"} | {"_Model", "_lstmlm"}
 
     def __getattr__(name):

@@ -1,0 +1,71 @@
+"""lstmlm.NgramModel: KenLM's Python names on an ARPA model, with the numbers `lstmlm score -m FILE.arpa`
+prints (the CLI is the reference: the same library call), and KenLM's own expectations on its test.arpa."""
+import os
+import subprocess
+import unittest
+
+import pyutil
+
+SENTENCES = ["looking on a little the biarritz not_found more .", "also would consider higher looking", ""]
+
+
+class NgramModuleTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.lstmlm = pyutil.require_module()
+        cls.path = pyutil.data("kenlm-test-arpa", "test.arpa")
+        cls.model = cls.lstmlm.NgramModel(cls.path)
+
+    def cli_fields(self, sentence, *flags):
+        r = subprocess.run([pyutil.require_cli(), "score", "-m", self.path, "--output-format", "kenlm", *flags],
+                           input=sentence + "\n", capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        fields = r.stdout.splitlines()[0].split("\t")
+        out = []
+        for f in fields:
+            if f.startswith("Total:"):
+                break
+            word, rest = f.rsplit("=", 1)
+            _, length, log10 = rest.split()
+            out.append((word, int(length), float(log10)))
+        return out
+
+    def test_full_scores_and_score_are_the_clis(self):
+        for s in SENTENCES:
+            for bos, eos, flags in ((True, True, ()), (False, True, ("--no-bos",)), (True, False, ("--no-eos",))):
+                got = list(self.model.full_scores(s, bos=bos, eos=eos))
+                want = self.cli_fields(s, *flags)
+                self.assertEqual([(f.token, f.length) for f in got], [(w, n) for w, n, _ in want])
+                for f, (_, _, lp) in zip(got, want):
+                    self.assertAlmostEqual(f.log10prob, lp, delta=6e-7 * max(1.0, abs(lp)))  # 7 digits printed
+                self.assertAlmostEqual(self.model.score(s, bos=bos, eos=eos), sum(f.log10prob for f in got),
+                                       delta=1e-9)
+
+    def test_kenlms_expectations(self):
+        # KenLM's lm/model_test.cc (../shared/data/kenlm-test-arpa/SOURCE.md): "<s> looking on a little",
+        # then "more" and "loin" as 5-grams.
+        got = list(self.model.full_scores("looking on a little more loin", eos=False))
+        self.assertEqual([f.length for f in got], [2, 3, 4, 5, 5, 5])
+        for f, want in zip(got, [-0.4846522, -0.348837, -0.0155266, -0.00306122, -0.00181395, -0.0432557]):
+            self.assertAlmostEqual(f.log10prob, want, delta=1e-6)
+        oov = list(self.model.full_scores("not_found", bos=False, eos=False))[0]
+        self.assertEqual((oov.length, oov.oov), (1, True))
+        self.assertAlmostEqual(oov.log10prob, -1.995635, delta=1e-6)
+        self.assertEqual(self.model.order, 5)
+        self.assertEqual(self.model.counts, [37, 47, 11, 6, 4])
+        self.assertIn("looking", self.model)
+        self.assertNotIn("not_found", self.model)
+
+    def test_a_broken_file_is_a_model_error_naming_file_and_line(self):
+        path = os.path.join(pyutil.temp_root("lstmlm_ngram_py_"), "cut.arpa")
+        with open(path, "w") as f:
+            f.write("\\data\\\nngram 1=3\n\n\\1-grams:\n-1\t<s>\n-1\t</s>\n")
+        with self.assertRaises(self.lstmlm.ModelError) as e:
+            self.lstmlm.NgramModel(path)
+        self.assertIn(path + ": line 6:", str(e.exception))
+        with self.assertRaises(TypeError):
+            self.lstmlm.NgramModel(None)
+
+
+if __name__ == "__main__":
+    unittest.main()
