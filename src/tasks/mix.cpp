@@ -62,47 +62,61 @@ std::vector<std::string> NgramMix::words_of(const NgramModel& model) {
   return out;
 }
 
-NgramMix::NgramMix(std::vector<std::shared_ptr<const NgramModel>> models, std::vector<double> weights,
-                   std::vector<std::string> first_words, bool first_has_start, ContextMode context)
-    : first_has_start_(first_has_start), context_(context) {
+MixPlan::MixPlan(std::vector<std::shared_ptr<const NgramModel>> models, std::vector<double> weights,
+                 const std::vector<std::string>& first_words) {
   std::unordered_set<std::string_view> all(first_words.begin(), first_words.end());
   for (const auto& m : models)
     for (uint32_t i = 0; i < m->vocab_size(); ++i)
       if (i != m->unk() && i != m->bos()) all.insert(m->word(i));
   const double union_size = static_cast<double>(all.size());
-  std::unordered_set<std::string_view> first(first_words.begin(), first_words.end());
-  first_unk_share_ = 1.0 / (union_size - static_cast<double>(first.size()) + 1);
+  const std::unordered_set<std::string_view> first(first_words.begin(), first_words.end());
+  first_unk_share = 1.0 / (union_size - static_cast<double>(first.size()) + 1);
   double sum = 0;
   for (size_t i = 0; i < models.size(); ++i) {
     const auto& m = models[i];
     const double own = static_cast<double>(m->vocab_size()) - 2;  // neither <unk> nor <s>
-    members_.push_back({m, weights[i], 1.0 / (union_size - own + 1), {}});
+    members.push_back({m, weights[i], 1.0 / (union_size - own + 1)});
     if (weights[i] > 0) sum += weights[i];
-    linear_ = linear_ || weights[i] > 0;
+    linear = linear || weights[i] > 0;
   }
-  first_weight_ = 1 - sum;
+  first_weight = 1 - sum;
 }
+
+NgramMix::NgramMix(std::shared_ptr<const MixPlan> plan, bool first_has_start, ContextMode context)
+    : plan_(std::move(plan)),
+      streams_(plan_->members.size()),
+      first_has_start_(first_has_start),
+      context_(context) {}
+
+NgramMix::NgramMix(std::vector<std::shared_ptr<const NgramModel>> models, std::vector<double> weights,
+                   const std::vector<std::string>& first_words, bool first_has_start, ContextMode context)
+    : NgramMix(std::make_shared<const MixPlan>(std::move(models), std::move(weights), first_words),
+               first_has_start, context) {}
 
 void NgramMix::feed(const WordScore& w, double* row) {
   if (row) {
     // The first model scored a word it lacks as its unk: that word's share of the unk mass.
     const double p0 = std::exp(w.logprob);
-    row[0] = w.oov ? p0 * first_unk_share_ : p0;
+    row[0] = w.oov ? p0 * plan_->first_unk_share : p0;
   }
-  for (size_t i = 0; i < members_.size(); ++i) {
-    Member& m = members_[i];
+  for (size_t i = 0; i < streams_.size(); ++i) {
+    const MixPlan::Member& m = plan_->members[i];
+    Stream& st = streams_[i];
     const NgramModel& lm = *m.model;
     const auto found = w.eos ? std::optional<uint32_t>(lm.eos()) : lm.find(w.token);
     const bool known = found && *found != lm.unk() && *found != lm.bos();
-    const NgramScore s = lm.score(m.state, known ? *found : lm.unk(), m.state);
-    m.last_log10 = s.log10prob;
+    const NgramScore s = lm.score(st.state, known ? *found : lm.unk(), st.state);
+    st.last_log10 = s.log10prob;
     if (row) row[i + 1] = std::pow(10.0, s.log10prob) * (known ? 1.0 : m.unk_share);
   }
 }
 
 void NgramMix::start_line() {
   if (context_ == ContextMode::Document && started_) return;
-  for (auto& m : members_) m.state = first_has_start_ ? m.model->begin_sentence() : m.model->null_context();
+  for (size_t i = 0; i < streams_.size(); ++i) {
+    const NgramModel& lm = *plan_->members[i].model;
+    streams_[i].state = first_has_start_ ? lm.begin_sentence() : lm.null_context();
+  }
   started_ = true;
 }
 
@@ -135,13 +149,13 @@ void NgramMix::mix(std::vector<LineScore>& lines) {
       feed(w, w.scored ? row.data() : nullptr);
       if (!w.scored) continue;
       // Without a model of positive weight there is no mixture over the union: the first model's own ln p.
-      double p = linear_ ? first_weight_ * row[0] : std::exp(w.logprob), lodr = 0;
-      for (size_t i = 0; i < members_.size(); ++i) {
-        const double wi = members_[i].weight;
+      double p = plan_->linear ? plan_->first_weight * row[0] : std::exp(w.logprob), lodr = 0;
+      for (size_t i = 0; i < streams_.size(); ++i) {
+        const double wi = plan_->members[i].weight;
         if (wi > 0)
           p += wi * row[i + 1];
         else  // LODR: the low-order model's own ln p of the word (<unk>'s for a word it lacks)
-          lodr += wi * members_[i].last_log10 * kLn10;
+          lodr += wi * streams_[i].last_log10 * kLn10;
       }
       const double lp = std::log(p) + lodr;
       w.logprob = lp;

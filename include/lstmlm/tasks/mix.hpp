@@ -32,13 +32,30 @@ MixMember parse_mix(std::string_view spec);
 // mixture's (LODR's subtraction of a low-order n-gram; not renormalized).
 void check_mix_weights(const std::vector<MixMember>& members, bool lodr = false);
 
+// What a mixture is, computed once and shared by every stream that mixes (a server's requests): the n-gram
+// models, their weights and the unk shares the union of the vocabularies gives each model.
+struct MixPlan {
+  struct Member {
+    std::shared_ptr<const NgramModel> model;
+    double weight;
+    double unk_share;  // 1 / (words of the union it lacks + 1)
+  };
+  // `first_words`: the first model's vocabulary as words (its eos as "</s>", without its unk token).
+  MixPlan(std::vector<std::shared_ptr<const NgramModel>> models, std::vector<double> weights,
+          const std::vector<std::string>& first_words);
+  std::vector<Member> members;
+  double first_weight = 1;
+  double first_unk_share = 1;
+  bool linear = false;  // a model of positive weight: the mixture is over the union
+};
+
 class NgramMix {
  public:
-  // `first_words`: the first model's vocabulary as words (its eos as "</s>", without its unk token);
-  // `first_has_start`: whether its lines start from a start token (else the n-gram models start from the
-  // null context).
+  // `first_has_start`: whether the first model's lines start from a start token (else the n-gram models
+  // start from the null context).
+  NgramMix(std::shared_ptr<const MixPlan> plan, bool first_has_start, ContextMode context);
   NgramMix(std::vector<std::shared_ptr<const NgramModel>> models, std::vector<double> weights,
-           std::vector<std::string> first_words, bool first_has_start, ContextMode context);
+           const std::vector<std::string>& first_words, bool first_has_start, ContextMode context);
   // The words of a neural model as NgramMix's first model.
   static std::vector<std::string> words_of(const Model& model);
   static std::vector<std::string> words_of(const NgramModel& model);
@@ -52,24 +69,18 @@ class NgramMix {
   // scored word. Advances the n-gram states as mix() does; the records are left as they are.
   void probabilities(const std::vector<LineScore>& lines, std::vector<double>& out);
 
-  double first_weight() const { return first_weight_; }
-  size_t models() const { return members_.size() + 1; }
+  size_t models() const { return plan_->members.size() + 1; }
 
  private:
-  struct Member {
-    std::shared_ptr<const NgramModel> model;
-    double weight;
-    double unk_share;  // 1 / (words of the union it lacks + 1)
+  struct Stream {
     NgramState state;
-    double last_log10 = 0;  // its log10 p of the word fed last
+    double last_log10 = 0;  // log10 p of the word fed last
   };
   // Feeds w to every n-gram model; when scored, writes the 1 + ARPA models' probabilities of w to `row`.
   void feed(const WordScore& w, double* row);
   void start_line();
-  std::vector<Member> members_;
-  double first_weight_ = 1;
-  double first_unk_share_ = 1;
-  bool linear_ = false;  // a model of positive weight: the mixture is over the union
+  std::shared_ptr<const MixPlan> plan_;
+  std::vector<Stream> streams_;
   bool first_has_start_;
   ContextMode context_;
   bool started_ = false;
