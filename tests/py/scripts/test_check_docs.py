@@ -86,6 +86,26 @@ class Grammar(unittest.TestCase):
             with self.assertRaises(cd.PageError, msg=text):
                 self.parse(text)
 
+    def test_output_outside_a_session_is_malformed(self):
+        # Output is checked only in a session: a block that shows it in another form is refused, so no
+        # example that shows output escapes the check.
+        for text in ("```\n{\"type\": \"fidelity\", \"tokens\": 16}\n```\n",         # no language
+                     "```\nlstmlm generate -m DIR [-p TEXT]\n```\n",                     # a synopsis, no language
+                     "```json\n{\"type\": \"sample\", \"text\": \"x\"}\n```\n",    # a record
+                     "```text\nlstmlm: note: config.json input_length 8\n```\n",        # a message
+                     "```text\nLSTMLM_ERR_MODEL  lstmlm_model_load: x\n```\n"):          # a C API status
+            with self.assertRaises(cd.PageError, msg=text):
+                self.parse(text)
+        for text in ("```text\nlstmlm generate -m DIR [-p TEXT]\n```\n",
+                     "```json\n{\"format\": \"lstmlm\"}\n```\n",
+                     "```python\nimport lstmlm  # lstmlm: a comment\n```\n"):
+            self.assertEqual(self.parse(text), [], text)
+
+    def test_every_page_of_the_repository_is_well_formed(self):
+        pages = ["README.md"] + sorted("docs/" + f for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith(".md"))
+        for rel in pages:
+            cd.parse_page(os.path.join(ROOT, rel), rel)
+
     def test_matching(self):
         m = cd.lines_match
         self.assertTrue(m(["a", "...", "d"], ["a", "b", "c", "d"]))
