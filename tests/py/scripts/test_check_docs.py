@@ -157,6 +157,13 @@ class EndToEnd(unittest.TestCase):
         self.assertIn("skip (output not compared: it changes)", r.stdout)
         self.assertIn("8 examples in 1 pages: 6 ok, 1 skipped, 1 failed", lines[-1])
 
+    def test_home_is_a_scratch_folder(self):
+        # An example that installs into ~/.local (the README's) must not write into the user's home.
+        page = "```\n$ mkdir -p ~/.local/bin && cd ~ && pwd && ls -A\n.../home\n.local\n```\n"
+        r, _ = self.run_pages([page])
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertNotIn(os.path.expanduser("~"), r.stdout)
+
     def test_update_writes_the_actual_output(self):
         page = "```\n$ echo new\nold\n$ echo abridged; echo more\nabr...\n...\n```\n"
         r, texts = self.run_pages([page], "--update")
