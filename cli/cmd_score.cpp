@@ -281,7 +281,7 @@ int run(const Opts& o) {
   tasks::Scorer scorer(engine, task);
   tasks::ScoreSummary summary;
   Emitter out(o.format);
-  Progress progress("score", o.progress, input_bytes(o.files));
+  Progress progress("score", o.progress, o.files);
   out.begin(score_table(view));
   auto t0 = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };

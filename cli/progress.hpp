@@ -13,8 +13,10 @@ uint64_t input_bytes(const std::vector<std::string>& paths);
 
 class Progress {
  public:
-  // `mode` as --progress: auto (only when stderr is a terminal), always, never. `total_bytes` 0: unknown.
-  Progress(std::string name, const std::string& mode, uint64_t total_bytes);
+  // `mode` as --progress: auto (only when stderr is a terminal, and not when the input is that terminal: a
+  // line rewritten in place would mix with what the user types), always, never. `inputs` as the
+  // subcommand's FILE list (none or '-': stdin), for their size and whether a terminal is read.
+  Progress(std::string name, const std::string& mode, const std::vector<std::string>& inputs);
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
   bool enabled() const { return enabled_; }

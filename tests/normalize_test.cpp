@@ -1,6 +1,7 @@
 // lstmlm::normalize: cases derived by hand from Python 3.11's str.lower(), unicodedata (Unicode 14.0) and
 // cc_net's text_normalizer.normalize (tests/py/ccnet_reference.py); NormalizeFile is the C++ side of
-// tests/py/fidelity/test_normalize_ccnet.py, which compares it with Python over real text and every code point.
+// tests/py/fidelity/test_normalize_ccnet.py, which compares it with Python over real text and every code
+// point.
 #include "lstmlm/normalize.hpp"
 
 #include <gtest/gtest.h>

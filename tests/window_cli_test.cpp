@@ -1,6 +1,7 @@
 // A model whose config.json has input_length: score, predict and generate use --pad-to input_length by
 // default with one stderr note, --stateful gives the numbers of the same model without the field, and
-// info shows it. (The real Keras model is checked against a numpy Keras loop in tests/py/fidelity/test_window_keras.)
+// info shows it. (The real Keras model is checked against a numpy Keras loop in
+// tests/py/fidelity/test_window_keras.)
 #include <gtest/gtest.h>
 
 #include <algorithm>
