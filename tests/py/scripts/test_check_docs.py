@@ -101,6 +101,14 @@ class Grammar(unittest.TestCase):
                      "```python\nimport lstmlm  # lstmlm: a comment\n```\n"):
             self.assertEqual(self.parse(text), [], text)
 
+    def test_a_python_session_is_one_doctest_example(self):
+        ex = self.parse("Text.\n\n```python\n>>> x = 1\n>>> x + 1  # shown\n2\n```\n")
+        self.assertEqual(len(ex), 1)
+        self.assertTrue(ex[0].doctest)
+        self.assertEqual((ex[0].line, ex[0].stdout, ex[0].status), (4, [], 0))
+        self.assertIn("PYTHONPATH=build/python python3 -c", ex[0].command)
+        self.assertIn(">>> x + 1  # shown\n2\n__DOCTEST__", ex[0].command)
+
     def test_every_page_of_the_repository_is_well_formed(self):
         pages = ["README.md"] + sorted("docs/" + f for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith(".md"))
         for rel in pages:
@@ -118,12 +126,15 @@ class Grammar(unittest.TestCase):
 
 
 class EndToEnd(unittest.TestCase):
-    def run_pages(self, pages, *args):
+    def run_pages(self, pages, *args, module=False):
         """Writes the pages into a scratch folder and runs the script on them with a stand-in lstmlm that
-        echoes its arguments."""
+        echoes its arguments (module: and a stand-in compiled module, so that Python sessions run)."""
         with tempfile.TemporaryDirectory(prefix="check-docs-test-") as tmp:
             build = os.path.join(tmp, "build")
             os.mkdir(build)
+            if module:
+                os.makedirs(os.path.join(build, "python", "lstmlm"))
+                open(os.path.join(build, "python", "lstmlm", "_lstmlm.stand-in.so"), "w").close()
             fake = os.path.join(build, "lstmlm")
             with open(fake, "w") as f:
                 f.write("#!/bin/sh\necho \"lstmlm $*\"\n")
@@ -156,6 +167,17 @@ class EndToEnd(unittest.TestCase):
         self.assertIn("+wrong", r.stdout)
         self.assertIn("skip (output not compared: it changes)", r.stdout)
         self.assertIn("8 examples in 1 pages: 6 ok, 1 skipped, 1 failed", lines[-1])
+
+    def test_python_sessions_run_as_doctests(self):
+        page = "```python\n>>> import os\n>>> 6 * 7\n42\n>>> 'abc'.upper()\n'A...'\n```\n\n```\n>>> 1 + 1\n3\n```\n"
+        r, texts = self.run_pages([page], "--update", module=True)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("page0.md:2 ok", r.stdout)
+        self.assertIn("page0.md:10 FAIL: >>> (a Python session)", r.stdout)
+        self.assertIn('File "', r.stdout)
+        self.assertIn(", line 10, in ", r.stdout)  # the failing statement's line in the page
+        self.assertIn("+Expected:", r.stdout)
+        self.assertEqual(texts[0], page)  # --update leaves a Python session alone
 
     def test_home_is_a_scratch_folder(self):
         # An example that installs into ~/.local (the README's) must not write into the user's home.
