@@ -365,9 +365,11 @@ int run(const Opts& o) {
     print_diagnostic("lstmlm: hint: ",
                      "the input looks like hard-wrapped prose (short lines, sentences running across "
                      "them): each line was scored as a sentence; --context document scores it as one text");
-  std::fprintf(stderr, "lstmlm score: %lld tokens in %.3f s (%.0f tokens/s)\n",
-               static_cast<long long>(summary.tokens), seconds(),
-               static_cast<double>(summary.tokens) / seconds());
+  // Typed lines: the time is the typing's, not a speed.
+  if (!reads_a_terminal(o.files))
+    std::fprintf(stderr, "lstmlm score: %lld tokens in %.3f s (%.0f tokens/s)\n",
+                 static_cast<long long>(summary.tokens), seconds(),
+                 static_cast<double>(summary.tokens) / seconds());
   return 0;
 }
 

@@ -22,12 +22,10 @@ uint64_t input_bytes(const std::vector<std::string>& paths) {
   return total;
 }
 
-namespace {
 bool reads_a_terminal(const std::vector<std::string>& inputs) {
   const bool stdin_read = inputs.empty() || std::find(inputs.begin(), inputs.end(), "-") != inputs.end();
   return stdin_read && ::isatty(STDIN_FILENO) == 1;
 }
-}  // namespace
 
 Progress::Progress(std::string name, const std::string& mode, const std::vector<std::string>& inputs)
     : name_(std::move(name)),

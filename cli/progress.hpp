@@ -11,6 +11,10 @@ namespace lstmlm::cli {
 // The summed size of the inputs ('-' or none: stdin) when every one is a regular file, else 0 (unknown).
 uint64_t input_bytes(const std::vector<std::string>& paths);
 
+// Whether the inputs (none or '-': stdin) include a terminal being read: someone typing, whose pauses a
+// speed would count.
+bool reads_a_terminal(const std::vector<std::string>& inputs);
+
 class Progress {
  public:
   // `mode` as --progress: auto (only when stderr is a terminal, and not when the input is that terminal: a
