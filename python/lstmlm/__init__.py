@@ -40,11 +40,20 @@ except ImportError as _e:
             _NOT_BUILT = ("the compiled module lstmlm._lstmlm is not built: build it with `cmake --build build` and "
                           "import lstmlm from the build tree (PYTHONPATH=build/python), or install it "
                           "(docs/python.md)")
-    elif _util.find_spec("numpy") is None or "numpy" in str(_e):
+    elif _util.find_spec("numpy") is None:
         # The compiled module needs numpy; the `lstmlm` command (the binary) and the converters' own check do
         # not, so the package still imports and says so in one line where the module is used.
         _NOT_BUILT = (f"the Python package numpy is not installed for {_sys.executable}: apt-get install "
                       "python3-numpy (or pip install numpy)")
+    elif "numpy" in str(_e) or "numpy" in str(_e.__cause__ or _e.__context__ or ""):
+        # A numpy the module cannot use (another major version than it was built against, a broken install):
+        # the module's initialization failed on importing it, the cause chained.
+        _why = str(_e.__cause__ or _e.__context__ or _e) or type(_e).__name__
+        _where = _util.find_spec("numpy").origin
+        _NOT_BUILT = (f"the compiled module cannot use the numpy of {_sys.executable} ({_where}): "
+                      f"{_why.splitlines()[0]}; run the python3 it was "
+                      "built for (Debian's /usr/bin/python3 with python3-numpy for a default build), or build "
+                      "lstmlm for this interpreter and its numpy")
     else:
         raise
     _Model = object  # Model below is defined, then removed

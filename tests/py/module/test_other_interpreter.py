@@ -54,6 +54,19 @@ class OtherInterpreter(unittest.TestCase):
         self.assertEqual(r.stdout.strip(), f"lstmlm.Model: the Python package numpy is not installed for "
                          f"{sys.executable}: apt-get install python3-numpy (or pip install numpy)")
 
+    def test_a_numpy_the_module_cannot_use(self):
+        built_module()
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "numpy"))
+            with open(os.path.join(tmp, "numpy", "__init__.py"), "w") as f:
+                f.write("raise ImportError('numpy.core.multiarray failed to import')\n")
+            r = self.run_py(["-S", "-c", CODE], os.pathsep.join([pyutil.PYTHONPATH, tmp]))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        line = r.stdout.strip()
+        self.assertIn(f"the compiled module cannot use the numpy of {sys.executable} (", line)
+        self.assertIn("numpy.core.multiarray failed to import", line)
+        self.assertNotIn("not installed", line)
+
     def test_python_m_build_where_the_cmake_build_folder_is_named_build(self):
         if not pyutil.CLI:
             raise unittest.SkipTest("LSTMLM_CLI not set (run through ctest)")
