@@ -28,8 +28,10 @@ TOP = 12  # what the page asks for; it shows 8, special tokens left out
 class Server:
     """lstmlm serve on 127.0.0.1 and a free port (the address read from stderr)."""
 
-    def __init__(self, model):
-        self.proc = subprocess.Popen([pyutil.require_cli(), "serve", "-m", model, "--port", "0", "--threads", "1"],
+    def __init__(self, model, *extra):
+        self.key = extra[extra.index("--api-key") + 1] if "--api-key" in extra else None
+        self.proc = subprocess.Popen([pyutil.require_cli(), "serve", "-m", model, "--port", "0", "--threads", "1",
+                                      *extra],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.err = [self.proc.stderr.readline()]
         if "listening on http://127.0.0.1:" not in self.err[0]:
@@ -48,8 +50,10 @@ class Server:
     def request(self, method, path, body=None):
         c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         try:
-            c.request(method, path, body=None if body is None else json.dumps(body).encode(),
-                      headers={"Content-Type": "application/json"})
+            headers = {"Content-Type": "application/json"}
+            if self.key:
+                headers["Authorization"] = "Bearer " + self.key
+            c.request(method, path, body=None if body is None else json.dumps(body).encode(), headers=headers)
             r = c.getresponse()
             return r.status, r.read().decode("utf-8")
         finally:
@@ -102,13 +106,13 @@ def png_size(data):
 
 
 class ThePageInABrowser(unittest.TestCase):
-    def open(self, name):
+    def open(self, name, *extra):
         if not os.path.exists(cdp.CHROMIUM):
             print(f"SKIP: {cdp.CHROMIUM} not present (Debian's chromium; scripts/install-deps installs it)",
                   file=sys.stderr)
             raise unittest.SkipTest(f"{cdp.CHROMIUM} not present")
         self.model_dir = os.path.join(MODELS, name)
-        self.server = Server(self.model_dir)
+        self.server = Server(self.model_dir, *extra)
         self.addCleanup(self.stop_server)
         self.browser = cdp.Browser(width=900, height=700)
         self.addCleanup(self.browser.close)
@@ -234,6 +238,24 @@ class ThePageInABrowser(unittest.TestCase):
             self.check_generation("once upon a time", 30, 1)
             self.check_generation("once upon a time", 30, 6)
             self.finish("serving-page.png")
+
+        self.drive(steps)
+
+    def test_a_server_with_a_key(self):
+        page = self.open("fairytales-word", "--api-key", "sesame")
+
+        def steps():
+            # Without the key the page says what the server answered; with it, the model and its suggestions.
+            page.wait_for("document.getElementById('model').textContent.startsWith('model: ')")
+            self.assertIn("Authorization", page.js("document.getElementById('model').textContent"))
+            self.assertEqual(self.labels(), [])
+            page.type_into("#key", "sesame")
+            page.js("document.getElementById('key').dispatchEvent(new Event('change'))")
+            self.check_model_line()
+            page.wait_for("document.querySelectorAll('#suggestions button.suggestion').length > 0")
+            self.assertEqual(self.suggestions("the old "), self.predicted("the old ")[:8])
+            self.check_generation("once upon a time", 10, 6)
+            self.assertEqual(page.exceptions(), [])
 
         self.drive(steps)
 
