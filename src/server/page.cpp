@@ -73,24 +73,34 @@ function special(token) {
 // What a keyboard completes: the word being typed (a prefix) on word and char models; at a word boundary the
 // next words (a char model's: its characters up to the next boundary, from the typed space). Subword models
 // complete no half-typed word: their next pieces, after the whole text.
+// A model without a start token (bos, eos) predicts nothing from an empty context: a char model then takes the
+// first typed letter as the context (its `lead`), other models wait for a word.
 function request(text) {
   const kind = model.tokenizer.type;
+  const start = model.tokenizer.bos_token !== null || model.tokenizer.eos_token !== null;
+  let req = {context: text, prefix: ""};
   if (kind === "char") {
     if (text === "") return null;
     const m = /(\S*)$/.exec(text);
-    if (m[1] !== "") return {context: text.slice(0, m.index), prefix: m[1]};
-    return {context: text.slice(0, -1), prefix: text.slice(-1), boundary: true};
+    req = m[1] !== "" ? {context: text.slice(0, m.index), prefix: m[1]}
+                      : {context: text.slice(0, -1), prefix: text.slice(-1), boundary: true};
+    if (req.context === "" && !start) {
+      if (req.boundary || req.prefix.length < 2) return null;
+      return {context: req.prefix[0], prefix: req.prefix.slice(1), lead: req.prefix[0]};
+    }
+    return req;
   }
   if (kind === "word") {
     const m = /(\S+)$/.exec(text);
-    if (m) return {context: text.slice(0, m.index), prefix: m[1]};
+    if (m) req = {context: text.slice(0, m.index), prefix: m[1]};
   }
-  return {context: text, prefix: ""};
+  return req.context === "" && !start ? null : req;
 }
 // The text a suggestion puts in place of the word being typed, and its label.
 function completion(req, token) {
   const kind = model.tokenizer.type;
   if (kind === "char") {
+    if (req.lead !== undefined) return {label: req.lead + token, text: req.lead + token + " "};
     const word = req.boundary ? token.slice(req.prefix.length) : token;
     return {label: word, text: req.context + (req.boundary ? req.prefix : "") + word + " "};
   }

@@ -265,6 +265,11 @@ class ThePageInABrowser(unittest.TestCase):
         def steps():
             self.check_model_line()
             self.assertEqual(self.labels(), [])  # nothing typed: nothing to complete
+            # The first word: no start token to predict from, so its first letter is the context.
+            shown = self.suggestions("onc")
+            self.assertEqual(shown, ["o" + w for w in self.predicted("o", "nc")][:8])
+            self.assertIn("once", shown)
+            self.assertEqual(self.click_suggestion("once"), "once ")
             shown = self.suggestions("once upon a ti")
             self.assertEqual(shown, self.predicted("once upon a ", "ti")[:8])
             self.assertTrue(all(w.startswith("ti") and len(w) > 2 for w in shown), shown)  # words, not letters
