@@ -104,11 +104,11 @@ function completion(req, token) {
     const word = req.boundary ? token.slice(req.prefix.length) : token;
     return {label: word, text: req.context + (req.boundary ? req.prefix : "") + word + " "};
   }
-  if (kind === "word") {
+  if (kind === "word" || kind === "bpe") {  // a bpe model reads its pieces as words (their "@@" kept)
     const sep = req.context && !/\s$/.test(req.context) ? " " : "";
     return {label: token, text: req.context + sep + token + " "};
   }
-  // Subword pieces: a piece starting with U+2581 starts a word, any other continues the last one.
+  // SentencePiece: a piece starting with U+2581 starts a word, any other continues the last one.
   const starts = token.startsWith("\u2581");
   const body = starts ? token.slice(1) : token;
   const sep = starts && req.context && !/\s$/.test(req.context) ? " " : "";
