@@ -81,7 +81,7 @@ int run(const Opts& o) {
   tasks::Fidelity fidelity(ref, low, task);
   const size_t block = 4096;
   LineReader in(o.files);
-  Progress progress("fidelity", o.progress, input_bytes(o.files));
+  Progress progress("fidelity", o.progress, o.files);
   std::vector<std::string> lines;
   std::vector<tasks::LineEnd> ends;
   uint64_t first = 0;

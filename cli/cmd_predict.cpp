@@ -92,7 +92,7 @@ int run(const Opts& o) {
     return 0;
   }
   LineReader in(o.files);
-  Progress progress("predict", o.progress, input_bytes(o.files));
+  Progress progress("predict", o.progress, o.files);
   uint64_t contexts = 0;
   const size_t block = 4096;
   std::vector<std::string> lines;

@@ -190,7 +190,7 @@ int run(const Opts& o) {
       out.emit(report::hyp_record(o.format, lay, in.source(), h, s));
   };
   std::vector<tasks::Hypothesis> block;
-  Progress progress("rescore", o.progress, input_bytes(o.files));
+  Progress progress("rescore", o.progress, o.files);
   while (in.next_block(block, 4096)) {
     std::vector<tasks::HypothesisScore> scores;
     try {

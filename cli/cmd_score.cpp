@@ -332,7 +332,7 @@ int run(const Opts& o) {
   };
   tasks::ScoreSummary summary;
   Emitter out(o.format);
-  Progress progress("score", o.progress, input_bytes(o.files));
+  Progress progress("score", o.progress, o.files);
   out.begin(score_table(view));
   auto t0 = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
@@ -416,9 +416,11 @@ int run(const Opts& o) {
     print_diagnostic("lstmlm: hint: ",
                      "the input looks like hard-wrapped prose (short lines, sentences running across "
                      "them): each line was scored as a sentence; --context document scores it as one text");
-  std::fprintf(stderr, "lstmlm score: %lld tokens in %.3f s (%.0f tokens/s)\n",
-               static_cast<long long>(summary.tokens), seconds(),
-               static_cast<double>(summary.tokens) / seconds());
+  // Typed lines: the time is the typing's, not a speed.
+  if (!reads_a_terminal(o.files))
+    std::fprintf(stderr, "lstmlm score: %lld tokens in %.3f s (%.0f tokens/s)\n",
+                 static_cast<long long>(summary.tokens), seconds(),
+                 static_cast<double>(summary.tokens) / seconds());
   return 0;
 }
 

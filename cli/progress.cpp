@@ -22,10 +22,15 @@ uint64_t input_bytes(const std::vector<std::string>& paths) {
   return total;
 }
 
-Progress::Progress(std::string name, const std::string& mode, uint64_t total_bytes)
+bool reads_a_terminal(const std::vector<std::string>& inputs) {
+  const bool stdin_read = inputs.empty() || std::find(inputs.begin(), inputs.end(), "-") != inputs.end();
+  return stdin_read && ::isatty(STDIN_FILENO) == 1;
+}
+
+Progress::Progress(std::string name, const std::string& mode, const std::vector<std::string>& inputs)
     : name_(std::move(name)),
-      enabled_(mode == "always" || (mode == "auto" && stderr_is_terminal())),
-      total_(total_bytes),
+      enabled_(mode == "always" || (mode == "auto" && stderr_is_terminal() && !reads_a_terminal(inputs))),
+      total_(input_bytes(inputs)),
       start_(std::chrono::steady_clock::now()),
       last_(start_) {}
 

@@ -11,10 +11,16 @@ namespace lstmlm::cli {
 // The summed size of the inputs ('-' or none: stdin) when every one is a regular file, else 0 (unknown).
 uint64_t input_bytes(const std::vector<std::string>& paths);
 
+// Whether the inputs (none or '-': stdin) include a terminal being read: someone typing, whose pauses a
+// speed would count.
+bool reads_a_terminal(const std::vector<std::string>& inputs);
+
 class Progress {
  public:
-  // `mode` as --progress: auto (only when stderr is a terminal), always, never. `total_bytes` 0: unknown.
-  Progress(std::string name, const std::string& mode, uint64_t total_bytes);
+  // `mode` as --progress: auto (only when stderr is a terminal, and not when the input is that terminal: a
+  // line rewritten in place would mix with what the user types), always, never. `inputs` as the
+  // subcommand's FILE list (none or '-': stdin), for their size and whether a terminal is read.
+  Progress(std::string name, const std::string& mode, const std::vector<std::string>& inputs);
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
   bool enabled() const { return enabled_; }

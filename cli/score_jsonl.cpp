@@ -28,7 +28,7 @@ int run_score_jsonl(const JsonlRun& r) {
   Engine engine(model, engine_options(r.threads, r.precision));
   tasks::JsonlScorer scorer(engine, opt);
   Emitter out(Format::Jsonl);
-  Progress progress("score", r.progress, input_bytes(r.files));
+  Progress progress("score", r.progress, r.files);
   auto t0 = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   // Documents per block: enough lines for full batches in sentence mode, a bounded memory per block.

@@ -21,13 +21,39 @@ except ImportError as _e:
     import importlib.util as _util
     import sys as _sys
     if isinstance(_e, ModuleNotFoundError) and _e.name == f"{__name__}._lstmlm":
-        _NOT_BUILT = ("the compiled module lstmlm._lstmlm is not built: build it with `cmake --build build` and "
-                      "import lstmlm from the build tree (PYTHONPATH=build/python), or install it (docs/python.md)")
-    elif _util.find_spec("numpy") is None or "numpy" in str(_e):
+        import glob as _glob
+        import os as _os
+        import re as _re
+        _here = _os.path.dirname(_os.path.abspath(__file__))
+        _built = sorted(_os.path.basename(p) for p in _glob.glob(_os.path.join(_here, "_lstmlm.*so")))
+        if _built:
+            # Built, but for another interpreter: its file name carries that interpreter's tag, which this
+            # one does not load.
+            _tag = _re.match(r"_lstmlm\.cpython-(\d)(\d+)", _built[0])
+            _for = f"CPython {_tag.group(1)}.{_tag.group(2)}" if _tag else "another interpreter"
+            _this = "%s %d.%d" % (_sys.implementation.name.replace("cpython", "CPython"), *_sys.version_info[:2])
+            _NOT_BUILT = (f"the compiled module {_os.path.join(_here, _built[0])} was built for {_for}, and "
+                          f"{_sys.executable} is {_this}: run the python3 it was built for (Debian's "
+                          "/usr/bin/python3 for a default build), or build lstmlm for this interpreter "
+                          f"(cmake -DPython_EXECUTABLE={_sys.executable})")
+        else:
+            _NOT_BUILT = ("the compiled module lstmlm._lstmlm is not built: build it with `cmake --build build` and "
+                          "import lstmlm from the build tree (PYTHONPATH=build/python), or install it "
+                          "(docs/python.md)")
+    elif _util.find_spec("numpy") is None:
         # The compiled module needs numpy; the `lstmlm` command (the binary) and the converters' own check do
         # not, so the package still imports and says so in one line where the module is used.
         _NOT_BUILT = (f"the Python package numpy is not installed for {_sys.executable}: apt-get install "
                       "python3-numpy (or pip install numpy)")
+    elif "numpy" in str(_e) or "numpy" in str(_e.__cause__ or _e.__context__ or ""):
+        # A numpy the module cannot use (another major version than it was built against, a broken install):
+        # the module's initialization failed on importing it, the cause chained.
+        _why = str(_e.__cause__ or _e.__context__ or _e) or type(_e).__name__
+        _where = _util.find_spec("numpy").origin
+        _NOT_BUILT = (f"the compiled module cannot use the numpy of {_sys.executable} ({_where}): "
+                      f"{_why.splitlines()[0]}; run the python3 it was "
+                      "built for (Debian's /usr/bin/python3 with python3-numpy for a default build), or build "
+                      "lstmlm for this interpreter and its numpy")
     else:
         raise
     _Model = _NgramModel = object  # Model and NgramModel below are defined, then removed

@@ -1,5 +1,6 @@
 #include "server/service.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <initializer_list>
@@ -14,6 +15,7 @@
 #include "lstmlm/report/predict.hpp"
 #include "lstmlm/report/rescore.hpp"
 #include "lstmlm/report/score.hpp"
+#include "lstmlm/tasks/generate.hpp"
 #include "lstmlm/tasks/keyboard.hpp"
 #include "lstmlm/tasks/limits.hpp"
 #include "lstmlm/tasks/nbest.hpp"
@@ -391,11 +393,16 @@ struct ClientGone {};
 void Service::generate_stream(const GenerateRequest& r,
                               const std::function<bool(const std::string&)>& write) {
   tasks::GenerateResult res;
+  // Each token's `piece`: the text it adds to the printed sample (the prompt, then the pieces), joined as the
+  // tokenizer joins (no space inside a char model's words, SentencePiece's word starts), "" for eos.
+  std::vector<tasks::TextJoin> joins(static_cast<size_t>(std::max(r.options.num_samples, 1)),
+                                     tasks::TextJoin(model_->tokenizer(), r.options.prompt));
   try {
     auto engine = pool_.acquire();
     res = tasks::generate(*engine, r.options, [&](int sample, const tasks::GeneratedToken& t) {
       report::Fields f{{"type", Value::str("token")}, {"sample", Value::integer(sample)}};
       for (auto& field : report::token_value(*model_, t).fields) f.push_back(std::move(field));
+      f.push_back({"piece", Value::str(joins.at(static_cast<size_t>(sample)).piece(t.id))});
       metrics_.tokens_generated(1);
       if (!write("data: " + json_of(f) + "\n\n")) throw ClientGone{};
     });

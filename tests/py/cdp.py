@@ -190,6 +190,14 @@ class Page:
                 f"(document.querySelector({json.dumps(selector)}))")
         self.call("Input.insertText", {"text": text})
 
+    def press(self, key, code, key_code, text=""):
+        """A key pressed and released in the focused element (e.g. "Enter", "Enter", 13, "\\r")."""
+        for kind in ("keyDown", "keyUp"):
+            params = {"type": kind, "key": key, "code": code, "windowsVirtualKeyCode": key_code}
+            if kind == "keyDown" and text:
+                params["text"] = text
+            self.call("Input.dispatchKeyEvent", params)
+
     def exceptions(self):
         """The uncaught JavaScript exceptions reported so far."""
         return [p["exceptionDetails"] for m, p, s in self.browser.events

@@ -14,7 +14,7 @@ import zipfile
 
 from ..format import write_model
 
-from . import common, entry
+from . import common, entry, sniff
 from .progress import Progress
 from .vocab import VocabError
 
@@ -171,6 +171,9 @@ def convert(args, mods):
     line = args.progress_line = Progress(PROG, getattr(args, "progress", "auto"))
     if args.source_type:
         mod = dict(mods)[args.source_type]
+        wrong = sniff.wrong_from(args.source, args.source_type, mods)
+        if wrong:
+            raise common.ConvertError(wrong)
     else:
         found = [(n, m) for n, m in mods if m.detect(args.source)]
         if not os.path.exists(args.source) and not found:

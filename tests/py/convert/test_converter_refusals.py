@@ -147,6 +147,41 @@ class Hostile2Base(unittest.TestCase):
         return p
 
 
+# ------------------------------------------------------------------------ 0. a --from that names another kind
+class WrongFromTest(Hostile2Base):
+    """`--from` naming another framework than the file's bytes: the file's kind and the option to use, not the
+    wrong reader's error (h5py's `file signature not found`, torch's advice on old files)."""
+
+    def write(self, name, data):
+        with open(self.path(name), "wb") as f:
+            f.write(data)
+        return self.path(name)
+
+    def test_the_bytes_say_what_the_file_is(self):
+        onnx = self.write("model.onnx", b"\x08\x07\x12\x07pytorch" + bytes(64))
+        h5 = self.write("model.h5", b"\x89HDF\r\n\x1a\n" + bytes(64))
+        pkl = self.write("model.bin", pickle.dumps({"w": [1.0]}, protocol=2))
+        pt = write_torch_zip(self.path("model.pt"), p_program(p_dict([])))
+        cases = [(onnx, "keras", "an ONNX file, not a Keras one: drop --from or use --from onnx"),
+                 (h5, "torch_pt", "a Keras HDF5 file, not a PyTorch one: drop --from or use --from keras"),
+                 (h5, "onnx", "a Keras HDF5 file, not an ONNX one: drop --from or use --from keras"),
+                 (pkl, "keras", "not a Keras one: drop --from or use --from torch_pt"),
+                 (pt, "onnx", "a PyTorch file, not an ONNX one: drop --from or use --from torch_pt"),
+                 (pt, "tfjs", "a PyTorch file, not a TF.js one: drop --from or use --from torch_pt")]
+        for path, given, says in cases:
+            line = self.refused(path, "--from", given, names=(path, says))
+            self.assertEqual(line, f"lstmlm-convert: error: {path}: this is {line.split(': this is ', 1)[1]}")
+
+    def test_real_models(self):
+        onnx = pyutil.data("onnx-keras-nextword-pkrupee", "next_word_model.onnx")
+        h5 = pyutil.data("keras3-ml-wordpred", "word_prediction_model.h5")
+        tf1 = pyutil.data("tf1-charrnn-space")
+        self.refused(onnx, "--from", "keras", names=("this is an ONNX file, not a Keras one: drop --from or use --from onnx",))
+        self.refused(h5, "--from", "torch_pt",
+                     names=("this is a Keras HDF5 file, not a PyTorch one: drop --from or use --from keras",))
+        self.refused(tf1, "--from", "onnx", names=("this is a TF1 checkpoint, not an ONNX one: drop --from or use --from tf1",))
+
+
 # ------------------------------------------------------------------------ 1. tracebacks of malformed files
 class TracebackFamiliesTest(Hostile2Base):
     def test_type_error_shape_is_not_a_tuple(self):

@@ -86,6 +86,34 @@ class Grammar(unittest.TestCase):
             with self.assertRaises(cd.PageError, msg=text):
                 self.parse(text)
 
+    def test_output_outside_a_session_is_malformed(self):
+        # Output is checked only in a session: a block that shows it in another form is refused, so no
+        # example that shows output escapes the check.
+        for text in ("```\n{\"type\": \"fidelity\", \"tokens\": 16}\n```\n",         # no language
+                     "```\nlstmlm generate -m DIR [-p TEXT]\n```\n",                     # a synopsis, no language
+                     "```json\n{\"type\": \"sample\", \"text\": \"x\"}\n```\n",    # a record
+                     "```text\nlstmlm: note: config.json input_length 8\n```\n",        # a message
+                     "```text\nLSTMLM_ERR_MODEL  lstmlm_model_load: x\n```\n"):          # a C API status
+            with self.assertRaises(cd.PageError, msg=text):
+                self.parse(text)
+        for text in ("```text\nlstmlm generate -m DIR [-p TEXT]\n```\n",
+                     "```json\n{\"format\": \"lstmlm\"}\n```\n",
+                     "```python\nimport lstmlm  # lstmlm: a comment\n```\n"):
+            self.assertEqual(self.parse(text), [], text)
+
+    def test_a_python_session_is_one_doctest_example(self):
+        ex = self.parse("Text.\n\n```python\n>>> x = 1\n>>> x + 1  # shown\n2\n```\n")
+        self.assertEqual(len(ex), 1)
+        self.assertTrue(ex[0].doctest)
+        self.assertEqual((ex[0].line, ex[0].stdout, ex[0].status), (4, [], 0))
+        self.assertIn("PYTHONPATH=build/python python3 -c", ex[0].command)
+        self.assertIn(">>> x + 1  # shown\n2\n__DOCTEST__", ex[0].command)
+
+    def test_every_page_of_the_repository_is_well_formed(self):
+        pages = ["README.md"] + sorted("docs/" + f for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith(".md"))
+        for rel in pages:
+            cd.parse_page(os.path.join(ROOT, rel), rel)
+
     def test_matching(self):
         m = cd.lines_match
         self.assertTrue(m(["a", "...", "d"], ["a", "b", "c", "d"]))
@@ -98,12 +126,15 @@ class Grammar(unittest.TestCase):
 
 
 class EndToEnd(unittest.TestCase):
-    def run_pages(self, pages, *args):
+    def run_pages(self, pages, *args, module=False):
         """Writes the pages into a scratch folder and runs the script on them with a stand-in lstmlm that
-        echoes its arguments."""
+        echoes its arguments (module: and a stand-in compiled module, so that Python sessions run)."""
         with tempfile.TemporaryDirectory(prefix="check-docs-test-") as tmp:
             build = os.path.join(tmp, "build")
             os.mkdir(build)
+            if module:
+                os.makedirs(os.path.join(build, "python", "lstmlm"))
+                open(os.path.join(build, "python", "lstmlm", "_lstmlm.stand-in.so"), "w").close()
             fake = os.path.join(build, "lstmlm")
             with open(fake, "w") as f:
                 f.write("#!/bin/sh\necho \"lstmlm $*\"\n")
@@ -136,6 +167,24 @@ class EndToEnd(unittest.TestCase):
         self.assertIn("+wrong", r.stdout)
         self.assertIn("skip (output not compared: it changes)", r.stdout)
         self.assertIn("8 examples in 1 pages: 6 ok, 1 skipped, 1 failed", lines[-1])
+
+    def test_python_sessions_run_as_doctests(self):
+        page = "```python\n>>> import os\n>>> 6 * 7\n42\n>>> 'abc'.upper()\n'A...'\n```\n\n```\n>>> 1 + 1\n3\n```\n"
+        r, texts = self.run_pages([page], "--update", module=True)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("page0.md:2 ok", r.stdout)
+        self.assertIn("page0.md:10 FAIL: >>> (a Python session)", r.stdout)
+        self.assertIn('File "', r.stdout)
+        self.assertIn(", line 10, in ", r.stdout)  # the failing statement's line in the page
+        self.assertIn("+Expected:", r.stdout)
+        self.assertEqual(texts[0], page)  # --update leaves a Python session alone
+
+    def test_home_is_a_scratch_folder(self):
+        # An example that installs into ~/.local (the README's) must not write into the user's home.
+        page = "```\n$ mkdir -p ~/.local/bin && cd ~ && pwd && ls -A\n.../home\n.local\n```\n"
+        r, _ = self.run_pages([page])
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertNotIn(os.path.expanduser("~"), r.stdout)
 
     def test_update_writes_the_actual_output(self):
         page = "```\n$ echo new\nold\n$ echo abridged; echo more\nabr...\n...\n```\n"

@@ -265,6 +265,38 @@ class Installed(unittest.TestCase):
                 self.assertGreaterEqual(ran - skipped, 10, summary)
 
 
+def readme_install_lines():
+    """The commands of the README's install block (its first ```sh block under "## Install") that install the
+    wheel: the `python3 -m venv` line and what runs from the venv."""
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r"^## Install\n(.*?)^```sh\n(.*?)^```", text, re.M | re.S)
+    if not m:
+        raise AssertionError("README.md has no ```sh block under '## Install'")
+    return [ln for ln in m.group(2).splitlines() if ln.startswith(("python3 -m venv", "V/"))]
+
+
+class Readme(unittest.TestCase):
+    def test_the_readme_install_works_as_written_offline(self):
+        # As a user types it: `python3` is Debian's, the wheel in dist/, no package index reachable.
+        lines = readme_install_lines()
+        self.assertTrue(any(ln.startswith("python3 -m venv") for ln in lines), lines)
+        self.assertTrue(any("pip install" in ln and "dist/lstmlm-*.whl" in ln for ln in lines), lines)
+        here = tempfile.mkdtemp(dir=TMP)
+        os.makedirs(os.path.join(here, "dist"))
+        shutil.copy2(WHEEL, os.path.join(here, "dist"))
+        bindir = os.path.join(here, "pybin")
+        os.makedirs(bindir)
+        os.symlink(sys.executable, os.path.join(bindir, "python3"))
+        env = clean_env(PATH=bindir + os.pathsep + os.environ.get("PATH", ""), PIP_NO_INDEX="1")
+        for line in lines:
+            check(run(["bash", "-c", line], env=env, cwd=here), "README: " + line)
+        r = check(run([os.path.join(here, "V", "bin", "lstmlm"), "--version"], env=env, cwd=here), "V/bin/lstmlm")
+        self.assertTrue(r.stdout.startswith("lstmlm " + cmake_version()), r.stdout)
+        check(run([os.path.join(here, "V", "bin", "python"), "-c", "import lstmlm, lstmlm.convert"], env=env, cwd=here),
+              "import lstmlm from the README's venv")
+
+
 class BadBuildInput(unittest.TestCase):
     """A build from scratch without what it needs stops before compiling, its last line naming the Debian
     package to install (setup.py build_ext in the copied sources, no LSTMLM_CMAKE_BUILD_DIR)."""

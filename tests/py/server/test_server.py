@@ -218,6 +218,38 @@ class SameBytesAsTheCli(ServerTestBase):
         self.assertEqual(results, [True] * 8)
 
 
+class StreamPieces(unittest.TestCase):
+    """Each streamed token's `piece` is the text it adds to what `lstmlm generate` prints (the prompt, then the
+    pieces), on every tokenizer: a word model's spaces, a char model's none, SentencePiece's word starts;
+    eos adds nothing."""
+
+    def test_prompt_and_pieces_are_the_clis_text(self):
+        for name, prompt in (("fairytales-word", "once upon a time"), ("charrnn-space", "once upon a time"),
+                             ("docs-spm", "every example")):
+            model = os.path.join(pyutil.SOURCE_DIR, "models", name)
+            server = Server(model=model)
+            try:
+                for seed in (1, 2, 3):
+                    body = {"prompt": prompt, "max_tokens": 40, "seed": seed, "num_samples": 2, "stream": True}
+                    status, stream, _ = server.post("/v1/generate", body)
+                    self.assertEqual(status, 200, stream)
+                    tokens = [json.loads(e[len("data: "):]) for e in stream.split("\n\n") if e.startswith("data: ")]
+                    r = subprocess.run([pyutil.CLI, "generate", "-m", model, "-p", prompt, "-n", "40", "--seed",
+                                        str(seed), "--num-samples", "2"], capture_output=True, timeout=120)
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    want = r.stdout.decode("utf-8").split("=== sample 1 ===\n")
+                    want = [want[0][len("=== sample 0 ===\n"):-1], want[1][:-1]]
+                    for i in (0, 1):
+                        mine = [t for t in tokens if t["sample"] == i]
+                        self.assertEqual(prompt + "".join(t["piece"] for t in mine), want[i], (name, seed, i))
+                        for t in mine:
+                            if t["token"] == "<eos>" or t["token"] == "</s>":
+                                self.assertEqual(t["piece"], "")
+            finally:
+                rc = server.stop()
+                self.assertEqual(rc, 0, "".join(server.err))
+
+
 class Int8(ServerTestBase):
     """A server of one low precision packs its weights once and answers as the CLI at that precision."""
     extra = ("--precision", "int8")
