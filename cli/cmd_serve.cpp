@@ -108,6 +108,11 @@ Subcommand setup_serve(CLI::App& parent) {
           "Boosted words and phrases (PHRASE<TAB>BONUS lines, natural log) for predict, generate and "
           "sessions; a request's \"boost\": false turns them off")
       ->check(CLI::ExistingFile);
+  repeatable(
+      s.app->add_option("--mix", a->o.mix,
+                        "Mix an ARPA n-gram model into /v1/score and /v1/rescore per token: MODEL:WEIGHT, "
+                        "repeatable, loaded at start; a request's \"mix\": false turns it off "
+                        "(docs/mixing.md)"));
   s.check = [a, key] {
     if (key->count() > 0) check_key(a->o.api_key, "--api-key");
     if (!a->api_key_file.empty()) {

@@ -6,7 +6,10 @@
 Builds a pruned 5-gram (bench/ngram/make_arpa.py) from the corpora of ../shared/data (PTB, WikiText-2,
 French), then, R rounds each: `lstmlm score -m MODEL` on an empty input (the load alone: wall time and
 peak RSS, less those of the same run on a 4-unigram model), and on PTB's test set (tokens/s as score
-reports it: one n-gram lookup chain per token, single-threaded). Prints medians with min-max.
+reports it: one n-gram lookup chain per token, single-threaded). Then the mixture's cost: a random model of
+MEDIUM's shape (V 10,000 with PTB's words, E 650, H 650, 2 layers) scoring PTB's test set alone and with
+`--mix 5gram.arpa:0.5` (tokens/s, 1 thread, the ratio per round), and mix-tune's time beyond the scoring
+(mix-tune against score --mix on the same 10,000 dev tokens). Prints medians with min-max.
 """
 import argparse
 import os
@@ -29,6 +32,36 @@ def timed(cmd, stdin_path):
     m = re.search(r"TIME ([\d.]+) (\d+)", r.stderr)
     tps = re.search(r"\(([\d.]+) tokens/s\)", r.stderr)
     return float(m.group(1)), int(m.group(2)), float(tps.group(1)) if tps else None
+
+
+def medium_ptb_model(path, texts):
+    """A random LSTM of MEDIUM's shape whose vocabulary is PTB's words (padded to 10,000)."""
+    import numpy as np
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import lstmlm.format as lf
+    words = []
+    seen = {"<unk>", "<eos>"}
+    for t in texts[:2]:
+        with open(t, encoding="utf-8") as f:
+            for w in f.read().split():
+                if w not in seen:
+                    seen.add(w)
+                    words.append(w)
+    V, E, H, L = 10000, 650, 650, 2
+    vocab = (["<unk>", "<eos>"] + words + [f"w{i}" for i in range(V)])[:V]
+    rng = np.random.default_rng(1)
+    t = {lf.names.embedding: rng.normal(0, 0.1, (V, E)).astype(np.float32)}
+    for k in range(L):
+        t[lf.names.weight_ih(k)] = rng.normal(0, 0.1, (4 * H, E if k == 0 else H)).astype(np.float32)
+        t[lf.names.weight_hh(k)] = rng.normal(0, 0.1, (4 * H, H)).astype(np.float32)
+        t[lf.names.bias_ih(k)] = np.zeros(4 * H, np.float32)
+        t[lf.names.bias_hh(k)] = np.zeros(4 * H, np.float32)
+    t[lf.names.decoder_weight] = rng.normal(0, 0.1, (V, H)).astype(np.float32)
+    t[lf.names.decoder_bias] = np.zeros(V, np.float32)
+    lf.write_model(path, vocab=vocab, embedding_dim=E, layers=[lf.layer(H) for _ in range(L)], tied=False,
+                   tokenizer=lf.tokenizer(unk_token="<unk>", eos_token="<eos>"), tensors=t,
+                   source={"framework": "random", "exporter": "bench/ngram/run.py"})
+    return path
 
 
 def spread(xs, fmt="{:.3g}"):
@@ -65,6 +98,31 @@ def main():
         print(f"load: {spread(load_s)} s per million n-grams")
         print(f"memory: {spread(load_kb)} MB per million n-grams (peak RSS over a 4-unigram model's)")
         print(f"score on PTB test: {spread(tps, '{:.0f}')} tokens/s, 1 thread")
+        medium = medium_ptb_model(os.path.join(tmp, "medium"), texts)
+        dev = os.path.join(tmp, "dev.txt")
+        with open(texts[1], encoding="utf-8") as f, open(dev, "w", encoding="utf-8") as o:
+            n = 0
+            for line in f:
+                if n >= 10000:
+                    break
+                o.write(line)
+                n += len(line.split()) + 1
+        alone, mixed, ratio, tune, mixdev = [], [], [], [], []
+        for _ in range(a.rounds):
+            _, _, r0 = timed([a.lstmlm, "score", "-m", medium, "-t", "1", "-v", "summary"], texts[1])
+            _, _, r1 = timed([a.lstmlm, "score", "-m", medium, "-t", "1", "-v", "summary", "--mix", big + ":0.5"],
+                             texts[1])
+            alone.append(r0)
+            mixed.append(r1)
+            ratio.append(r1 / r0)
+            t_mix, _, _ = timed([a.lstmlm, "score", "-m", medium, "-t", "1", "-v", "summary", "--mix", big + ":0.5",
+                                 dev], empty)
+            t_tune, _, _ = timed([a.lstmlm, "mix-tune", "-m", medium, "-m", big, "-t", "1", "--dev", dev], empty)
+            mixdev.append(t_mix)
+            tune.append(t_tune - t_mix)
+        print(f"MEDIUM-shaped model on PTB test, 1 thread: alone {spread(alone, '{:.0f}')} tokens/s, "
+              f"--mix 5-gram:0.5 {spread(mixed, '{:.0f}')} tokens/s, ratio {spread(ratio)}")
+        print(f"mix-tune on {n} dev tokens: {spread(tune)} s beyond score --mix's {spread(mixdev)} s")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ struct Options {
   int timeout_s = 30;           // reading a request, writing a response
   std::string
       boost_file;  // non-empty: boosts applied to predict, generate and sessions unless "boost": false
+  // --mix MODEL.arpa:WEIGHT: ARPA models mixed into /v1/score and /v1/rescore unless "mix": false.
+  std::vector<std::string> mix;
 };
 
 // Lines of progress for stderr ("listening on http://127.0.0.1:8080").

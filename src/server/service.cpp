@@ -100,6 +100,31 @@ Service::Service(const Options& options, std::shared_ptr<const Model> model)
   if (!options.boost_file.empty())
     boost_ = std::make_shared<tasks::Boost>(tasks::Boost::load(*model_, options.boost_file));
   if (tok.traits().completion == Completion::WordIndex) completer_ = tasks::Completer::of(*model_);
+  if (!options.mix.empty()) {
+    std::vector<tasks::MixMember> members;
+    for (const auto& spec : options.mix) members.push_back(tasks::parse_mix(spec));
+    tasks::check_mix_weights(members);
+    if (!tok.traits().tokens_are_words)
+      throw UsageError::option("mix", ": needs a word model (an n-gram model scores words)");
+    std::vector<std::shared_ptr<const NgramModel>> models;
+    std::vector<double> weights;
+    for (const auto& m : members) {
+      if (!NgramModel::is_arpa(m.path))
+        throw UsageError::option("mix", " " + m.path + ": not an ARPA n-gram model");
+      models.push_back(NgramModel::load(m.path));
+      weights.push_back(m.weight);
+    }
+    mix_ = std::make_shared<const tasks::MixPlan>(std::move(models), std::move(weights),
+                                                  tasks::NgramMix::words_of(*model_));
+  }
+}
+
+std::shared_ptr<const tasks::MixPlan> Service::mix_of(Body& b) const {
+  const auto on = b.boolean("mix");
+  if (on.value_or(false) && !mix_)
+    throw HttpError(400,
+                    "field 'mix': this server mixes no n-gram model (start it with --mix MODEL.arpa:WEIGHT)");
+  return on.value_or(true) ? mix_ : nullptr;
 }
 
 std::shared_ptr<const tasks::Boost> Service::boost_of(Body& b) const {
@@ -154,6 +179,7 @@ std::string Service::score(const std::string& body) {
   const bool words = t.aggregate == tasks::Aggregate::Words;
   const Units units = pick(b, tasks::units_choices());
   t.window = window_of(b, *model_);
+  const auto mix = mix_of(b);
   b.done();
   if (!text) throw HttpError(400, "field 'text': required (the text to score, one sentence per line)");
   report::ScoreView view;
@@ -173,6 +199,7 @@ std::string Service::score(const std::string& body) {
     scorer.emplace(*engine, t);
     scored = scorer->score(lines, "-", 1, ends);
   }
+  if (mix) tasks::NgramMix(mix, t.add_start && start_ >= 0, t.context).mix(scored);
   tasks::ScoreSummary sum;
   std::vector<std::string> recs;
   recs.reserve(scored.size());
@@ -242,6 +269,7 @@ std::string Service::rescore(const std::string& body) {
   const auto ngram = b.str("ngram");
   const tasks::LogUnits ngram_units = pick(b, tasks::ngram_units_choices());
   const bool best_only = b.boolean("best").value_or(false);
+  task.mix = mix_of(b);
   b.done();
   if (!hyps || !hyps->is_array() || hyps->empty())
     throw HttpError(400,

@@ -9,7 +9,9 @@
 
 #include "lstmlm/engine_pool.hpp"
 #include "lstmlm/model.hpp"
+#include "lstmlm/ngram.hpp"
 #include "lstmlm/tasks/generate.hpp"
+#include "lstmlm/tasks/mix.hpp"
 #include "server/batcher.hpp"
 #include "server/metrics.hpp"
 #include "server/request.hpp"
@@ -61,6 +63,9 @@ class Service {
   int32_t start_ = -1;                                 // bos_token, else eos_token, else none
   std::shared_ptr<const tasks::Boost> boost_;          // --boost FILE, or none
   std::shared_ptr<const tasks::Completer> completer_;  // word models: the prefix index, built once
+  std::shared_ptr<const tasks::MixPlan> mix_;          // --mix, or none
+  // The mixture a request asks for: the server's unless its field "mix" is false.
+  std::shared_ptr<const tasks::MixPlan> mix_of(Body& b) const;
   // The boost a request asks for: the server's unless its field "boost" is false.
   std::shared_ptr<const tasks::Boost> boost_of(Body& b) const;
 };

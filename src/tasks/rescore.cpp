@@ -53,12 +53,11 @@ size_t utterance_end(const std::vector<Hypothesis>& hyps, size_t b) {
 Rescorer::Rescorer(Engine& engine, RescoreOptions opt)
     : engine_(&engine), prefix_(engine, opt.score), opt_(std::move(opt)) {
   opt_.score.skip_empty = false;  // an empty hypothesis is a hypothesis: scored as just eos
-  if (!opt_.mix_models.empty()) {
+  if (opt_.mix) {
     const Model& m = engine.model();
     if (!m.tokenizer().traits().tokens_are_words)
       throw UsageError::option("mix", ": needs a word model (an n-gram model scores words)");
-    mix_.emplace(opt_.mix_models, opt_.mix_weights, NgramMix::words_of(m),
-                 opt_.score.add_start && start_token(m.tokenizer()) >= 0, ContextMode::Sentence);
+    mix_.emplace(opt_.mix, opt_.score.add_start && start_token(m.tokenizer()) >= 0, ContextMode::Sentence);
   }
 }
 

@@ -73,9 +73,8 @@ struct RescoreOptions {
   double lm_weight = 1.0, word_penalty = 0.0;
   std::optional<Interpolation> interpolate;
   // ARPA models mixed into the LM's per-token probabilities (tasks/mix.hpp; a negative weight is LODR's),
-  // each hypothesis from <s>: `mix_models[i]` with `mix_weights[i]`.
-  std::vector<std::shared_ptr<const NgramModel>> mix_models;
-  std::vector<double> mix_weights;
+  // each hypothesis from <s>; null: none.
+  std::shared_ptr<const MixPlan> mix;
 };
 
 struct Hypothesis {

@@ -195,6 +195,43 @@ class MixTest(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("(0, 1]", r.stderr)
 
+    def test_the_server_mixes_score_and_rescore_as_the_cli(self):
+        from server.test_server import Server
+        lines = [line for line in self.text.splitlines() if line.strip()][:8]
+        text = "\n".join(lines) + "\n"
+        cli_lines = score_records(["--mix", f"{self.arpa}:0.4"], text)
+        alone = score_records([], text)
+        srv = Server("--mix", f"{self.arpa}:0.4")
+        try:
+            status, body, _ = srv.post("/v1/score", {"text": text})
+            self.assertEqual(status, 200, body)
+            got = json.loads(body)["lines"]
+            self.assertEqual([r["logprob"] for r in got], [r["logprob"] for r in cli_lines])
+            status, body, _ = srv.post("/v1/score", {"text": text, "mix": False})
+            self.assertEqual([r["logprob"] for r in json.loads(body)["lines"]], [r["logprob"] for r in alone])
+            hyps = [{"utt": f"u{i // 2}", "hyp": line} for i, line in enumerate(lines)]
+            status, body, _ = srv.post("/v1/rescore", {"hyps": hyps})
+            self.assertEqual(status, 200, body)
+            recs = [r for r in json.loads(body)["hyps"]] if "hyps" in json.loads(body) else None
+            self.assertIsNotNone(recs, body[:300])
+            for r, line in zip(recs, cli_lines, strict=True):
+                self.assertAlmostEqual(r["lm_logprob"], line["logprob"], delta=1e-6)
+            status, body, _ = srv.post("/v1/score", {"text": text, "mix": "yes"})
+            self.assertEqual(status, 400, body)
+        finally:
+            self.assertEqual(srv.stop(), 0)
+        plain = Server()
+        try:
+            status, body, _ = plain.post("/v1/score", {"text": "a\n", "mix": True})
+            self.assertEqual(status, 400)
+            self.assertIn("--mix", body)
+        finally:
+            self.assertEqual(plain.stop(), 0)
+        # A mixture the server cannot take is refused at start, exit status 2, one line.
+        r = cli("serve", "-m", MODEL, "--port", "0", "--mix", f"{self.arpa}:1.5")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--mix", r.stderr)
+
     def test_the_mixture_sums_to_one_over_the_union(self):
         context = "once upon a"
         words = sorted(self.union - {"</s>"})
