@@ -147,6 +147,7 @@ struct Opts {
   std::string context = "sentence", progress = "auto", normalize = "none";
   std::string units, aggregate = "tokens";  // units "": the historic logprob and log10prob fields
   std::vector<std::string> mix;             // --mix PATH:WEIGHT
+  tasks::CacheOptions cache;
   tasks::OovPolicy oov = tasks::OovPolicy::Skip;
   bool no_eos = false, no_bos = false, skip_empty = false, ids = false, entropy = false, rank = false;
   int batch_size = 64, threads = 0;
@@ -181,6 +182,7 @@ std::optional<JsonlRun> jsonl_run(const Opts& o) {
   if (o.entropy) refuse("--entropy");
   if (o.rank) refuse("--rank");
   if (!o.mix.empty()) refuse("--mix");
+  if (o.cache.on()) refuse("--cache-window");
   if (tasks::aggregate_choices().parse(o.aggregate) == tasks::Aggregate::Words) refuse("--aggregate words");
   if (o.min_opt->count() > 0 && o.max_opt->count() > 0 && o.min_perplexity > o.max_perplexity)
     throw UsageError("--min-perplexity " + o.min_opt->as<std::string>() + " is above --max-perplexity " +
@@ -299,6 +301,7 @@ int run(const Opts& o) {
   task.add_start = !o.no_bos;
   task.entropy = o.entropy;
   task.rank = o.rank;
+  task.cache = o.cache;
   task.aggregate = view.words ? tasks::Aggregate::Words : tasks::Aggregate::Tokens;
   // An ARPA file where a model directory goes: the n-gram model alone (tasks/ngram_score.hpp).
   std::shared_ptr<const Model> model;
@@ -418,9 +421,16 @@ int run(const Opts& o) {
                      "them): each line was scored as a sentence; --context document scores it as one text");
   // Typed lines: the time is the typing's, not a speed.
   if (!reads_a_terminal(o.files))
-    std::fprintf(stderr, "lstmlm score: %lld tokens in %.3f s (%.0f tokens/s)\n",
-                 static_cast<long long>(summary.tokens), seconds(),
-                 static_cast<double>(summary.tokens) / seconds());
+    if (const tasks::CacheStats* c = neural ? neural->cache_stats() : nullptr; c && c->tokens > 0)
+      std::fprintf(
+          stderr,
+          "lstmlm score: cache (window %d, lambda %g, theta %g): perplexity %.4f, without it %.4f (%lld "
+          "tokens)\n",
+          o.cache.window, o.cache.lambda, o.cache.theta, std::exp(-c->ln_with / double(c->tokens)),
+          std::exp(-c->ln_without / double(c->tokens)), static_cast<long long>(c->tokens));
+  std::fprintf(stderr, "lstmlm score: %lld tokens in %.3f s (%.0f tokens/s)\n",
+               static_cast<long long>(summary.tokens), seconds(),
+               static_cast<double>(summary.tokens) / seconds());
   return 0;
 }
 
@@ -501,6 +511,16 @@ Subcommand setup_score(CLI::App& parent) {
   s.app->add_flag("--skip-empty", o->skip_empty, "Do not score empty lines (their record says skipped)");
   s.app->add_flag("--ids", o->ids, "Lines are whitespace-separated token ids");
   add_normalize_option(*s.app, o->normalize);
+  s.app
+      ->add_option(
+          "--cache-window", o->cache.window,
+          "Continuous cache pointer (Grave et al. 2017, awd-lstm-lm's pointer.py) over the last W tokens "
+          "of the document: --context document; 0 = off (docs/mixing.md)")
+      ->capture_default_str();
+  s.app->add_option("--cache-lambda", o->cache.lambda, "The cache's weight in the mixture")
+      ->capture_default_str();
+  s.app->add_option("--cache-theta", o->cache.theta, "The flatness of the cache's attention")
+      ->capture_default_str();
   repeatable(s.app->add_option(
       "--mix", o->mix,
       "Mix in an ARPA n-gram model, per token (linear): MODEL:WEIGHT, repeatable; -m gets 1 - the "

@@ -53,6 +53,9 @@ struct StepMeasures {
   // 1 + the number of vocabulary entries whose logit is strictly greater than the target's (ties share
   // the best rank; 1 = the most probable token).
   std::vector<std::vector<int32_t>>* rank = nullptr;
+  // The top recurrent layer's output after each step's input (what the decoder reads; the hidden states a
+  // cache pointer attends over): [rows][steps x the layer's output width].
+  std::vector<std::vector<float>>* top = nullptr;
 };
 
 // EngineOptions::column_split_bytes and row_split_bytes by default.

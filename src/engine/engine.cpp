@@ -205,6 +205,11 @@ void Engine::score(const Sequences& inputs, const Sequences& targets, std::vecto
     measures.rank->resize(inputs.size());
     for (size_t r = 0; r < inputs.size(); ++r) (*measures.rank)[r].assign(inputs[r].size(), 0);
   }
+  if (measures.top) {
+    const size_t width = size_t(model_->config().layers.back().output_size());
+    measures.top->resize(inputs.size());
+    for (size_t r = 0; r < inputs.size(); ++r) (*measures.top)[r].assign(inputs[r].size() * width, 0.0f);
+  }
   job.measures = measures;
   impl_->run(job);
 }

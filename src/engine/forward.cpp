@@ -210,6 +210,11 @@ class Forward {
         w_.x_rows[cnt] = at(top, t0, t, r);
         w_.dec_row[cnt] = w_.rows[size_t(r)];
         w_.dec_step[cnt] = t;
+        if (auto* out = job_.measures.top) {  // this thread's own rows only
+          auto& row = (*out)[size_t(w_.rows[size_t(r)])];
+          const size_t width = row.size() / (*job_.inputs)[size_t(w_.rows[size_t(r)])].size();
+          std::copy_n(w_.x_rows[cnt], width, row.begin() + ptrdiff_t(size_t(t) * width));
+        }
       }
     decode(int(cnt));
   }

@@ -38,6 +38,7 @@ NgramScorer::NgramScorer(std::shared_ptr<const NgramModel> model, ScoreOptions o
   if (opt_.aggregate == Aggregate::Words) refuse("aggregate", "its tokens are already words");
   if (opt_.ids_input) refuse("ids", "reads words, not token ids");
   if (opt_.window.mode != WindowMode::Stateful) refuse("pad_to", "has no fixed input window");
+  if (opt_.cache.on()) refuse("cache_window", "has no hidden states to point with");
 }
 
 std::vector<LineScore> NgramScorer::score(const std::vector<std::string>& lines, const std::string& source,

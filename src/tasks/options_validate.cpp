@@ -47,6 +47,17 @@ void GenerateOptions::validate() const {
 void ScoreOptions::validate() const {
   check_batch(batch_size);
   check_window(window);
+  cache.validate();
+  if (cache.on()) {
+    auto refuse = [](const std::string& why) { throw UsageError::option("cache_window", why); };
+    if (context != ContextMode::Document)
+      refuse(": needs " + UsageError::ref("context") + " document (the cache points back into one text)");
+    if (window.windowed()) refuse(": not with a fixed input window");
+    if (entropy || rank || aggregate == Aggregate::Words)
+      refuse(": the cache changes each word's probability, not the model's distribution: not with " +
+             UsageError::ref("entropy") + ", " + UsageError::ref("rank") + " or " +
+             UsageError::ref("aggregate") + " words");
+  }
   if (rank && aggregate == Aggregate::Words)
     throw UsageError::option("rank", ": not defined with " + UsageError::ref("aggregate") +
                                          " words (a word is no entry of a char or subword vocabulary)");

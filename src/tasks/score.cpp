@@ -46,6 +46,7 @@ Scorer::Scorer(Engine& engine, ScoreOptions opt) : engine_(&engine), opt_(opt) {
   doc_pending_ = start_;
   doc_context_ = start_ >= 0 ? 1 : 0;
   if (start_ >= 0) doc_history_.push_back(start_);
+  if (opt_.cache.on()) cache_.emplace(opt_.cache, engine.model().config().layers.back().output_size());
 }
 
 std::vector<LineScore> Scorer::score(const std::vector<std::string>& lines, const std::string& source,
@@ -96,7 +97,9 @@ void Scorer::run_sentences(std::vector<LineScore>& out, const std::vector<std::v
   Sequences inputs, targets;
   std::vector<std::vector<float>> lp, entropy;
   std::vector<std::vector<int32_t>> rank;
-  const StepMeasures measures{opt_.entropy ? &entropy : nullptr, opt_.rank ? &rank : nullptr};
+  std::vector<std::vector<float>> top;
+  const StepMeasures measures{opt_.entropy ? &entropy : nullptr, opt_.rank ? &rank : nullptr,
+                              cache_ ? &top : nullptr};
   for (size_t b = 0; b < order.size(); b += bs) {
     size_t n = std::min(bs, order.size() - b);
     inputs.assign(n, {});
@@ -132,11 +135,15 @@ void Scorer::run_document(std::vector<LineScore>& out, const std::vector<std::ve
   std::vector<State> states{doc_state_};
   std::vector<std::vector<float>> lp, entropy;
   std::vector<std::vector<int32_t>> rank;
-  const StepMeasures measures{opt_.entropy ? &entropy : nullptr, opt_.rank ? &rank : nullptr};
+  std::vector<std::vector<float>> top;
+  const StepMeasures measures{opt_.entropy ? &entropy : nullptr, opt_.rank ? &rank : nullptr,
+                              cache_ ? &top : nullptr};
   while (pos < all.size()) {
     size_t n = std::min(chunk, all.size() - pos);
     detail::stream_row(doc_pending_, std::span<const int32_t>(all).subspan(pos, n), inputs[0], targets[0]);
     engine_->score(inputs, targets, states, lp, measures);
+    if (cache_)  // each step's score through the cache, from the top layer's output it was decoded from
+      cache_->score(top[0].data(), lp[0].data(), targets[0].data(), n, lp[0].data());
     lp_all.insert(lp_all.end(), lp[0].begin(), lp[0].end());
     if (opt_.entropy) entropy_all.insert(entropy_all.end(), entropy[0].begin(), entropy[0].end());
     if (opt_.rank) rank_all.insert(rank_all.end(), rank[0].begin(), rank[0].end());

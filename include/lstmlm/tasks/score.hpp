@@ -32,6 +32,7 @@
 
 #include "lstmlm/engine.hpp"
 #include "lstmlm/normalize.hpp"
+#include "lstmlm/tasks/cache.hpp"
 #include "lstmlm/tasks/input.hpp"
 #include "lstmlm/tasks/window.hpp"
 
@@ -65,6 +66,9 @@ struct ScoreOptions {
   // sentence mode, the whole stream's in document mode; the start token included), from the zero state,
   // as a Keras app's model.predict on pad_sequences does (tasks/window.hpp). Stateful: the state carries.
   WindowOptions window{};
+  // The continuous cache pointer over the document's last window tokens (tasks/cache.hpp): document mode,
+  // stateful, without entropy, rank or aggregated words.
+  CacheOptions cache{};
 
   // Throws UsageError naming the option (as the CLI spells it) when a value is out of range or two options
   // conflict: batch_size in [1, kMaxBatch], the window's length, rank with Aggregate::Words, normalize
@@ -125,6 +129,8 @@ class Scorer {
   // to the next call. Results are in input order.
   std::vector<LineScore> score(const std::vector<std::string>& lines, const std::string& source,
                                uint64_t first_line, const std::vector<LineEnd>& ends = {});
+  // With a cache (ScoreOptions::cache): what it changed so far; null without one.
+  const CacheStats* cache_stats() const { return cache_ ? &cache_->stats() : nullptr; }
 
  private:
   void run_sentences(std::vector<LineScore>& out, const std::vector<std::vector<int32_t>>& streams);
@@ -139,6 +145,7 @@ class Scorer {
   int64_t doc_context_ = 0;  // document mode: WordScore::context of the stream's next token
   // Windowed document mode: the stream so far (its last window length tokens at most; start token first).
   std::vector<int32_t> doc_history_;
+  std::optional<NeuralCache> cache_;
 };
 
 }  // namespace lstmlm::tasks

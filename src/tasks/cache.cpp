@@ -1,0 +1,80 @@
+#include "lstmlm/tasks/cache.hpp"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "lstmlm/error.hpp"
+
+namespace lstmlm::tasks {
+
+void CacheOptions::validate() const {
+  if (window < 0 || window > (1 << 20))
+    throw UsageError::option("cache_window",
+                             " must be in [0, 1048576] (0 = no cache), got " + std::to_string(window));
+  if (!(lambda >= 0 && lambda <= 1))
+    throw UsageError::option("cache_lambda", " must be in [0, 1], got " + std::to_string(lambda));
+  if (!(std::isfinite(theta) && theta >= 0 && theta <= 1000))
+    throw UsageError::option("cache_theta", " must be in [0, 1000], got " + std::to_string(theta));
+}
+
+NeuralCache::NeuralCache(CacheOptions opt, size_t width) : opt_(opt), width_(width) {}
+
+void NeuralCache::score(const float* h, const float* model_logprob, const int32_t* targets, size_t n,
+                        float* out) {
+  using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const size_t W = static_cast<size_t>(opt_.window);
+  // keys_: the last min(seen, W) outputs before this call, then this call's n (rows of width_ floats).
+  const size_t before = history_.size() / width_;
+  history_.insert(history_.end(), h, h + n * width_);
+  next_.insert(next_.end(), targets, targets + n);
+  const Eigen::Map<const Mat> keys(history_.data(), Eigen::Index(before + n), Eigen::Index(width_));
+  const size_t block = std::max<size_t>(1, std::min<size_t>(256, W));
+  std::vector<double> row(W);
+  for (size_t b = 0; b < n; b += block) {
+    const size_t m = std::min(block, n - b);
+    // Query idx (b <= idx < b + m) sits at key row p = before + idx and attends over rows [p - W, p): the
+    // block's queries need rows [before + b - W, before + b + m), when there are that many.
+    const size_t first = before + b >= W ? before + b - W : 0;
+    const size_t last = before + b + m;
+    Mat logits;
+    bool any = false;
+    for (size_t idx = b; idx < b + m; ++idx)
+      any = any || seen_ + static_cast<int64_t>(idx) > static_cast<int64_t>(W);
+    if (any)
+      logits.noalias() = keys.middleRows(Eigen::Index(before + b), Eigen::Index(m)) *
+                         keys.middleRows(Eigen::Index(first), Eigen::Index(last - first)).transpose();
+    for (size_t idx = b; idx < b + m; ++idx) {
+      const int64_t i = seen_ + static_cast<int64_t>(idx);  // the prediction's position in the document
+      double p_out = model_logprob[idx];
+      if (i > static_cast<int64_t>(W)) {
+        const size_t p = before + idx, from = p - W;
+        double top = -INFINITY;
+        for (size_t j = 0; j < W; ++j) {
+          row[j] = opt_.theta * double(logits(Eigen::Index(idx - b), Eigen::Index(from + j - first)));
+          top = std::max(top, row[j]);
+        }
+        double sum = 0, hit = 0;
+        for (size_t j = 0; j < W; ++j) {
+          const double e = std::exp(row[j] - top);
+          sum += e;
+          if (next_[from + j] == targets[idx]) hit += e;
+        }
+        p_out =
+            std::log(opt_.lambda * (hit / sum) + (1 - opt_.lambda) * std::exp(double(model_logprob[idx])));
+      }
+      stats_.ln_with += p_out;
+      stats_.ln_without += model_logprob[idx];
+      out[idx] = static_cast<float>(p_out);
+    }
+  }
+  seen_ += static_cast<int64_t>(n);
+  stats_.tokens += static_cast<int64_t>(n);
+  // Keep the last W outputs for the next call.
+  const size_t rows = before + n, keep = std::min(rows, W);
+  history_.erase(history_.begin(), history_.begin() + ptrdiff_t((rows - keep) * width_));
+  next_.erase(next_.begin(), next_.begin() + ptrdiff_t(rows - keep));
+}
+
+}  // namespace lstmlm::tasks
