@@ -9,7 +9,8 @@ peak RSS, less those of the same run on a 4-unigram model), and on PTB's test se
 reports it: one n-gram lookup chain per token, single-threaded). Then the mixture's cost: a random model of
 MEDIUM's shape (V 10,000 with PTB's words, E 650, H 650, 2 layers) scoring PTB's test set alone and with
 `--mix 5gram.arpa:0.5` (tokens/s, 1 thread, the ratio per round), and mix-tune's time beyond the scoring
-(mix-tune against score --mix on the same 10,000 dev tokens). Prints medians with min-max.
+(mix-tune against score --mix on the same 10,000 dev tokens), and the cache pointer's cost (score --context
+document alone and with --cache-window 2000 on that model). Prints medians with min-max.
 """
 import argparse
 import os
@@ -123,6 +124,19 @@ def main():
         print(f"MEDIUM-shaped model on PTB test, 1 thread: alone {spread(alone, '{:.0f}')} tokens/s, "
               f"--mix 5-gram:0.5 {spread(mixed, '{:.0f}')} tokens/s, ratio {spread(ratio)}")
         print(f"mix-tune on {n} dev tokens: {spread(tune)} s beyond score --mix's {spread(mixdev)} s")
+        # The cache pointer: the same model reading PTB's test set as one document, alone and with W = 2000.
+        doc, cached, overhead = [], [], []
+        for _ in range(a.rounds):
+            _, _, r0 = timed([a.lstmlm, "score", "-m", medium, "-t", "1", "-v", "summary", "--context", "document"],
+                             texts[1])
+            _, _, r1 = timed([a.lstmlm, "score", "-m", medium, "-t", "1", "-v", "summary", "--context", "document",
+                              "--cache-window", "2000"], texts[1])
+            doc.append(r0)
+            cached.append(r1)
+            overhead.append(r0 / r1 - 1)
+        print(f"MEDIUM-shaped model, PTB test as one document, 1 thread: alone {spread(doc, '{:.0f}')} tokens/s, "
+              f"--cache-window 2000 {spread(cached, '{:.0f}')} tokens/s: the cache adds {spread(overhead)} of the "
+              "scoring time")
 
 
 if __name__ == "__main__":
