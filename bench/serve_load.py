@@ -33,7 +33,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
 
-def medium_model(path):
+def medium_model(path, words=()):
+    """A random LSTM of MEDIUM's shape; its vocabulary <unk>, <eos>, then `words`, then w0, w1, ... to 10,000."""
     import numpy as np
     import lstmlm.format as lf
     V, E, H, L = 10000, 650, 650, 2
@@ -46,7 +47,7 @@ def medium_model(path):
         t[lf.names.bias_hh(k)] = np.zeros(4 * H, np.float32)
     t[lf.names.decoder_weight] = rng.normal(0, 0.1, (V, H)).astype(np.float32)
     t[lf.names.decoder_bias] = np.zeros(V, np.float32)
-    vocab = ["<unk>", "<eos>"] + [f"w{i}" for i in range(V - 2)]
+    vocab = (["<unk>", "<eos>"] + list(words) + [f"w{i}" for i in range(V)])[:V]
     lf.write_model(path, vocab=vocab, embedding_dim=E, layers=[lf.layer(H) for _ in range(L)], tied=False,
                    tokenizer=lf.tokenizer(unk_token="<unk>", eos_token="<eos>"), tensors=t,
                    source={"framework": "random", "exporter": "bench/serve_load.py"})

@@ -155,21 +155,8 @@ int run(const Opts& o) {
     task.interpolate = tasks::Interpolation{o.lambda, index_of(o.ngram, "--ngram"), units(o.ngram_units)};
   lay.interpolated = task.interpolate.has_value();
 
-  std::vector<tasks::MixMember> mix;
-  for (const auto& spec : o.mix) mix.push_back(tasks::parse_mix(spec));
-  tasks::check_mix_weights(mix, true);
-  std::vector<std::shared_ptr<const NgramModel>> mix_models;
-  std::vector<double> mix_weights;
-  for (const auto& m : mix) {
-    if (!NgramModel::is_arpa(m.path))
-      throw UsageError("--mix " + m.path + ": not an ARPA n-gram model (the models mixed in are ARPA files)");
-    mix_models.push_back(load_ngram(m.path));
-    mix_weights.push_back(m.weight);
-  }
   auto model = load_model(o.model_dir);
-  if (!mix.empty())
-    task.mix = std::make_shared<const tasks::MixPlan>(std::move(mix_models), std::move(mix_weights),
-                                                      tasks::NgramMix::words_of(*model));
+  if (!o.mix.empty()) task.mix = load_mix_plan(o.mix, tasks::NgramMix::words_of(*model), true);
   note_oov_policy(o.oov, *model);
   Engine engine(model, o.threads);
   tasks::Rescorer rescorer(engine, task);

@@ -273,24 +273,13 @@ ScoreView checked_view(const Opts& o) {
 // --mix: the ARPA models that score the first model's words with it (tasks/mix.hpp).
 tasks::NgramMix mix_of(const Opts& o, const tasks::ScoreOptions& task, const Model* model,
                        const NgramModel* arpa) {
-  std::vector<tasks::MixMember> members;
-  for (const auto& spec : o.mix) members.push_back(tasks::parse_mix(spec));
-  tasks::check_mix_weights(members);
   if (model && !model->tokenizer().traits().tokens_are_words)
     throw UsageError("--mix: needs a word model (an n-gram model scores words); " + o.model_dir + " has " +
                      model->tokenizer().traits().name + " tokens");
-  std::vector<std::shared_ptr<const NgramModel>> models;
-  std::vector<double> weights;
-  for (const auto& m : members) {
-    if (!NgramModel::is_arpa(m.path))
-      throw UsageError("--mix " + m.path + ": not an ARPA n-gram model (the models mixed in are ARPA files)");
-    models.push_back(load_ngram(m.path));
-    weights.push_back(m.weight);
-  }
+  auto plan =
+      load_mix_plan(o.mix, arpa ? tasks::NgramMix::words_of(*arpa) : tasks::NgramMix::words_of(*model));
   const bool start = task.add_start && (arpa || tasks::start_token(model->tokenizer()) >= 0);
-  return tasks::NgramMix(std::move(models), std::move(weights),
-                         arpa ? tasks::NgramMix::words_of(*arpa) : tasks::NgramMix::words_of(*model), start,
-                         task.context);
+  return tasks::NgramMix(plan, start, task.context);
 }
 
 int run(const Opts& o) {

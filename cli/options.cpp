@@ -341,13 +341,26 @@ std::shared_ptr<const Model> load_model(const std::string& dir) {
   return model;
 }
 
-std::shared_ptr<const NgramModel> load_ngram(const std::string& path) {
-  auto model = NgramModel::load(path);
-  if (model->unk_added())
-    print_diagnostic("lstmlm: warning: ", path +
+namespace {
+void warn_ngram(const NgramModel& model) {
+  if (model.unk_added())
+    print_diagnostic("lstmlm: warning: ", model.path() +
                                               ": no <unk> among its unigrams: a word that is not one gets "
                                               "log10 p = -100, as KenLM gives it");
+}
+}  // namespace
+
+std::shared_ptr<const NgramModel> load_ngram(const std::string& path) {
+  auto model = NgramModel::load(path);
+  warn_ngram(*model);
   return model;
+}
+
+std::shared_ptr<const tasks::MixPlan> load_mix_plan(const std::vector<std::string>& specs,
+                                                    const std::vector<std::string>& first_words, bool lodr) {
+  auto plan = tasks::load_mix(specs, first_words, lodr);
+  for (const auto& m : plan->members) warn_ngram(*m.model);
+  return plan;
 }
 
 std::vector<int> int_list(const std::string& s, const std::string& option, int64_t lo, int64_t hi) {

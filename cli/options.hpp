@@ -13,6 +13,7 @@
 #include "lstmlm/model.hpp"
 #include "lstmlm/ngram.hpp"
 #include "lstmlm/tasks/input.hpp"
+#include "lstmlm/tasks/mix.hpp"
 #include "lstmlm/tasks/request.hpp"
 #include "lstmlm/tasks/score.hpp"
 #include "lstmlm/tasks/window.hpp"
@@ -93,6 +94,10 @@ CLI::Option* add_progress_option(CLI::App& app, std::string& mode);
 std::shared_ptr<const Model> load_model(const std::string& dir);
 // An ARPA n-gram model (a file where -m takes a model directory), its warnings printed.
 std::shared_ptr<const NgramModel> load_ngram(const std::string& path);
+// --mix specs as a mixture (tasks::load_mix), each model's warnings printed.
+std::shared_ptr<const tasks::MixPlan> load_mix_plan(const std::vector<std::string>& specs,
+                                                    const std::vector<std::string>& first_words,
+                                                    bool lodr = false);
 
 // Integers of a comma list ("1,2,8"), each checked against [lo, hi]; `option` names it in messages.
 std::vector<int> int_list(const std::string& s, const std::string& option, int64_t lo, int64_t hi);

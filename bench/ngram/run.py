@@ -37,32 +37,16 @@ def timed(cmd, stdin_path):
 
 def medium_ptb_model(path, texts):
     """A random LSTM of MEDIUM's shape whose vocabulary is PTB's words (padded to 10,000)."""
-    import numpy as np
-    sys.path.insert(0, os.path.join(ROOT, "python"))
-    import lstmlm.format as lf
-    words = []
-    seen = {"<unk>", "<eos>"}
+    sys.path.insert(0, os.path.dirname(HERE))
+    from serve_load import medium_model
+    words, seen = [], {"<unk>", "<eos>"}
     for t in texts[:2]:
         with open(t, encoding="utf-8") as f:
             for w in f.read().split():
                 if w not in seen:
                     seen.add(w)
                     words.append(w)
-    V, E, H, L = 10000, 650, 650, 2
-    vocab = (["<unk>", "<eos>"] + words + [f"w{i}" for i in range(V)])[:V]
-    rng = np.random.default_rng(1)
-    t = {lf.names.embedding: rng.normal(0, 0.1, (V, E)).astype(np.float32)}
-    for k in range(L):
-        t[lf.names.weight_ih(k)] = rng.normal(0, 0.1, (4 * H, E if k == 0 else H)).astype(np.float32)
-        t[lf.names.weight_hh(k)] = rng.normal(0, 0.1, (4 * H, H)).astype(np.float32)
-        t[lf.names.bias_ih(k)] = np.zeros(4 * H, np.float32)
-        t[lf.names.bias_hh(k)] = np.zeros(4 * H, np.float32)
-    t[lf.names.decoder_weight] = rng.normal(0, 0.1, (V, H)).astype(np.float32)
-    t[lf.names.decoder_bias] = np.zeros(V, np.float32)
-    lf.write_model(path, vocab=vocab, embedding_dim=E, layers=[lf.layer(H) for _ in range(L)], tied=False,
-                   tokenizer=lf.tokenizer(unk_token="<unk>", eos_token="<eos>"), tensors=t,
-                   source={"framework": "random", "exporter": "bench/ngram/run.py"})
-    return path
+    return medium_model(path, words)
 
 
 def spread(xs, fmt="{:.3g}"):

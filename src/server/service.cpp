@@ -101,21 +101,9 @@ Service::Service(const Options& options, std::shared_ptr<const Model> model)
     boost_ = std::make_shared<tasks::Boost>(tasks::Boost::load(*model_, options.boost_file));
   if (tok.traits().completion == Completion::WordIndex) completer_ = tasks::Completer::of(*model_);
   if (!options.mix.empty()) {
-    std::vector<tasks::MixMember> members;
-    for (const auto& spec : options.mix) members.push_back(tasks::parse_mix(spec));
-    tasks::check_mix_weights(members);
     if (!tok.traits().tokens_are_words)
       throw UsageError::option("mix", ": needs a word model (an n-gram model scores words)");
-    std::vector<std::shared_ptr<const NgramModel>> models;
-    std::vector<double> weights;
-    for (const auto& m : members) {
-      if (!NgramModel::is_arpa(m.path))
-        throw UsageError::option("mix", " " + m.path + ": not an ARPA n-gram model");
-      models.push_back(NgramModel::load(m.path));
-      weights.push_back(m.weight);
-    }
-    mix_ = std::make_shared<const tasks::MixPlan>(std::move(models), std::move(weights),
-                                                  tasks::NgramMix::words_of(*model_));
+    mix_ = tasks::load_mix(options.mix, tasks::NgramMix::words_of(*model_));
   }
 }
 

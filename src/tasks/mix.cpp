@@ -42,6 +42,23 @@ void check_mix_weights(const std::vector<MixMember>& members, bool lodr) {
                                         ", above 1 (the first model gets 1 - their sum)");
 }
 
+std::shared_ptr<const MixPlan> load_mix(const std::vector<std::string>& specs,
+                                        const std::vector<std::string>& first_words, bool lodr) {
+  std::vector<MixMember> members;
+  for (const auto& spec : specs) members.push_back(parse_mix(spec));
+  check_mix_weights(members, lodr);
+  std::vector<std::shared_ptr<const NgramModel>> models;
+  std::vector<double> weights;
+  for (const auto& m : members) {
+    if (!NgramModel::is_arpa(m.path))
+      throw UsageError::option(
+          "mix", " " + m.path + ": not an ARPA n-gram model (the models mixed in are ARPA files)");
+    models.push_back(NgramModel::load(m.path));
+    weights.push_back(m.weight);
+  }
+  return std::make_shared<const MixPlan>(std::move(models), std::move(weights), first_words);
+}
+
 std::vector<std::string> NgramMix::words_of(const Model& model) {
   const Vocab& v = model.vocab();
   const auto unk = model.tokenizer().unk_id();

@@ -49,6 +49,12 @@ struct MixPlan {
   bool linear = false;  // a model of positive weight: the mixture is over the union
 };
 
+// The mixture of "--mix MODEL:WEIGHT" specs (parse_mix, check_mix_weights with `lodr`), each MODEL an ARPA
+// file (UsageError naming "mix" otherwise; ModelError for a malformed one), for a first model of
+// `first_words` (NgramMix::words_of). The one reading of the option for every front end.
+std::shared_ptr<const MixPlan> load_mix(const std::vector<std::string>& specs,
+                                        const std::vector<std::string>& first_words, bool lodr = false);
+
 class NgramMix {
  public:
   // `first_has_start`: whether the first model's lines start from a start token (else the n-gram models
