@@ -120,6 +120,28 @@ Subcommand setup_info(CLI::App& parent) {
   add_model_option(*s.app, opts->model);
   s.app->add_flag("--json", opts->json, "Print one JSON object instead of the table");
   s.run = [opts]() -> int {
+    if (NgramModel::is_arpa(opts->model)) {
+      const auto ngram = load_ngram(opts->model);
+      Output out;
+      if (opts->json) {
+        out.line(report::ngram_info_json(*ngram));
+      } else {
+        std::string counts;
+        uint64_t all = 0;
+        for (size_t n = 0; n < ngram->counts().size(); ++n) {
+          counts += (n ? " " : "") + std::to_string(n + 1) + "=" + std::to_string(ngram->counts()[n]);
+          all += ngram->counts()[n];
+        }
+        out.line("Model: " + ngram->path() + " (ARPA n-gram model, order " + std::to_string(ngram->order()) +
+                 ")");
+        out.line("N-grams: " + counts + " (" + std::to_string(all) + " in all)");
+        out.line("Vocabulary: " + std::to_string(ngram->vocab_size()) + " words" +
+                 (ngram->unk_added() ? " (<unk> added at log10 p -100)" : ""));
+        out.line("Memory: " + std::to_string(ngram->memory_bytes() / 1024) + " KiB");
+      }
+      out.flush();
+      return 0;
+    }
     auto model = load_model(opts->model);
     Output out;
     if (opts->json)

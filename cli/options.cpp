@@ -334,7 +334,8 @@ CLI::Option* add_progress_option(CLI::App& app, std::string& mode) {
 std::shared_ptr<const Model> load_model(const std::string& dir) {
   if (NgramModel::is_arpa(dir))
     throw UsageError("-m " + dir +
-                     ": an ARPA n-gram model; this command needs a neural model directory (score takes an "
+                     ": an ARPA n-gram model; this command needs a neural model directory (score, info and "
+                     "mix-tune take an "
                      "ARPA model with -m)");
   auto model = Model::load(dir);
   for (const auto& w : model->warnings()) print_diagnostic("lstmlm: warning: ", w);

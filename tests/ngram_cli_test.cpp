@@ -124,6 +124,22 @@ TEST_F(ArpaScoreCli, WhatAnNgramModelCannotDoIsRefusedNamingTheOption) {
   EXPECT_NE(e.err.find("-:1: 'zzz' is not among"), std::string::npos) << e.err;
 }
 
+TEST_F(ArpaScoreCli, InfoDescribesTheModel) {
+  auto t = test::run_cli("info " + arpa_arg());
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_NE(t.out.find("(ARPA n-gram model, order 5)"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("N-grams: 1=37 2=47 3=11 4=6 5=4 (105 in all)"), std::string::npos) << t.out;
+  auto j = test::run_cli("info --json " + arpa_arg());
+  ASSERT_EQ(j.status, 0) << j.err;
+  auto info = nlohmann::json::parse(j.out);
+  EXPECT_EQ(info["type"], "arpa");
+  EXPECT_EQ(info["order"], 5);
+  EXPECT_EQ(info["counts"], nlohmann::json::array({37, 47, 11, 6, 4}));
+  EXPECT_EQ(info["vocab_size"], 37);
+  EXPECT_EQ(info["unk_added"], false);
+  EXPECT_GT(info["memory_bytes"].get<int64_t>(), 0);
+}
+
 TEST(ArpaScoreCliFiles, ABrokenArpaFileIsOneLineNamingFileAndLineAndWritesNothing) {
   test::TempDir dir("arpa_cli");
   const std::string path = (dir / "cut.arpa").string();

@@ -48,4 +48,16 @@ std::string model_info_json(const Model& m, Precision precision, const std::stri
   return j.dump(2, ' ', false, json::error_handler_t::replace);
 }
 
+std::string ngram_info_json(const NgramModel& m) {
+  nlohmann::ordered_json j;
+  j["model"] = m.path();
+  j["type"] = "arpa";
+  j["order"] = m.order();
+  j["counts"] = m.counts();
+  j["vocab_size"] = m.vocab_size();
+  j["unk_added"] = m.unk_added();
+  j["memory_bytes"] = m.memory_bytes();
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace lstmlm::report

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "lstmlm/model.hpp"
+#include "lstmlm/ngram.hpp"
 #include "lstmlm/precision.hpp"
 
 namespace lstmlm::report {
@@ -14,5 +15,8 @@ namespace lstmlm::report {
 // machine); empty: the directory as given.
 std::string model_info_json(const Model& m, Precision precision = Precision::Fp32,
                             const std::string& name = {});
+// An ARPA n-gram model: {"model", "type": "arpa", "order", "counts" (per order, as \data\ lists them),
+// "vocab_size", "unk_added", "memory_bytes"}, indented by 2.
+std::string ngram_info_json(const NgramModel& m);
 
 }  // namespace lstmlm::report
