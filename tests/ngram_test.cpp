@@ -168,6 +168,8 @@ TEST(NgramModel, MalformedFilesAreRefusedWithFileAndLine) {
        "line 5: the log10 probability 'nan' is not finite"},
       {"\\data\\\nngram 1=4\n\n\\1-grams:\n-1\t<s>\tinf\n-0.5\t</s>\n-1.5\t<unk>\n-1\ta\n\n\\end\\\n",
        "line 5: the back-off 'inf' is not finite"},
+      {"\\data\\\nngram 1=4\n\n\\1-grams:\n-1e39\t<s>\n-0.5\t</s>\n-1.5\t<unk>\n-1\ta\n\n\\end\\\n",
+       "line 5: the log10 probability '-1e39' is out of range"},
       {"\\data\\\nngram 1=4\n\n\\1-grams:\n0.5\t<s>\n-0.5\t</s>\n-1.5\t<unk>\n-1\ta\n\n\\end\\\n",
        "is positive"},
       {"\\data\\\nngram 1=4\n\n\\1-grams:\n-1\t<s>\n-0.5\t</s>\n-1.5\t<unk>\n-1\t<s>\n\n\\end\\\n",

@@ -124,8 +124,12 @@ class ArpaReader {
     const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
     if (r.ec != std::errc() || r.ptr != s.data() + s.size())
       fail(std::string(what) + " '" + printable(s, 40) + "' is not a number");
-    if constexpr (std::is_floating_point_v<T>)
+    if constexpr (std::is_floating_point_v<T>) {
       if (!std::isfinite(v)) fail(std::string(what) + " '" + printable(s, 40) + "' is not finite");
+      // Kept as a float: a value past its range would become infinite.
+      if (std::fabs(v) > double(std::numeric_limits<float>::max()))
+        fail(std::string(what) + " '" + printable(s, 40) + "' is out of range");
+    }
     return v;
   }
 
