@@ -408,18 +408,18 @@ int run(const Opts& o) {
     print_diagnostic("lstmlm: hint: ",
                      "the input looks like hard-wrapped prose (short lines, sentences running across "
                      "them): each line was scored as a sentence; --context document scores it as one text");
+  if (const tasks::CacheStats* c = neural ? neural->cache_stats() : nullptr; c && c->tokens > 0)
+    std::fprintf(
+        stderr,
+        "lstmlm score: cache (window %d, lambda %g, theta %g): perplexity %.4f, without it %.4f (%lld "
+        "tokens)\n",
+        o.cache.window, o.cache.lambda, o.cache.theta, std::exp(-c->ln_with / double(c->tokens)),
+        std::exp(-c->ln_without / double(c->tokens)), static_cast<long long>(c->tokens));
   // Typed lines: the time is the typing's, not a speed.
   if (!reads_a_terminal(o.files))
-    if (const tasks::CacheStats* c = neural ? neural->cache_stats() : nullptr; c && c->tokens > 0)
-      std::fprintf(
-          stderr,
-          "lstmlm score: cache (window %d, lambda %g, theta %g): perplexity %.4f, without it %.4f (%lld "
-          "tokens)\n",
-          o.cache.window, o.cache.lambda, o.cache.theta, std::exp(-c->ln_with / double(c->tokens)),
-          std::exp(-c->ln_without / double(c->tokens)), static_cast<long long>(c->tokens));
-  std::fprintf(stderr, "lstmlm score: %lld tokens in %.3f s (%.0f tokens/s)\n",
-               static_cast<long long>(summary.tokens), seconds(),
-               static_cast<double>(summary.tokens) / seconds());
+    std::fprintf(stderr, "lstmlm score: %lld tokens in %.3f s (%.0f tokens/s)\n",
+                 static_cast<long long>(summary.tokens), seconds(),
+                 static_cast<double>(summary.tokens) / seconds());
   return 0;
 }
 
