@@ -3,7 +3,9 @@
 #include <pybind11/stl.h>
 
 #include "lstmlm/ngram.hpp"
+#include "lstmlm/tasks/mix.hpp"
 #include "lstmlm/tasks/ngram_score.hpp"
+#include "lstmlm/tasks/request.hpp"
 #include "lstmlm/units.hpp"
 #include "py_args.hpp"
 #include "py_errors.hpp"
@@ -29,6 +31,26 @@ tasks::LineScore ngram_line(const std::shared_ptr<const NgramModel>& m, const st
 struct PyNgram {
   std::shared_ptr<const NgramModel> model;
 };
+
+// A Model mixed with ARPA models (score --mix): the Model kept alive by the Python object, the mixture's
+// immutable part computed once.
+struct PyMixture {
+  py::object owner;  // the lstmlm.Model
+  PyModel* model;
+  std::shared_ptr<const tasks::MixPlan> plan;
+};
+
+std::vector<tasks::LineScore> mixed_lines(PyMixture& m, const tasks::ScoreOptions& o,
+                                          const std::vector<std::string>& lines, const std::string& source,
+                                          uint64_t first_line) {
+  py::gil_scoped_release nogil;
+  auto engine = m.model->pool().acquire();
+  tasks::Scorer scorer(*engine, o);
+  auto out = scorer.score(lines, source, first_line);
+  const bool start = o.add_start && tasks::start_token(m.model->model().tokenizer()) >= 0;
+  tasks::NgramMix(m.plan, start, o.context).mix(out);
+  return out;
+}
 
 }  // namespace
 
@@ -66,12 +88,95 @@ void bind_ngram(py::module_& m) {
       .def(
           "_full_scores",
           [](const Ptr& p, Text<"sentence"> s, bool bos, bool eos) {
+            const auto line = ngram_line(p.model, s.value, bos, eos);
             py::list out;
-            for (const auto& w : ngram_line(p.model, s.value, bos, eos).words)
+            for (const auto& w : line.words)
               out.append(py::make_tuple(w.logprob / kLn10, w.ngram, w.oov, w.token));
             return out;
           },
           py::arg("sentence"), py::arg("bos") = true, py::arg("eos") = true);
+
+  py::class_<PyMixture>(m, "_Mixture")
+      .def(py::init([](const py::object& model, const py::list& members) {
+             if (!py::isinstance<PyModel>(model))
+               throw UsageError("Mixture: the first argument is an lstmlm.Model");
+             PyModel& pm = model.cast<PyModel&>();
+             if (!pm.model().tokenizer().traits().tokens_are_words)
+               throw UsageError("Mixture: needs a word model (an n-gram model scores words)");
+             std::vector<tasks::MixMember> specs;
+             std::vector<std::shared_ptr<const NgramModel>> models;
+             for (const auto& item : members) {
+               if (!py::isinstance<py::tuple>(item) || py::len(item) != 2)
+                 throw UsageError("Mixture: each member is a (NgramModel or path, weight) pair");
+               const auto pair = item.cast<py::tuple>();
+               if (!py::isinstance<py::float_>(pair[1]) && !py::isinstance<py::int_>(pair[1]))
+                 throw UsageError("Mixture: a member's weight is a number");
+               std::shared_ptr<const NgramModel> lm;
+               if (py::isinstance<PyNgram>(pair[0])) {
+                 lm = pair[0].cast<PyNgram&>().model;
+               } else {
+                 const std::string path = path_arg(pair[0]);
+                 py::gil_scoped_release nogil;
+                 lm = NgramModel::load(path);
+               }
+               specs.push_back({lm->path(), pair[1].cast<double>()});
+               models.push_back(lm);
+             }
+             if (models.empty())
+               throw UsageError("Mixture: give at least one (NgramModel or path, weight) pair");
+             tasks::check_mix_weights(specs);
+             std::vector<double> weights;
+             for (const auto& sp : specs) weights.push_back(sp.weight);
+             auto plan = std::make_shared<const tasks::MixPlan>(std::move(models), std::move(weights),
+                                                                tasks::NgramMix::words_of(pm.model()));
+             return PyMixture{model, &pm, std::move(plan)};
+           }),
+           py::arg("model"), py::arg("members"))
+      .def_property_readonly("weights",
+                             [](const PyMixture& x) {
+                               std::vector<double> w{x.plan->first_weight};
+                               for (const auto& mb : x.plan->members) w.push_back(mb.weight);
+                               return w;
+                             })
+      .def(
+          "score",
+          [](PyMixture& x, Text<"sentence"> s, bool bos, bool eos) {
+            auto o = score_options(*x.model, bos, eos, "sentence", "skip", false);
+            return mixed_lines(x, o, {s.value}, "<sentence>", 1)[0].logprob / kLn10;
+          },
+          py::arg("sentence"), py::arg("bos") = true, py::arg("eos") = true)
+      .def(
+          "perplexity",
+          [](PyMixture& x, Text<"sentence"> s, bool bos, bool eos) {
+            auto o = score_options(*x.model, bos, eos, "sentence", "skip", false);
+            tasks::ScoreSummary sum;
+            sum.add(mixed_lines(x, o, {s.value}, "<sentence>", 1)[0]);
+            return sum.perplexity();
+          },
+          py::arg("sentence"), py::arg("bos") = true, py::arg("eos") = true)
+      .def(
+          "_full_scores",
+          [](PyMixture& x, Text<"sentence"> s, bool bos, bool eos) {
+            auto o = score_options(*x.model, bos, eos, "sentence", "skip", false);
+            const auto lines = mixed_lines(x, o, {s.value}, "<sentence>", 1);
+            py::list out;
+            for (const auto& w : lines[0].words)
+              out.append(py::make_tuple(w.scored ? w.logprob / kLn10 : 0.0, w.scored ? w.context + 1 : 0,
+                                        w.oov, w.token));
+            return out;
+          },
+          py::arg("sentence"), py::arg("bos") = true, py::arg("eos") = true)
+      .def(
+          "score_lines",
+          [](PyMixture& x, TextList<"lines"> lines, Text<"source"> source, Text<"context"> context, bool bos,
+             bool eos, Text<"oov"> oov) {
+            auto o = score_options(*x.model, bos, eos, context.value, oov.value, false);
+            auto out = mixed_lines(x, o, lines.value, source.value, 1);
+            for (auto& l : out) l.words.clear();
+            return out;
+          },
+          py::arg("lines"), py::arg("source") = "-", py::kw_only(), py::arg("context") = "sentence",
+          py::arg("bos") = true, py::arg("eos") = true, py::arg("oov") = "skip");
 }
 
 }  // namespace lstmlm::py

@@ -15,7 +15,7 @@ from collections import namedtuple as _namedtuple
 try:
     from ._lstmlm import (Boost, Error, InputError, LineScore, ModelError, OutputError, ScoreSummary,  # noqa: F401
                           State, UsageError, __version__, kernels_for, line_jsonl)
-    from ._lstmlm import _Model, _NgramModel
+    from ._lstmlm import _Mixture, _Model, _NgramModel
     _NOT_BUILT = None
 except ImportError as _e:
     import importlib.util as _util
@@ -56,9 +56,9 @@ except ImportError as _e:
                       "lstmlm for this interpreter and its numpy")
     else:
         raise
-    _Model = _NgramModel = object  # Model and NgramModel below are defined, then removed
+    _Model = _NgramModel = _Mixture = object  # Model, NgramModel and Mixture below are defined, then removed
 
-__all__ = ["Model", "NgramModel", "State", "LineScore", "FullScore", "Candidate", "Boost", "Error", "ModelError", "InputError",
+__all__ = ["Model", "NgramModel", "Mixture", "State", "LineScore", "FullScore", "Candidate", "Boost", "Error", "ModelError", "InputError",
            "UsageError", "OutputError", "ScoreSummary", "kernels_for", "line_jsonl", "__version__"]
 
 def _top(top):
@@ -162,8 +162,21 @@ class NgramModel(_NgramModel):
         return f"<lstmlm.NgramModel {self.path!r} order={self.order}>"
 
 
+class Mixture(_Mixture):
+    """A word Model mixed token by token with ARPA models: Mixture(model, [(NgramModel or path, weight), ...]),
+    the model's weight 1 - the others' (`weights` lists all, the model's first). score (log10), full_scores,
+    perplexity and score_lines give the numbers of `lstmlm score --mix PATH:WEIGHT` (docs/mixing.md)."""
+
+    def full_scores(self, sentence, bos=True, eos=True):
+        """Per token (eos included when eos=True): FullScore(log10 prob, ngram length, oov), `.token`."""
+        return iter([FullScore(*t) for t in self._full_scores(sentence, bos, eos)])
+
+    def __repr__(self):
+        return f"<lstmlm.Mixture weights={self.weights!r}>"
+
+
 if _NOT_BUILT is not None:
-    del Model, NgramModel
+    del Model, NgramModel, Mixture
     _COMPILED = frozenset(__all__) - {"FullScore", "Candidate"} | {"_Model", "_lstmlm"}
 
     def __getattr__(name):

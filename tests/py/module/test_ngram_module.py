@@ -1,5 +1,6 @@
 """lstmlm.NgramModel: KenLM's Python names on an ARPA model, with the numbers `lstmlm score -m FILE.arpa`
 prints (the CLI is the reference: the same library call), and KenLM's own expectations on its test.arpa."""
+import json
 import os
 import subprocess
 import unittest
@@ -55,6 +56,28 @@ class NgramModuleTest(unittest.TestCase):
         self.assertEqual(self.model.counts, [37, 47, 11, 6, 4])
         self.assertIn("looking", self.model)
         self.assertNotIn("not_found", self.model)
+
+    def test_a_mixture_gives_score_mix_numbers(self):
+        model = os.path.join(pyutil.SOURCE_DIR, "models", "fairytales-word")
+        lines = ["once upon a time there was a king", "looking on a little more loin", "the old man ."]
+        mix = self.lstmlm.Mixture(self.lstmlm.Model(model), [(self.model, 0.4)])
+        self.assertEqual(mix.weights, [0.6, 0.4])
+        r = subprocess.run([pyutil.require_cli(), "score", "-m", model, "--mix", f"{self.path}:0.4", "--output-format",
+                            "jsonl"], input="\n".join(lines) + "\n", capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        cli = [json.loads(x) for x in r.stdout.splitlines() if json.loads(x)["type"] == "line"]
+        got = mix.score_lines(lines)
+        for g, c in zip(got, cli, strict=True):
+            self.assertAlmostEqual(g.logprob, c["logprob"], delta=1e-6 * max(1.0, abs(c["logprob"])))
+        for line, c in zip(lines, cli):
+            self.assertAlmostEqual(mix.score(line), c["log10prob"], delta=1e-6 * max(1.0, abs(c["log10prob"])))
+            self.assertAlmostEqual(sum(f.log10prob for f in mix.full_scores(line)), mix.score(line), delta=1e-9)
+        # The same mixture from a path; weights that do not fit are the CLI's UsageError.
+        self.assertAlmostEqual(self.lstmlm.Mixture(self.lstmlm.Model(model), [(self.path, 0.4)]).score(lines[0]),
+                               mix.score(lines[0]), delta=1e-12)
+        for bad in ([(self.model, 1.5)], [(self.model, 0.6), (self.model, 0.6)], [], [("x",)], [(self.model, "a")]):
+            with self.assertRaises(self.lstmlm.UsageError):
+                self.lstmlm.Mixture(self.lstmlm.Model(model), bad)
 
     def test_a_broken_file_is_a_model_error_naming_file_and_line(self):
         path = os.path.join(pyutil.temp_root("lstmlm_ngram_py_"), "cut.arpa")
