@@ -77,10 +77,10 @@ int run(const Opts& o) {
                        ": not an ARPA n-gram model (the models after the first are ARPA files)");
     members.push_back(load_ngram(o.models[i]));
   }
-  const bool start = task.add_start && (arpa || tasks::start_token(model->tokenizer()) >= 0);
-  tasks::NgramMix mix(members, std::vector<double>(members.size(), 0.0),
-                      arpa ? tasks::NgramMix::words_of(*arpa) : tasks::NgramMix::words_of(*model), start,
-                      task.context);
+  tasks::NgramMix mix(std::make_shared<const tasks::MixPlan>(
+                          members, std::vector<double>(members.size(), 0.0),
+                          arpa ? tasks::NgramMix::words_of(*arpa) : tasks::NgramMix::words_of(*model)),
+                      task, model.get());
   std::vector<double> probs;
   LineReader in({o.dev});
   std::vector<std::string> lines;

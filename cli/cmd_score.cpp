@@ -278,8 +278,7 @@ tasks::NgramMix mix_of(const Opts& o, const tasks::ScoreOptions& task, const Mod
                      model->tokenizer().traits().name + " tokens");
   auto plan =
       load_mix_plan(o.mix, arpa ? tasks::NgramMix::words_of(*arpa) : tasks::NgramMix::words_of(*model));
-  const bool start = task.add_start && (arpa || tasks::start_token(model->tokenizer()) >= 0);
-  return tasks::NgramMix(plan, start, task.context);
+  return tasks::NgramMix(plan, task, model);
 }
 
 int run(const Opts& o) {

@@ -47,8 +47,7 @@ std::vector<tasks::LineScore> mixed_lines(PyMixture& m, const tasks::ScoreOption
   auto engine = m.model->pool().acquire();
   tasks::Scorer scorer(*engine, o);
   auto out = scorer.score(lines, source, first_line);
-  const bool start = o.add_start && tasks::start_token(m.model->model().tokenizer()) >= 0;
-  tasks::NgramMix(m.plan, start, o.context).mix(out);
+  tasks::NgramMix(m.plan, o, &m.model->model()).mix(out);
   return out;
 }
 

@@ -211,9 +211,9 @@ class Forward {
         w_.dec_row[cnt] = w_.rows[size_t(r)];
         w_.dec_step[cnt] = t;
         if (auto* out = job_.measures.top) {  // this thread's own rows only
-          auto& row = (*out)[size_t(w_.rows[size_t(r)])];
-          const size_t width = row.size() / (*job_.inputs)[size_t(w_.rows[size_t(r)])].size();
-          std::copy_n(w_.x_rows[cnt], width, row.begin() + ptrdiff_t(size_t(t) * width));
+          const size_t width = size_t(pm_.layers.back()->output_width());
+          std::copy_n(w_.x_rows[cnt], width,
+                      (*out)[size_t(w_.rows[size_t(r)])].begin() + ptrdiff_t(size_t(t) * width));
         }
       }
     decode(int(cnt));

@@ -187,7 +187,7 @@ std::string Service::score(const std::string& body) {
     scorer.emplace(*engine, t);
     scored = scorer->score(lines, "-", 1, ends);
   }
-  if (mix) tasks::NgramMix(mix, t.add_start && start_ >= 0, t.context).mix(scored);
+  if (mix) tasks::NgramMix(mix, t, model_.get()).mix(scored);
   tasks::ScoreSummary sum;
   std::vector<std::string> recs;
   recs.reserve(scored.size());

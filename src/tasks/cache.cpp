@@ -39,10 +39,7 @@ void NeuralCache::score(const float* h, const float* model_logprob, const int32_
     const size_t first = before + b >= W ? before + b - W : 0;
     const size_t last = before + b + m;
     Mat logits;
-    bool any = false;
-    for (size_t idx = b; idx < b + m; ++idx)
-      any = any || seen_ + static_cast<int64_t>(idx) > static_cast<int64_t>(W);
-    if (any)
+    if (seen_ + static_cast<int64_t>(b + m - 1) > static_cast<int64_t>(W))  // its last query uses the cache
       logits.noalias() = keys.middleRows(Eigen::Index(before + b), Eigen::Index(m)) *
                          keys.middleRows(Eigen::Index(first), Eigen::Index(last - first)).transpose();
     for (size_t idx = b; idx < b + m; ++idx) {

@@ -99,16 +99,11 @@ MixPlan::MixPlan(std::vector<std::shared_ptr<const NgramModel>> models, std::vec
   first_weight = 1 - sum;
 }
 
-NgramMix::NgramMix(std::shared_ptr<const MixPlan> plan, bool first_has_start, ContextMode context)
+NgramMix::NgramMix(std::shared_ptr<const MixPlan> plan, const ScoreOptions& opt, const Model* first)
     : plan_(std::move(plan)),
       streams_(plan_->members.size()),
-      first_has_start_(first_has_start),
-      context_(context) {}
-
-NgramMix::NgramMix(std::vector<std::shared_ptr<const NgramModel>> models, std::vector<double> weights,
-                   const std::vector<std::string>& first_words, bool first_has_start, ContextMode context)
-    : NgramMix(std::make_shared<const MixPlan>(std::move(models), std::move(weights), first_words),
-               first_has_start, context) {}
+      first_has_start_(opt.add_start && (!first || start_token(first->tokenizer()) >= 0)),
+      context_(opt.context) {}
 
 void NgramMix::feed(const WordScore& w, double* row) {
   if (row) {
@@ -187,10 +182,11 @@ void NgramMix::mix(std::vector<LineScore>& lines) {
 std::vector<MixIteration> mix_em(const std::vector<double>& probs, size_t k, int max_iterations,
                                  double tolerance) {
   const size_t tokens = k ? probs.size() / k : 0;
-  std::vector<double> w(k, 1.0 / static_cast<double>(k));
+  std::vector<double> w(k, 1.0 / static_cast<double>(k)), next(k);
   std::vector<MixIteration> out;
-  std::vector<double> next(k);
+  bool converged = false;
   for (int it = 0;; ++it) {
+    // The perplexity with w, and the E step's posteriors summed, in one pass.
     double ln = 0;
     std::fill(next.begin(), next.end(), 0.0);
     for (size_t t = 0; t < tokens; ++t) {
@@ -201,23 +197,14 @@ std::vector<MixIteration> mix_em(const std::vector<double>& probs, size_t k, int
       for (size_t j = 0; j < k; ++j) next[j] += w[j] * p[j] / sum;
     }
     out.push_back({w, std::exp(-ln / static_cast<double>(tokens))});
-    if (it == max_iterations) break;
+    if (converged || it == max_iterations) break;
     double moved = 0;
     for (size_t j = 0; j < k; ++j) {
       next[j] /= static_cast<double>(tokens);
       moved = std::max(moved, std::fabs(next[j] - w[j]));
     }
     w = next;
-    if (moved <= tolerance) {
-      double ln2 = 0;
-      for (size_t t = 0; t < tokens; ++t) {
-        double sum = 0;
-        for (size_t j = 0; j < k; ++j) sum += w[j] * probs[t * k + j];
-        ln2 += std::log(sum);
-      }
-      out.push_back({w, std::exp(-ln2 / static_cast<double>(tokens))});
-      break;
-    }
+    converged = moved <= tolerance;
   }
   return out;
 }

@@ -57,7 +57,7 @@ Rescorer::Rescorer(Engine& engine, RescoreOptions opt)
     const Model& m = engine.model();
     if (!m.tokenizer().traits().tokens_are_words)
       throw UsageError::option("mix", ": needs a word model (an n-gram model scores words)");
-    mix_.emplace(opt_.mix, opt_.score.add_start && start_token(m.tokenizer()) >= 0, ContextMode::Sentence);
+    mix_.emplace(opt_.mix, opt_.score, &m);  // its context is sentence: each hypothesis from <s>
   }
 }
 

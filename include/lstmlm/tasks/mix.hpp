@@ -57,11 +57,9 @@ std::shared_ptr<const MixPlan> load_mix(const std::vector<std::string>& specs,
 
 class NgramMix {
  public:
-  // `first_has_start`: whether the first model's lines start from a start token (else the n-gram models
-  // start from the null context).
-  NgramMix(std::shared_ptr<const MixPlan> plan, bool first_has_start, ContextMode context);
-  NgramMix(std::vector<std::shared_ptr<const NgramModel>> models, std::vector<double> weights,
-           const std::vector<std::string>& first_words, bool first_has_start, ContextMode context);
+  // For lines scored with `opt` by `first` (null: an ARPA model): its context mode, and whether its lines
+  // start from a start token (else the n-gram models start from the null context).
+  NgramMix(std::shared_ptr<const MixPlan> plan, const ScoreOptions& opt, const Model* first);
   // The words of a neural model as NgramMix's first model.
   static std::vector<std::string> words_of(const Model& model);
   static std::vector<std::string> words_of(const NgramModel& model);
