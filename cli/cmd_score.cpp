@@ -135,6 +135,11 @@ filtered, errors, tokens, perplexity of the scored documents). A bad document (i
 the text field missing or not a string, a top-level logprob/tokens/oovs/perplexity already present, invalid
 UTF-8, an OOV under --oov error) is "FILE:LINE: ...": --on-error fail (default) writes every document before
 it, then the error, exit 1; --on-error skip writes a warning line for it on stderr and goes on (exit 0).
+--shard K/N scores the K-th of N contiguous parts of the input files, cut by bytes on line boundaries (as
+split -n l/K/N; regular files only): the N outputs concatenated are one run's. --resume DIR keeps the
+output per block of 1024 documents in DIR (written to a temporary file and renamed, then a completion
+marker): launched again after a kill, the same command writes the finished blocks from DIR and scores the
+rest; a DIR of other inputs or options is refused (exit 2).
 Not with -v, --output-format, --units, --entropy, --rank or --aggregate words (exit 2); the jsonl options
 are refused without --input-format jsonl.
 Numbers in jsonl/tsv/lmzoo have 9 significant digits. Speed (tokens/s) goes to stderr, never to stdout.)";
@@ -156,8 +161,10 @@ struct Opts {
   // --input-format jsonl (cli/score_jsonl.cpp): the options only it takes, and the ones it refuses.
   std::string input_format = "text", text_field = "text", on_error = "fail";
   double min_perplexity = 0, max_perplexity = 0;
+  std::string shard, resume;
   CLI::Option *verbosity_opt = nullptr, *format_opt = nullptr, *text_field_opt = nullptr,
-              *on_error_opt = nullptr, *min_opt = nullptr, *max_opt = nullptr;
+              *on_error_opt = nullptr, *min_opt = nullptr, *max_opt = nullptr, *shard_opt = nullptr,
+              *resume_opt = nullptr;
 };
 
 // --input-format jsonl: stdout carries only the documents, so what would shape per-line records is refused,
@@ -165,7 +172,8 @@ struct Opts {
 std::optional<JsonlRun> jsonl_run(const Opts& o) {
   const bool jsonl = o.input_format == "jsonl";
   if (!jsonl) {
-    for (const CLI::Option* opt : {o.text_field_opt, o.on_error_opt, o.min_opt, o.max_opt})
+    for (const CLI::Option* opt :
+         {o.text_field_opt, o.on_error_opt, o.min_opt, o.max_opt, o.shard_opt, o.resume_opt})
       if (opt->count() > 0)
         throw UsageError(opt->get_name() + ": only with --input-format jsonl (JSONL documents)");
     return std::nullopt;
@@ -200,6 +208,8 @@ std::optional<JsonlRun> jsonl_run(const Opts& o) {
   r.skip_errors = o.on_error == "skip";
   if (o.min_opt->count() > 0) r.min_perplexity = o.min_perplexity;
   if (o.max_opt->count() > 0) r.max_perplexity = o.max_perplexity;
+  if (o.shard_opt->count() > 0) r.shard = tasks::parse_shard(o.shard);
+  if (o.resume_opt->count() > 0) r.resume_dir = o.resume;
   return r;
 }
 
@@ -478,6 +488,12 @@ Subcommand setup_score(CLI::App& parent) {
                    ->add_option("--max-perplexity", o->max_perplexity,
                                 "jsonl: keep only documents with a perplexity of at most X")
                    ->check(real_range(0, std::numeric_limits<double>::max()));
+  o->shard_opt = s.app->add_option("--shard", o->shard,
+                                   "jsonl: score only the K-th (1-based) of N contiguous parts of the input "
+                                   "files, cut by bytes on line boundaries (as split -n l/K/N)");
+  o->resume_opt = s.app->add_option("--resume", o->resume,
+                                    "jsonl: keep the output block by block in DIR; a run launched again "
+                                    "after a kill redoes only the unfinished block");
   s.app
       ->add_option("--units", o->units,
                    "Log-probabilities as ln, log10 or bits (surprisal = -log2 p), or prob (each word's "

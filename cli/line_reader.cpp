@@ -54,12 +54,18 @@ LineReader::LineReader(std::vector<std::string> paths, size_t max_line)
   if (paths_.empty()) paths_.push_back("-");
 }
 
+LineReader::LineReader(std::vector<tasks::FileRange> ranges, size_t max_line)
+    : ranges_(std::move(ranges)), max_line_(max_line) {
+  for (const auto& r : ranges_) paths_.push_back(r.path);
+}
+
 LineReader::~LineReader() {
   if (f_ && f_ != stdin) std::fclose(f_);
 }
 
 uint64_t LineReader::bytes_done() const {
   if (!f_ || live_) return done_;
+  if (!ranges_.empty()) return done_ + (at_ - begin_);
   const off_t at = ::ftello(f_);
   return done_ + (at > 0 ? static_cast<uint64_t>(at) : 0);
 }
@@ -75,6 +81,14 @@ bool LineReader::next_file() {
   eof_ = false;
   struct stat st {};
   live_ = ::fstat(fileno(f_), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode);
+  begin_ = at_ = end_at_ = 0;
+  if (!ranges_.empty()) {
+    const auto& r = ranges_[index_ - 1];
+    begin_ = at_ = r.begin;
+    end_at_ = r.end;
+    if (::fseeko(f_, static_cast<off_t>(r.begin), SEEK_SET) != 0)
+      throw InputError(read_error(source_, errno));
+  }
   return true;
 }
 
@@ -98,12 +112,17 @@ int LineReader::get() {
 
 bool LineReader::next(std::string& line) {
   if (!f_ || eof_) return false;
+  if (!ranges_.empty() && at_ >= end_at_) {  // the range ends at a line start
+    eof_ = true;
+    return false;
+  }
   line.clear();
   int c;
   bool any = false;
   bool ended = false;  // by a line end, not by the end of the file
   while ((c = get()) != EOF) {
     any = true;
+    ++at_;
     if (c == '\n') {
       ended = true;
       break;
@@ -111,6 +130,7 @@ bool LineReader::next(std::string& line) {
     if (line.size() >= max_line_) {
       // Over the limit, unless this is the CR of a CRLF (or of the file's last line).
       int d = c == '\r' ? get() : 0;
+      at_ += d != EOF && c == '\r';
       if (c == '\r' && (d == '\n' || d == EOF)) {
         ended = d == '\n';
         line.push_back('\r');
@@ -120,7 +140,7 @@ bool LineReader::next(std::string& line) {
                        std::to_string(max_line_) + " bytes (the limit per line): split it");
     }
     line.push_back(static_cast<char>(c));
-    if (line_ == 0 && line.size() == 2 && line[0] == '\x1f' && line[1] == '\x8b')
+    if (line_ == 0 && begin_ == 0 && line.size() == 2 && line[0] == '\x1f' && line[1] == '\x8b')
       throw InputError(compressed_input(source_));
   }
   if (!any) {
@@ -132,7 +152,7 @@ bool LineReader::next(std::string& line) {
   const bool cr = !line.empty() && line.back() == '\r';
   if (cr) line.pop_back();
   end_ = !ended ? tasks::LineEnd::None : cr ? tasks::LineEnd::CrLf : tasks::LineEnd::Lf;
-  if (line_ == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
+  if (line_ == 1 && begin_ == 0 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
   return true;
 }
 

@@ -10,6 +10,7 @@
 
 #include "limits.hpp"
 #include "lstmlm/tasks/score.hpp"
+#include "lstmlm/tasks/shard.hpp"
 
 namespace lstmlm::cli {
 
@@ -17,6 +18,9 @@ class LineReader {
  public:
   // paths empty: stdin only. `max_line`: bytes per line, the line end not counted.
   explicit LineReader(std::vector<std::string> paths, size_t max_line = kMaxLineBytes);
+  // Only the given byte ranges of regular files (a shard: tasks::shard_ranges), each a "file" of its own
+  // whose lines are numbered from 1 at its start; range_begin() says where it starts in the file.
+  explicit LineReader(std::vector<tasks::FileRange> ranges, size_t max_line = kMaxLineBytes);
   ~LineReader();
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
@@ -32,6 +36,9 @@ class LineReader {
   // Opens the next file; false when there is none.
   bool next_file();
   const std::string& source() const { return source_; }
+  uint64_t range_begin() const { return begin_; }  // 0 but for a range after a file's start
+  // The current file's index in the paths given (of a range: FileRange::file).
+  size_t file_index() const { return ranges_.empty() ? index_ - 1 : ranges_[index_ - 1].file; }
   uint64_t line_number() const { return line_; }    // of the last line returned
   tasks::LineEnd line_end() const { return end_; }  // of the last line returned
   // Bytes read so far from the regular files (stdio's read-ahead included): the progress line's share.
@@ -41,11 +48,14 @@ class LineReader {
   int get();  // the next byte or EOF; resumes after EINTR unless a signal is pending
   bool ready() const;
   std::vector<std::string> paths_;
+  std::vector<tasks::FileRange> ranges_;  // empty: whole files
   size_t max_line_;
   size_t index_ = 0;
   std::FILE* f_ = nullptr;
   std::string source_;
   uint64_t line_ = 0;
+  uint64_t begin_ = 0, end_at_ = 0,
+           at_ = 0;    // a range's bytes [begin_, end_at_); at_: the next byte's offset
   uint64_t done_ = 0;  // bytes of the regular files already closed
   tasks::LineEnd end_ = tasks::LineEnd::Lf;
   bool eof_ = false;   // the current file has returned its last line (a tty's EOF is not read twice)

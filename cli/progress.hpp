@@ -24,6 +24,8 @@ class Progress {
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
   bool enabled() const { return enabled_; }
+  // The bytes the run reads, when not the inputs' whole size (a shard of them).
+  void set_total(uint64_t bytes) { total_ = bytes; }
   // "\rNAME: P% of SIZE, ETA M:SS, COUNTS " (without the share and the estimate when the size is unknown),
   // at most five times a second; `counts` says what is done ("1234 lines, 45678 tokens/s").
   void update(uint64_t done_bytes, const std::string& counts);

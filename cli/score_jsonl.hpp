@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "lstmlm/tasks/score.hpp"
+#include "lstmlm/tasks/shard.hpp"
 #include "options.hpp"
 
 namespace lstmlm::cli {
@@ -21,6 +22,8 @@ struct JsonlRun {
   std::string text_field = "text";
   bool skip_errors = false;  // --on-error skip
   std::optional<double> min_perplexity, max_perplexity;
+  std::optional<tasks::Shard> shard;  // --shard K/N
+  std::string resume_dir;             // --resume DIR ("": none)
 };
 
 // Runs the filter; returns the exit status. A bad document under --on-error fail is an InputError after

@@ -26,6 +26,17 @@ void ScoreSummary::add(const LineScore& l) {
   nonfinite += l.nonfinite;
 }
 
+void ScoreSummary::add(const ScoreSummary& o) {
+  sentences += o.sentences;
+  skipped += o.skipped;
+  tokens += o.tokens;
+  oovs += o.oovs;
+  oov_tokens += o.oov_tokens;
+  nonfinite += o.nonfinite;
+  logprob += o.logprob;
+  oov_logprob += o.oov_logprob;
+}
+
 double ScoreSummary::perplexity() const {
   if (tokens == 0) return std::numeric_limits<double>::quiet_NaN();
   return std::exp(-logprob / static_cast<double>(tokens));

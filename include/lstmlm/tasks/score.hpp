@@ -116,8 +116,9 @@ struct ScoreSummary {
   int64_t nonfinite = 0;  // scored words with a NaN or infinite log-prob: the totals are then not finite
   double logprob = 0, oov_logprob = 0;
   void add(const LineScore& l);
-  double perplexity() const;           // including OOVs (NaN when nothing was scored)
-  double perplexity_excl_oov() const;  // excluding OOVs
+  void add(const ScoreSummary& other);  // the two summaries' lines together
+  double perplexity() const;            // including OOVs (NaN when nothing was scored)
+  double perplexity_excl_oov() const;   // excluding OOVs
 };
 
 class Scorer {
