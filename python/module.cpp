@@ -24,6 +24,7 @@ PYBIND11_MODULE(_lstmlm, m) {
   lstmlm::py::bind_model(m);
   lstmlm::py::bind_records(m);
   lstmlm::py::bind_ngram(m);
+  lstmlm::py::bind_resume(m);
   m.def(
       "kernels_for",
       [](lstmlm::py::Text<"precision"> precision) {

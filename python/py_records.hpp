@@ -7,5 +7,7 @@ namespace lstmlm::py {
 void bind_records(pybind11::module_& m);
 // lstmlm.NgramModel's compiled part (py_ngram.cpp).
 void bind_ngram(pybind11::module_& m);
+// The shards and resume directory of lstmlm.dask (python/py_resume.cpp).
+void bind_resume(pybind11::module_& m);
 
 }  // namespace lstmlm::py

@@ -196,6 +196,63 @@ def _file_partitions(paths, lines_per_partition):
                 yield p, first, block
 
 
+def _range_partitions(ranges, lines_per_partition, begins):
+    """As _file_partitions, over byte ranges (path, file index, begin, end) that start and end at line
+    starts: lines numbered from 1 at each range's start; `begins` gets each partition's range start."""
+    for path, _, begin, end in ranges:
+        with open(path, "rb") as f:
+            f.seek(begin)
+            at, block, first, n = begin, [], 1, 0
+            while at < end:
+                raw = f.readline()
+                if not raw:
+                    break
+                at += len(raw)
+                if raw.endswith(b"\n"):
+                    raw = raw[:-1]
+                if raw.endswith(b"\r"):
+                    raw = raw[:-1]
+                n += 1
+                if n == 1 and begin == 0 and raw.startswith(_BOM):
+                    raw = raw[3:]
+                block.append(raw)
+                if len(block) == lines_per_partition:
+                    begins.append((path, begin))
+                    yield path, first, block
+                    block, first = [], n + 1
+            if block:
+                begins.append((path, begin))
+                yield path, first, block
+
+
+def _renumber(message, path, begin, counted):
+    """A message "PATH:LINE: ..." of a line numbered within a range that starts at byte `begin`: the line
+    of the file (the lines before the range counted once per range, only when a message needs them)."""
+    prefix = f"{path}:"
+    if begin == 0 or not message.startswith(prefix):
+        return message
+    digits = len(prefix)
+    while digits < len(message) and message[digits].isdigit():
+        digits += 1
+    if digits == len(prefix):
+        return message
+    if (path, begin) not in counted:
+        from ._lstmlm import _lines_before
+        counted[(path, begin)] = _lines_before(path, begin)
+    return f"{prefix}{counted[(path, begin)] + int(message[len(prefix):digits])}{message[digits:]}"
+
+
+def _manifest(kind, key, paths, shard, lines_per_partition, opts):
+    """What a resume directory's output depends on (tasks::ResumeDir refuses a directory of another)."""
+    inputs = []
+    for p in paths:
+        st = os.stat(p)
+        inputs.append({"path": os.path.abspath(p), "size": st.st_size, "mtime": st.st_mtime_ns})
+    return {"command": f"lstmlm.dask.{kind}", "format": 1, "model": key[0], "precision": key[2], "inputs": inputs,
+            "shard": shard or "1/1", "lines_per_partition": lines_per_partition,
+            "options": {k: opts[k] for k in sorted(opts)}}
+
+
 def _client(client):
     if client is None:
         from distributed import default_client
@@ -249,10 +306,11 @@ def _window(client, max_in_flight):
     return max(4 * threads, 8)
 
 
-def _ordered(client, func, key, parts, opts, window, name):
+def _ordered(client, func, key, parts, opts, window, name, stored=None):
     """Submits func(key, lines, source, first, opts) per partition, at most `window` in flight, and yields
-    (source, first, lines, result) in partition order. Pending futures are cancelled when the consumer
-    stops early (an error)."""
+    (source, first, lines, result) in partition order. stored(index): a result kept by an earlier run
+    (("resumed", output, record)), yielded without submitting the partition, or None. Pending futures are
+    cancelled when the consumer stops early (an error)."""
     prefix = f"lstmlm-{name}-{uuid.uuid4().hex[:12]}"
     it = enumerate(parts)
     pending = collections.deque()
@@ -263,21 +321,29 @@ def _ordered(client, func, key, parts, opts, window, name):
                 i, (source, first, lines) = next(it)
             except StopIteration:
                 return
+            kept = stored(i) if stored is not None else None
+            if kept is not None:
+                pending.append((source, first, len(lines), None, kept))
+                continue
             fut = client.submit(func, key, lines, source, first, opts, key=f"{prefix}-{i}", priority=-i,
                                 pure=False)
-            pending.append((source, first, len(lines), fut))
+            pending.append((source, first, len(lines), fut, None))
 
     refill()
     try:
         while pending:
-            source, first, n, fut = pending.popleft()
+            source, first, n, fut, kept = pending.popleft()
             refill()
+            if fut is None:
+                yield source, first, n, kept
+                continue
             result = fut.result()
             fut.release()
             yield source, first, n, result
     finally:
-        if pending:
-            client.cancel([p[3] for p in pending])
+        futures = [p[3] for p in pending if p[3] is not None]
+        if futures:
+            client.cancel(futures)
 
 
 class TextResult:
@@ -443,13 +509,14 @@ def _bag_results(client, key, bag, source, opts):
 class JsonlResult:
     """What score_jsonl returns: `documents` (the kept output lines, without newline, in input order, unless
     collect=False), kept, filtered, `errors` (the messages "SOURCE:LINE: ..." of the documents dropped under
-    on_error="skip") and `partitions`."""
+    on_error="skip"), `partitions` and `resumed` (the partitions taken from a resume directory)."""
 
     def __init__(self):
         self.documents = []
         self.kept = self.filtered = 0
         self.errors = []
         self.partitions = 0
+        self.resumed = 0
 
     @property
     def n_errors(self):
@@ -457,13 +524,13 @@ class JsonlResult:
 
     def __repr__(self):
         return (f"JsonlResult(kept={self.kept}, filtered={self.filtered}, errors={len(self.errors)}, "
-                f"partitions={self.partitions})")
+                f"partitions={self.partitions}, resumed={self.resumed})")
 
 
 def score_jsonl(client, model_dir, paths, *, text_field="text", min_perplexity=None, max_perplexity=None,
                 on_error="fail", output=None, lines_per_partition=1000, threads=1, precision="fp32",
                 context="sentence", eos=True, oov="skip", normalize="none", collect=True, max_in_flight=None,
-                on_partition=None):
+                on_partition=None, shard=None, resume=None):
     """Scores JSONL documents (one JSON object per line, its text in the string field `text_field`) on the
     cluster, as `lstmlm score --input-format jsonl --text-field F [--min-perplexity X] [--max-perplexity Y]`
     does: each kept document is its input line with `, "logprob": L, "tokens": N, "oovs": K,
@@ -476,6 +543,12 @@ def score_jsonl(client, model_dir, paths, *, text_field="text", min_perplexity=N
     on_error="fail": the first bad document (invalid JSON, no text field, invalid UTF-8, ...) raises
     lstmlm.InputError with its message "SOURCE:LINE: ...", after the documents before it are written;
     "skip": bad documents are dropped, their messages in JsonlResult.errors.
+    shard="K/N": only the K-th of N contiguous parts of the files, cut by bytes on line boundaries as
+    `lstmlm score --shard K/N` cuts them (the driver reads only that part; N drivers split a corpus).
+    resume=DIR: each partition's output and counts are kept in DIR as `lstmlm score --resume DIR` keeps its
+    blocks; a run stopped at any point (the driver killed, the cluster lost) and started again with the same
+    arguments takes the finished partitions from DIR without submitting them (JsonlResult.resumed counts
+    them) and writes the same output; DIR of other inputs or options is refused (UsageError).
     Returns a JsonlResult. Paths, model and option errors as score_text.
     """
     if on_error not in ("fail", "skip"):
@@ -490,36 +563,76 @@ def score_jsonl(client, model_dir, paths, *, text_field="text", min_perplexity=N
     key = _key(model_dir, threads, precision)
     opts = {"text_field": text_field, "min_perplexity": min_perplexity, "max_perplexity": max_perplexity,
             "context": context, "eos": bool(eos), "oov": oov, "normalize": normalize}
+    lines_per_partition = int(lines_per_partition)
+    begins = []  # (path, range start) per partition, in order
+    if shard is not None:
+        from ._lstmlm import _shard_ranges
+        parts = _range_partitions(_shard_ranges(paths, shard), lines_per_partition, begins)
+    else:
+        parts = (begins.append((p[0], 0)) or p for p in _file_partitions(paths, lines_per_partition))
+    store = None
+    if resume is not None:
+        from ._lstmlm import _ResumeDir
+        store = _ResumeDir(os.fspath(resume), _manifest("score_jsonl", key, paths, shard, lines_per_partition,
+                                                          {**opts, "on_error": on_error}))
     _run_probe(client, key, "jsonl", opts)
+
+    def stored(index):
+        kept = store.finished(f"p-{index:09d}") if store is not None else None
+        return None if kept is None else ("resumed", kept[0], kept[1])
 
     result = JsonlResult()
     out = open(output, "wb") if output is not None else None
     stream = None
+    counted = {}
     try:
-        stream = _ordered(client, _score_jsonl_part, key, _file_partitions(paths, int(lines_per_partition)),
-                          opts, _window(client, max_in_flight), "jsonl")
+        stream = _ordered(client, _score_jsonl_part, key, parts, opts, _window(client, max_in_flight), "jsonl",
+                          stored)
         for index, (src, first, n, r) in enumerate(stream):
             if r[0] == "model_error":
                 raise ModelError(r[1]) from None
             if r[0] == "usage_error":
                 raise UsageError(r[1]) from None
+            path, begin = begins[index]
+            if r[0] == "resumed":
+                data, record = r[1], r[2]
+                if out is not None:
+                    out.write(data)
+                result.kept += record["kept"]
+                result.filtered += record["filtered"]
+                result.errors.extend(record["errors"])
+                if collect:
+                    result.documents.extend(x.decode("utf-8", "surrogateescape") for x in data.split(b"\n")[:-1])
+                result.partitions += 1
+                result.resumed += 1
+                if on_partition is not None:
+                    on_partition(index, n)
+                continue
             buf = []
             error = None
+            kept = filtered = 0
+            errors = []
             for status, text in r[1]:
                 if status == "kept":
-                    result.kept += 1
+                    kept += 1
                     buf.append(text)
                     if collect:
                         result.documents.append(text)
                 elif status == "filtered":
-                    result.filtered += 1
+                    filtered += 1
                 elif on_error == "skip":
-                    result.errors.append(text)
+                    errors.append(_renumber(text, path, begin, counted))
                 else:
-                    error = text
+                    error = _renumber(text, path, begin, counted)
                     break
+            result.kept += kept
+            result.filtered += filtered
+            result.errors.extend(errors)
+            data = ("\n".join(buf) + "\n").encode("utf-8", "surrogateescape") if buf else b""
+            if store is not None and error is None:
+                store.commit(f"p-{index:09d}", data, {"kept": kept, "filtered": filtered, "errors": errors})
             if out is not None and buf:
-                out.write(("\n".join(buf) + "\n").encode("utf-8", "surrogateescape"))
+                out.write(data)
             result.partitions += 1
             if error is not None:
                 raise InputError(error) from None

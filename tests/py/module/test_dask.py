@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 import pyutil
@@ -247,6 +248,99 @@ class DaskTest(unittest.TestCase):
                     self.assertGreater(r.filtered, 0)
                     self.assertGreater(r.kept, 0)
                 self.assertEqual(r.errors, [])
+
+    def test_jsonl_shards_are_the_cli_shards(self):
+        """shard="K/N" cuts the files as `score --shard K/N` does: each shard's output is the CLI's, and the
+        shards together are the whole output."""
+        self.require_jsonl()
+        paths = [self.docs, self.docs2]
+        whole = b""
+        for k in (1, 2, 3):
+            out = self.out(f"shard{k}.jsonl")
+            self.ld.score_jsonl(self.client, MODEL, paths, output=out, lines_per_partition=7, shard=f"{k}/3")
+            r = self.cli_run("score", "-m", MODEL, "--input-format", "jsonl", "--shard", f"{k}/3", *paths)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(self.read(out), r.stdout)
+            self.assertGreater(len(r.stdout), 0)
+            whole += r.stdout
+        self.assertEqual(whole, self.jsonl_reference(paths))
+        with self.assertRaises(self.lstmlm.UsageError):
+            self.ld.score_jsonl(self.client, MODEL, paths, shard="4/3")
+
+    def _big_jsonl(self):
+        big = self.out("big-docs.jsonl")
+        if not os.path.exists(big):
+            with open(big, "wb") as f:
+                for _ in range(30):
+                    f.write(self.read(self.docs))
+        return big
+
+    def test_jsonl_resume_after_a_worker_and_the_driver_are_lost(self):
+        """A worker is SIGKILLed mid-run and the driver stops at partition 6 (an exception from
+        on_partition, as a driver dies); the same call with the same resume directory takes partitions
+        0-6 from it without submitting them, and the output is the CLI's, byte for byte."""
+        self.require_jsonl()
+        big = self._big_jsonl()
+        rdir = self.out("resume-worker")
+        out = self.out("resume-worker.jsonl")
+        before = self.client.run(os.getpid)
+        killed = []
+
+        def stop(index, n):
+            if index == 2 and not killed:
+                busy = {w: k for w, k in self.client.processing().items() if k}
+                victim = max(busy or before, key=lambda w: len(busy.get(w, ())))
+                os.kill(before[victim], signal.SIGKILL)
+                killed.append(victim)
+            if index == 6:
+                raise KeyboardInterrupt
+
+        try:
+            with self.assertRaises(KeyboardInterrupt):
+                self.ld.score_jsonl(self.client, MODEL, [big], output=out, lines_per_partition=40, resume=rdir,
+                                    max_in_flight=4, on_partition=stop)
+        finally:
+            self.client.wait_for_workers(2, timeout=60)
+        self.assertEqual(len(killed), 1)
+        r = self.ld.score_jsonl(self.client, MODEL, [big], output=out, lines_per_partition=40, resume=rdir)
+        self.assertEqual(r.resumed, 7)
+        expected = self.jsonl_reference([big])
+        self.assertEqual(self.read(out), expected)
+        self.assertEqual([d.encode("utf-8") for d in r.documents], expected.splitlines())
+        with self.assertRaises(self.lstmlm.UsageError):  # another partition size: another run
+            self.ld.score_jsonl(self.client, MODEL, [big], lines_per_partition=41, resume=rdir)
+
+    def test_jsonl_resume_after_the_driver_is_killed(self):
+        """The driver, a process of its own on the same cluster, is SIGKILLed at random points three times,
+        then runs to the end: its output is the CLI's, byte for byte."""
+        self.require_jsonl()
+        big = self._big_jsonl()
+        rdir = self.out("resume-driver")
+        out = self.out("resume-driver.jsonl")
+        script = ("import sys, distributed, lstmlm.dask\n"
+                  "c = distributed.Client(sys.argv[1])\n"
+                  "r = lstmlm.dask.score_jsonl(c, sys.argv[2], [sys.argv[3]], output=sys.argv[4], "
+                  "lines_per_partition=20, resume=sys.argv[5], max_in_flight=2)\n"
+                  "print(r.resumed, r.partitions)\n")
+        cmd = [sys.executable, "-c", script, self.cluster.scheduler_address, MODEL, big, out, rdir]
+        t0 = time.monotonic()
+        first = subprocess.run(cmd, capture_output=True, text=True)
+        took = time.monotonic() - t0
+        self.assertEqual(first.returncode, 0, first.stderr)
+        shutil.rmtree(rdir)
+        rng = random.Random(3)
+        for _ in range(3):
+            p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(rng.uniform(0.5, 1.0) * took)
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+        last = subprocess.run(cmd, capture_output=True, text=True)
+        self.assertEqual(last.returncode, 0, last.stderr)
+        self.assertEqual(self.read(out), self.jsonl_reference([big]))
+        resumed, partitions = map(int, last.stdout.split())
+        self.assertGreater(resumed, 0, "no kill came after a finished partition: nothing was resumed")
+        print(f"\nthe last driver took {resumed} of {partitions} partitions from the resume directory",
+              file=sys.stderr)
 
     def test_model_loaded_once_per_worker(self):
         self.ld.score_text(self.client, MODEL, self.paths, lines_per_partition=10, max_in_flight=8)
