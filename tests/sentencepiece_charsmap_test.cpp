@@ -301,4 +301,13 @@ TEST_F(SentencePieceCharsmap, MoreThan32MatchesAreRefused) {
       << e;
 }
 
+// The check costs 256 steps per reachable unit: a trie of more than 2^20 units (24 times nfkc's) is refused
+// before it is walked.
+TEST_F(SentencePieceCharsmap, OversizedTrieIsRefused) {
+  Table t(std::vector<uint32_t>((size_t{1} << 20) + 256, 1U << 31), std::string("x\0", 2));
+  t.units[0] = 0;
+  const std::string e = load_error(with_charsmap(proto_, t.blob()));
+  EXPECT_NE(e.find("a trie of 1048832 units, more than 1048576"), std::string::npos) << e;
+}
+
 }  // namespace lstmlm::spm_charsmap_test

@@ -20,9 +20,9 @@ namespace lstmlm::model {
 namespace {
 
 constexpr size_t kMaxMatches = 32;  // Normalizer::kMaxTrieResultsSize
-// Real tables (nfkc, nmt_nfkc, their _cf forms) have about 44k units; the check costs 256 steps per
-// reachable unit, so this bounds a crafted table's check to about a second.
-constexpr size_t kMaxUnits = size_t{1} << 22;
+// Real tables (nfkc, nmt_nfkc, their _cf forms) have 44k units; the check costs 256 steps per reachable
+// unit, so this bounds a crafted table's check to about a second (a 16 MiB one took 4 s).
+constexpr size_t kMaxUnits = size_t{1} << 20;
 
 uint32_t le32(std::string_view s, size_t at) {
   const auto b = [&](size_t i) { return static_cast<uint32_t>(static_cast<unsigned char>(s[at + i])); };
