@@ -119,7 +119,7 @@ class SentencePieceCharsmapTest(unittest.TestCase):
                 buf = io.BytesIO()
                 sentencepiece.SentencePieceTrainer.train(sentence_iterator=iter(corpus), model_writer=buf,
                                                          vocab_size=200, hard_vocab_limit=False,
-                                                         character_coverage=1.0, **opts)
+                                                         character_coverage=1.0, minloglevel=2, **opts)
                 model = self.model_dir(name, buf.getvalue())
                 spm = os.path.join(model, "tokenizer.model")
                 pieces = subprocess.run(["spm_encode", "--model", spm, "--output_format=piece", "--input", text],
