@@ -224,6 +224,16 @@ TEST_F(SentencePieceCharsmap, CrashingTableIsRefused) {
       << d;
 }
 
+// Protobuf merges a normalizer_spec given twice and keeps the last table: a crafted table after a sound one
+// is the one the library uses.
+TEST_F(SentencePieceCharsmap, TableGivenTwiceIsCheckedEachTime) {
+  Table t(table_);
+  t.units[0] = with_offset(t.units[0], 0x3FFFFF00);
+  const std::string twice = proto_ + pb_bytes(3, pb_bytes(2, t.blob()));
+  EXPECT_NE(load_error(twice).find("normalizer_spec.precompiled_charsmap: node 0 leads to units"),
+            std::string::npos);
+}
+
 TEST_F(SentencePieceCharsmap, TrieSizeBeyondTheBlobIsRefused) {
   const Table t(table_);
   const auto size = static_cast<uint32_t>(table_.size());
