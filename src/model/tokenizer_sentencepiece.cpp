@@ -10,6 +10,7 @@
 
 #include "format/json_util.hpp"
 #include "lstmlm/error.hpp"
+#include "model/sentencepiece_charsmap.hpp"
 #include "model/tokenizers.hpp"
 #include "model/unicode.hpp"
 
@@ -47,6 +48,7 @@ class SentencePieceTokenizer final : public Tokenizer {
     const std::string path = (std::filesystem::path(model_dir) / config.model_file).string();
     check_inside(model_dir, path, config_file);
     const std::string bytes = format::read_file(path, kMaxSentencePieceBytes);
+    check_normalizer_tables(bytes, path);  // the library trusts them, and would crash on a text
     if (auto s = sp_.LoadFromSerializedProto(bytes); !s.ok())
       throw ModelError(path, "not a SentencePiece model (" + s.ToString() + ")");
     if (sp_.GetPieceSize() != vocab.size())
