@@ -31,8 +31,8 @@ std::vector<int32_t> ids(const std::vector<Token>& ts) {
 }
 
 std::string lower(const std::string& s) {
-  auto d = model::decode_utf8(s, nullptr);
-  return model::encode_utf8(model::lowercase(*d));
+  auto d = lstmlm::model::decode_utf8(s, nullptr);
+  return lstmlm::model::encode_utf8(lstmlm::model::lowercase(*d));
 }
 
 TEST(Tokenizer, WordKerasFiltersAndLowercase) {
