@@ -223,7 +223,7 @@ std::string Service::predict(const std::string& body) {
                     "fields 'context' and 'contexts': give exactly one (a string, or an array of strings)");
   const bool one = bool(context);
   std::vector<std::string> list = one ? std::vector<std::string>{*context} : *contexts;
-  // A character model's completions are a beam search per context, run on the scheduler's thread.
+  // A character model's completions are a beam search per context.
   const Completion how = model_->tokenizer().traits().completion;
   if (how != Completion::CharBeam) tasks::check_completion(*model_, Completion::WordIndex, opt.prefix);
   if (!opt.prefix.empty() && how == Completion::CharBeam && list.size() > kMaxCharCompletions)
@@ -233,7 +233,19 @@ std::string Service::predict(const std::string& body) {
   size_t bytes = 0;
   for (const auto& c : list) bytes += c.size();
   if (bytes > opt_.max_tokens * 64) throw HttpError(413, "contexts: too long for one request");
-  auto preds = batcher_.predict(list, opt);
+  std::vector<tasks::Prediction> preds;
+  if (!opt.prefix.empty() && how == Completion::CharBeam) {
+    // A beam search of up to 25 engine steps per context: run on an engine of the pool, one context per
+    // lease, never on the scheduler, so the batches of every other request go on meanwhile, and a request
+    // waiting for an engine gets one between two of these contexts.
+    for (size_t i = 0; i < list.size(); ++i) {
+      auto engine = pool_.acquire();
+      auto one = tasks::predict(*engine, {list[i]}, opt, "context", i + 1);
+      preds.push_back(std::move(one.front()));
+    }
+  } else {
+    preds = batcher_.predict(list, opt);
+  }
   const bool padded = opt.window.mode == tasks::WindowMode::Pad;
   std::vector<std::string> recs;
   for (size_t i = 0; i < preds.size(); ++i)
