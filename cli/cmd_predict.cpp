@@ -52,7 +52,10 @@ model feeds STR after the context and ranks completions to the next word boundar
 eos or a filtered character), each candidate the whole word. --boost FILE adds a bonus to words and phrases:
 one "PHRASE<TAB>BONUS" line each (BONUS a natural log in [-100, 100]; '#' starts a comment); an entry applies
 when the tokens before its last one end the context; the bonuses that apply add up and the distribution is
-renormalized, lp' = lp + bonus - ln sum exp(lp + bonus); the candidates show the boosted numbers.)";
+renormalized, lp' = lp + bonus - ln sum exp(lp + bonus); the candidates show the boosted numbers.
+--mix MODEL.arpa:W (repeatable; word models) mixes ARPA models into each row first (docs/mixing.md): a
+word's probability is the one score --mix gives it, and <unk> stands for every word the model lacks
+(1 - the others), so the candidates show the mixture's numbers.)";
 
 struct Opts {
   std::string model_dir;
@@ -65,6 +68,7 @@ struct Opts {
   std::string progress = "auto";
   Precision precision = Precision::Fp32;
   std::string boost_file;
+  std::vector<std::string> mix;
 };
 
 int run(const Opts& o) {
@@ -72,6 +76,7 @@ int run(const Opts& o) {
   task.add_start = !o.no_bos;
   check_readable(o.files);
   auto model = load_model(o.model_dir);
+  task.mix = load_mix_row(o.mix, *model);
   if (!o.boost_file.empty())
     task.boost = std::make_shared<tasks::Boost>(tasks::Boost::load(*model, o.boost_file));
   note_oov_policy(task.oov, *model);
@@ -158,6 +163,7 @@ Subcommand setup_predict(CLI::App& parent) {
                     "Only words starting with these letters (a keyboard's keystroke)");
   s.app->add_option("--boost", o->boost_file,
                     "Boosted words and phrases: PHRASE<TAB>BONUS lines (natural log)");
+  add_mix_option(*s.app, o->mix, "into every row before the ranking");
   s.check = [o] {
     if (!o->files.empty() && (!o->contexts.empty() || !o->prompts.empty()))
       throw UsageError("-f/--file: contexts come from the files or from the command line, not both");

@@ -525,10 +525,7 @@ Subcommand setup_score(CLI::App& parent) {
       ->capture_default_str();
   s.app->add_option("--cache-theta", o->cache.theta, "The flatness of the cache's attention")
       ->capture_default_str();
-  repeatable(s.app->add_option(
-      "--mix", o->mix,
-      "Mix in an ARPA n-gram model, per token (linear): MODEL:WEIGHT, repeatable; -m gets 1 - the "
-      "sum of the weights (docs/mixing.md)"));
+  add_mix_option(*s.app, o->mix, "per token");
   s.app->add_option("--batch-size", o->batch_size, "Lines per engine batch")
       ->check(int_range(1, kMaxBatch))
       ->capture_default_str();

@@ -364,6 +364,23 @@ std::shared_ptr<const tasks::MixPlan> load_mix_plan(const std::vector<std::strin
   return plan;
 }
 
+CLI::Option* add_mix_option(CLI::App& app, std::vector<std::string>& specs, const std::string& what) {
+  return repeatable(app.add_option("--mix", specs,
+                                   "Mix in an ARPA n-gram model, " + what +
+                                       " (linear): MODEL:WEIGHT, repeatable; -m gets 1 - the sum of the "
+                                       "weights (docs/mixing.md)"));
+}
+
+std::shared_ptr<const tasks::MixRow> load_mix_row(const std::vector<std::string>& specs, const Model& model) {
+  if (specs.empty()) return nullptr;
+  if (!model.tokenizer().traits().tokens_are_words)  // before the ARPA files are read
+    throw UsageError::option("mix",
+                             std::string(": needs a word model (an n-gram model scores words); this one "
+                                         "has ") +
+                                 model.tokenizer().traits().name + " tokens");
+  return std::make_shared<tasks::MixRow>(load_mix_plan(specs, tasks::NgramMix::words_of(model)), model);
+}
+
 std::vector<int> int_list(const std::string& s, const std::string& option, int64_t lo, int64_t hi) {
   std::vector<int> out;
   std::stringstream ss(s);

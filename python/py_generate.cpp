@@ -41,7 +41,7 @@ void bind_generate(py::class_<PyModel>& cls) {
       [](PyModel& p, Text<"prompt"> prompt, const py::object& max_tokens, float temperature,
          const py::object& top_k, float top_p, float min_p, float repeat_penalty,
          const py::object& repeat_last_n, const py::object& seed, const py::object& num_samples,
-         std::optional<bool> stop_at_eos, Text<"oov"> oov, const py::object& boost) {
+         std::optional<bool> stop_at_eos, Text<"oov"> oov, const py::object& boost, const py::object& mix) {
         // The CLI's ranges (lstmlm generate -n, --top-k, --repeat-last-n, --num-samples).
         tasks::GenerateOptions g;
         g.prompt = prompt.value;
@@ -59,6 +59,7 @@ void bind_generate(py::class_<PyModel>& cls) {
         g.window = p.options().window;
         g.oov = oov_policy(oov.value);
         g.boost = boost_arg(p, boost);
+        g.mix = mix_arg(p, mix);
         g.validate();
         tasks::GenerateResult r;
         {
@@ -74,7 +75,8 @@ void bind_generate(py::class_<PyModel>& cls) {
       },
       py::arg("prompt"), py::arg("max_tokens"), py::arg("temperature"), py::arg("top_k"), py::arg("top_p"),
       py::arg("min_p"), py::arg("repeat_penalty"), py::arg("repeat_last_n"), py::arg("seed"),
-      py::arg("num_samples"), py::arg("stop_at_eos"), py::arg("oov"), py::arg("boost") = py::none());
+      py::arg("num_samples"), py::arg("stop_at_eos"), py::arg("oov"), py::arg("boost") = py::none(),
+      py::arg("mix") = py::none());
 }
 
 }  // namespace lstmlm::py

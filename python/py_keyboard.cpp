@@ -27,7 +27,7 @@ void bind_keyboard(py::module_& m, py::class_<PyModel>& cls) {
   cls.def(
       "_predict",
       [](PyModel& p, const py::object& context_in, const py::object& top, Text<"prefix"> prefix,
-         const py::object& boost) {
+         const py::object& boost, const py::object& mix) {
         // Text (tokenized, as `lstmlm predict`), or token ids fed as given (as `predict --ids`).
         std::string context;
         const bool ids = !load_text(context_in.ptr(), context, "context");
@@ -45,6 +45,7 @@ void bind_keyboard(py::module_& m, py::class_<PyModel>& cls) {
         if (!o.prefix.empty() && p.model().tokenizer().traits().completion == Completion::WordIndex)
           o.completer = p.completer();
         o.boost = boost_arg(p, boost);
+        o.mix = mix_arg(p, mix);
         std::vector<tasks::Prediction> r;
         {
           py::gil_scoped_release nogil;
@@ -55,7 +56,8 @@ void bind_keyboard(py::module_& m, py::class_<PyModel>& cls) {
         for (const auto& c : r[0].top) out.append(py::make_tuple(c.token, c.id, c.prob, c.logprob));
         return out;
       },
-      py::arg("context"), py::arg("top"), py::arg("prefix") = "", py::arg("boost") = py::none());
+      py::arg("context"), py::arg("top"), py::arg("prefix") = "", py::arg("boost") = py::none(),
+      py::arg("mix") = py::none());
   cls.def(
          "load_boost",
          [](PyModel& p, const py::object& source) {

@@ -71,6 +71,9 @@ std::vector<float> next_after(Engine& engine, const State& from);
 PyState state_after(PyModel& m, const State& from, int32_t token);
 // boost=: None, or a Boost this model loaded; UsageError otherwise.
 std::shared_ptr<const tasks::Boost> boost_arg(const PyModel& p, const pybind11::object& b);
+// mix=: None, or a Mixture of this model (lstmlm.Mixture: its distribution over the model's ids); UsageError
+// otherwise (py_ngram.cpp).
+std::shared_ptr<const tasks::MixRow> mix_arg(const PyModel& p, const pybind11::object& mix);
 
 // lstmlm._Model, its methods bound by subject: the model and its vocabulary (py_model.cpp), scoring
 // (py_scoring.cpp), the keyboard and Boost (py_keyboard.cpp), generation (py_generate.cpp), KenLM-style

@@ -38,6 +38,7 @@ struct PyMixture {
   py::object owner;  // the lstmlm.Model
   PyModel* model;
   std::shared_ptr<const tasks::MixPlan> plan;
+  std::shared_ptr<const tasks::MixRow> row;  // predict and generate
 };
 
 std::vector<tasks::LineScore> mixed_lines(PyMixture& m, const tasks::ScoreOptions& o,
@@ -52,6 +53,14 @@ std::vector<tasks::LineScore> mixed_lines(PyMixture& m, const tasks::ScoreOption
 }
 
 }  // namespace
+
+std::shared_ptr<const tasks::MixRow> mix_arg(const PyModel& p, const py::object& mix) {
+  if (mix.is_none()) return nullptr;
+  if (!py::isinstance<PyMixture>(mix)) throw UsageError("mix: an lstmlm.Mixture of this model, or None");
+  const PyMixture& x = mix.cast<const PyMixture&>();
+  if (x.model != &p) throw UsageError("mix: a Mixture of another Model");
+  return x.row;
+}
 
 void bind_ngram(py::module_& m) {
   using Ptr = PyNgram;
@@ -128,9 +137,11 @@ void bind_ngram(py::module_& m) {
              for (const auto& sp : specs) weights.push_back(sp.weight);
              auto plan = std::make_shared<const tasks::MixPlan>(std::move(models), std::move(weights),
                                                                 tasks::NgramMix::words_of(pm.model()));
-             return PyMixture{model, &pm, std::move(plan)};
+             auto row = std::make_shared<const tasks::MixRow>(plan, pm.model());
+             return PyMixture{model, &pm, std::move(plan), std::move(row)};
            }),
            py::arg("model"), py::arg("members"))
+      .def_property_readonly("model", [](const PyMixture& x) { return x.owner; })
       .def_property_readonly("weights",
                              [](const PyMixture& x) {
                                std::vector<double> w{x.plan->first_weight};

@@ -165,11 +165,28 @@ class NgramModel(_NgramModel):
 class Mixture(_Mixture):
     """A word Model mixed token by token with ARPA models: Mixture(model, [(NgramModel or path, weight), ...]),
     the model's weight 1 - the others' (`weights` lists all, the model's first). score (log10), full_scores,
-    perplexity and score_lines give the numbers of `lstmlm score --mix PATH:WEIGHT` (docs/mixing.md)."""
+    perplexity and score_lines give the numbers of `lstmlm score --mix PATH:WEIGHT`; predict and generate
+    those of `lstmlm predict/generate --mix PATH:WEIGHT` (docs/mixing.md)."""
 
     def full_scores(self, sentence, bos=True, eos=True):
         """Per token (eos included when eos=True): FullScore(log10 prob, ngram length, oov), `.token`."""
         return iter([FullScore(*t) for t in self._full_scores(sentence, bos, eos)])
+
+    def predict(self, context, top=10, boost=None):
+        """Model.predict on the mixture: the candidates' numbers are the mixture's; "<unk>" stands for every
+        word the model lacks (`lstmlm predict --mix`)."""
+        return [Candidate(*r) for r in self.model._predict(context, _top(top), "", boost, self)]
+
+    def generate(self, prompt="", max_tokens=100, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0,
+                 repeat_penalty=1.0, repeat_last_n=64, seed=None, num_samples=1, stop_at_eos=None, oov="skip",
+                 boost=None):
+        """Model.generate sampling from the mixture (`lstmlm generate --mix`): the same seed gives the CLI's
+        text. The seed used is `last_seed` afterwards."""
+        texts, used = self.model._generate(prompt, int(max_tokens), float(temperature), int(top_k), float(top_p),
+                                           float(min_p), float(repeat_penalty), int(repeat_last_n), seed,
+                                           int(num_samples), stop_at_eos, oov, boost, self)
+        self.last_seed = used
+        return texts[0] if num_samples == 1 else list(texts)
 
     def __repr__(self):
         return f"<lstmlm.Mixture weights={self.weights!r}>"

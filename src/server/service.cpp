@@ -104,6 +104,7 @@ Service::Service(const Options& options, std::shared_ptr<const Model> model)
     if (!tok.traits().tokens_are_words)
       throw UsageError::option("mix", ": needs a word model (an n-gram model scores words)");
     mix_ = tasks::load_mix(options.mix, tasks::NgramMix::words_of(*model_));
+    mix_row_ = std::make_shared<tasks::MixRow>(mix_, *model_);
   }
 }
 
@@ -217,6 +218,7 @@ std::string Service::predict(const std::string& body) {
   opt.prefix = b.str("prefix").value_or("");
   opt.completer = completer_;
   opt.boost = boost_of(b);
+  opt.mix = mix_of(b) ? mix_row_ : nullptr;
   b.done();
   if (bool(context) == bool(contexts))
     throw HttpError(400,
@@ -392,6 +394,7 @@ Service::GenerateRequest Service::parse_generate(const std::string& body) const 
   g.window = window_of(b, *model_);
   r.stream = b.boolean("stream").value_or(false);
   g.boost = boost_of(b);
+  g.mix = mix_of(b) ? mix_row_ : nullptr;
   b.done();
   if (int64_t(g.max_tokens) * g.num_samples > int64_t(opt_.max_tokens))
     throw HttpError(413, "max_tokens x num_samples: more than " + std::to_string(opt_.max_tokens) +

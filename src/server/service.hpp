@@ -64,6 +64,7 @@ class Service {
   std::shared_ptr<const tasks::Boost> boost_;          // --boost FILE, or none
   std::shared_ptr<const tasks::Completer> completer_;  // word models: the prefix index, built once
   std::shared_ptr<const tasks::MixPlan> mix_;          // --mix, or none
+  std::shared_ptr<const tasks::MixRow> mix_row_;       // the same over the model's ids: predict, generate
   // The mixture a request asks for: the server's unless its field "mix" is false.
   std::shared_ptr<const tasks::MixPlan> mix_of(Body& b) const;
   // The boost a request asks for: the server's unless its field "boost" is false.

@@ -112,17 +112,23 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
   states.resize(K, states.front());
   // Windowed: each sample's whole context (prompt + generated), the window cut from it at every step.
   std::vector<std::vector<int32_t>> contexts;
-  if (windowed) contexts.assign(K, r.prompt.context);
+  if (windowed || o.mix) contexts.assign(K, r.prompt.context);
+  const bool from_start = start_token(model.tokenizer()) >= 0;
 
   // Rows of the next step, reused: a finished sample's row is closed up in place (states swapped, not
   // copied), so a step allocates nothing.
   Sequences next(K, std::vector<int32_t>(1));
-  std::vector<float> boosted;
+  std::vector<float> boosted, mixed;
   for (int step = 0; step < o.max_tokens && !active.empty(); ++step) {
     size_t kept = 0;
     for (size_t a = 0; a < active.size(); ++a) {
       const size_t i = active[a];
       const float* row = lp.row(step == 0 ? 0 : static_cast<Eigen::Index>(a)).data();
+      if (o.mix) {  // the mixture is the model: its ln p is the token's
+        mixed.assign(row, row + V);
+        o.mix->apply(contexts[i], from_start, mixed.data());
+        row = mixed.data();
+      }
       std::span<const float> dist(row, V);
       std::span<const float> drawn = dist;
       if (o.boost) {
@@ -136,7 +142,7 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
       s.tokens.push_back(t);
       s.total_logprob += t.logprob;
       history[i].push_back(id);
-      if (windowed) contexts[i].push_back(id);
+      if (windowed || o.mix) contexts[i].push_back(id);
       if (on_token) on_token(static_cast<int>(i), t);
       if (stop && id == *eos) {
         s.stopped_at_eos = true;

@@ -179,6 +179,68 @@ void NgramMix::mix(std::vector<LineScore>& lines) {
   }
 }
 
+MixRow::MixRow(std::shared_ptr<const MixPlan> plan, const Model& first)
+    : plan_(std::move(plan)), V_(first.vocab_size()), unk_(first.tokenizer().unk_id().value_or(-1)) {
+  if (!first.tokenizer().traits().tokens_are_words)
+    throw UsageError::option("mix",
+                             std::string(": needs a word model (an n-gram model scores words); this one "
+                                         "has ") +
+                                 first.tokenizer().traits().name + " tokens");
+  const auto eos = first.tokenizer().eos_id();
+  for (const auto& m : plan_->members) {
+    if (m.weight < 0)
+      throw UsageError::option("mix",
+                               ": a negative weight (LODR) only in rescore, which adds its ln p to a "
+                               "score; predict and generate need a distribution");
+    const NgramModel& lm = *m.model;
+    std::vector<uint32_t> word(static_cast<size_t>(V_));
+    std::vector<uint8_t> known(static_cast<size_t>(V_));
+    for (int32_t j = 0; j < V_; ++j) {
+      const auto found =
+          eos && j == *eos ? std::optional<uint32_t>(lm.eos()) : lm.find(first.vocab().token(j));
+      const bool has = found && *found != lm.unk() && *found != lm.bos() && j != unk_;
+      word[static_cast<size_t>(j)] = has ? *found : lm.unk();
+      known[static_cast<size_t>(j)] = has;
+    }
+    word_.push_back(std::move(word));
+    known_.push_back(std::move(known));
+  }
+}
+
+void MixRow::apply(std::span<const int32_t> history, bool from_start, float* row) const {
+  const auto V = static_cast<size_t>(V_);
+  std::vector<double> p(V);
+  for (size_t j = 0; j < V; ++j) p[j] = plan_->first_weight * std::exp(double(row[j]));
+  for (size_t i = 0; i < plan_->members.size(); ++i) {
+    const MixPlan::Member& m = plan_->members[i];
+    const NgramModel& lm = *m.model;
+    // The state after the history: only its last order - 1 words matter, so they are fed from the null
+    // context (or from <s> when the history is that short and starts with the start token).
+    const size_t keep = static_cast<size_t>(std::max(0, lm.order() - 1));
+    size_t from = history.size() > keep ? history.size() - keep : 0;
+    NgramState state = lm.null_context();
+    if (from_start && from == 0 && !history.empty()) {
+      state = lm.begin_sentence();
+      from = 1;
+    }
+    for (size_t t = from; t < history.size(); ++t) {
+      const auto id = static_cast<size_t>(history[t]);
+      lm.score(state, id < V ? word_[i][id] : lm.unk(), state);
+    }
+    for (size_t j = 0; j < V; ++j)
+      if (static_cast<int32_t>(j) != unk_)
+        p[j] += m.weight * std::pow(10.0, lm.score(state, word_[i][j]).log10prob) *
+                (known_[i][j] ? 1 : m.unk_share);
+  }
+  double rest = 1;
+  for (size_t j = 0; j < V; ++j)
+    if (static_cast<int32_t>(j) != unk_) {
+      rest -= p[j];
+      row[j] = static_cast<float>(std::log(p[j]));
+    }
+  if (unk_ >= 0) row[unk_] = static_cast<float>(std::log(std::max(rest, 0.0)));
+}
+
 std::vector<MixIteration> mix_em(const std::vector<double>& probs, size_t k, int max_iterations,
                                  double tolerance) {
   const size_t tokens = k ? probs.size() / k : 0;

@@ -6,6 +6,7 @@
 
 #include "lstmlm/error.hpp"
 #include "lstmlm/tasks/keyboard.hpp"
+#include "lstmlm/tasks/mix.hpp"
 
 namespace lstmlm::tasks {
 
@@ -88,11 +89,14 @@ std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& 
   std::shared_ptr<const Completer> completer = opt.completer;
   if (!opt.prefix.empty() && !completer) completer = Completer::of(model);
   std::vector<float> boosted;
-  // The ranked candidates of one row: boosted (history: the context's ids), then completions or the top.
+  const bool from_start = opt.add_start && !opt.ids_input && start_token(model.tokenizer()) >= 0;
+  // The ranked candidates of one row: mixed and boosted (history: the context's ids), then completions
+  // or the top.
   auto rank = [&](const float* row, const std::vector<int32_t>& history) {
-    if (opt.boost) {
+    if (opt.mix || opt.boost) {
       boosted.assign(row, row + model.vocab_size());
-      opt.boost->apply(history, boosted.data(), model.vocab_size());
+      if (opt.mix) opt.mix->apply(history, from_start, boosted.data());
+      if (opt.boost) opt.boost->apply(history, boosted.data(), model.vocab_size());
       row = boosted.data();
     }
     return completer ? completer->complete(row, opt.prefix, opt.top) : top_candidates(model, row, opt.top);

@@ -13,6 +13,7 @@
 #include "lstmlm/engine.hpp"
 #include "lstmlm/tasks/input.hpp"
 #include "lstmlm/tasks/keyboard.hpp"
+#include "lstmlm/tasks/mix.hpp"
 #include "lstmlm/tasks/sampler.hpp"
 #include "lstmlm/tasks/window.hpp"
 #include "lstmlm/tokenizer.hpp"
@@ -33,6 +34,9 @@ struct GenerateOptions {
   // Added to each step's distribution before the sampler sees it, the row renormalized (tasks/keyboard.hpp;
   // the history: the prompt's tokens and the sample's). GeneratedToken::logprob stays the model's own.
   std::shared_ptr<const tasks::Boost> boost;
+  // Each step's distribution mixed with ARPA models (tasks/mix.hpp) before the boost: the sampler draws
+  // from the mixture, and GeneratedToken::logprob is the mixture's ln p. Null: none.
+  std::shared_ptr<const tasks::MixRow> mix;
   // The prompt's tokens are taken from it as the prompt is tokenized (a request's bound); null: none.
   std::shared_ptr<tasks::TokenBudget> budget{};
 

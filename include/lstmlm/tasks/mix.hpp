@@ -11,6 +11,7 @@
 //    as </s>; a skipped OOV is skipped by all.
 #pragma once
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -88,6 +89,32 @@ class NgramMix {
   bool first_has_start_;
   ContextMode context_;
   bool started_ = false;
+};
+
+// The mixture as a distribution over the first model's ids, for predict and generate: each row the first
+// model computes after a history is rewritten with the mixture's ln p. A word of the first model's
+// vocabulary gets the probability score --mix gives it (the same terms, unk shares included); the first
+// model's unk token stands for every word it lacks (the words only the n-gram models know and the words
+// outside the union): its probability is what the others leave, 1 - their sum, so the row sums to 1. A
+// first model without an unk token: the row sums to the mass of the words it has. Immutable: shared by
+// threads and requests.
+class MixRow {
+ public:
+  // Throws UsageError naming "mix" for a plan with a negative (LODR) weight: rescore only.
+  MixRow(std::shared_ptr<const MixPlan> plan, const Model& first);
+  // `row`: the first model's ln p over its V ids after `history`, the ids fed to it (its start token
+  // first when `from_start`: the n-gram models then start at <s>, else from the null context; an eos
+  // after that is </s>). Only the last order - 1 ids reach an n-gram model.
+  void apply(std::span<const int32_t> history, bool from_start, float* row) const;
+  const MixPlan& plan() const { return *plan_; }
+
+ private:
+  std::shared_ptr<const MixPlan> plan_;
+  int32_t V_ = 0, unk_ = -1;
+  // Per n-gram model: the id of each first-model id's word (its <unk> when it lacks the word), and
+  // whether it has the word (else the word's probability is its unk share).
+  std::vector<std::vector<uint32_t>> word_;
+  std::vector<std::vector<uint8_t>> known_;
 };
 
 }  // namespace lstmlm::tasks

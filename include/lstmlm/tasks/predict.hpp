@@ -14,6 +14,7 @@ namespace lstmlm::tasks {
 
 class Boost;
 class Completer;
+class MixRow;
 
 struct PredictOptions {
   int top = 10;  // candidates per context; <= 0 or >= V: the whole vocabulary
@@ -32,6 +33,8 @@ struct PredictOptions {
       completer;  // built from the model when a prefix needs one and none is given
   // Added to every row before ranking, the row renormalized (the history: the context's ids).
   std::shared_ptr<const Boost> boost;
+  // The model's rows mixed with ARPA models (tasks/mix.hpp) before the boost and the ranking; null: none.
+  std::shared_ptr<const MixRow> mix;
 
   // Throws UsageError naming the option when a value is out of range: batch_size in [1, kMaxBatch], the
   // window's length.

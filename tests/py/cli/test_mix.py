@@ -254,6 +254,82 @@ class MixTest(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("sum to 1.2", r.stderr)
 
+    def test_predict_ranks_the_mixture_score_gives(self):
+        """predict --mix: each candidate word's ln p is the one score --mix gives that word after the
+        context (score's per-word rule), <unk> takes what the others leave, and the whole row sums to 1."""
+        mix = ["--mix", f"{self.arpa}:0.35"]
+        for context in ("once upon a", "the king said to the", "and she"):
+            r = cli("predict", "-m", MODEL, *mix, "--top", "0", "--output-format", "jsonl", context)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            top = json.loads(r.stdout)["top"]
+            self.assertAlmostEqual(sum(c["prob"] for c in top), 1.0, delta=1e-5)
+            words = [c for c in top if c["token"] not in ("<unk>", "<eos>")][:40:3]
+            recs = score_records([*mix, "--no-eos"], "".join(f"{context} {c['token']}\n" for c in words))
+            for c, rec in zip(words, recs, strict=True):
+                last = rec["words"][-1]
+                self.assertEqual(last["token"], c["token"])
+                self.assertAlmostEqual(c["logprob"], last["logprob"], delta=2e-6 * max(1, abs(last["logprob"])))
+            eos = [c for c in top if c["token"] == "<eos>"][0]
+            want = score_records(mix, context + "\n")[0]["words"][-1]["logprob"]
+            self.assertAlmostEqual(eos["logprob"], want, delta=2e-6 * max(1, abs(want)))
+            plain = json.loads(cli("predict", "-m", MODEL, "--top", "0", "--output-format", "jsonl",
+                                   context).stdout)["top"]
+            self.assertNotEqual([c["id"] for c in plain][:10], [c["id"] for c in top][:10])
+
+    def test_generate_samples_the_mixture_predict_ranks(self):
+        """generate --mix: each token's ln p is predict --mix's for it after the prompt and the tokens before
+        it; with --temperature 0 each is predict --mix's first candidate."""
+        mix = ["--mix", f"{self.arpa}:0.35"]
+        for extra in (["--temperature", "0"], ["--seed", "7"]):
+            r = cli("generate", "-m", MODEL, *mix, "--max-tokens", "6", "--no-stop-at-eos", "--output-format",
+                    "jsonl", "-p", "the king", *extra)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            sample = json.loads(r.stdout.splitlines()[0])
+            context = "the king"
+            for t in sample["tokens"]:
+                p = cli("predict", "-m", MODEL, *mix, "--top", "0", "--output-format", "jsonl", context)
+                top = json.loads(p.stdout)["top"]
+                got = [c for c in top if c["id"] == t["id"]][0]
+                self.assertAlmostEqual(t["logprob"], got["logprob"], delta=2e-6 * max(1, abs(got["logprob"])))
+                if extra[0] == "--temperature":
+                    self.assertEqual(t["id"], top[0]["id"])
+                context += " " + t["token"]
+
+    def test_the_server_mixes_predict_and_generate_as_the_cli(self):
+        from server.test_server import Server
+        mix = ["--mix", f"{self.arpa}:0.35"]
+        want = json.loads(cli("predict", "-m", MODEL, *mix, "--top", "5", "--output-format", "jsonl",
+                              "once upon a").stdout)
+        plain = json.loads(cli("predict", "-m", MODEL, "--top", "5", "--output-format", "jsonl",
+                               "once upon a").stdout)
+        gen = json.loads(cli("generate", "-m", MODEL, *mix, "--max-tokens", "5", "--seed", "3", "--output-format",
+                             "jsonl", "-p", "the king").stdout.splitlines()[0])
+        srv = Server(*mix)
+        try:
+            status, body, _ = srv.post("/v1/predict", {"context": "once upon a", "top": 5})
+            self.assertEqual(status, 200, body)
+            self.assertEqual([(c["id"], c["logprob"]) for c in json.loads(body)["top"]],
+                             [(c["id"], c["logprob"]) for c in want["top"]])
+            status, body, _ = srv.post("/v1/predict", {"context": "once upon a", "top": 5, "mix": False})
+            self.assertEqual([c["logprob"] for c in json.loads(body)["top"]], [c["logprob"] for c in plain["top"]])
+            status, body, _ = srv.post("/v1/generate", {"prompt": "the king", "max_tokens": 5, "seed": 3})
+            self.assertEqual(status, 200, body)
+            got = json.loads(body)
+            got = got["samples"][0] if "samples" in got else got
+            self.assertEqual([t["logprob"] for t in got["tokens"]], [t["logprob"] for t in gen["tokens"]])
+        finally:
+            self.assertEqual(srv.stop(), 0)
+
+    def test_predict_and_generate_refuse_what_they_cannot_mix(self):
+        r = cli("predict", "-m", MODEL, "--mix", f"{self.arpa}:-0.2", "once")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--mix", r.stderr)
+        char = os.path.join(pyutil.SOURCE_DIR, "models", "charrnn-space")
+        r = cli("generate", "-m", char, "--mix", f"{self.arpa}:0.2", "-p", "a")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("needs a word model", r.stderr)
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

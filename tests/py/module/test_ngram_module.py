@@ -79,6 +79,33 @@ class NgramModuleTest(unittest.TestCase):
             with self.assertRaises(self.lstmlm.UsageError):
                 self.lstmlm.Mixture(self.lstmlm.Model(model), bad)
 
+    def test_a_mixture_predicts_and_generates_as_the_cli(self):
+        model = os.path.join(pyutil.SOURCE_DIR, "models", "fairytales-word")
+        m = self.lstmlm.Model(model)
+        mix = self.lstmlm.Mixture(m, [(self.model, 0.3)])
+        self.assertIs(mix.model, m)
+        cli = lambda *a: subprocess.run([pyutil.require_cli(), *a, "-m", model, "--mix", f"{self.path}:0.3",
+                                         "--output-format", "jsonl"], capture_output=True, text=True)
+        r = cli("predict", "--top", "6", "once upon a")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        want = [(c["token"], c["id"], c["logprob"]) for c in json.loads(r.stdout)["top"]]
+        got = [(c.token, c.id, c.logprob) for c in mix.predict("once upon a", top=6)]
+        self.assertEqual([g[:2] for g in got], [w[:2] for w in want])
+        for g, w in zip(got, want):
+            self.assertAlmostEqual(g[2], w[2], delta=1e-6 * max(1.0, abs(w[2])))
+        self.assertNotEqual([c.id for c in m.predict("once upon a", top=6)], [w[1] for w in want])
+        r = cli("generate", "-p", "the king", "--max-tokens", "8", "--seed", "11")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        text = json.loads(r.stdout.splitlines()[0])["text"]  # the generated text; Python's has the prompt first
+        self.assertEqual(mix.generate("the king", max_tokens=8, seed=11), "the king " + text)
+        self.assertNotEqual(m.generate("the king", max_tokens=8, seed=11), "the king " + text)
+        self.assertEqual(mix.last_seed, 11)
+        other = self.lstmlm.Mixture(self.lstmlm.Model(model), [(self.model, 0.3)])
+        with self.assertRaises(self.lstmlm.UsageError):
+            m._predict("once", 3, "", None, other)  # a Mixture of another Model
+        with self.assertRaises(self.lstmlm.UsageError):
+            m._predict("once", 3, "", None, "mix")
+
     def test_a_broken_file_is_a_model_error_naming_file_and_line(self):
         path = os.path.join(pyutil.temp_root("lstmlm_ngram_py_"), "cut.arpa")
         with open(path, "w") as f:
