@@ -1,8 +1,12 @@
 #include "lstmlm/tasks/mix.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <unordered_set>
 
 #include "lstmlm/error.hpp"
@@ -50,6 +54,8 @@ std::shared_ptr<const MixPlan> load_mix(const std::vector<std::string>& specs,
   std::vector<std::shared_ptr<const NgramModel>> models;
   std::vector<double> weights;
   for (const auto& m : members) {
+    if (::access(m.path.c_str(), R_OK) != 0)
+      throw UsageError::option("mix", " " + m.path + ": cannot open: " + std::strerror(errno));
     if (!NgramModel::is_arpa(m.path))
       throw UsageError::option(
           "mix", " " + m.path + ": not an ARPA n-gram model (the models mixed in are ARPA files)");
@@ -180,7 +186,10 @@ void NgramMix::mix(std::vector<LineScore>& lines) {
 }
 
 MixRow::MixRow(std::shared_ptr<const MixPlan> plan, const Model& first)
-    : plan_(std::move(plan)), V_(first.vocab_size()), unk_(first.tokenizer().unk_id().value_or(-1)) {
+    : plan_(std::move(plan)),
+      V_(first.vocab_size()),
+      unk_(first.tokenizer().unk_id().value_or(-1)),
+      start_(start_token(first.tokenizer())) {
   if (!first.tokenizer().traits().tokens_are_words)
     throw UsageError::option("mix",
                              std::string(": needs a word model (an n-gram model scores words); this one "

@@ -743,10 +743,65 @@ static void test_complete(lstmlm_model* m, lstmlm_model* chars) {
   free(row);
 }
 
+/* Mixing with an ARPA model (test.arpa of KenLM's tests): the row sums to 1 (its numbers are checked
+ * against `lstmlm predict --mix` in tests/py/module/test_capi_ctypes.py), and every misuse is a status. */
+static void test_mix(const lstmlm_model* m, const lstmlm_model* chars, const char* arpa) {
+  char spec[4096], bad[4096];
+  const char* specs[1];
+  lstmlm_mix *mix = NULL, *none = NULL;
+  lstmlm_state *s = NULL, *other = NULL;
+  int32_t v = 0, history[2] = {0, 0}, n_ids = 0;
+  size_t n = 0, i;
+  float* row;
+  double sum = 0;
+  printf("mixing with %s\n", arpa);
+  snprintf(spec, sizeof spec, "%s:0.3", arpa);
+  specs[0] = spec;
+  EXPECT(lstmlm_model_vocab_size(m, &v), LSTMLM_OK);
+  EXPECT(lstmlm_mix_load(m, specs, 1, &mix), LSTMLM_OK);
+  EXPECT(lstmlm_state_new(m, 1, &s), LSTMLM_OK);
+  EXPECT(lstmlm_tokenize(m, "once upon", 9, history, 2, &n), LSTMLM_OK);
+  n_ids = (int32_t)n;
+  CHECK(n_ids == 2);
+  EXPECT(lstmlm_step_batch(m, &s, &history[0], 1, NULL), LSTMLM_OK);
+  EXPECT(lstmlm_step_batch(m, &s, &history[1], 1, NULL), LSTMLM_OK);
+  row = xmalloc((size_t)v * sizeof *row);
+  EXPECT(lstmlm_mix_logprobs(mix, s, history, 2, 1, row, (size_t)v), LSTMLM_OK);
+  for (i = 0; i < (size_t)v; ++i) sum += exp(row[i]);
+  CHECK(fabs(sum - 1) < 1e-5);
+  EXPECT(lstmlm_mix_logprobs(mix, s, history, 2, 1, row, (size_t)v - 1), LSTMLM_ERR_USAGE);
+  EXPECT(lstmlm_mix_logprobs(mix, s, NULL, 2, 1, row, (size_t)v), LSTMLM_ERR_USAGE);
+  EXPECT(lstmlm_mix_logprobs(NULL, s, history, 2, 1, row, (size_t)v), LSTMLM_ERR_USAGE);
+  EXPECT(lstmlm_mix_logprobs(mix, NULL, history, 2, 1, row, (size_t)v), LSTMLM_ERR_USAGE);
+  history[0] = v;
+  EXPECT(lstmlm_mix_logprobs(mix, s, history, 2, 1, row, (size_t)v), LSTMLM_ERR_INPUT);
+  EXPECT(lstmlm_state_new(chars, 1, &other), LSTMLM_OK);
+  EXPECT(lstmlm_mix_logprobs(mix, other, NULL, 0, 1, row, (size_t)v), LSTMLM_ERR_USAGE);
+  EXPECT(lstmlm_mix_load(chars, specs, 1, &none), LSTMLM_ERR_USAGE); /* not a word model */
+  CHECK(none == NULL);
+  EXPECT(lstmlm_mix_load(m, specs, 0, &none), LSTMLM_ERR_USAGE);
+  EXPECT(lstmlm_mix_load(m, NULL, 1, &none), LSTMLM_ERR_USAGE);
+  snprintf(bad, sizeof bad, "%s:1.5", arpa);
+  specs[0] = bad;
+  EXPECT(lstmlm_mix_load(m, specs, 1, &none), LSTMLM_ERR_USAGE);
+  specs[0] = "/no/such/file.arpa:0.5";
+  EXPECT(lstmlm_mix_load(m, specs, 1, &none), LSTMLM_ERR_USAGE);
+  specs[0] = NULL;
+  EXPECT(lstmlm_mix_load(m, specs, 1, &none), LSTMLM_ERR_USAGE);
+  CHECK(none == NULL);
+  lstmlm_mix_free(NULL);
+  lstmlm_mix_free(mix);
+  lstmlm_state_free(s);
+  lstmlm_state_free(other);
+  free(row);
+}
+
 int main(int argc, char** argv) {
   lstmlm_model *m, *same_dir, *chars;
-  if (argc != 3) {
-    fprintf(stderr, "usage: capi_test WORD_MODEL CHAR_MODEL (models/fairytales-word models/charrnn-space)\n");
+  if (argc != 3 && argc != 4) {
+    fprintf(stderr,
+            "usage: capi_test WORD_MODEL CHAR_MODEL [ARPA] (models/fairytales-word models/charrnn-space "
+            "../shared/data/kenlm-test-arpa/test.arpa)\n");
     return 2;
   }
   test_versions();
@@ -763,6 +818,10 @@ int main(int argc, char** argv) {
   test_state_after_model(argv[1], m);
   test_threads(m);
   test_complete(m, chars);
+  if (argc == 4)
+    test_mix(m, chars, argv[3]);
+  else
+    printf("SKIP: mixing (no ARPA file given)\n");
   lstmlm_model_free(m);
   lstmlm_model_free(same_dir);
   lstmlm_model_free(chars);

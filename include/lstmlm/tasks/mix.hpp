@@ -107,10 +107,12 @@ class MixRow {
   // after that is </s>). Only the last order - 1 ids reach an n-gram model.
   void apply(std::span<const int32_t> history, bool from_start, float* row) const;
   const MixPlan& plan() const { return *plan_; }
+  int32_t vocab_size() const { return V_; }
+  int32_t start() const { return start_; }  // the first model's start token, -1 when it has none
 
  private:
   std::shared_ptr<const MixPlan> plan_;
-  int32_t V_ = 0, unk_ = -1;
+  int32_t V_ = 0, unk_ = -1, start_ = -1;
   // Per n-gram model: the id of each first-model id's word (its <unk> when it lacks the word), and
   // whether it has the word (else the word's probability is its unk share).
   std::vector<std::vector<uint32_t>> word_;

@@ -6,6 +6,7 @@ numbers; the serialized state is the Python module's State.to_bytes(); the libra
 functions and nothing else, under the SONAME of the ABI number."""
 import ctypes
 import json
+import math
 import os
 import re
 import shutil
@@ -15,6 +16,7 @@ import sys
 import threading
 import unittest
 
+import pyutil
 from pyutil import SOURCE_DIR, require_cli
 
 LIB = os.environ.get("LSTMLM_CAPI_LIB", "")
@@ -63,6 +65,9 @@ class Api:
             "lstmlm_step_batch": (c.c_int, [P, c.POINTER(P), c.POINTER(I32), SZ, c.POINTER(F)]),
             "lstmlm_state_logprob": (c.c_int, [P, P, I32, c.POINTER(F)]),
             "lstmlm_state_top": (c.c_int, [P, P, SZ, c.POINTER(I32), c.POINTER(F), c.POINTER(SZ)]),
+            "lstmlm_mix_load": (c.c_int, [P, c.POINTER(c.c_char_p), SZ, c.POINTER(P)]),
+            "lstmlm_mix_free": (None, [P]),
+            "lstmlm_mix_logprobs": (c.c_int, [P, P, c.POINTER(I32), SZ, c.c_int, c.POINTER(F), SZ]),
         }
         for name, (res, args) in protos.items():
             f = getattr(lib, name)
@@ -235,6 +240,55 @@ class CApiAgainstCli(unittest.TestCase):
                     self.assertEqual(got, [(c["id"], c["logprob"]) for c in rec["top"]], rec["context"])
             finally:
                 api.free(*states)
+
+    def test_a_mixture_gives_cli_predict_mix_numbers(self):
+        """lstmlm_mix_logprobs after a state stepped through a context, with that context as history, is the
+        row `predict --mix` ranks: every candidate's ln p, to the 9 digits the CLI prints."""
+        arpa = os.path.join(pyutil.DATA, "kenlm-test-arpa", "test.arpa")
+        if not os.path.exists(arpa):
+            self.skipTest("no ../shared/data/kenlm-test-arpa")
+        spec = f"{arpa}:0.3".encode()
+        mix = ctypes.c_void_p()
+        specs = (ctypes.c_char_p * 1)(spec)
+        api.ok("mix_load", self.model, specs, 1, ctypes.byref(mix))
+        try:
+            for context in CONTEXTS:
+                rec = cli_records(["predict", "-m", MODEL, "--mix", f"{arpa}:0.3", "--top", "0", "--output-format",
+                                   "jsonl", context])[0]
+                ids = api.tokenize(self.model, context)
+                s = api.state(self.model, True)
+                try:
+                    for t in ids:
+                        api.step(self.model, [s], [t])
+                    row = (ctypes.c_float * self.V)()
+                    hist = (ctypes.c_int32 * len(ids))(*ids)
+                    api.ok("mix_logprobs", mix, s, hist, len(ids), 1, row, self.V)
+                    got = {i: g9(row[i]) for i in range(self.V)}
+                    self.assertEqual({c["id"]: c["logprob"] for c in rec["top"]}, got, context)
+                    self.assertAlmostEqual(sum(math.exp(x) for x in row), 1.0, delta=1e-5)
+                    # A state of no next distribution, a short buffer, an id outside the vocabulary, NULLs.
+                    self.assertEqual(api.call("mix_logprobs", mix, s, hist, len(ids), 1, row, self.V - 1)[0], 1)
+                    bad = (ctypes.c_int32 * 1)(self.V)
+                    status, message = api.call("mix_logprobs", mix, s, bad, 1, 1, row, self.V)
+                    self.assertEqual(status, 2, message)
+                    self.assertIn("history[0]", message)
+                    self.assertEqual(api.call("mix_logprobs", None, s, hist, len(ids), 1, row, self.V)[0], 1)
+                finally:
+                    api.free(s)
+        finally:
+            api.lib.lstmlm_mix_free(mix)
+        broken = os.path.join(pyutil.temp_root("lstmlm_capi_mix_"), "broken.arpa")
+        with open(broken, "w") as f:
+            f.write("\\data\\\nngram 1=2\n\n\\1-grams:\n-1.0\t<s>\n\n\\end\\\n")
+        for bad_spec, status, why in ((f"{arpa}:1.5", 1, "(0, 1]"), (f"{MODEL}:0.5", 1, "not an ARPA"),
+                                      (arpa, 1, "MODEL:WEIGHT"), (f"{broken}:0.5", 3, "broken.arpa")):
+            out = ctypes.c_void_p()
+            got, message = api.call("mix_load", self.model, (ctypes.c_char_p * 1)(bad_spec.encode()), 1,
+                                    ctypes.byref(out))
+            self.assertEqual(got, status, message)
+            self.assertIn(why, message)
+            self.assertFalse(out.value)
+        self.assertEqual(api.call("mix_load", self.model, None, 0, ctypes.byref(ctypes.c_void_p()))[0], 1)
 
     def test_bad_input_statuses(self):
         s = api.state(self.model, True)
