@@ -33,6 +33,7 @@ struct Args {
   WindowArgs window;
   std::string boost_file;
   std::vector<std::string> mix;
+  std::string mix_mode = "linear";
 };
 
 std::string read_prompt_file(const std::string& path) {
@@ -62,7 +63,7 @@ int run(Args& a) {
   else
     a.gen.prompt = a.prompt;
   auto model = load_model(a.model);
-  a.gen.mix = load_mix_row(a.mix, *model);
+  a.gen.mix = load_mix_row(a.mix, a.mix_mode, *model);
   if (!a.boost_file.empty())
     a.gen.boost = std::make_shared<tasks::Boost>(tasks::Boost::load(*model, a.boost_file));
   note_oov_policy(a.gen.oov, *model);
@@ -160,6 +161,7 @@ naming it (--oov error refuses it, exit 1).)");
   app->add_option("--boost", a->boost_file,
                   "Boosted words and phrases (PHRASE<TAB>BONUS lines, natural log) added before sampling; "
                   "the printed log-probs stay the model's");
+  add_mix_mode_option(*app, a->mix_mode);
   add_mix_option(*app, a->mix,
                  "into each step's distribution before sampling; the log-probs are the mixture's");
   app->add_option("--num-samples", a->gen.num_samples, "Samples, run as one batch")

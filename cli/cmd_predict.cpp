@@ -69,6 +69,7 @@ struct Opts {
   Precision precision = Precision::Fp32;
   std::string boost_file;
   std::vector<std::string> mix;
+  std::string mix_mode = "linear";
 };
 
 int run(const Opts& o) {
@@ -76,7 +77,7 @@ int run(const Opts& o) {
   task.add_start = !o.no_bos;
   check_readable(o.files);
   auto model = load_model(o.model_dir);
-  task.mix = load_mix_row(o.mix, *model);
+  task.mix = load_mix_row(o.mix, o.mix_mode, *model);
   if (!o.boost_file.empty())
     task.boost = std::make_shared<tasks::Boost>(tasks::Boost::load(*model, o.boost_file));
   note_oov_policy(task.oov, *model);
@@ -164,6 +165,7 @@ Subcommand setup_predict(CLI::App& parent) {
   s.app->add_option("--boost", o->boost_file,
                     "Boosted words and phrases: PHRASE<TAB>BONUS lines (natural log)");
   add_mix_option(*s.app, o->mix, "into every row before the ranking");
+  add_mix_mode_option(*s.app, o->mix_mode);
   s.check = [o] {
     if (!o->files.empty() && (!o->contexts.empty() || !o->prompts.empty()))
       throw UsageError("-f/--file: contexts come from the files or from the command line, not both");

@@ -62,6 +62,7 @@ lm_logprob is ln, lm_log10prob log10 (of the LSTM alone); 9 significant digits. 
 struct Opts {
   std::string model_dir;
   std::vector<std::string> files, file_opts, score_specs, weight_specs, mix;  // file_opts: -f/--file
+  std::string mix_mode = "linear";
   std::string input_format = "auto", context = "utterance", ngram, ngram_units = "log10";
   Format format = Format::Text;
   tasks::OovPolicy oov = tasks::OovPolicy::Skip;
@@ -156,7 +157,7 @@ int run(const Opts& o) {
   lay.interpolated = task.interpolate.has_value();
 
   auto model = load_model(o.model_dir);
-  if (!o.mix.empty()) task.mix = load_mix_plan(o.mix, tasks::NgramMix::words_of(*model), true);
+  if (!o.mix.empty()) task.mix = load_mix_plan(o.mix, tasks::NgramMix::words_of(*model), true, o.mix_mode);
   note_oov_policy(o.oov, *model);
   Engine engine(model, o.threads);
   tasks::Rescorer rescorer(engine, task);
@@ -257,6 +258,7 @@ Subcommand setup_rescore(CLI::App& parent) {
       s.app->add_option("--mix", o->mix,
                         "Mix an ARPA n-gram model into the LM per token: MODEL:WEIGHT, repeatable; a weight "
                         "in (0, 1] interpolates linearly, one in [-1, 0) subtracts (LODR) (docs/mixing.md)"));
+  add_mix_mode_option(*s.app, o->mix_mode);
   s.app->add_option("--ngram-units", o->ngram_units, "How --ngram is written: log10, ln or cost (-ln p)")
       ->check(one_of(tasks::ngram_units_choices().names()))
       ->capture_default_str();

@@ -152,6 +152,7 @@ struct Opts {
   std::string context = "sentence", progress = "auto", normalize = "none";
   std::string units, aggregate = "tokens";  // units "": the historic logprob and log10prob fields
   std::vector<std::string> mix;             // --mix PATH:WEIGHT
+  std::string mix_mode = "linear";
   tasks::CacheOptions cache;
   tasks::OovPolicy oov = tasks::OovPolicy::Skip;
   bool no_eos = false, no_bos = false, skip_empty = false, ids = false, entropy = false, rank = false;
@@ -286,8 +287,8 @@ tasks::NgramMix mix_of(const Opts& o, const tasks::ScoreOptions& task, const Mod
   if (model && !model->tokenizer().traits().tokens_are_words)
     throw UsageError("--mix: needs a word model (an n-gram model scores words); " + o.model_dir + " has " +
                      model->tokenizer().traits().name + " tokens");
-  auto plan =
-      load_mix_plan(o.mix, arpa ? tasks::NgramMix::words_of(*arpa) : tasks::NgramMix::words_of(*model));
+  auto plan = load_mix_plan(
+      o.mix, arpa ? tasks::NgramMix::words_of(*arpa) : tasks::NgramMix::words_of(*model), false, o.mix_mode);
   return tasks::NgramMix(plan, task, model);
 }
 
@@ -328,7 +329,7 @@ int run(const Opts& o) {
                          uint64_t first_line, const std::vector<tasks::LineEnd>& ends) {
     auto scores =
         neural ? neural->score(lines, source, first_line, ends) : ngram->score(lines, source, first_line);
-    if (mixer) mixer->mix(scores);
+    if (mixer) mixer->mix(scores, engine.get());
     return scores;
   };
   tasks::ScoreSummary summary;
@@ -526,6 +527,7 @@ Subcommand setup_score(CLI::App& parent) {
   s.app->add_option("--cache-theta", o->cache.theta, "The flatness of the cache's attention")
       ->capture_default_str();
   add_mix_option(*s.app, o->mix, "per token");
+  add_mix_mode_option(*s.app, o->mix_mode);
   s.app->add_option("--batch-size", o->batch_size, "Lines per engine batch")
       ->check(int_range(1, kMaxBatch))
       ->capture_default_str();

@@ -113,6 +113,7 @@ Subcommand setup_serve(CLI::App& parent) {
                         "Mix an ARPA n-gram model into /v1/score and /v1/rescore per token: MODEL:WEIGHT, "
                         "repeatable, loaded at start; a request's \"mix\": false turns it off "
                         "(docs/mixing.md)"));
+  add_mix_mode_option(*s.app, a->o.mix_mode);
   s.check = [a, key] {
     if (key->count() > 0) check_key(a->o.api_key, "--api-key");
     if (!a->api_key_file.empty()) {

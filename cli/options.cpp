@@ -358,8 +358,9 @@ std::shared_ptr<const NgramModel> load_ngram(const std::string& path) {
 }
 
 std::shared_ptr<const tasks::MixPlan> load_mix_plan(const std::vector<std::string>& specs,
-                                                    const std::vector<std::string>& first_words, bool lodr) {
-  auto plan = tasks::load_mix(specs, first_words, lodr);
+                                                    const std::vector<std::string>& first_words, bool lodr,
+                                                    const std::string& mode) {
+  auto plan = tasks::load_mix(specs, first_words, lodr, tasks::mix_mode_choices().parse(mode));
   for (const auto& m : plan->members) warn_ngram(*m.model);
   return plan;
 }
@@ -371,14 +372,26 @@ CLI::Option* add_mix_option(CLI::App& app, std::vector<std::string>& specs, cons
                                        "weights (docs/mixing.md)"));
 }
 
-std::shared_ptr<const tasks::MixRow> load_mix_row(const std::vector<std::string>& specs, const Model& model) {
+CLI::Option* add_mix_mode_option(CLI::App& app, std::string& mode) {
+  return app
+      .add_option(
+          "--mix-mode", mode,
+          "How --mix combines: linear (sum of w p) or loglinear (product of p^w, renormalized over the "
+          "vocabulary)")
+      ->check(one_of(tasks::mix_mode_choices().names()))
+      ->capture_default_str();
+}
+
+std::shared_ptr<const tasks::MixRow> load_mix_row(const std::vector<std::string>& specs,
+                                                  const std::string& mode, const Model& model) {
   if (specs.empty()) return nullptr;
   if (!model.tokenizer().traits().tokens_are_words)  // before the ARPA files are read
     throw UsageError::option("mix",
                              std::string(": needs a word model (an n-gram model scores words); this one "
                                          "has ") +
                                  model.tokenizer().traits().name + " tokens");
-  return std::make_shared<tasks::MixRow>(load_mix_plan(specs, tasks::NgramMix::words_of(model)), model);
+  return std::make_shared<tasks::MixRow>(load_mix_plan(specs, tasks::NgramMix::words_of(model), false, mode),
+                                         model);
 }
 
 std::vector<int> int_list(const std::string& s, const std::string& option, int64_t lo, int64_t hi) {

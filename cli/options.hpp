@@ -94,14 +94,17 @@ CLI::Option* add_progress_option(CLI::App& app, std::string& mode);
 std::shared_ptr<const Model> load_model(const std::string& dir);
 // An ARPA n-gram model (a file where -m takes a model directory), its warnings printed.
 std::shared_ptr<const NgramModel> load_ngram(const std::string& path);
-// --mix specs as a mixture (tasks::load_mix), each model's warnings printed.
+// --mix specs as a mixture (tasks::load_mix), each model's warnings printed; `mode` a --mix-mode word.
 std::shared_ptr<const tasks::MixPlan> load_mix_plan(const std::vector<std::string>& specs,
                                                     const std::vector<std::string>& first_words,
-                                                    bool lodr = false);
+                                                    bool lodr = false, const std::string& mode = "linear");
+// --mix-mode linear|loglinear (tasks::mix_mode_choices).
+CLI::Option* add_mix_mode_option(CLI::App& app, std::string& mode);
 // --mix MODEL:WEIGHT (repeatable); `what` says what is mixed ("per token", "each step's distribution").
 CLI::Option* add_mix_option(CLI::App& app, std::vector<std::string>& specs, const std::string& what);
 // predict's and generate's --mix: the mixture over `model`'s ids (tasks::MixRow); null without specs.
-std::shared_ptr<const tasks::MixRow> load_mix_row(const std::vector<std::string>& specs, const Model& model);
+std::shared_ptr<const tasks::MixRow> load_mix_row(const std::vector<std::string>& specs,
+                                                  const std::string& mode, const Model& model);
 
 // Integers of a comma list ("1,2,8"), each checked against [lo, hi]; `option` names it in messages.
 std::vector<int> int_list(const std::string& s, const std::string& option, int64_t lo, int64_t hi);

@@ -48,7 +48,7 @@ std::vector<tasks::LineScore> mixed_lines(PyMixture& m, const tasks::ScoreOption
   auto engine = m.model->pool().acquire();
   tasks::Scorer scorer(*engine, o);
   auto out = scorer.score(lines, source, first_line);
-  tasks::NgramMix(m.plan, o, &m.model->model()).mix(out);
+  tasks::NgramMix(m.plan, o, &m.model->model()).mix(out, &*engine);
   return out;
 }
 
@@ -105,7 +105,7 @@ void bind_ngram(py::module_& m) {
           py::arg("sentence"), py::arg("bos") = true, py::arg("eos") = true);
 
   py::class_<PyMixture>(m, "_Mixture")
-      .def(py::init([](const py::object& model, const py::list& members) {
+      .def(py::init([](const py::object& model, const py::list& members, Text<"mode"> mode) {
              if (!py::isinstance<PyModel>(model))
                throw UsageError("Mixture: the first argument is an lstmlm.Model");
              PyModel& pm = model.cast<PyModel&>();
@@ -135,12 +135,14 @@ void bind_ngram(py::module_& m) {
              tasks::check_mix_weights(specs);
              std::vector<double> weights;
              for (const auto& sp : specs) weights.push_back(sp.weight);
-             auto plan = std::make_shared<const tasks::MixPlan>(std::move(models), std::move(weights),
-                                                                tasks::NgramMix::words_of(pm.model()));
+             const tasks::MixMode how = tasks::mix_mode_choices().parse(mode.value);
+             auto plan = std::make_shared<tasks::MixPlan>(std::move(models), std::move(weights),
+                                                          tasks::NgramMix::words_of(pm.model()));
+             plan->mode = how;
              auto row = std::make_shared<const tasks::MixRow>(plan, pm.model());
              return PyMixture{model, &pm, std::move(plan), std::move(row)};
            }),
-           py::arg("model"), py::arg("members"))
+           py::arg("model"), py::arg("members"), py::arg("mode") = "linear")
       .def_property_readonly("model", [](const PyMixture& x) { return x.owner; })
       .def_property_readonly("weights",
                              [](const PyMixture& x) {

@@ -234,13 +234,13 @@ LSTMLM_API lstmlm_status lstmlm_state_complete(const lstmlm_model* model, const 
 
 /* ---- Mixing with ARPA n-gram models ---- */
 
-/* ARPA n-gram models mixed into a word model's distributions, as `lstmlm predict --mix PATH:WEIGHT`
- * (docs/mixing.md): `specs` holds n strings "PATH:WEIGHT" (the last ':' splits), each weight in (0, 1] and
- * their sum at most 1, the model getting the rest. A malformed ARPA file is LSTMLM_ERR_MODEL naming its file
+/* ARPA n-gram models mixed into a word model's distributions, as `lstmlm predict --mix PATH:WEIGHT
+ * --mix-mode MODE` (docs/mixing.md): `specs` holds n strings "PATH:WEIGHT" (the last ':' splits), each weight
+ * in (0, 1] and their sum at most 1, the model getting the rest; `mode` "linear" (or NULL) or "loglinear". A malformed ARPA file is LSTMLM_ERR_MODEL naming its file
  * and line; a bad spec or weight, n = 0 or a model that is not a word model is LSTMLM_ERR_USAGE. Immutable:
  * share it between threads; use it only with its model. */
 LSTMLM_API lstmlm_status lstmlm_mix_load(const lstmlm_model* model, const char* const specs[], size_t n,
-                                         lstmlm_mix** out);
+                                         const char* mode, lstmlm_mix** out);
 /* Frees a mixture (NULL is ignored). */
 LSTMLM_API void lstmlm_mix_free(lstmlm_mix* mix);
 /* The mixture's ln p of every next token after `state` (V floats to out, capacity >= V): a word's is the one

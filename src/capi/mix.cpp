@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "capi.hpp"
+#include "lstmlm/tasks/request.hpp"
 
 // A mixture with the model it was made for: token ids of one vocabulary.
 struct lstmlm_mix {
@@ -17,7 +18,7 @@ struct lstmlm_mix {
 extern "C" {
 
 LSTMLM_API lstmlm_status lstmlm_mix_load(const lstmlm_model* model, const char* const specs[], size_t n,
-                                         lstmlm_mix** out) {
+                                         const char* mode, lstmlm_mix** out) {
   return lstmlm::capi::guarded("lstmlm_mix_load", [&] {
     lstmlm::capi::need(model, "model");
     lstmlm::capi::need(out, "out");
@@ -39,7 +40,9 @@ LSTMLM_API lstmlm_status lstmlm_mix_load(const lstmlm_model* model, const char* 
     auto mix = std::make_unique<lstmlm_mix>();
     mix->model_id = model->id;
     mix->row = std::make_shared<const lstmlm::tasks::MixRow>(
-        lstmlm::tasks::load_mix(list, lstmlm::tasks::NgramMix::words_of(m)), m);
+        lstmlm::tasks::load_mix(list, lstmlm::tasks::NgramMix::words_of(m), false,
+                                lstmlm::tasks::mix_mode_choices().parse(mode ? mode : "linear")),
+        m);
     *out = mix.release();
     return LSTMLM_OK;
   });

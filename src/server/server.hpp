@@ -33,6 +33,7 @@ struct Options {
       boost_file;  // non-empty: boosts applied to predict, generate and sessions unless "boost": false
   // --mix MODEL.arpa:WEIGHT: ARPA models mixed into /v1/score and /v1/rescore unless "mix": false.
   std::vector<std::string> mix;
+  std::string mix_mode = "linear";  // --mix-mode: linear or loglinear
 };
 
 // Lines of progress for stderr ("listening on http://127.0.0.1:8080").

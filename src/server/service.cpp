@@ -103,7 +103,8 @@ Service::Service(const Options& options, std::shared_ptr<const Model> model)
   if (!options.mix.empty()) {
     if (!tok.traits().tokens_are_words)
       throw UsageError::option("mix", ": needs a word model (an n-gram model scores words)");
-    mix_ = tasks::load_mix(options.mix, tasks::NgramMix::words_of(*model_));
+    mix_ = tasks::load_mix(options.mix, tasks::NgramMix::words_of(*model_), false,
+                           tasks::mix_mode_choices().parse(options.mix_mode));
     mix_row_ = std::make_shared<tasks::MixRow>(mix_, *model_);
   }
 }
@@ -187,8 +188,8 @@ std::string Service::score(const std::string& body) {
     std::optional<tasks::Scorer> scorer;
     scorer.emplace(*engine, t);
     scored = scorer->score(lines, "-", 1, ends);
+    if (mix) tasks::NgramMix(mix, t, model_.get()).mix(scored, &*engine);
   }
-  if (mix) tasks::NgramMix(mix, t, model_.get()).mix(scored);
   tasks::ScoreSummary sum;
   std::vector<std::string> recs;
   recs.reserve(scored.size());

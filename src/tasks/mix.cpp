@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <unordered_set>
 
 #include "lstmlm/error.hpp"
@@ -47,10 +48,11 @@ void check_mix_weights(const std::vector<MixMember>& members, bool lodr) {
 }
 
 std::shared_ptr<const MixPlan> load_mix(const std::vector<std::string>& specs,
-                                        const std::vector<std::string>& first_words, bool lodr) {
+                                        const std::vector<std::string>& first_words, bool lodr,
+                                        MixMode mode) {
   std::vector<MixMember> members;
   for (const auto& spec : specs) members.push_back(parse_mix(spec));
-  check_mix_weights(members, lodr);
+  check_mix_weights(members, lodr && mode == MixMode::Linear);
   std::vector<std::shared_ptr<const NgramModel>> models;
   std::vector<double> weights;
   for (const auto& m : members) {
@@ -62,7 +64,9 @@ std::shared_ptr<const MixPlan> load_mix(const std::vector<std::string>& specs,
     models.push_back(NgramModel::load(m.path));
     weights.push_back(m.weight);
   }
-  return std::make_shared<const MixPlan>(std::move(models), std::move(weights), first_words);
+  auto plan = std::make_shared<MixPlan>(std::move(models), std::move(weights), first_words);
+  plan->mode = mode;
+  return plan;
 }
 
 std::vector<std::string> NgramMix::words_of(const Model& model) {
@@ -109,7 +113,8 @@ NgramMix::NgramMix(std::shared_ptr<const MixPlan> plan, const ScoreOptions& opt,
     : plan_(std::move(plan)),
       streams_(plan_->members.size()),
       first_has_start_(opt.add_start && (!first || start_token(first->tokenizer()) >= 0)),
-      context_(opt.context) {}
+      context_(opt.context),
+      window_(opt.window) {}
 
 void NgramMix::feed(const WordScore& w, double* row) {
   if (row) {
@@ -155,7 +160,16 @@ void NgramMix::probabilities(const std::vector<LineScore>& lines, std::vector<do
   }
 }
 
-void NgramMix::mix(std::vector<LineScore>& lines) {
+void NgramMix::mix(std::vector<LineScore>& lines, Engine* engine) {
+  if (plan_->mode == MixMode::LogLinear) {
+    if (!engine)
+      throw UsageError::option("mix_mode",
+                               " loglinear: needs a neural first model (its whole distributions)");
+    if (context_ == ContextMode::Document || window_.windowed())
+      throw UsageError::option("mix_mode", " loglinear: sentence mode only, without a window");
+    mix_loglinear(lines, *engine);
+    return;
+  }
   std::vector<double> row(models());
   for (LineScore& l : lines) {
     if (l.skipped) continue;
@@ -181,6 +195,42 @@ void NgramMix::mix(std::vector<LineScore>& lines) {
       if (!std::isfinite(lp)) ++l.nonfinite;
       l.logprob += lp;
       if (w.oov) l.oov_logprob += lp;
+    }
+  }
+}
+
+void NgramMix::mix_loglinear(std::vector<LineScore>& lines, Engine& engine) {
+  const Model& model = engine.model();
+  const MixRow mixer(plan_, model);
+  const int32_t start = first_has_start_ ? start_token(model.tokenizer()) : -1;
+  std::vector<float> row(static_cast<size_t>(model.vocab_size()));
+  MatrixRM lp;
+  for (LineScore& l : lines) {
+    if (l.skipped) continue;
+    l.logprob = l.oov_logprob = 0;
+    l.nonfinite = 0;
+    // The line run again one token at a time: the row before each word, mixed after the words before it.
+    std::vector<int32_t> fed;
+    std::vector<State> state{State::zeros(model)};
+    auto step = [&](int32_t id) {
+      engine.predict(Sequences{{id}}, state, lp);
+      fed.push_back(id);
+    };
+    if (start >= 0) step(start);
+    for (WordScore& w : l.words) {
+      if (w.id < 0) continue;          // a skipped OOV: fed to no model
+      if (w.scored && !fed.empty()) {  // a first word without context is never scored
+        const float* r = lp.row(0).data();
+        row.assign(r, r + row.size());
+        mixer.apply(fed, start >= 0, row.data());
+        const double v = row[static_cast<size_t>(w.id)];
+        w.logprob = v;
+        w.ngram = 0;
+        if (!std::isfinite(v)) ++l.nonfinite;
+        l.logprob += v;
+        if (w.oov) l.oov_logprob += v;
+      }
+      step(w.id);
     }
   }
 }
@@ -218,8 +268,11 @@ MixRow::MixRow(std::shared_ptr<const MixPlan> plan, const Model& first)
 
 void MixRow::apply(std::span<const int32_t> history, bool from_start, float* row) const {
   const auto V = static_cast<size_t>(V_);
-  std::vector<double> p(V);
-  for (size_t j = 0; j < V; ++j) p[j] = plan_->first_weight * std::exp(double(row[j]));
+  const bool linear = plan_->mode == MixMode::Linear;
+  // Linear: the weighted sum of the probabilities; log-linear: the weighted sum of the ln p.
+  std::vector<double> p(V), pi(V);
+  for (size_t j = 0; j < V; ++j)
+    p[j] = plan_->first_weight * (linear ? std::exp(double(row[j])) : double(row[j]));
   for (size_t i = 0; i < plan_->members.size(); ++i) {
     const MixPlan::Member& m = plan_->members[i];
     const NgramModel& lm = *m.model;
@@ -236,10 +289,27 @@ void MixRow::apply(std::span<const int32_t> history, bool from_start, float* row
       const auto id = static_cast<size_t>(history[t]);
       lm.score(state, id < V ? word_[i][id] : lm.unk(), state);
     }
+    double rest = 1;
     for (size_t j = 0; j < V; ++j)
-      if (static_cast<int32_t>(j) != unk_)
-        p[j] += m.weight * std::pow(10.0, lm.score(state, word_[i][j]).log10prob) *
-                (known_[i][j] ? 1 : m.unk_share);
+      if (static_cast<int32_t>(j) != unk_) {
+        pi[j] = std::pow(10.0, lm.score(state, word_[i][j]).log10prob) * (known_[i][j] ? 1 : m.unk_share);
+        rest -= pi[j];
+      }
+    // The class of the words the first model lacks: what this model's own words leave.
+    if (unk_ >= 0) pi[static_cast<size_t>(unk_)] = std::max(rest, 0.0);
+    for (size_t j = 0; j < V; ++j) {
+      if (linear && static_cast<int32_t>(j) != unk_) p[j] += m.weight * pi[j];
+      if (!linear) p[j] += m.weight * std::log(pi[j]);
+    }
+  }
+  if (!linear) {  // renormalized over the vocabulary
+    double top = -std::numeric_limits<double>::infinity();
+    for (double v : p) top = std::max(top, v);
+    double z = 0;
+    for (double v : p) z += std::exp(v - top);
+    const double lz = top + std::log(z);
+    for (size_t j = 0; j < V; ++j) row[j] = static_cast<float>(p[j] - lz);
+    return;
   }
   double rest = 1;
   for (size_t j = 0; j < V; ++j)

@@ -47,6 +47,12 @@ const Choices<Normalization>& normalize_choices() {
   return c;
 }
 
+const Choices<MixMode>& mix_mode_choices() {
+  static const Choices<MixMode> c("mix_mode",
+                                  {{"linear", MixMode::Linear}, {"loglinear", MixMode::LogLinear}});
+  return c;
+}
+
 const Choices<Precision>& precision_choices() {
   static const Choices<Precision> c("precision", [] {
     std::vector<std::pair<std::string, Precision>> words;

@@ -57,6 +57,9 @@ Rescorer::Rescorer(Engine& engine, RescoreOptions opt)
     const Model& m = engine.model();
     if (!m.tokenizer().traits().tokens_are_words)
       throw UsageError::option("mix", ": needs a word model (an n-gram model scores words)");
+    if (opt_.mix->mode == MixMode::LogLinear && opt_.conversation)
+      throw UsageError::option("mix_mode",
+                               " loglinear: each hypothesis from <s>, not with --context conversation");
     mix_.emplace(opt_.mix, opt_.score, &m);  // its context is sentence: each hypothesis from <s>
   }
 }
@@ -100,7 +103,7 @@ void Rescorer::run(const std::vector<Hypothesis>& hyps, std::vector<HypothesisSc
   lines.reserve(end - begin);
   for (size_t i = begin; i < end; ++i) lines.push_back(std::move(out[i].lm));
   prefix_.score_tokenized(lines, from);
-  if (mix_) mix_->mix(lines);
+  if (mix_) mix_->mix(lines, engine_);
   for (size_t i = begin; i < end; ++i) {
     out[i].lm = std::move(lines[i - begin]);
     combine(hyps[i], out[i], source);

@@ -758,7 +758,7 @@ static void test_mix(const lstmlm_model* m, const lstmlm_model* chars, const cha
   snprintf(spec, sizeof spec, "%s:0.3", arpa);
   specs[0] = spec;
   EXPECT(lstmlm_model_vocab_size(m, &v), LSTMLM_OK);
-  EXPECT(lstmlm_mix_load(m, specs, 1, &mix), LSTMLM_OK);
+  EXPECT(lstmlm_mix_load(m, specs, 1, NULL, &mix), LSTMLM_OK);
   EXPECT(lstmlm_state_new(m, 1, &s), LSTMLM_OK);
   EXPECT(lstmlm_tokenize(m, "once upon", 9, history, 2, &n), LSTMLM_OK);
   n_ids = (int32_t)n;
@@ -777,17 +777,18 @@ static void test_mix(const lstmlm_model* m, const lstmlm_model* chars, const cha
   EXPECT(lstmlm_mix_logprobs(mix, s, history, 2, 1, row, (size_t)v), LSTMLM_ERR_INPUT);
   EXPECT(lstmlm_state_new(chars, 1, &other), LSTMLM_OK);
   EXPECT(lstmlm_mix_logprobs(mix, other, NULL, 0, 1, row, (size_t)v), LSTMLM_ERR_USAGE);
-  EXPECT(lstmlm_mix_load(chars, specs, 1, &none), LSTMLM_ERR_USAGE); /* not a word model */
+  EXPECT(lstmlm_mix_load(chars, specs, 1, NULL, &none), LSTMLM_ERR_USAGE); /* not a word model */
   CHECK(none == NULL);
-  EXPECT(lstmlm_mix_load(m, specs, 0, &none), LSTMLM_ERR_USAGE);
-  EXPECT(lstmlm_mix_load(m, NULL, 1, &none), LSTMLM_ERR_USAGE);
+  EXPECT(lstmlm_mix_load(m, specs, 0, NULL, &none), LSTMLM_ERR_USAGE);
+  EXPECT(lstmlm_mix_load(m, specs, 1, "geometric", &none), LSTMLM_ERR_USAGE);
+  EXPECT(lstmlm_mix_load(m, NULL, 1, NULL, &none), LSTMLM_ERR_USAGE);
   snprintf(bad, sizeof bad, "%s:1.5", arpa);
   specs[0] = bad;
-  EXPECT(lstmlm_mix_load(m, specs, 1, &none), LSTMLM_ERR_USAGE);
+  EXPECT(lstmlm_mix_load(m, specs, 1, NULL, &none), LSTMLM_ERR_USAGE);
   specs[0] = "/no/such/file.arpa:0.5";
-  EXPECT(lstmlm_mix_load(m, specs, 1, &none), LSTMLM_ERR_USAGE);
+  EXPECT(lstmlm_mix_load(m, specs, 1, NULL, &none), LSTMLM_ERR_USAGE);
   specs[0] = NULL;
-  EXPECT(lstmlm_mix_load(m, specs, 1, &none), LSTMLM_ERR_USAGE);
+  EXPECT(lstmlm_mix_load(m, specs, 1, NULL, &none), LSTMLM_ERR_USAGE);
   CHECK(none == NULL);
   lstmlm_mix_free(NULL);
   lstmlm_mix_free(mix);

@@ -33,6 +33,12 @@ MixMember parse_mix(std::string_view spec);
 // mixture's (LODR's subtraction of a low-order n-gram; not renormalized).
 void check_mix_weights(const std::vector<MixMember>& members, bool lodr = false);
 
+// How the models' probabilities combine: linear, p = sum_i w_i p_i (SRILM's -mix-lm, rnnlm's -lm-prob), or
+// log-linear, p = prod_i p_i^w_i / Z(h), renormalized over the first model's vocabulary (each model's
+// probability of a word as in the linear mixture; the first model's unk token is the class of every word
+// it lacks, each other model's probability of that class what its words leave), as KenLM's interpolate -l.
+enum class MixMode { Linear, LogLinear };
+
 // What a mixture is, computed once and shared by every stream that mixes (a server's requests): the n-gram
 // models, their weights and the unk shares the union of the vocabularies gives each model.
 struct MixPlan {
@@ -48,13 +54,16 @@ struct MixPlan {
   double first_weight = 1;
   double first_unk_share = 1;
   bool linear = false;  // a model of positive weight: the mixture is over the union
+  MixMode mode = MixMode::Linear;
 };
 
 // The mixture of "--mix MODEL:WEIGHT" specs (parse_mix, check_mix_weights with `lodr`), each MODEL an ARPA
 // file (UsageError naming "mix" otherwise; ModelError for a malformed one), for a first model of
 // `first_words` (NgramMix::words_of). The one reading of the option for every front end.
+// `mode` LogLinear: a negative weight is refused.
 std::shared_ptr<const MixPlan> load_mix(const std::vector<std::string>& specs,
-                                        const std::vector<std::string>& first_words, bool lodr = false);
+                                        const std::vector<std::string>& first_words, bool lodr = false,
+                                        MixMode mode = MixMode::Linear);
 
 class NgramMix {
  public:
@@ -66,8 +75,10 @@ class NgramMix {
   static std::vector<std::string> words_of(const NgramModel& model);
 
   // Rewrites the scored words of consecutive lines (the first model's records, in input order) with the
-  // mixture's ln p, and each line's totals with them. Document mode carries the n-gram states on.
-  void mix(std::vector<LineScore>& lines);
+  // mixture's ln p, and each line's totals with them. Document mode carries the n-gram states on. A
+  // log-linear mixture needs the first model's whole rows: `engine` runs it again over each line (sentence
+  // mode, stateful only: UsageError naming "mix_mode" otherwise, or without an engine).
+  void mix(std::vector<LineScore>& lines, Engine* engine = nullptr);
 
   // The probability each model gives each scored word of the lines (the first model's, then each ARPA
   // model's, in the order given, each with its unk share): appended to `out`, one row of 1 + ARPA models per
@@ -84,10 +95,12 @@ class NgramMix {
   // Feeds w to every n-gram model; when scored, writes the 1 + ARPA models' probabilities of w to `row`.
   void feed(const WordScore& w, double* row);
   void start_line();
+  void mix_loglinear(std::vector<LineScore>& lines, Engine& engine);
   std::shared_ptr<const MixPlan> plan_;
   std::vector<Stream> streams_;
   bool first_has_start_;
   ContextMode context_;
+  WindowOptions window_;
   bool started_ = false;
 };
 

@@ -15,6 +15,7 @@
 #include "lstmlm/normalize.hpp"
 #include "lstmlm/precision.hpp"
 #include "lstmlm/tasks/input.hpp"
+#include "lstmlm/tasks/mix.hpp"
 #include "lstmlm/tasks/rescore.hpp"
 #include "lstmlm/tasks/score.hpp"
 #include "lstmlm/tasks/window.hpp"
@@ -68,6 +69,8 @@ const Choices<Aggregate>& aggregate_choices();
 const Choices<Units>& units_choices();
 // --normalize / "normalize": none, lower, nfkc, ccnet (lstmlm/normalize.hpp).
 const Choices<Normalization>& normalize_choices();
+// --mix-mode / "mix_mode": linear or loglinear (tasks/mix.hpp).
+const Choices<MixMode>& mix_mode_choices();
 // --precision / "precision": fp32, bf16, int8.
 const Choices<Precision>& precision_choices();
 

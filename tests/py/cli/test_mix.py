@@ -320,6 +320,48 @@ class MixTest(unittest.TestCase):
         finally:
             self.assertEqual(srv.stop(), 0)
 
+    def test_loglinear_is_the_float64_renormalized_product(self):
+        """--mix-mode loglinear: the row is (1 - w) ln p_0 + w ln p_1 renormalized over the model's ids, with
+        p_1 as the linear mixture takes it (unk shares) and p_1 of <unk> what its words leave; computed here in
+        float64 from the model's own row (`predict --top 0`) and a Python reading of the ARPA file. score's
+        word and eos records are that row's entries."""
+        lam = 0.3
+        mix = ["--mix", f"{self.arpa}:{lam}", "--mix-mode", "loglinear"]
+        with open(os.path.join(MODEL, "vocab.json"), encoding="utf-8") as f:
+            vocab = json.load(f)
+        for context in ("once upon a", "the king said to the"):
+            plain = json.loads(cli("predict", "-m", MODEL, "--top", "0", "--output-format", "jsonl", context).stdout)
+            r0 = {c["id"]: c["logprob"] for c in plain["top"]}
+            h = ["<s>"] + [w if w in self.ngram else "<unk>" for w in context.split()]
+            p1 = {}
+            for j, tok in enumerate(vocab):
+                if tok == "<unk>":
+                    continue
+                word = "</s>" if tok == "<eos>" else tok
+                known = word in self.ngram
+                p1[j] = 10 ** self.lm.log10p(h, word if known else "<unk>") * (1.0 if known else self.share1)
+            unk = vocab.index("<unk>")
+            p1[unk] = max(1 - sum(p1.values()), 0.0)
+            q = {j: (1 - lam) * r0[j] + lam * math.log(p1[j]) for j in r0}
+            top = max(q.values())
+            lz = top + math.log(sum(math.exp(v - top) for v in q.values()))
+            want = {j: v - lz for j, v in q.items()}
+            r = cli("predict", "-m", MODEL, *mix, "--top", "0", "--output-format", "jsonl", context)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            got = {c["id"]: c["logprob"] for c in json.loads(r.stdout)["top"]}
+            self.assertEqual(got.keys(), want.keys())
+            for j in want:
+                self.assertAlmostEqual(got[j], want[j], delta=2e-5 * max(1, abs(want[j])), msg=vocab[j])
+            words = sorted(want, key=want.get, reverse=True)[:12]
+            words = [vocab[j] for j in words if vocab[j] not in ("<unk>", "<eos>")]
+            recs = score_records([*mix, "--no-eos"], "".join(f"{context} {w}\n" for w in words))
+            for w, rec in zip(words, recs, strict=True):
+                self.assertAlmostEqual(rec["words"][-1]["logprob"], got[vocab.index(w)], delta=2e-6 * max(1, abs(got[vocab.index(w)])))
+        for args in (["score", "--context", "document"], ["rescore", "--context", "conversation"]):
+            r = cli(args[0], "-m", MODEL, *mix, *args[1:], input="a\n")
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn("--mix-mode loglinear", r.stderr)
+
     def test_predict_and_generate_refuse_what_they_cannot_mix(self):
         r = cli("predict", "-m", MODEL, "--mix", f"{self.arpa}:-0.2", "once")
         self.assertEqual(r.returncode, 2, r.stderr)

@@ -65,7 +65,7 @@ class Api:
             "lstmlm_step_batch": (c.c_int, [P, c.POINTER(P), c.POINTER(I32), SZ, c.POINTER(F)]),
             "lstmlm_state_logprob": (c.c_int, [P, P, I32, c.POINTER(F)]),
             "lstmlm_state_top": (c.c_int, [P, P, SZ, c.POINTER(I32), c.POINTER(F), c.POINTER(SZ)]),
-            "lstmlm_mix_load": (c.c_int, [P, c.POINTER(c.c_char_p), SZ, c.POINTER(P)]),
+            "lstmlm_mix_load": (c.c_int, [P, c.POINTER(c.c_char_p), SZ, c.c_char_p, c.POINTER(P)]),
             "lstmlm_mix_free": (None, [P]),
             "lstmlm_mix_logprobs": (c.c_int, [P, P, c.POINTER(I32), SZ, c.c_int, c.POINTER(F), SZ]),
         }
@@ -250,7 +250,7 @@ class CApiAgainstCli(unittest.TestCase):
         spec = f"{arpa}:0.3".encode()
         mix = ctypes.c_void_p()
         specs = (ctypes.c_char_p * 1)(spec)
-        api.ok("mix_load", self.model, specs, 1, ctypes.byref(mix))
+        api.ok("mix_load", self.model, specs, 1, None, ctypes.byref(mix))
         try:
             for context in CONTEXTS:
                 rec = cli_records(["predict", "-m", MODEL, "--mix", f"{arpa}:0.3", "--top", "0", "--output-format",
@@ -283,12 +283,12 @@ class CApiAgainstCli(unittest.TestCase):
         for bad_spec, status, why in ((f"{arpa}:1.5", 1, "(0, 1]"), (f"{MODEL}:0.5", 1, "not an ARPA"),
                                       (arpa, 1, "MODEL:WEIGHT"), (f"{broken}:0.5", 3, "broken.arpa")):
             out = ctypes.c_void_p()
-            got, message = api.call("mix_load", self.model, (ctypes.c_char_p * 1)(bad_spec.encode()), 1,
+            got, message = api.call("mix_load", self.model, (ctypes.c_char_p * 1)(bad_spec.encode()), 1, None,
                                     ctypes.byref(out))
             self.assertEqual(got, status, message)
             self.assertIn(why, message)
             self.assertFalse(out.value)
-        self.assertEqual(api.call("mix_load", self.model, None, 0, ctypes.byref(ctypes.c_void_p()))[0], 1)
+        self.assertEqual(api.call("mix_load", self.model, None, 0, None, ctypes.byref(ctypes.c_void_p()))[0], 1)
 
     def test_bad_input_statuses(self):
         s = api.state(self.model, True)

@@ -100,6 +100,22 @@ class NgramModuleTest(unittest.TestCase):
         self.assertEqual(mix.generate("the king", max_tokens=8, seed=11), "the king " + text)
         self.assertNotEqual(m.generate("the king", max_tokens=8, seed=11), "the king " + text)
         self.assertEqual(mix.last_seed, 11)
+        log = self.lstmlm.Mixture(m, [(self.model, 0.3)], mode="loglinear")
+        r = subprocess.run([pyutil.require_cli(), "predict", "-m", model, "--mix", f"{self.path}:0.3", "--mix-mode",
+                            "loglinear", "--output-format", "jsonl", "--top", "6", "once upon a"],
+                           capture_output=True, text=True)
+        want = [(c["id"], c["logprob"]) for c in json.loads(r.stdout)["top"]]
+        got = [(c.id, c.logprob) for c in log.predict("once upon a", top=6)]
+        self.assertEqual([g[0] for g in got], [w[0] for w in want])
+        for g, w in zip(got, want):
+            self.assertAlmostEqual(g[1], w[1], delta=1e-6 * max(1.0, abs(w[1])))
+        r = subprocess.run([pyutil.require_cli(), "score", "-m", model, "--mix", f"{self.path}:0.3", "--mix-mode",
+                            "loglinear", "--output-format", "jsonl"], input="once upon a time\n", capture_output=True,
+                           text=True)
+        self.assertAlmostEqual(log.score_lines(["once upon a time"])[0].logprob, json.loads(r.stdout.splitlines()[0])["logprob"],
+                               delta=1e-5)
+        with self.assertRaises(self.lstmlm.UsageError):
+            self.lstmlm.Mixture(m, [(self.model, 0.3)], mode="geometric")
         other = self.lstmlm.Mixture(self.lstmlm.Model(model), [(self.model, 0.3)])
         with self.assertRaises(self.lstmlm.UsageError):
             m._predict("once", 3, "", None, other)  # a Mixture of another Model
