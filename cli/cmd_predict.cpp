@@ -9,6 +9,7 @@
 #include "lstmlm/error.hpp"
 #include "lstmlm/report/predict.hpp"
 #include "lstmlm/tasks/keyboard.hpp"
+#include "lstmlm/tasks/ngram_score.hpp"
 #include "lstmlm/tasks/predict.hpp"
 #include "options.hpp"
 #include "output.hpp"
@@ -22,6 +23,9 @@ constexpr const char* kHelp =
     R"(Predicts the next token after each CONTEXT (-p TEXT gives one too, as llama.cpp's prompt), or after
 each line of the -f FILEs, or of stdin when neither is given (a file is read in blocks and batched; a
 terminal or pipe is answered line by line).
+
+An ARPA n-gram model (a file where the model directory goes) ranks its words (every unigram but <s>) after
+each context read as score -m FILE.arpa reads a line (--pad-to, --window, --ids, --boost, --mix refused).
 
 Context: text is tokenized like `score` input (see `lstmlm score --help`) and, when the model has a
 bos_token (else an eos_token), that token is fed first, so predict agrees with score's sentence mode
@@ -76,21 +80,40 @@ int run(const Opts& o) {
   tasks::PredictOptions task = o.task;
   task.add_start = !o.no_bos;
   check_readable(o.files);
-  auto model = load_model(o.model_dir);
-  task.mix = load_mix_row(o.mix, o.mix_mode, *model);
-  if (!o.boost_file.empty())
-    task.boost = std::make_shared<tasks::Boost>(tasks::Boost::load(*model, o.boost_file));
-  note_oov_policy(task.oov, *model);
-  task.window = resolve_window(o.window, *model);
+  // An ARPA file where the model goes: its words ranked (tasks::predict_ngram); else a neural model.
+  std::shared_ptr<const NgramModel> arpa;
+  std::shared_ptr<const Model> model;
+  std::unique_ptr<Engine> engine;
+  if (NgramModel::is_arpa(o.model_dir)) {
+    if (o.window.pad_opt->count() > 0 || o.window.window_opt->count() > 0)
+      throw UsageError("--pad-to/--window: an n-gram model has no fixed input window");
+    if (!o.mix.empty())
+      throw UsageError("--mix: mixes ARPA models into a neural -m model, not into an ARPA one");
+    if (!o.boost_file.empty())
+      throw UsageError("--boost: a boost file is read for a neural model's vocabulary");
+    arpa = load_ngram(o.model_dir);
+  } else {
+    model = load_model(o.model_dir);
+    task.mix = load_mix_row(o.mix, o.mix_mode, *model);
+    if (!o.boost_file.empty())
+      task.boost = std::make_shared<tasks::Boost>(tasks::Boost::load(*model, o.boost_file));
+    note_oov_policy(task.oov, *model);
+    task.window = resolve_window(o.window, *model);
+    engine = std::make_unique<Engine>(model, engine_options(o.threads, o.precision));
+  }
   const bool padded = task.window.mode == tasks::WindowMode::Pad;
   auto warn = [&](const std::string& source, uint64_t first, const std::vector<tasks::Prediction>& preds) {
+    if (!model) return;  // an n-gram model reads an unknown word as <unk>, as score does
     for (size_t i = 0; i < preds.size(); ++i)
       warn_skipped(*model, source + ":" + std::to_string(first + i), preds[i].skipped);
   };
-  Engine engine(model, engine_options(o.threads, o.precision));
+  auto predict = [&](const std::vector<std::string>& contexts, const std::string& source, uint64_t first) {
+    return arpa ? tasks::predict_ngram(*arpa, contexts, task, source, first)
+                : tasks::predict(*engine, contexts, task, source, first);
+  };
   Emitter out(o.format);
   if (!o.contexts.empty()) {
-    auto preds = tasks::predict(engine, o.contexts, task, "argument", 1);
+    auto preds = predict(o.contexts, "argument", 1);
     warn("argument", 1, preds);
     for (size_t i = 0; i < preds.size(); ++i)
       out.emit(report::prediction_record(o.contexts[i], preds[i], padded));
@@ -109,12 +132,12 @@ int run(const Opts& o) {
     while (in.next_block(lines, block, first)) {
       std::vector<tasks::Prediction> preds;
       try {
-        preds = tasks::predict(engine, lines, task, source(), first);
+        preds = predict(lines, source(), first);
       } catch (const InputError&) {
         // A bad line in the block: the lines before it are predicted alone and written first (batching does
         // not change a result), then the bad line throws again.
         for (size_t i = 0; i < lines.size(); ++i) {
-          auto one = tasks::predict(engine, {lines[i]}, task, source(), first + i);
+          auto one = predict({lines[i]}, source(), first + i);
           warn(source(), first + i, one);
           out.emit(report::prediction_record(lines[i], one[0], padded));
           out.flush();

@@ -40,3 +40,21 @@ class NgramScorer {
 std::vector<std::string> ngram_words(std::string_view line);
 
 }  // namespace lstmlm::tasks
+
+namespace lstmlm::tasks {
+
+struct PredictOptions;
+struct Prediction;
+
+// `lstmlm predict -m FILE.arpa`: the next words after each context by the n-gram model's probabilities.
+// A context is read as a line of score -m FILE.arpa (split on ASCII whitespace, <unk> for a word that is
+// not a unigram, from <s> unless add_start is false); every word of the model but <s> is a candidate
+// (</s> and <unk> included), ranked by ln p, ties by ascending id; Prediction::ids are the model's word ids
+// fed (<s> first). `prefix` keeps the words that start with it (byte-wise; <unk> and </s> never).
+// UsageError naming what an n-gram model cannot take (ids input, a window, a boost, a mixture); InputError
+// "SOURCE:LINE: ..." for invalid UTF-8 or an OOV under OovPolicy::Error.
+std::vector<Prediction> predict_ngram(const NgramModel& model, const std::vector<std::string>& contexts,
+                                      const PredictOptions& opt, const std::string& source,
+                                      uint64_t first_line);
+
+}  // namespace lstmlm::tasks
