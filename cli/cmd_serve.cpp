@@ -110,8 +110,8 @@ Subcommand setup_serve(CLI::App& parent) {
       ->check(CLI::ExistingFile);
   repeatable(
       s.app->add_option("--mix", a->o.mix,
-                        "Mix an ARPA n-gram model into /v1/score and /v1/rescore per token: MODEL:WEIGHT, "
-                        "repeatable, loaded at start; a request's \"mix\": false turns it off "
+                        "Mix an ARPA n-gram model into /v1/score, /v1/rescore, /v1/predict and /v1/generate: "
+                        "MODEL:WEIGHT, repeatable, loaded at start; a request's \"mix\": false turns it off "
                         "(docs/mixing.md)"));
   add_mix_mode_option(*s.app, a->o.mix_mode);
   s.check = [a, key] {
