@@ -13,6 +13,7 @@
 #include "lstmlm/error.hpp"
 #include "lstmlm/report/generate.hpp"
 #include "lstmlm/tasks/generate.hpp"
+#include "lstmlm/tasks/ngram_generate.hpp"
 #include "options.hpp"
 #include "output.hpp"
 
@@ -57,11 +58,51 @@ void check(Args& a) {
   a.gen.validate();
 }
 
+// generate -m FILE.arpa: an n-gram model's samples (tasks::generate_ngram), output as a neural model's.
+int run_ngram(Args& a) {
+  if (a.window.pad_opt->count() > 0 || a.window.window_opt->count() > 0)
+    throw UsageError("--pad-to/--window: an n-gram model has no fixed input window");
+  if (!a.mix.empty())
+    throw UsageError("--mix: mixes ARPA models into a neural -m model, not into an ARPA one");
+  if (!a.boost_file.empty())
+    throw UsageError("--boost: a boost file is read for a neural model's vocabulary");
+  auto model = load_ngram(a.model);
+  if (!a.seeded) {
+    a.gen.seed = tasks::random_seed();
+    if (a.gen.sampler.temperature > 0)
+      std::fprintf(stderr, "seed: %llu\n", static_cast<unsigned long long>(a.gen.seed));
+  }
+  Emitter out(a.format);
+  if (a.format == Format::Text && a.gen.num_samples == 1) {
+    tasks::NgramTextJoin join(*model, a.gen.prompt);
+    check_interrupted();
+    Output().write_through(a.gen.prompt);
+    try {
+      tasks::generate_ngram(*model, a.gen, [&](int, const tasks::GeneratedToken& t) {
+        out.raw(join.piece(t.id));
+        out.flush();
+      });
+    } catch (const Interrupted&) {
+      Output().write_through("\n");
+      throw;
+    }
+    Output().write_through("\n");
+    out.end();
+    return 0;
+  }
+  auto r =
+      tasks::generate_ngram(*model, a.gen, [](int, const tasks::GeneratedToken&) { check_interrupted(); });
+  for (const auto& s : r.samples) out.emit(report::sample_record(*model, a.gen, s));
+  out.end();
+  return 0;
+}
+
 int run(Args& a) {
   if (!a.prompt_file.empty())
     a.gen.prompt = read_prompt_file(a.prompt_file);
   else
     a.gen.prompt = a.prompt;
+  if (NgramModel::is_arpa(a.model)) return run_ngram(a);
   auto model = load_model(a.model);
   a.gen.mix = load_mix_row(a.mix, a.mix_mode, *model);
   if (!a.boost_file.empty())
@@ -121,7 +162,9 @@ Subcommand setup_generate(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand("generate", "Generate text from a prompt (docs/generation.md)");
   s.app = app;
   app->footer(
-      R"(Fixed input windows (Keras; docs/generation.md): --pad-to N predicts each token from the last N tokens
+      R"(An ARPA n-gram model (a file where the model directory goes) samples words after the prompt read as score
+-m FILE.arpa reads a line, with the same sampler, seeds and records; </s> ends a sample (docs/mixing.md).
+Fixed input windows (Keras; docs/generation.md): --pad-to N predicts each token from the last N tokens
 of the context (the start token, the prompt and the tokens generated so far), pre-padded with the
 tokenizer's pad_id (else 0; zero vectors on a one-hot model) to exactly N and run from the zero state, as a Keras next-word loop does
 (pad_sequences(maxlen=N, padding='pre') before every model.predict). --window N: the last N tokens,

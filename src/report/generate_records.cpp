@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "lstmlm/report/generate.hpp"
+#include "lstmlm/tasks/ngram_generate.hpp"
 
 namespace lstmlm::report {
 
@@ -31,6 +32,31 @@ Record sample_record(const Model& model, const tasks::GenerateOptions& gen, cons
             {"stopped_at_eos", Value::boolean(s.stopped_at_eos)},
             {"display", Value::str(std::move(display)), true}}};
   return r;
+}
+
+Record sample_record(const NgramModel& model, const tasks::GenerateOptions& gen,
+                     const tasks::GeneratedSample& s) {
+  std::vector<Value> toks;
+  tasks::NgramTextJoin text_join(model, ""), display_join(model, gen.prompt);
+  std::string text, display = gen.prompt;
+  for (const auto& t : s.tokens) {
+    toks.push_back(Value::of_record({{"token", Value::str(model.word(static_cast<uint32_t>(t.id)))},
+                                     {"id", Value::integer(t.id)},
+                                     {"prob", Value::num9(std::exp(static_cast<double>(t.logprob)))},
+                                     {"logprob", Value::num9(t.logprob)}}));
+    text += text_join.piece(t.id);
+    display += display_join.piece(t.id);
+  }
+  return Record{"generate.sample",
+                {{"type", Value::str("sample")},
+                 {"sample", Value::integer(s.index)},
+                 {"seed", Value::uinteger(gen.seed)},
+                 {"prompt", Value::str(gen.prompt)},
+                 {"text", Value::str(std::move(text))},
+                 {"tokens", Value::of_list(std::move(toks))},
+                 {"logprob", Value::num9(s.total_logprob)},
+                 {"stopped_at_eos", Value::boolean(s.stopped_at_eos)},
+                 {"display", Value::str(std::move(display)), true}}};
 }
 
 }  // namespace lstmlm::report

@@ -2,6 +2,7 @@
 // tokens, logprob, stopped_at_eos); the display field (prompt joined with the text) is for the text format.
 #pragma once
 #include "lstmlm/model.hpp"
+#include "lstmlm/ngram.hpp"
 #include "lstmlm/report/record.hpp"
 #include "lstmlm/tasks/generate.hpp"
 
@@ -10,5 +11,8 @@ namespace lstmlm::report {
 Record sample_record(const Model& model, const tasks::GenerateOptions& gen, const tasks::GeneratedSample& s);
 // One generated token: {"token", "id", "prob", "logprob"}.
 Value token_value(const Model& model, const tasks::GeneratedToken& t);
+// An n-gram model's sample (generate -m FILE.arpa): the same keys, the words joined by tasks::NgramTextJoin.
+Record sample_record(const NgramModel& model, const tasks::GenerateOptions& gen,
+                     const tasks::GeneratedSample& s);
 
 }  // namespace lstmlm::report

@@ -1,6 +1,7 @@
-"""`lstmlm predict -m FILE.arpa`: the next words by the n-gram model's probabilities, each candidate's ln p the
-one `score -m FILE.arpa` gives that word after the context; KenLM's own test values (SOURCE.md of
-../shared/data/kenlm-test-arpa) for the first; the options an n-gram model cannot take refused."""
+"""`lstmlm predict -m FILE.arpa` and `generate -m FILE.arpa`: the next words by the n-gram model's
+probabilities, each candidate's ln p the one `score -m FILE.arpa` gives that word after the context (KenLM's own
+test values, SOURCE.md of ../shared/data/kenlm-test-arpa, for the first); each generated token's ln p predict's
+for it, greedy decoding predict's first candidate; the options an n-gram model cannot take refused."""
 import json
 import math
 import subprocess
@@ -57,6 +58,50 @@ class NgramPredict(unittest.TestCase):
         r = cli("predict", "-m", self.arpa, "--oov", "error", "zzz")
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertIn("argument:1:", r.stderr)
+
+
+class NgramGenerate(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.arpa = pyutil.data("kenlm-test-arpa", "test.arpa")
+
+    def samples(self, *args):
+        r = cli("generate", "-m", self.arpa, "--output-format", "jsonl", *args)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return [json.loads(x) for x in r.stdout.splitlines()]
+
+    def test_tokens_are_predicts_numbers(self):
+        for extra in (["--temperature", "0"], ["--seed", "5"], ["--seed", "9", "--top-k", "3"]):
+            sample = self.samples("-p", "looking on", "--max-tokens", "6", "--no-stop-at-eos", *extra)[0]
+            self.assertEqual(len(sample["tokens"]), 6)
+            context = "looking on"
+            for t in sample["tokens"]:
+                if t["token"] == "</s>":
+                    break  # predict reads a context as one line: </s> cannot be in it
+                r = cli("predict", "-m", self.arpa, "--top", "0", "--output-format", "jsonl", context)
+                top = json.loads(r.stdout)["top"]
+                got = [c for c in top if c["id"] == t["id"]][0]
+                self.assertAlmostEqual(t["logprob"], got["logprob"], delta=1e-6 * max(1, abs(got["logprob"])))
+                if extra[0] == "--temperature":
+                    self.assertEqual(t["id"], top[0]["id"])
+                context += " " + t["token"]
+
+    def test_seeds_and_samples_are_stable_and_text_joins_the_words(self):
+        one = self.samples("-p", "a", "--seed", "17", "--max-tokens", "12", "--no-stop-at-eos")[0]
+        three = self.samples("-p", "a", "--seed", "17", "--max-tokens", "12", "--no-stop-at-eos", "--num-samples", "3")
+        self.assertEqual(three[0]["tokens"], one["tokens"])
+        words = [t["token"] for t in one["tokens"] if t["token"] != "</s>"]
+        self.assertEqual(one["text"], " ".join(words))
+        self.assertEqual(len(one["tokens"]), 12)
+        self.assertFalse(one["stopped_at_eos"])
+        stopped = self.samples("-p", "a", "--seed", "17", "--max-tokens", "40")[0]
+        if stopped["stopped_at_eos"]:
+            self.assertEqual([t["token"] for t in stopped["tokens"]].index("</s>"), len(stopped["tokens"]) - 1)
+        r = cli("generate", "-m", self.arpa, "-p", "a", "--seed", "17", "--max-tokens", "12", "--no-stop-at-eos")
+        self.assertEqual(r.stdout, "a" + (" " + one["text"] if one["text"] else "") + "\n")
+        for args in (["--pad-to", "3"], ["--mix", f"{self.arpa}:0.5"]):
+            r = cli("generate", "-m", self.arpa, *args, "-p", "a")
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
 
 
 if __name__ == "__main__":
