@@ -334,9 +334,8 @@ CLI::Option* add_progress_option(CLI::App& app, std::string& mode) {
 std::shared_ptr<const Model> load_model(const std::string& dir) {
   if (NgramModel::is_arpa(dir))
     throw UsageError("-m " + dir +
-                     ": an ARPA n-gram model; this command needs a neural model directory (score, info and "
-                     "mix-tune take an "
-                     "ARPA model with -m)");
+                     ": an ARPA n-gram model; this command needs a neural model directory (score, predict, "
+                     "generate, info and mix-tune take an ARPA model with -m; --mix mixes one in)");
   auto model = Model::load(dir);
   for (const auto& w : model->warnings()) print_diagnostic("lstmlm: warning: ", w);
   return model;

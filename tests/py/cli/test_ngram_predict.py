@@ -55,6 +55,13 @@ class NgramPredict(unittest.TestCase):
             r = cli("predict", "-m", self.arpa, *args, "1 2")
             self.assertEqual(r.returncode, 2, (args, r.stderr))
             self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        # The commands that need a neural model say so, serve before it listens.
+        for args in (["serve", "--port", "0"], ["rescore", "--input-format", "jsonl"], ["fidelity", "--precision", "int8"]):
+            r = subprocess.run([pyutil.require_cli(), args[0], "-m", self.arpa, *args[1:]], capture_output=True,
+                               text=True, input="", timeout=60)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn("needs a neural model directory", r.stderr)
+            self.assertNotIn("listening", r.stderr)
         r = cli("predict", "-m", self.arpa, "--oov", "error", "zzz")
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertIn("argument:1:", r.stderr)
