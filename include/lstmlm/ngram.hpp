@@ -14,6 +14,11 @@
 
 namespace lstmlm {
 
+namespace ngram {
+struct Entry;
+class Table;
+}  // namespace ngram
+
 inline constexpr int kMaxNgramOrder = 32;
 // The log10 probability KenLM gives <unk> when the file has none.
 inline constexpr float kMissingUnkLog10 = -100.0f;
@@ -63,36 +68,18 @@ class NgramModel {
   // log10 p(word | in) alone.
   NgramScore score(const NgramState& in, uint32_t word) const;
 
-  // One order's entries: an open-addressing table keyed by a 64-bit hash of the n-gram's words, read from the
-  // last word back (so the keys of (w), (v w), (u v w) follow each other), as KenLM's probing model does.
-  struct Entry {
-    uint64_t key = 0;  // 0: an empty slot
-    float log10prob = 0;
-    float backoff = 0;
-  };
-  class Table {
-   public:
-    const Entry* find(uint64_t key) const;
-    // Inserts a new key; false when it is already there.
-    bool insert(const Entry& e);
-    size_t size() const { return size_; }
-    size_t bytes() const { return slots_.size() * sizeof(Entry); }
-    void reserve(size_t n);
-
-   private:
-    std::vector<Entry> slots_;
-    size_t size_ = 0;
-  };
-
-  NgramModel() = default;  // load() builds one
+  NgramModel();  // load() builds one
+  ~NgramModel();
+  NgramModel(const NgramModel&) = delete;
+  NgramModel& operator=(const NgramModel&) = delete;
 
  private:
   friend class ArpaReader;
   std::string path_;
   std::vector<uint64_t> counts_;
   std::vector<std::string> words_;
-  std::vector<Entry> unigrams_;  // by id (key unused)
-  std::vector<Table> tables_;    // tables_[n - 2]: the n-grams of order n >= 2
+  std::vector<ngram::Entry> unigrams_;  // by id (key unused)
+  std::vector<ngram::Table> tables_;    // tables_[n - 2]: the n-grams of order n >= 2 (src/ngram/table.hpp)
   struct WordHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }

@@ -15,6 +15,7 @@
 #include "lstmlm/text.hpp"
 #include "ngram/arpa_lines.hpp"
 #include "ngram/keys.hpp"
+#include "ngram/table.hpp"
 
 namespace lstmlm {
 
@@ -174,7 +175,7 @@ class ArpaReader {
         fail("an " + std::to_string(n) + "-gram line is 'LOG10PROB" +
              std::string(n == 1 ? " WORD" : " WORDS") + " [BACKOFF]' with " + std::to_string(n) + " word" +
              (n == 1 ? "" : "s") + ", got '" + printable(line, 60) + "'");
-      NgramModel::Entry e;
+      ngram::Entry e;
       const double p = number<double>(f[0], "the log10 probability");
       if (p > 0) fail("the log10 probability " + std::string(f[0]) + " is positive (a probability above 1)");
       e.log10prob = static_cast<float>(p);
