@@ -1,0 +1,60 @@
+#include <memory>
+
+#include "lattice/lines.hpp"
+#include "lattice/parse.hpp"
+#include "lstmlm/error.hpp"
+#include "lstmlm/lattice.hpp"
+
+namespace lstmlm {
+
+bool looks_like_slf(const std::string& first_lines) {
+  size_t at = 0;
+  while (at < first_lines.size()) {
+    size_t nl = first_lines.find('\n', at);
+    if (nl == std::string::npos) nl = first_lines.size();
+    const std::string_view line = lattice::trim_blanks(std::string_view(first_lines).substr(at, nl - at));
+    at = nl + 1;
+    if (line.empty() || line[0] == '#') continue;
+    for (const char* f :
+         {"VERSION=", "V=", "UTTERANCE=", "U=", "N=", "NODES=", "base=", "lmscale=", "SUBLAT="})
+      if (line.starts_with(f)) return true;
+    return false;
+  }
+  return false;
+}
+
+struct LatticeReader::Impl {
+  explicit Impl(const std::string& path) : lines(path) {}
+  lattice::Lines lines;
+  LatticeReadOptions opt;
+  LatticeFormat format = LatticeFormat::Kaldi;
+};
+
+LatticeReader::LatticeReader(const std::string& path, LatticeReadOptions opt)
+    : impl_(std::make_unique<Impl>(path)) {
+  impl_->opt = std::move(opt);
+  if (impl_->opt.format) {
+    impl_->format = *impl_->opt.format;
+  } else if (path != "-") {  // stdin cannot be read twice: Kaldi unless the format is given
+    lattice::Lines probe(path);
+    std::string_view line;
+    std::string head;
+    for (int i = 0; i < 50 && probe.next(line); ++i) head += std::string(line) + "\n";
+    impl_->format = looks_like_slf(head) ? LatticeFormat::Slf : LatticeFormat::Kaldi;
+  }
+}
+
+LatticeReader::~LatticeReader() = default;
+
+bool LatticeReader::next(Lattice& out) {
+  const bool got = impl_->format == LatticeFormat::Slf
+                       ? lattice::read_slf(impl_->lines, out)
+                       : lattice::read_kaldi(impl_->lines, impl_->opt.symbols.get(), out);
+  if (got) check_lattice(out);
+  return got;
+}
+
+LatticeFormat LatticeReader::format() const { return impl_->format; }
+uint64_t LatticeReader::bytes_done() const { return impl_->lines.bytes(); }
+
+}  // namespace lstmlm
