@@ -23,6 +23,35 @@ bool looks_like_slf(const std::string& first_lines) {
   return false;
 }
 
+namespace {
+
+// "0 1 13 87.29,2434.05," (an arc) or "21 13.83,4651.0," (a final state): numbers, commas and '_' only.
+bool kaldi_arc_line(std::string_view line) {
+  const auto f = lattice::split_blanks(line);
+  if (f.empty() || f.size() > 5) return false;
+  if (f[0].find_first_not_of("0123456789") != std::string_view::npos) return false;
+  for (auto x : f)
+    if (x.find_first_not_of("0123456789.,_eE+-") != std::string_view::npos) return false;
+  return true;
+}
+
+}  // namespace
+
+std::optional<LatticeFormat> detect_lattice(const std::string& path) {
+  lattice::Lines in(path);
+  std::string_view line;
+  std::string head;
+  int content = 0;
+  for (int i = 0; i < 50 && content < 2 && in.next(line); ++i) {
+    head += std::string(line) + "\n";
+    if (lattice::trim_blanks(line).empty()) continue;
+    if (++content == 2 && !looks_like_slf(head))
+      return kaldi_arc_line(line) ? std::optional(LatticeFormat::Kaldi) : std::nullopt;
+  }
+  if (looks_like_slf(head)) return LatticeFormat::Slf;
+  return std::nullopt;
+}
+
 struct LatticeReader::Impl {
   explicit Impl(const std::string& path) : lines(path) {}
   lattice::Lines lines;

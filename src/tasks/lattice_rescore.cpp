@@ -66,8 +66,10 @@ LatticeRescorer::LatticeRescorer(Engine* engine, LatticeRescoreOptions opt)
 }
 
 LatticeResult LatticeRescorer::rescore(const Lattice& l) {
-  if (opt_.weights.size() > l.score_names.size())
-    throw UsageError("more score weights than the lattice has scores");
+  for (size_t k = l.score_names.size(); k < opt_.weights.size(); ++k)
+    if (opt_.weights[k] != 0)
+      throw UsageError("lattice '" + l.key + "' has " + std::to_string(l.score_names.size()) +
+                       " scores: a weight is given for a score it does not have");
   const Model* model = engine_ ? &engine_->model() : nullptr;
   const std::vector<int32_t> order = check_lattice(l);
   const auto words = arc_words(model, l, opt_.score);
