@@ -162,7 +162,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "2: lattice 'u1': graph cost 'nan' is not a finite number"},
         Hostile{"no_final", false, "u1\n0 1 1 1,1,\n\n", "1: lattice 'u1': no final state"},
         Hostile{"huge_state", false, "u1\n0 99999999 1 1,1,\n\n",
-                "2: lattice 'u1': state '99999999' is not a state number in [0, 4194304)"},
+                "2: lattice 'u1': state '99999999' is not a state number in [0, 2097152)"},
         Hostile{"bad_line", false, "u1\n0 1 1 2 3 4 5\n\n", "2: lattice 'u1': expected an arc"},
         Hostile{"slf_too_few_links", true, "UTTERANCE=u1\nN=2 L=2\nI=0\nI=1\nJ=0 S=0 E=1 W=a\n",
                 "2: lattice 'u1': N=2 L=2 but the file ends after 2 node and 1 link lines"},
@@ -182,6 +182,36 @@ INSTANTIATE_TEST_SUITE_P(
         Hostile{"slf_quote", true, "UTTERANCE=\"u1\nN=1 L=0\nI=0\n",
                 "1: the value of U= has no closing quote"}),
     [](const ::testing::TestParamInfo<Hostile>& i) { return std::string(i.param.name); });
+
+TEST(LatticeBounds, MoreArcsThanTheBoundAreRefused) {
+  lt::test::TempDir dir("lattice_bound");
+  std::ofstream(dir / "words.txt") << "<eps> 0\na 1\n";
+  std::ofstream(dir / "a.lat") << "u1\n0 1 1\n1 2 1\n2 3 1\n3 4 1\n4 5 1\n5\n\n";
+  std::ofstream(dir / "a.slf") << "UTTERANCE=u1\nN=2 L=5\n";
+  lt::LatticeReadOptions o{lt::LatticeFormat::Kaldi, lt::SymbolTable::load((dir / "words.txt").string()), 4};
+  try {
+    lt::LatticeReader r((dir / "a.lat").string(), o);
+    lt::Lattice l;
+    r.next(l);
+    FAIL() << "accepted";
+  } catch (const lt::InputError& e) {
+    EXPECT_EQ(e.message(),
+              (dir / "a.lat").string() +
+                  ":6: lattice 'u1': more than 4 arcs in one lattice (the bound of one lattice's memory)");
+  }
+  o.format = lt::LatticeFormat::Slf;
+  try {
+    lt::LatticeReader r((dir / "a.slf").string(), o);
+    lt::Lattice l;
+    r.next(l);
+    FAIL() << "accepted";
+  } catch (const lt::InputError& e) {
+    EXPECT_EQ(
+        e.message(),
+        (dir / "a.slf").string() +
+            ":2: lattice 'u1': L=5: more than 4 links in one lattice (the bound of one lattice's memory)");
+  }
+}
 
 TEST(LatticeSlf, QuotesEscapesBaseAndWordsOnNodes) {
   lt::test::TempDir dir("lattice_slf");

@@ -224,3 +224,28 @@ TEST(LatticeRescore, RescoredLatticeKeepsTheBestPath) {
 }
 
 }  // namespace
+
+namespace {
+
+// Without an LM a path's score is a sum over its arcs, so one history per node (Viterbi) finds the best
+// path exactly; the bound holds the histories made in check.
+TEST(LatticeRescore, OneHistoryPerNodeIsViterbiWithoutAnLm) {
+  std::mt19937_64 rng(11);
+  const std::vector<std::string> words = {"a", "b", "c", "d"};
+  for (int trial = 0; trial < 20; ++trial) {
+    const auto l = random_lattice(rng, words, 8 + trial % 5, 20);
+    LatticeRescoreOptions o;
+    o.weights = {-1.0, -0.1};
+    o.word_penalty = 0.5;
+    LatticeRescorer all(nullptr, o);
+    o.max_tokens_per_node = 1;
+    LatticeRescorer one(nullptr, o);
+    const auto want = all.rescore(l), got = one.rescore(l);
+    EXPECT_EQ(got.nbest[0].hyp.text, want.nbest[0].hyp.text);
+    EXPECT_EQ(got.nbest[0].score.combined, want.nbest[0].score.combined);
+    EXPECT_GT(one.stats().pruned, 0);
+    EXPECT_LE(one.stats().histories, 1 + 2 * int64_t(l.arcs.size()));
+  }
+}
+
+}  // namespace

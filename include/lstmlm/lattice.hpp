@@ -15,8 +15,10 @@ namespace lstmlm {
 enum class LatticeFormat { Kaldi, Slf };
 
 // Bounds on one lattice: beyond them the reader refuses it (an InputError), so memory stays bounded.
-inline constexpr int64_t kMaxLatticeStates = int64_t{1} << 22;
-inline constexpr int64_t kMaxLatticeArcs = int64_t{1} << 24;
+// A lattice arc takes about 150 bytes once read: the default bound keeps one lattice under about 300 MB (a
+// recognizer's lattices have thousands of arcs; a 1 GB file is refused at its 2,097,153rd arc).
+inline constexpr int64_t kMaxLatticeStates = int64_t{1} << 21;
+inline constexpr int64_t kMaxLatticeArcs = int64_t{1} << 21;
 
 // Kaldi's words.txt: "WORD ID" per line. Id 0 is epsilon.
 class SymbolTable {
@@ -26,13 +28,13 @@ class SymbolTable {
   const std::string* word(int64_t id) const;  // null when the table has no such id
   std::optional<int64_t> id(const std::string& word) const;
   const std::string& path() const { return path_; }
-  int64_t size() const { return int64_t(words_.size()); }  // one past the highest id
+  int64_t size() const { return size_; }  // one past the highest id
 
  private:
   std::string path_;
-  std::vector<std::string> words_;  // by id; "" where an id is missing
-  std::vector<bool> present_;
+  std::unordered_map<int64_t, std::string> words_;
   std::unordered_map<std::string, int64_t> ids_;
+  int64_t size_ = 0;
 };
 
 struct LatticeArc {
@@ -68,6 +70,7 @@ struct Lattice {
 struct LatticeReadOptions {
   std::optional<LatticeFormat> format;         // none: from the content (looks_like_slf)
   std::shared_ptr<const SymbolTable> symbols;  // needed for Kaldi (word ids); optional for SLF
+  int64_t max_arcs = kMaxLatticeArcs;          // a lattice with more arcs (or SLF links) is refused
 };
 
 // True when the first line of `text` that is not blank or a '#' comment holds an SLF header field.

@@ -65,7 +65,7 @@ struct KaldiLine {
 
 }  // namespace
 
-bool read_kaldi(Lines& in, const SymbolTable* symbols, Lattice& out) {
+bool read_kaldi(Lines& in, const SymbolTable* symbols, int64_t max_arcs, Lattice& out) {
   std::string_view line;
   do {
     if (!in.next(line)) return false;
@@ -120,8 +120,9 @@ bool read_kaldi(Lines& in, const SymbolTable* symbols, Lattice& out) {
           "state 'STATE [WEIGHT]', got '" +
           printable(line, 80) + "'");
     }
-    if (int64_t(out.arcs.size()) >= kMaxLatticeArcs)
-      k.bad("more than " + std::to_string(kMaxLatticeArcs) + " arcs in one lattice");
+    if (int64_t(out.arcs.size()) >= max_arcs)
+      k.bad("more than " + std::to_string(max_arcs) +
+            " arcs in one lattice (the bound of one lattice's memory)");
     out.arcs.push_back(std::move(a));
   }
   if (first)

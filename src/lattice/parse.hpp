@@ -23,7 +23,7 @@ bool parse_index(std::string_view s, int64_t limit, int64_t& v);
 
 // Reading one lattice of each form from its lines; false when the input holds no more lattices.
 class Lines;
-bool read_kaldi(Lines& in, const SymbolTable* symbols, Lattice& out);
-bool read_slf(Lines& in, Lattice& out);
+bool read_kaldi(Lines& in, const SymbolTable* symbols, int64_t max_arcs, Lattice& out);
+bool read_slf(Lines& in, int64_t max_arcs, Lattice& out);
 
 }  // namespace lstmlm::lattice

@@ -76,9 +76,10 @@ LatticeReader::LatticeReader(const std::string& path, LatticeReadOptions opt)
 LatticeReader::~LatticeReader() = default;
 
 bool LatticeReader::next(Lattice& out) {
-  const bool got = impl_->format == LatticeFormat::Slf
-                       ? lattice::read_slf(impl_->lines, out)
-                       : lattice::read_kaldi(impl_->lines, impl_->opt.symbols.get(), out);
+  const bool got =
+      impl_->format == LatticeFormat::Slf
+          ? lattice::read_slf(impl_->lines, impl_->opt.max_arcs, out)
+          : lattice::read_kaldi(impl_->lines, impl_->opt.symbols.get(), impl_->opt.max_arcs, out);
   if (got) check_lattice(out);
   return got;
 }

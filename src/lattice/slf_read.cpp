@@ -134,7 +134,7 @@ void finals_from_end(Lattice& l, int32_t end) {
 
 }  // namespace
 
-bool read_slf(Lines& in, Lattice& out) {
+bool read_slf(Lines& in, int64_t max_arcs, Lattice& out) {
   std::string_view line;
   auto content = [&](std::string_view s) {
     const auto t = trim_blanks(s);
@@ -167,7 +167,10 @@ bool read_slf(Lines& in, Lattice& out) {
         nodes = p.index("N", value, kMaxLatticeStates);
         count_line = in.number();
       } else if (name == "L") {
-        links = p.index("L", value, kMaxLatticeArcs);
+        links = p.index("L", value, int64_t{1} << 40);
+        if (links > max_arcs)
+          p.bad("L=" + value + ": more than " + std::to_string(max_arcs) +
+                " links in one lattice (the bound of one lattice's memory)");
         count_line = in.number();
       } else if (name == "start") {
         start = p.index("start", value, kMaxLatticeStates);
@@ -230,7 +233,7 @@ bool read_slf(Lines& in, Lattice& out) {
       }
       ++nodes_read;
     } else {
-      const int64_t j = p.index("J", f[0].second, kMaxLatticeArcs);
+      const int64_t j = p.index("J", f[0].second, int64_t{1} << 40);
       if (j >= links)
         p.bad("link J=" + f[0].second + " is past L=" + std::to_string(links) + " (links are 0 to L-1)");
       if (link_seen[size_t(j)]) p.bad("link J=" + f[0].second + " is given twice");

@@ -1,4 +1,6 @@
 // Kaldi's words.txt: "WORD ID" per line, as OpenFst's symbol tables are written.
+#include <algorithm>
+
 #include "lattice/lines.hpp"
 #include "lattice/parse.hpp"
 #include "lstmlm/error.hpp"
@@ -16,28 +18,23 @@ std::shared_ptr<const SymbolTable> SymbolTable::load(const std::string& path) {
     const auto f = lattice::split_blanks(line);
     if (f.empty()) continue;
     int64_t id = 0;
-    if (f.size() != 2 || !lattice::parse_index(f[1], kMaxLatticeArcs, id))
+    if (f.size() != 2 || !lattice::parse_index(f[1], int64_t{1} << 31, id))
       throw InputError(path, in.number(),
                        "expected 'WORD ID' (a symbol table, words.txt), got '" + printable(line, 80) + "'");
     const std::string word(f[0]);
     if (!t->ids_.emplace(word, id).second)
       throw InputError(path, in.number(), "the word '" + printable(word, 80) + "' appears twice");
-    if (size_t(id) >= t->words_.size()) {
-      t->words_.resize(size_t(id) + 1);
-      t->present_.resize(size_t(id) + 1);
-    }
-    if (t->present_[size_t(id)])
+    if (!t->words_.emplace(id, word).second)
       throw InputError(path, in.number(), "the id " + std::to_string(id) + " appears twice");
-    t->words_[size_t(id)] = word;
-    t->present_[size_t(id)] = true;
+    t->size_ = std::max(t->size_, id + 1);
   }
   if (t->words_.empty()) throw InputError(path + ": no 'WORD ID' line (an empty symbol table)");
   return t;
 }
 
 const std::string* SymbolTable::word(int64_t id) const {
-  if (id < 0 || size_t(id) >= words_.size() || !present_[size_t(id)]) return nullptr;
-  return &words_[size_t(id)];
+  auto it = words_.find(id);
+  return it == words_.end() ? nullptr : &it->second;
 }
 
 std::optional<int64_t> SymbolTable::id(const std::string& word) const {

@@ -117,6 +117,21 @@ LatticeResult LatticeRescorer::rescore(const Lattice& l) {
   ++stats_.lattices;
   stats_.arcs += int64_t(l.arcs.size());
 
+  // Keeps the best `k` of `live` (the first on a tie); the others are dropped with their LSTM states.
+  auto cut = [&](std::vector<int32_t>& live, size_t k, size_t state) {
+    std::stable_sort(live.begin(), live.end(), [&](int32_t a, int32_t b) {
+      return s.tokens[size_t(a)].score > s.tokens[size_t(b)].score;
+    });
+    for (size_t i = k; i < live.size(); ++i) {
+      LatticeToken& t = s.tokens[size_t(live[i])];
+      t.dead = true;
+      t.lstm.reset();
+      if (!merge.empty()) merge[state].erase(history_key(t.history));
+    }
+    stats_.pruned += int64_t(live.size() > k ? live.size() - k : 0);
+    if (live.size() > k) live.resize(k);
+  };
+
   // A history entering `to` by edge `e`: merged with one that shares its last n-1 words, or added.
   auto arrive = [&](LatticeToken&& t, const LatticeEdge& e) {
     ++stats_.histories;
@@ -146,6 +161,9 @@ LatticeResult LatticeRescorer::rescore(const Lattice& l) {
     }
     at[to].push_back(int32_t(s.tokens.size()));
     s.tokens.push_back(std::move(t));
+    // Arrivals beyond twice the bound are cut back to it at once: the LSTM states held stay bounded.
+    if (at[to].size() > 2 * size_t(opt_.max_tokens_per_node))
+      cut(at[to], size_t(opt_.max_tokens_per_node), to);
   };
 
   // The rows of one level: a (token, arc) step sequence, or (token, final) for eos.
@@ -167,19 +185,9 @@ LatticeResult LatticeRescorer::rescore(const Lattice& l) {
       // Pruning: the beam below the node's best, then the best max_tokens_per_node.
       double best = -std::numeric_limits<double>::infinity();
       for (int32_t t : live) best = std::max(best, s.tokens[size_t(t)].score);
-      std::stable_sort(live.begin(), live.end(), [&](int32_t a, int32_t b) {
-        return s.tokens[size_t(a)].score > s.tokens[size_t(b)].score;
-      });
       size_t kept = 0;
-      while (kept < live.size() && kept < size_t(opt_.max_tokens_per_node) &&
-             !(s.tokens[size_t(live[kept])].score < best - opt_.beam))
-        ++kept;
-      for (size_t i = kept; i < live.size(); ++i) {
-        s.tokens[size_t(live[i])].dead = true;
-        s.tokens[size_t(live[i])].lstm.reset();
-      }
-      stats_.pruned += int64_t(live.size() - kept);
-      live.resize(kept);
+      for (int32_t t : live) kept += s.tokens[size_t(t)].score >= best - opt_.beam ? 1 : 0;
+      cut(live, std::min(kept, size_t(opt_.max_tokens_per_node)), size_t(st));
       for (int32_t ti : live) {
         s.tokens[size_t(ti)].kept = true;
         const LatticeToken& t = s.tokens[size_t(ti)];
