@@ -76,8 +76,8 @@ struct LatticeReadOptions {
 // True when the first line of `text` that is not blank or a '#' comment holds an SLF header field.
 bool looks_like_slf(const std::string& first_lines);
 // The form of the lattices in a file, from its first lines (gzip read through): SLF by its header, Kaldi
-// text by a key line followed by an arc or final-state line; nullopt for anything else (an n-best list).
-// Throws InputError when the file cannot be read.
+// text by a key line followed by an arc or final-state line; nullopt for anything else (an n-best list, a
+// file that cannot be read).
 std::optional<LatticeFormat> detect_lattice(const std::string& path);
 
 // Reads the lattices of one file one by one (a Kaldi archive holds many; an SLF file one).

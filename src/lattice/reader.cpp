@@ -38,15 +38,19 @@ bool kaldi_arc_line(std::string_view line) {
 }  // namespace
 
 std::optional<LatticeFormat> detect_lattice(const std::string& path) {
-  lattice::Lines in(path);
-  std::string_view line;
   std::string head;
-  int content = 0;
-  for (int i = 0; i < 50 && content < 2 && in.next(line); ++i) {
-    head += std::string(line) + "\n";
-    if (lattice::trim_blanks(line).empty()) continue;
-    if (++content == 2 && !looks_like_slf(head))
-      return kaldi_arc_line(line) ? std::optional(LatticeFormat::Kaldi) : std::nullopt;
+  std::string_view line;
+  try {
+    lattice::Lines in(path);
+    int content = 0;
+    for (int i = 0; i < 50 && content < 2 && in.next(line); ++i) {
+      head += std::string(line) + "\n";
+      if (lattice::trim_blanks(line).empty()) continue;
+      if (++content == 2 && !looks_like_slf(head))
+        return kaldi_arc_line(line) ? std::optional(LatticeFormat::Kaldi) : std::nullopt;
+    }
+  } catch (const InputError&) {
+    return std::nullopt;  // not a lattice (a line too long, a NUL byte): the n-best reader says why
   }
   if (looks_like_slf(head)) return LatticeFormat::Slf;
   return std::nullopt;
