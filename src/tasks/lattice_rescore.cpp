@@ -4,6 +4,7 @@
 // is complete before it is extended; all (history, arc) rows of a level share the engine calls.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <unordered_map>
 
 #include "lstmlm/error.hpp"
@@ -172,8 +173,10 @@ LatticeResult LatticeRescorer::rescore(const Lattice& l) {
     int32_t arc;    // -1: the final's eos
     int32_t final;  // for eos rows
     std::vector<int32_t> in, target;
+    int32_t same = -1;  // the row of the same history and words, whose step this one shares
   };
   std::vector<Row> rows;
+  std::map<std::vector<int32_t>, int32_t> first_row;
   Sequences inputs, targets;
   std::vector<State> states;
   std::vector<std::vector<float>> lp;
@@ -191,9 +194,19 @@ LatticeResult LatticeRescorer::rescore(const Lattice& l) {
       for (int32_t ti : live) {
         s.tokens[size_t(ti)].kept = true;
         const LatticeToken& t = s.tokens[size_t(ti)];
+        // A word on several arcs out of a node (the same word at other times) is one step for a history.
+        first_row.clear();
         for (size_t a : out[size_t(st)]) {
           const auto& ids = words[a].ids;
           Row r{ti, int32_t(a), -1, {}, {}};
+          if (model && !ids.empty()) {
+            auto [it, fresh] = first_row.try_emplace(ids, int32_t(rows.size()));
+            if (!fresh) {
+              r.same = it->second;
+              rows.push_back(std::move(r));
+              continue;
+            }
+          }
           if (model && !ids.empty()) {
             if (t.pending >= 0) {
               r.in.push_back(t.pending);
@@ -222,6 +235,7 @@ LatticeResult LatticeRescorer::rescore(const Lattice& l) {
     std::vector<std::shared_ptr<const State>> row_state(rows.size());
     std::vector<size_t> stepped;
     for (size_t i = 0; i < rows.size(); ++i) {
+      if (rows[i].same >= 0) continue;
       if (rows[i].in.empty()) {
         row_state[i] = s.tokens[size_t(rows[i].token)].lstm;
       } else {
@@ -248,6 +262,11 @@ LatticeResult LatticeRescorer::rescore(const Lattice& l) {
         row_state[stepped[k]] = std::make_shared<const State>(std::move(states[k - b]));
       }
     }
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (rows[i].same >= 0) {
+        row_lp[i] = row_lp[size_t(rows[i].same)];
+        row_state[i] = row_state[size_t(rows[i].same)];
+      }
     for (size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
       const LatticeToken& from = s.tokens[size_t(r.token)];
