@@ -179,6 +179,11 @@ INSTANTIATE_TEST_SUITE_P(
             "slf_cycle", true,
             "UTTERANCE=u1 end=2\nN=3 L=3\nI=0\nI=1\nI=2\nJ=0 S=0 E=1 W=a\nJ=1 S=1 E=2 W=b\nJ=2 S=2 E=1 W=c\n",
             "8: lattice 'u1': a cycle: 1 -> 2 -> 1 (a lattice is acyclic)"},
+        Hostile{"slf_end_past_N", true, "UTTERANCE=u1 end=7\nN=2 L=1\nI=0\nI=1\nJ=0 S=0 E=1 W=a\n",
+                "1: lattice 'u1': end=7 is past N=2"},
+        Hostile{"slf_two_ends", true,
+                "UTTERANCE=u1\nN=3 L=2\nI=0\nI=1\nI=2\nJ=0 S=0 E=1 W=a\nJ=1 S=0 E=2 W=b\n",
+                "1: lattice 'u1': nodes 1 and 2 both have no leaving link: give end= in the header"},
         Hostile{"slf_quote", true, "UTTERANCE=\"u1\nN=1 L=0\nI=0\n",
                 "1: the value of U= has no closing quote"}),
     [](const ::testing::TestParamInfo<Hostile>& i) { return std::string(i.param.name); });

@@ -296,16 +296,20 @@ bool read_slf(Lines& in, int64_t max_arcs, Lattice& out) {
         if (found >= 0)
           fail(in.path(), out.line, out.key,
                "nodes " + std::to_string(found) + " and " + std::to_string(i) + " both have no " + what +
-                   " link: give " + field + "=");
+                   " link: give " + field + "= in the header");
         found = i;
       }
     if (found < 0)
       fail(in.path(), out.line, out.key,
-           std::string("every node has ") + what + " link: give " + field + "=");
+           std::string("every node has an ") + what + " link: give " + field + "= in the header");
     return found;
   };
-  out.start = int32_t(start >= 0 ? start : only(entered, "start", "an entering"));
-  const int32_t last = int32_t(end >= 0 ? end : only(left, "end", "a leaving"));
+  for (auto [name, v] : {std::pair<const char*, int64_t>{"start", start}, {"end", end}})
+    if (v >= nodes)
+      fail(in.path(), out.line, out.key,
+           std::string(name) + "=" + std::to_string(v) + " is past N=" + std::to_string(nodes));
+  out.start = int32_t(start >= 0 ? start : only(entered, "start", "entering"));
+  const int32_t last = int32_t(end >= 0 ? end : only(left, "end", "leaving"));
   bool timed = nodes > 0;
   for (const auto& n : node) timed = timed && n.time >= 0;
   if (timed)
