@@ -140,9 +140,9 @@ int rescore_lattices(const LatticeCli& o) {
   const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fprintf(
       stderr,
-      "lstmlm rescore: %lld lattices, %lld arcs in %.3f s (%.0f arcs/s); %lld LSTM steps (%.2f per arc) "
+      "lstmlm rescore: %lld lattice%s, %lld arcs in %.3f s (%.0f arcs/s); %lld LSTM steps (%.2f per arc) "
       "in %lld engine calls, %lld histories merged, %lld pruned\n",
-      static_cast<long long>(lattices), static_cast<long long>(total.arcs), sec,
+      static_cast<long long>(lattices), lattices == 1 ? "" : "s", static_cast<long long>(total.arcs), sec,
       static_cast<double>(total.arcs) / sec, static_cast<long long>(total.steps),
       total.arcs ? static_cast<double>(total.steps) / static_cast<double>(total.arcs) : 0.0,
       static_cast<long long>(total.calls), static_cast<long long>(total.merged),
