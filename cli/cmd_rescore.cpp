@@ -24,7 +24,8 @@ namespace lstmlm::cli {
 namespace rescore_cmd {
 
 constexpr const char* kHelp =
-    R"(Input (--input-format; auto: *.tsv is tsv, *.jsonl/*.json jsonl, anything else kaldi):
+    R"(Input (--input-format; auto: a lattice file, by its first lines, is read as lattices (below); else *.tsv
+is tsv, *.jsonl/*.json jsonl, anything else kaldi):
   kaldi: one hypothesis per line "UTT-N w1 w2 ...", N its number in utterance UTT (the id's part after
       the last '-'); "UTT-N" alone is an empty hypothesis. Scores come from --scores NAME=FILE, files of
       "UTT-N VALUE" lines (every hypothesis needs a value in each; an id matching no hypothesis is an
@@ -70,7 +71,7 @@ Lattices (--input-format kaldi-lattice or slf; auto: from the first file's conte
   --weight graph=-1 keeps the graph's costs beside the LSTM, graph=0 drops them). The LSTM's histories are
   expanded over the lattice: --max-ngram-order N merges histories that share their last N-1 words
   (0: none, exact), --beam B drops those B below their node's best, --max-tokens-per-node K keeps the K
-  best (memory: K x nodes LSTM states).
+  best (memory: at most 2K LSTM states a node).
   Output: the records above for the --n-best N best distinct word sequences (default 1; utt = the
   lattice's key, id KEY-N), --best as Kaldi text, or --output-format kaldi-lattice|slf: the lattice of
   the histories kept, with the acoustic scores as they were and the LM score (Kaldi graph cost, SLF l=)
@@ -298,10 +299,10 @@ Subcommand setup_rescore(CLI::App& parent) {
   using namespace rescore_cmd;
   auto o = std::make_shared<Opts>();
   Subcommand s;
-  s.app = parent.add_subcommand("rescore", "Rescore n-best hypotheses with the LSTM LM");
+  s.app = parent.add_subcommand("rescore", "Rescore n-best hypotheses or lattices with the LSTM LM");
   s.app->footer(kHelp);
   add_model_option(*s.app, o->model_dir);
-  s.app->add_option("files", o->files, "N-best files ('-' or none: stdin)");
+  s.app->add_option("files", o->files, "N-best or lattice files ('-' or none: stdin)");
   add_file_option(*s.app, o->file_opts, "An n-best file, as FILE (repeatable; read before the FILEs)");
   s.app
       ->add_option("--input-format", o->input_format,
@@ -322,7 +323,8 @@ Subcommand setup_rescore(CLI::App& parent) {
       ->check(real_range(1e-12, 1e12));
   s.app
       ->add_option("--max-tokens-per-node", o->max_tokens_per_node,
-                   "Lattices: the histories kept per node, at most (memory: this x nodes LSTM states)")
+                   "Lattices: the histories extended per node, at most (memory: at most twice this many LSTM "
+                   "states per node)")
       ->check(int_range(1, 1000000))
       ->capture_default_str();
   repeatable(s.app->add_option("--scores", o->score_specs,

@@ -21,6 +21,7 @@ struct LatticeToken {
   int32_t state = 0;
   std::shared_ptr<const State> lstm;  // after every word but the pending one; null once not needed
   int32_t pending = -1;
+  int32_t trie = 0;  // its word sequence (fed ids and the pending one) in the search's trie; 0: the start
   std::vector<int32_t> history;    // the ids fed and pending (the last n-1 of them when merging)
   double score = 0;                // the combination so far
   int32_t prev = -1, arc = -1;     // the best way in

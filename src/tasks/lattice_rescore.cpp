@@ -4,7 +4,6 @@
 // is complete before it is extended; all (history, arc) rows of a level share the engine calls.
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <unordered_map>
 
 #include "lstmlm/error.hpp"
@@ -173,16 +172,27 @@ LatticeResult LatticeRescorer::rescore(const Lattice& l) {
     int32_t arc;    // -1: the final's eos
     int32_t final;  // for eos rows
     std::vector<int32_t> in, target;
-    int32_t same = -1;  // the row of the same history and words, whose step this one shares
+    int32_t same = -1;  // the row of the same word sequence, whose step this one shares
+    int32_t dest = 0;   // the trie node of the history after the row
   };
   std::vector<Row> rows;
-  std::map<std::vector<int32_t>, int32_t> first_row;
+  // The word sequences of the histories, as a trie: two histories on the same node of it have fed the same
+  // ids, so they hold the same LSTM state (the engine is batch-invariant) and the same next step.
+  std::unordered_map<uint64_t, int32_t> trie;
+  auto walk = [&](int32_t node, const std::vector<int32_t>& ids) {
+    for (int32_t id : ids)
+      node = trie.try_emplace(uint64_t(uint32_t(node)) << 32 | uint32_t(id), int32_t(trie.size() + 1))
+                 .first->second;
+    return node;
+  };
+  std::unordered_map<int32_t, int32_t> first_row;  // of this level: trie node after the step -> its row
   Sequences inputs, targets;
   std::vector<State> states;
   std::vector<std::vector<float>> lp;
 
   for (const auto& states_of_level : by_level) {
     rows.clear();
+    first_row.clear();
     for (int32_t st : states_of_level) {
       auto& live = at[size_t(st)];
       // Pruning: the beam below the node's best, then the best max_tokens_per_node.
@@ -194,13 +204,15 @@ LatticeResult LatticeRescorer::rescore(const Lattice& l) {
       for (int32_t ti : live) {
         s.tokens[size_t(ti)].kept = true;
         const LatticeToken& t = s.tokens[size_t(ti)];
-        // A word on several arcs out of a node (the same word at other times) is one step for a history.
-        first_row.clear();
+        // A word on several arcs out of a node (the same word at other times), or after the same words at
+        // another node, is one step.
         for (size_t a : out[size_t(st)]) {
           const auto& ids = words[a].ids;
           Row r{ti, int32_t(a), -1, {}, {}};
+          r.dest = t.trie;
           if (model && !ids.empty()) {
-            auto [it, fresh] = first_row.try_emplace(ids, int32_t(rows.size()));
+            r.dest = walk(t.trie, ids);
+            auto [it, fresh] = first_row.try_emplace(r.dest, int32_t(rows.size()));
             if (!fresh) {
               r.same = it->second;
               rows.push_back(std::move(r));
@@ -223,8 +235,14 @@ LatticeResult LatticeRescorer::rescore(const Lattice& l) {
         if (f >= 0) {
           Row r{ti, -1, f, {}, {}};
           if (eos && t.pending >= 0) {
-            r.in.push_back(t.pending);
-            r.target.push_back(*eos);
+            r.dest = walk(t.trie, {*eos});
+            auto [it, fresh] = first_row.try_emplace(r.dest, int32_t(rows.size()));
+            if (!fresh) {
+              r.same = it->second;
+            } else {
+              r.in.push_back(t.pending);
+              r.target.push_back(*eos);
+            }
           }
           rows.push_back(std::move(r));
         }
@@ -282,6 +300,7 @@ LatticeResult LatticeRescorer::rescore(const Lattice& l) {
       LatticeToken t;
       t.state = arc.to;
       t.lstm = row_state[i];
+      t.trie = r.dest;
       t.pending = from.pending;
       t.history = from.history;
       const auto& ids = words[size_t(r.arc)].ids;
