@@ -193,6 +193,20 @@ TEST(LatticeCliOracle, OpenFstShortestPathOfTheWrittenLatticeIsTheBest) {
   EXPECT_EQ(got, lstmlm::test::split_lines(best.out));
 }
 
+// stdin cannot be read twice to tell its form: named, a lattice reads from it as from its file.
+TEST_F(LatticeCli, StdinWithTheFormNamed) {
+  std::ifstream in(theanolm_path("lattice.slf"));
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  const std::string args =
+      "rescore " + lstmlm::test::model_arg() + " --weight acoustic=0.1 --weight lm=1 --n-best 3";
+  auto piped = run_cli(args + " --input-format slf", text);
+  ASSERT_EQ(piped.status, 0) << piped.err;
+  auto file = run_cli(args + " " + quoted_path(theanolm_path("lattice.slf")));
+  ASSERT_EQ(file.status, 0) << file.err;
+  EXPECT_EQ(piped.out, file.out);
+  EXPECT_EQ(lstmlm::test::count_lines(file.out), 3u);
+}
+
 TEST_F(LatticeCli, BadLatticesAreOneLineErrors) {
   lstmlm::test::TempDir dir("lattice_cli_bad");
   const auto cyclic = (dir / "cyclic.lat").string();
