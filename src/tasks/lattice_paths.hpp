@@ -22,12 +22,11 @@ struct LatticeToken {
   std::shared_ptr<const State> lstm;  // after every word but the pending one; null once not needed
   int32_t pending = -1;
   int32_t trie = 0;  // its word sequence (fed ids and the pending one) in the search's trie; 0: the start
-  std::vector<int32_t> history;    // the ids fed and pending (the last n-1 of them when merging)
+  std::vector<int32_t> history;    // merging: the last n-1 ids fed and pending
   double score = 0;                // the combination so far
   int32_t prev = -1, arc = -1;     // the best way in
   std::vector<float> lp;           // its steps' log-probs
   std::vector<LatticeEdge> edges;  // every way in (merged histories' too)
-  bool kept = false, dead = false;
 };
 
 struct LatticeCompletion {

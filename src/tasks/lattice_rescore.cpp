@@ -44,12 +44,14 @@ std::vector<ArcWords> arc_words(const Model* model, const Lattice& l, const Scor
   return out;
 }
 
-// The history key of merging: the last n-1 ids of the stream (the pending one included).
-uint64_t history_key(const std::vector<int32_t>& ids) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (int32_t v : ids) h = (h ^ uint32_t(v)) * 0x100000001b3ull;
-  return h;
-}
+// The key of merging is the last n-1 ids of the stream (the pending one included), compared whole.
+struct LatticeHistoryHash {
+  size_t operator()(const std::vector<int32_t>& ids) const {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int32_t v : ids) h = (h ^ uint32_t(v)) * 0x100000001b3ull;
+    return size_t(h);
+  }
+};
 
 }  // namespace
 
@@ -100,7 +102,8 @@ LatticeResult LatticeRescorer::rescore(const Lattice& l) {
   detail::LatticeSearch s;
   s.tokens.reserve(1024);
   std::vector<std::vector<int32_t>> at(n);  // the live tokens of each state
-  std::vector<std::unordered_map<uint64_t, int32_t>> merge(opt_.max_ngram_order > 0 ? n : 0);
+  std::vector<std::unordered_map<std::vector<int32_t>, int32_t, LatticeHistoryHash>> merge(
+      opt_.max_ngram_order > 0 ? n : 0);
   const size_t keep = opt_.max_ngram_order > 0 ? size_t(opt_.max_ngram_order - 1) : 0;
   {
     LatticeToken t;
@@ -124,9 +127,8 @@ LatticeResult LatticeRescorer::rescore(const Lattice& l) {
     });
     for (size_t i = k; i < live.size(); ++i) {
       LatticeToken& t = s.tokens[size_t(live[i])];
-      t.dead = true;
       t.lstm.reset();
-      if (!merge.empty()) merge[state].erase(history_key(t.history));
+      if (!merge.empty()) merge[state].erase(t.history);
     }
     stats_.pruned += int64_t(live.size() > k ? live.size() - k : 0);
     if (live.size() > k) live.resize(k);
@@ -139,7 +141,7 @@ LatticeResult LatticeRescorer::rescore(const Lattice& l) {
     const size_t to = size_t(t.state);
     if (opt_.max_ngram_order > 0) {
       if (t.history.size() > keep) t.history.erase(t.history.begin(), t.history.end() - std::ptrdiff_t(keep));
-      auto [it, fresh] = merge[to].try_emplace(history_key(t.history), int32_t(s.tokens.size()));
+      auto [it, fresh] = merge[to].try_emplace(t.history, int32_t(s.tokens.size()));
       if (!fresh) {
         ++stats_.merged;
         LatticeToken& old = s.tokens[size_t(it->second)];
@@ -151,7 +153,6 @@ LatticeResult LatticeRescorer::rescore(const Lattice& l) {
         t.edges.insert(t.edges.begin(), old.edges.begin(), old.edges.end());
         old.edges.clear();
         old.lstm.reset();
-        old.dead = true;
         auto& list = at[to];
         std::replace(list.begin(), list.end(), it->second, int32_t(s.tokens.size()));
         it->second = int32_t(s.tokens.size());
@@ -202,7 +203,6 @@ LatticeResult LatticeRescorer::rescore(const Lattice& l) {
       for (int32_t t : live) kept += s.tokens[size_t(t)].score >= best - opt_.beam ? 1 : 0;
       cut(live, std::min(kept, size_t(opt_.max_tokens_per_node)), size_t(st));
       for (int32_t ti : live) {
-        s.tokens[size_t(ti)].kept = true;
         const LatticeToken& t = s.tokens[size_t(ti)];
         // A word on several arcs out of a node (the same word at other times), or after the same words at
         // another node, is one step.
@@ -302,10 +302,10 @@ LatticeResult LatticeRescorer::rescore(const Lattice& l) {
       t.lstm = row_state[i];
       t.trie = r.dest;
       t.pending = from.pending;
-      t.history = from.history;
       const auto& ids = words[size_t(r.arc)].ids;
-      if (!ids.empty()) {
-        t.pending = ids.back();
+      if (!ids.empty()) t.pending = ids.back();
+      if (keep > 0) {  // only merging reads the last words (the trie tells histories apart)
+        t.history = from.history;
         t.history.insert(t.history.end(), ids.begin(), ids.end());
       }
       t.score = from.score + opt_.lm_weight * lm + weighted(arc.scores) +
