@@ -48,6 +48,18 @@ std::string find_cycle(const Lattice& l, const std::vector<std::vector<size_t>>&
 std::vector<int32_t> check_lattice(const Lattice& l) {
   auto bad = [&](uint64_t line, const std::string& what) { lattice::fail(l.source, line, l.key, what); };
   if (l.finals.empty()) bad(l.line, "no final state");
+  // Every state but the start is entered by an arc: more states than arcs + 1 leaves one unused. Found
+  // before anything is sized by the state count, which a single line can make large.
+  if (int64_t(l.states) > int64_t(l.arcs.size()) + 1) {
+    std::vector<bool> used(size_t(l.states), false);
+    used[size_t(l.start)] = true;
+    for (const auto& a : l.arcs) used[size_t(a.from)] = used[size_t(a.to)] = true;
+    for (const auto& f : l.finals) used[size_t(f.state)] = true;
+    for (int32_t s = 0; s < l.states; ++s)
+      if (!used[size_t(s)])
+        bad(l.line, "state " + std::to_string(s) + " is never reached from the start state " +
+                        std::to_string(l.start) + " (no arc uses it)");
+  }
   const size_t n = size_t(l.states);
   std::vector<std::vector<size_t>> out(n), in(n);
   for (size_t i = 0; i < l.arcs.size(); ++i) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <unordered_map>
 
 #include "lattice/lines.hpp"
 #include "lattice/parse.hpp"
@@ -198,7 +199,8 @@ bool read_slf(Lines& in, int64_t max_arcs, Lattice& out) {
           (nodes < 0 ? "nodes" : "links") + ") before the first node or link");
   out.states = int32_t(nodes);
   out.score_names = {"acoustic", "lm"};
-  std::vector<Node> node(static_cast<size_t>(nodes));
+  // N= is only a claim until its lines are there: the nodes are held by id as they come.
+  std::unordered_map<int64_t, Node> node;
   std::vector<bool> link_seen(static_cast<size_t>(links), false);
   std::vector<bool> link_has_word;
   bool pron = false;
@@ -219,7 +221,7 @@ bool read_slf(Lines& in, int64_t max_arcs, Lattice& out) {
       const int64_t i = p.index("I", f[0].second, kMaxLatticeStates);
       if (i >= nodes)
         p.bad("node I=" + f[0].second + " is past N=" + std::to_string(nodes) + " (nodes are 0 to N-1)");
-      Node& n = node[size_t(i)];
+      Node& n = node[i];
       if (n.seen) p.bad("node I=" + f[0].second + " is given twice");
       n.seen = true;
       n.line = in.number();
@@ -281,7 +283,8 @@ bool read_slf(Lines& in, int64_t max_arcs, Lattice& out) {
   std::vector<bool> entered(size_t(nodes), false), left(size_t(nodes), false);
   for (size_t k = 0; k < out.arcs.size(); ++k) {
     auto& a = out.arcs[k];
-    if (!link_has_word[k] && node[size_t(a.to)].has_word) a.word = node[size_t(a.to)].word;
+    const Node& end_node = node[a.to];
+    if (!link_has_word[k] && end_node.has_word) a.word = end_node.word;
     a.epsilon = epsilon_word(a.word);
     if (a.word.empty()) a.word = "!NULL";
     if (!pron) a.scores.resize(2);
@@ -311,12 +314,12 @@ bool read_slf(Lines& in, int64_t max_arcs, Lattice& out) {
   out.start = int32_t(start >= 0 ? start : only(entered, "start", "entering"));
   const int32_t last = int32_t(end >= 0 ? end : only(left, "end", "leaving"));
   bool timed = nodes > 0;
-  for (const auto& n : node) timed = timed && n.time >= 0;
+  for (const auto& [id, n] : node) timed = timed && n.time >= 0;
   if (timed)
-    for (const auto& n : node) out.times.push_back(n.time);
+    for (int64_t i = 0; i < nodes; ++i) out.times.push_back(node[i].time);
   finals_from_end(out, last);
   if (out.finals.empty())
-    out.finals.push_back({last, std::vector<double>(out.score_names.size(), 0.0), node[size_t(last)].line});
+    out.finals.push_back({last, std::vector<double>(out.score_names.size(), 0.0), node[last].line});
   return true;
 }
 
