@@ -216,7 +216,13 @@ TEST_F(LatticeCli, BadLatticesAreOneLineErrors) {
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.err,
             "lstmlm: error: " + cyclic + ":4: lattice 'u1': a cycle: 1 -> 2 -> 1 (a lattice is acyclic)\n");
-  // A Kaldi lattice without its symbol table is a usage error.
+  // Lattice options on an n-best list, and a Kaldi lattice without its symbol table, are usage errors.
+  auto nb = run_cli("rescore " + lstmlm::test::model_arg() + " --n-best 3", "u1-1 the king\n");
+  EXPECT_EQ(nb.status, 2);
+  EXPECT_EQ(nb.err, "lstmlm: error: --n-best: for lattice input (an n-best list is rescored whole)\n");
+  auto out = run_cli("rescore " + lstmlm::test::model_arg() + " --output-format slf", "u1-1 the king\n");
+  EXPECT_EQ(out.status, 2);
+  EXPECT_NE(out.err.find("needs lattice input"), std::string::npos) << out.err;
   auto u = run_cli("rescore " + lstmlm::test::model_arg() + " " + quoted_path(theanolm_path("lattice.lat")));
   EXPECT_EQ(u.status, 2);
   EXPECT_NE(u.err.find("--words"), std::string::npos) << u.err;
