@@ -4,7 +4,9 @@
 #include <cmath>
 #include <unordered_set>
 
+#include "lstmlm/error.hpp"
 #include "lstmlm/tasks/input.hpp"
+#include "lstmlm/text.hpp"
 #include "tasks/score_lines.hpp"
 
 namespace lstmlm::tasks::detail {
@@ -150,6 +152,11 @@ LatticeResult lattice_result(const LatticeSearch& s, const Lattice& l, const Mod
     HypothesisScore& sc = p.score;
     if (model) {
       sc.lm = tokenize_line(*model, text, opt, LineRef{l.source, l.line});
+      const size_t fed = fed_ids(sc.lm).size();
+      if (lp.size() != fed - (first_is_context && fed > 0 ? 1 : 0))
+        throw InputError(l.source, l.line,
+                         "lattice '" + l.key + "': the words of a path tokenize differently whole ('" +
+                             printable(text, 100) + "') than arc by arc");
       fill_line(sc.lm, lp.data(), first_is_context);
       for (const auto& w : sc.lm.words) sc.words += w.eos ? 0 : 1;
     } else {
