@@ -1,9 +1,8 @@
 #include "rescore_lattices.hpp"
 
 #include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <limits>
+#include <optional>
 
 #include "line_reader.hpp"
 #include "lstmlm/engine.hpp"
@@ -37,6 +36,15 @@ int rescore_lattices(const LatticeCli& o) {
   if (!o.words.empty()) symbols = SymbolTable::load(o.words);
   if (!symbols && o.output == LatticeFormat::Kaldi)
     throw UsageError("--output-format kaldi-lattice needs --words FILE (Kaldi lattices hold word ids)");
+  // Each file's form, before the model is loaded: a usage error comes at once.
+  std::vector<LatticeFormat> forms;
+  for (const auto& file : files) {
+    std::optional<LatticeFormat> f = o.input;
+    if (!f && file != "-") f = detect_lattice(file);
+    forms.push_back(f.value_or(LatticeFormat::Kaldi));
+    if (forms.back() == LatticeFormat::Kaldi && !symbols)
+      throw UsageError(file + ": a Kaldi lattice holds word ids: give its words.txt with --words FILE");
+  }
   auto model = load_model(o.model_dir);
   note_oov_policy(o.oov, *model);
   Engine engine(model, o.threads);
@@ -60,13 +68,9 @@ int rescore_lattices(const LatticeCli& o) {
   int64_t lattices = 0, paths = 0, tokens = 0, oovs = 0;
   tasks::LatticeStats total;
   const auto t0 = std::chrono::steady_clock::now();
-  for (const auto& file : files) {
-    LatticeReadOptions ro{o.input, symbols};
-    if (!o.input && file != "-") ro.format = detect_lattice(file);
-    if (!ro.format) ro.format = LatticeFormat::Kaldi;
-    if (*ro.format == LatticeFormat::Kaldi && !symbols)
-      throw UsageError(file + ": a Kaldi lattice holds word ids: give its words.txt with --words FILE");
-    LatticeReader in(file, ro);
+  for (size_t fi = 0; fi < files.size(); ++fi) {
+    const std::string& file = files[fi];
+    LatticeReader in(file, {forms[fi], symbols});
     Lattice l;
     if (!in.next(l)) continue;
     const auto& names = l.score_names;

@@ -1,6 +1,9 @@
 // `lstmlm rescore` on lattices (Kaldi text, HTK SLF): the n-best, the 1-best or the rescored lattice of each.
 #pragma once
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "emit.hpp"
