@@ -17,13 +17,15 @@
 #include "options.hpp"
 #include "output.hpp"
 #include "progress.hpp"
+#include "rescore_lattices.hpp"
 
 namespace lstmlm::cli {
 
 namespace rescore_cmd {
 
 constexpr const char* kHelp =
-    R"(Input (--input-format; auto: *.tsv is tsv, *.jsonl/*.json jsonl, anything else kaldi):
+    R"(Input (--input-format; auto: a lattice file, by its first lines, is read as lattices (below); else *.tsv
+is tsv, *.jsonl/*.json jsonl, anything else kaldi):
   kaldi: one hypothesis per line "UTT-N w1 w2 ...", N its number in utterance UTT (the id's part after
       the last '-'); "UTT-N" alone is an empty hypothesis. Scores come from --scores NAME=FILE, files of
       "UTT-N VALUE" lines (every hypothesis needs a value in each; an id matching no hypothesis is an
@@ -57,14 +59,35 @@ Output (one record per hypothesis, in input order; --best: only each utterance's
       "utterances", "hypotheses", "tokens", "oovs", "steps", "computed"} (steps: the (input, target) steps
       of all hypotheses; computed: those run after prefix sharing).
   tsv: file utt id n tokens oovs words lm_logprob lm_log10prob [lm_interpolated] NAME... combined best hyp.
-lm_logprob is ln, lm_log10prob log10 (of the LSTM alone); 9 significant digits. Speed goes to stderr.)";
+lm_logprob is ln, lm_log10prob log10 (of the LSTM alone); 9 significant digits. Speed goes to stderr.
+
+Lattices (--input-format kaldi-lattice or slf; auto: from the first file's content; gzip read as it is):
+  kaldi-lattice: Kaldi text archives (lattice-copy ark:lat.1.gz ark,t:-), CompactLattice or Lattice, word
+      ids resolved with --words words.txt (id 0 is epsilon); scores graph and acoustic, costs as written.
+  slf: HTK SLF; scores acoustic and lm (and pron for r=), natural logs whatever base= says; !NULL,
+      !ENTER, !EXIT, <s> and </s> carry no word.
+  Each path is scored as the hypothesis of its words would be (bit for bit), combined as above with
+  --weight NAME=W over the lattice's scores (Kaldi costs take negative weights: --weight acoustic=-0.1
+  --weight graph=-1 keeps the graph's costs beside the LSTM, graph=0 drops them). The LSTM's histories are
+  expanded over the lattice: --max-ngram-order N merges histories that share their last N-1 words
+  (0: none, exact), --beam B drops those B below their node's best, --max-tokens-per-node K keeps the K
+  best (memory: at most 2K LSTM states a node).
+  Output: the records above for the --n-best N best distinct word sequences (default 1; utt = the
+  lattice's key, id KEY-N), --best as Kaldi text, or --output-format kaldi-lattice|slf: the lattice of
+  the histories kept, with the acoustic scores as they were and the LM score (Kaldi graph cost, SLF l=)
+  replaced by the rest of the combination, so `lattice-best-path --acoustic-scale=A` (A = -the acoustic
+  weight) or an SLF reader with its acscale finds the same best path. Stderr: arcs/s, LSTM steps per arc.)";
 
 struct Opts {
   std::string model_dir;
   std::vector<std::string> files, file_opts, score_specs, weight_specs, mix;  // file_opts: -f/--file
   std::string mix_mode = "linear";
   std::string input_format = "auto", context = "utterance", ngram, ngram_units = "log10";
+  std::string output_format = "text", words;
   Format format = Format::Text;
+  double beam = 0;
+  int max_ngram_order = 0;
+  int64_t max_tokens_per_node = 1000, n_best = 0;
   tasks::OovPolicy oov = tasks::OovPolicy::Skip;
   double lm_weight = 1.0, word_penalty = 0.0, lambda = -1;
   bool best = false, no_eos = false, ids = false;
@@ -82,7 +105,54 @@ std::pair<std::string, std::string> name_value(const std::string& spec, const st
 
 tasks::LogUnits units(const std::string& u) { return tasks::ngram_units_choices().parse(u); }
 
+// Lattices in (--input-format kaldi-lattice|slf, or auto on a lattice file): the options that apply to them.
+int run_lattices(const Opts& o) {
+  if (!o.score_specs.empty()) throw UsageError("--scores: a lattice carries its own scores");
+  if (!o.ngram.empty() || !o.mix.empty() || o.context != "utterance" || o.ids)
+    throw UsageError(std::string(!o.ngram.empty() ? "--interpolate"
+                                 : !o.mix.empty() ? "--mix"
+                                 : o.ids          ? "--ids"
+                                                  : "--context conversation") +
+                     ": not with lattice input");
+  LatticeCli c;
+  c.model_dir = o.model_dir;
+  c.words = o.words;
+  c.files = o.files;
+  if (o.input_format == "kaldi-lattice") c.input = LatticeFormat::Kaldi;
+  if (o.input_format == "slf") c.input = LatticeFormat::Slf;
+  if (o.output_format == "kaldi-lattice") c.output = LatticeFormat::Kaldi;
+  if (o.output_format == "slf") c.output = LatticeFormat::Slf;
+  c.format = o.format;
+  for (const auto& spec : o.weight_specs) {
+    auto [name, value] = name_value(spec, "--weight");
+    char* end = nullptr;
+    const double w = std::strtod(value.c_str(), &end);
+    if (end != value.c_str() + value.size() || !std::isfinite(w) || std::fabs(w) > 1e12)
+      throw UsageError("--weight " + name + ": '" + value + "' is not a finite number");
+    c.weights.emplace_back(name, w);
+  }
+  c.lm_weight = o.lm_weight;
+  c.word_penalty = o.word_penalty;
+  c.beam = o.beam;
+  c.max_ngram_order = o.max_ngram_order;
+  c.max_tokens_per_node = o.max_tokens_per_node;
+  c.n_best = o.n_best > 0 ? o.n_best : 1;
+  c.best = o.best;
+  c.no_eos = o.no_eos;
+  c.oov = o.oov;
+  c.batch_size = o.batch_size;
+  c.threads = o.threads;
+  return rescore_lattices(c);
+}
+
 int run(const Opts& o) {
+  const bool lattices = o.input_format == "kaldi-lattice" || o.input_format == "slf" ||
+                        (o.input_format == "auto" && lattice_input(o.files));
+  if (lattices) return run_lattices(o);
+  if (o.output_format == "kaldi-lattice" || o.output_format == "slf")
+    throw UsageError("--output-format " + o.output_format +
+                     ": needs lattice input (--input-format kaldi-lattice or slf)");
+  if (o.n_best > 0) throw UsageError("--n-best: for lattice input (an n-best list is rescored whole)");
   std::vector<ScoreFile> score_files;
   for (const auto& spec : o.score_specs) {
     auto [name, path] = name_value(spec, "--scores");
@@ -230,13 +300,33 @@ Subcommand setup_rescore(CLI::App& parent) {
   using namespace rescore_cmd;
   auto o = std::make_shared<Opts>();
   Subcommand s;
-  s.app = parent.add_subcommand("rescore", "Rescore n-best hypotheses with the LSTM LM");
+  s.app = parent.add_subcommand("rescore", "Rescore n-best hypotheses or lattices with the LSTM LM");
   s.app->footer(kHelp);
   add_model_option(*s.app, o->model_dir);
-  s.app->add_option("files", o->files, "N-best files ('-' or none: stdin)");
+  s.app->add_option("files", o->files, "N-best or lattice files ('-' or none: stdin)");
   add_file_option(*s.app, o->file_opts, "An n-best file, as FILE (repeatable; read before the FILEs)");
-  s.app->add_option("--input-format", o->input_format, "auto, kaldi, tsv or jsonl")
-      ->check(one_of({"auto", "kaldi", "tsv", "jsonl"}))
+  s.app
+      ->add_option("--input-format", o->input_format,
+                   "auto, kaldi, tsv or jsonl (n-best lists), kaldi-lattice or slf (lattices)")
+      ->check(one_of({"auto", "kaldi", "tsv", "jsonl", "kaldi-lattice", "slf"}))
+      ->capture_default_str();
+  s.app->add_option("--words", o->words, "Kaldi's words.txt, the word ids of Kaldi lattices");
+  s.app->add_option("--n-best", o->n_best, "Lattices: the N best distinct word sequences (default 1)")
+      ->check(int_range(1, 1000000));
+  s.app
+      ->add_option("--max-ngram-order", o->max_ngram_order,
+                   "Lattices: histories sharing their last N-1 words are merged (0: none)")
+      ->check(int_range(0, 100))
+      ->capture_default_str();
+  s.app
+      ->add_option("--beam", o->beam,
+                   "Lattices: histories this far below a node's best are dropped (default: none)")
+      ->check(real_range(1e-12, 1e12));
+  s.app
+      ->add_option("--max-tokens-per-node", o->max_tokens_per_node,
+                   "Lattices: the histories extended per node, at most (memory: at most twice this many LSTM "
+                   "states per node)")
+      ->check(int_range(1, 1000000))
       ->capture_default_str();
   repeatable(s.app->add_option("--scores", o->score_specs,
                                "NAME=FILE: Kaldi 'UTT-N VALUE' scores (repeatable, one NAME=FILE each)"));
@@ -266,7 +356,17 @@ Subcommand setup_rescore(CLI::App& parent) {
   s.app->add_option("--context", o->context, "utterance or conversation")
       ->check(one_of(tasks::rescore_context_choices().names()))
       ->capture_default_str();
-  add_format_option(*s.app, o->format, {Format::Text, Format::Jsonl, Format::Tsv});
+  s.app
+      ->add_option_function<std::string>(
+          "--output-format",
+          [o](const std::string& v) {
+            o->output_format = v;
+            if (v != "kaldi-lattice" && v != "slf") o->format = parse_format(v);
+          },
+          "Output format: text, jsonl or tsv (records); kaldi-lattice or slf (lattice input: the lattice "
+          "rescored)")
+      ->check(one_of({"text", "jsonl", "tsv", "kaldi-lattice", "slf"}))
+      ->default_str("text");
   s.app->add_flag("--no-eos", o->no_eos, "Do not append eos_token to each hypothesis");
   add_oov_option(*s.app, o->oov);
   s.app->add_flag("--ids", o->ids, "Hypotheses are whitespace-separated token ids");

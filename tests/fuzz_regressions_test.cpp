@@ -14,6 +14,7 @@
 #include "../fuzz/check_charsmap.hpp"
 #include "../fuzz/check_config.hpp"
 #include "../fuzz/check_jsonl.hpp"
+#include "../fuzz/check_lattice.hpp"
 #include "../fuzz/check_request.hpp"
 #include "../fuzz/check_safetensors.hpp"
 #include "../fuzz/check_score_line.hpp"
@@ -58,4 +59,5 @@ TEST(FuzzRegressions, Arpa) { EXPECT_GE(replay("arpa", lstmlm::fuzz::check_arpa)
 TEST(FuzzRegressions, Stream) { EXPECT_GE(replay("stream", lstmlm::fuzz::check_stream), 3); }
 TEST(FuzzRegressions, Request) { EXPECT_GE(replay("request", lstmlm::fuzz::check_request), 4); }
 TEST(FuzzRegressions, Structured) { EXPECT_GE(replay("structured", lstmlm::fuzz::check_structured), 6); }
+TEST(FuzzRegressions, Lattice) { EXPECT_GE(replay("lattice", lstmlm::fuzz::check_lattice), 4); }
 TEST(FuzzRegressions, Charsmap) { EXPECT_GE(replay("charsmap", lstmlm::fuzz::check_charsmap), 3); }

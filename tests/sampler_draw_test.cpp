@@ -13,10 +13,10 @@
 
 namespace {
 
-using tasks::detail::draw_position;
-using tasks::detail::exp_weights;
-using tasks::detail::plain_log_weights;
-using tasks::detail::total_weight;
+using lstmlm::tasks::detail::draw_position;
+using lstmlm::tasks::detail::exp_weights;
+using lstmlm::tasks::detail::plain_log_weights;
+using lstmlm::tasks::detail::total_weight;
 
 // The weight of one log-weight written out in scalar IEEE operations, one rounding each (std::fma rounds
 // once): the exp of kernels/simd.hpp, 0 below -87.3. k = round(16 x / ln2) (the fma with 1.5 * 2^23

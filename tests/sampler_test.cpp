@@ -13,9 +13,9 @@
 
 namespace {
 
-using tasks::Rng;
-using tasks::Sampler;
-using tasks::SamplerParams;
+using lstmlm::tasks::Rng;
+using lstmlm::tasks::Sampler;
+using lstmlm::tasks::SamplerParams;
 
 std::vector<float> logs(const std::vector<double>& probs) {
   std::vector<float> lp;
@@ -23,14 +23,14 @@ std::vector<float> logs(const std::vector<double>& probs) {
   return lp;
 }
 
-tasks::SamplerParams params(float temperature = 1.0f) {
-  tasks::SamplerParams p;
+lstmlm::tasks::SamplerParams params(float temperature = 1.0f) {
+  lstmlm::tasks::SamplerParams p;
   p.temperature = temperature;
   return p;
 }
 
 // Checks the kept ids and their probabilities (to float rounding of the inputs).
-void expect_dist(const tasks::Sampler& s, const std::vector<double>& probs,
+void expect_dist(const lstmlm::tasks::Sampler& s, const std::vector<double>& probs,
                  const std::vector<int32_t>& history, const std::vector<int32_t>& ids,
                  const std::vector<double>& expected) {
   auto lp = logs(probs);
@@ -41,147 +41,151 @@ void expect_dist(const tasks::Sampler& s, const std::vector<double>& probs,
 }
 
 TEST(Sampler, GreedyIsArgmaxWithTiesToLowestIdAndDrawsNothing) {
-  tasks::Sampler s(params(0.0f));
+  lstmlm::tasks::Sampler s(params(0.0f));
   auto lp = logs({0.2, 0.4, 0.4});
-  tasks::Rng rng(7), untouched(7);
+  lstmlm::tasks::Rng rng(7), untouched(7);
   EXPECT_EQ(s.sample(lp, {}, rng), 1);
   EXPECT_EQ(rng.next(), untouched.next());
   expect_dist(s, {0.1, 0.2, 0.7}, {}, {2}, {1.0});
 }
 
 TEST(Sampler, NoTransformKeepsTheModelDistribution) {
-  tasks::Sampler s(params());
+  lstmlm::tasks::Sampler s(params());
   expect_dist(s, {0.1, 0.2, 0.3, 0.4}, {}, {0, 1, 2, 3}, {0.1, 0.2, 0.3, 0.4});
 }
 
 TEST(Sampler, ZeroProbabilityTokensAreNeverCandidates) {
-  tasks::Sampler s(params());
+  lstmlm::tasks::Sampler s(params());
   std::vector<float> lp = {std::log(0.5f), -std::numeric_limits<float>::infinity(), std::log(0.5f)};
   auto d = s.distribution(lp, {});
   EXPECT_EQ(d.ids, (std::vector<int32_t>{0, 2}));
 }
 
 TEST(Sampler, TopKKeepsTheKMostLikelyTiesByLowerId) {
-  tasks::SamplerParams p = params();
+  lstmlm::tasks::SamplerParams p = params();
   const std::vector<double> probs = {0.1, 0.3, 0.2, 0.3, 0.1};
   p.top_k = 2;  // 0.3 (id 1), 0.3 (id 3) -> 1/2 each
-  expect_dist(tasks::Sampler(p), probs, {}, {1, 3}, {0.5, 0.5});
+  expect_dist(lstmlm::tasks::Sampler(p), probs, {}, {1, 3}, {0.5, 0.5});
   p.top_k = 4;  // + 0.2 (id 2) + one of the tied 0.1: id 0 (lower) -> mass 0.9
-  expect_dist(tasks::Sampler(p), probs, {}, {0, 1, 2, 3}, {0.1 / 0.9, 0.3 / 0.9, 0.2 / 0.9, 0.3 / 0.9});
+  expect_dist(lstmlm::tasks::Sampler(p), probs, {}, {0, 1, 2, 3},
+              {0.1 / 0.9, 0.3 / 0.9, 0.2 / 0.9, 0.3 / 0.9});
   p.top_k = 10;  // more than V: off
-  expect_dist(tasks::Sampler(p), probs, {}, {0, 1, 2, 3, 4}, probs);
+  expect_dist(lstmlm::tasks::Sampler(p), probs, {}, {0, 1, 2, 3, 4}, probs);
 }
 
 TEST(Sampler, TopPKeepsTheSmallestSetReachingPTiesByLowerId) {
-  tasks::SamplerParams p = params();
+  lstmlm::tasks::SamplerParams p = params();
   const std::vector<double> probs = {0.1, 0.4, 0.2, 0.2, 0.1};
   p.top_p = 0.5f;  // 0.4 < 0.5; + 0.2 of id 2 (tie with id 3) = 0.6 -> {1, 2} = 2/3, 1/3
-  expect_dist(tasks::Sampler(p), probs, {}, {1, 2}, {2.0 / 3, 1.0 / 3});
+  expect_dist(lstmlm::tasks::Sampler(p), probs, {}, {1, 2}, {2.0 / 3, 1.0 / 3});
   p.top_p = 0.4f;  // 0.4 reaches 0.4 exactly: the top token alone
-  expect_dist(tasks::Sampler(p), probs, {}, {1}, {1.0});
+  expect_dist(lstmlm::tasks::Sampler(p), probs, {}, {1}, {1.0});
   p.top_p = 0.65f;  // 0.4 + 0.2 + 0.2 = 0.8 -> {1, 2, 3} = 1/2, 1/4, 1/4
-  expect_dist(tasks::Sampler(p), probs, {}, {1, 2, 3}, {0.5, 0.25, 0.25});
+  expect_dist(lstmlm::tasks::Sampler(p), probs, {}, {1, 2, 3}, {0.5, 0.25, 0.25});
   p.top_p = 0.85f;  // 0.8 + 0.1 of id 0 (tie with id 4) = 0.9
-  expect_dist(tasks::Sampler(p), probs, {}, {0, 1, 2, 3}, {0.1 / 0.9, 0.4 / 0.9, 0.2 / 0.9, 0.2 / 0.9});
+  expect_dist(lstmlm::tasks::Sampler(p), probs, {}, {0, 1, 2, 3},
+              {0.1 / 0.9, 0.4 / 0.9, 0.2 / 0.9, 0.2 / 0.9});
   p.top_p = 0.01f;  // always at least the top token
-  expect_dist(tasks::Sampler(p), probs, {}, {1}, {1.0});
+  expect_dist(lstmlm::tasks::Sampler(p), probs, {}, {1}, {1.0});
 }
 
 TEST(Sampler, TopPSortsBeyondItsFirstPrefix) {
   // 300 equal tokens: top-p 0.5 needs 150 of them, more than the first sorted prefix of 64; ties -> ids
   // 0..149.
-  tasks::SamplerParams p = params();
+  lstmlm::tasks::SamplerParams p = params();
   p.top_p = 0.5f;
   std::vector<double> probs(300, 1.0 / 300);
   std::vector<int32_t> ids;
   for (int32_t i = 0; i < 150; ++i) ids.push_back(i);
-  expect_dist(tasks::Sampler(p), probs, {}, ids, std::vector<double>(150, 1.0 / 150));
+  expect_dist(lstmlm::tasks::Sampler(p), probs, {}, ids, std::vector<double>(150, 1.0 / 150));
 }
 
 TEST(Sampler, TopPActsOnTheMassLeftByTopK) {
   // {0.4, 0.3, 0.2, 0.1}: top-k 2 leaves 0.4/0.7 = 0.571 and 0.3/0.7; top-p 0.5 then keeps id 0 alone,
   // whereas top-p 0.5 on the full distribution needs 0.4 + 0.3.
-  tasks::SamplerParams p = params();
+  lstmlm::tasks::SamplerParams p = params();
   p.top_p = 0.5f;
-  expect_dist(tasks::Sampler(p), {0.4, 0.3, 0.2, 0.1}, {}, {0, 1}, {0.4 / 0.7, 0.3 / 0.7});
+  expect_dist(lstmlm::tasks::Sampler(p), {0.4, 0.3, 0.2, 0.1}, {}, {0, 1}, {0.4 / 0.7, 0.3 / 0.7});
   p.top_k = 2;
-  expect_dist(tasks::Sampler(p), {0.4, 0.3, 0.2, 0.1}, {}, {0}, {1.0});
+  expect_dist(lstmlm::tasks::Sampler(p), {0.4, 0.3, 0.2, 0.1}, {}, {0}, {1.0});
 }
 
 TEST(Sampler, MinPKeepsTokensAtLeastMinPTimesTheTop) {
-  tasks::SamplerParams p = params();
+  lstmlm::tasks::SamplerParams p = params();
   const std::vector<double> probs = {0.05, 0.5, 0.25, 0.2};
   p.min_p = 0.5f;  // p >= 0.25: {1, 2} (0.25 exactly on the bound is kept) -> 2/3, 1/3
-  expect_dist(tasks::Sampler(p), probs, {}, {1, 2}, {2.0 / 3, 1.0 / 3});
+  expect_dist(lstmlm::tasks::Sampler(p), probs, {}, {1, 2}, {2.0 / 3, 1.0 / 3});
   p.min_p = 0.4f;  // p >= 0.2: {1, 2, 3} -> mass 0.95
-  expect_dist(tasks::Sampler(p), probs, {}, {1, 2, 3}, {0.5 / 0.95, 0.25 / 0.95, 0.2 / 0.95});
+  expect_dist(lstmlm::tasks::Sampler(p), probs, {}, {1, 2, 3}, {0.5 / 0.95, 0.25 / 0.95, 0.2 / 0.95});
   p.min_p = 1.0f;  // only the top
-  expect_dist(tasks::Sampler(p), probs, {}, {1}, {1.0});
+  expect_dist(lstmlm::tasks::Sampler(p), probs, {}, {1}, {1.0});
 }
 
 TEST(Sampler, TemperatureRaisesProbabilitiesToOneOverT) {
   // T = 0.5: p^2 = 0.25, 0.0625, 0.0625 -> 2/3, 1/6, 1/6.
-  expect_dist(tasks::Sampler(params(0.5f)), {0.5, 0.25, 0.25}, {}, {0, 1, 2}, {2.0 / 3, 1.0 / 6, 1.0 / 6});
+  expect_dist(lstmlm::tasks::Sampler(params(0.5f)), {0.5, 0.25, 0.25}, {}, {0, 1, 2},
+              {2.0 / 3, 1.0 / 6, 1.0 / 6});
   // T = 2: sqrt(p) = 0.70711, 0.5, 0.5 -> / 1.70711.
   const double z = std::sqrt(0.5) + 1.0;
-  expect_dist(tasks::Sampler(params(2.0f)), {0.5, 0.25, 0.25}, {}, {0, 1, 2},
+  expect_dist(lstmlm::tasks::Sampler(params(2.0f)), {0.5, 0.25, 0.25}, {}, {0, 1, 2},
               {std::sqrt(0.5) / z, 0.5 / z, 0.5 / z});
 }
 
 TEST(Sampler, RepeatPenaltyRaisesRecentTokensToThePowerR) {
-  tasks::SamplerParams p = params();
+  lstmlm::tasks::SamplerParams p = params();
   p.repeat_penalty = 2.0f;
   // id 0: 0.5^2 = 0.25 -> all three 0.25 -> 1/3 each; repeated occurrences are penalised once.
-  expect_dist(tasks::Sampler(p), {0.5, 0.25, 0.25}, {0}, {0, 1, 2}, {1.0 / 3, 1.0 / 3, 1.0 / 3});
-  expect_dist(tasks::Sampler(p), {0.5, 0.25, 0.25}, {0, 0, 0}, {0, 1, 2}, {1.0 / 3, 1.0 / 3, 1.0 / 3});
+  expect_dist(lstmlm::tasks::Sampler(p), {0.5, 0.25, 0.25}, {0}, {0, 1, 2}, {1.0 / 3, 1.0 / 3, 1.0 / 3});
+  expect_dist(lstmlm::tasks::Sampler(p), {0.5, 0.25, 0.25}, {0, 0, 0}, {0, 1, 2},
+              {1.0 / 3, 1.0 / 3, 1.0 / 3});
   // repeat_last_n = 1: only id 1 (the last) is penalised: 0.0625 -> 0.5, 0.0625, 0.25 over 0.8125.
   p.repeat_last_n = 1;
-  expect_dist(tasks::Sampler(p), {0.5, 0.25, 0.25}, {0, 1}, {0, 1, 2},
+  expect_dist(lstmlm::tasks::Sampler(p), {0.5, 0.25, 0.25}, {0, 1}, {0, 1, 2},
               {0.5 / 0.8125, 0.0625 / 0.8125, 0.25 / 0.8125});
   p.repeat_last_n = 0;  // no history penalised
-  expect_dist(tasks::Sampler(p), {0.5, 0.25, 0.25}, {0, 1}, {0, 1, 2}, {0.5, 0.25, 0.25});
+  expect_dist(lstmlm::tasks::Sampler(p), {0.5, 0.25, 0.25}, {0, 1}, {0, 1, 2}, {0.5, 0.25, 0.25});
   // R < 1 favours recent tokens: 0.25^0.5 = 0.5 -> 0.5, 0.5, 0.25 over 1.25.
   p.repeat_penalty = 0.5f;
   p.repeat_last_n = -1;
-  expect_dist(tasks::Sampler(p), {0.5, 0.25, 0.25}, {1}, {0, 1, 2}, {0.4, 0.4, 0.2});
+  expect_dist(lstmlm::tasks::Sampler(p), {0.5, 0.25, 0.25}, {1}, {0, 1, 2}, {0.4, 0.4, 0.2});
 }
 
 TEST(Sampler, RepeatPenaltyComesBeforeGreedyAndTopK) {
-  tasks::SamplerParams p = params(0.0f);
+  lstmlm::tasks::SamplerParams p = params(0.0f);
   p.repeat_penalty = 2.0f;
   // 0.5^2 = 0.25 < 0.3: the argmax moves to id 1.
-  expect_dist(tasks::Sampler(p), {0.5, 0.3, 0.2}, {0}, {1}, {1.0});
+  expect_dist(lstmlm::tasks::Sampler(p), {0.5, 0.3, 0.2}, {0}, {1}, {1.0});
   p.temperature = 1.0f;
   p.top_k = 1;
-  expect_dist(tasks::Sampler(p), {0.5, 0.3, 0.2}, {0}, {1}, {1.0});
+  expect_dist(lstmlm::tasks::Sampler(p), {0.5, 0.3, 0.2}, {0}, {1}, {1.0});
 }
 
 TEST(Sampler, RejectsOutOfRangeOptions) {
   auto bad = [](auto set) {
-    tasks::SamplerParams p;
+    lstmlm::tasks::SamplerParams p;
     set(p);
-    EXPECT_THROW(tasks::Sampler{p}, lstmlm::UsageError);
+    EXPECT_THROW(lstmlm::tasks::Sampler{p}, lstmlm::UsageError);
   };
-  bad([](tasks::SamplerParams& p) { p.temperature = -0.1f; });
-  bad([](tasks::SamplerParams& p) { p.temperature = std::numeric_limits<float>::infinity(); });
-  bad([](tasks::SamplerParams& p) { p.top_k = -1; });
-  bad([](tasks::SamplerParams& p) { p.top_p = 0.0f; });
-  bad([](tasks::SamplerParams& p) { p.top_p = 1.5f; });
-  bad([](tasks::SamplerParams& p) { p.min_p = -0.5f; });
-  bad([](tasks::SamplerParams& p) { p.repeat_penalty = 0.0f; });
-  bad([](tasks::SamplerParams& p) { p.repeat_last_n = -2; });
+  bad([](lstmlm::tasks::SamplerParams& p) { p.temperature = -0.1f; });
+  bad([](lstmlm::tasks::SamplerParams& p) { p.temperature = std::numeric_limits<float>::infinity(); });
+  bad([](lstmlm::tasks::SamplerParams& p) { p.top_k = -1; });
+  bad([](lstmlm::tasks::SamplerParams& p) { p.top_p = 0.0f; });
+  bad([](lstmlm::tasks::SamplerParams& p) { p.top_p = 1.5f; });
+  bad([](lstmlm::tasks::SamplerParams& p) { p.min_p = -0.5f; });
+  bad([](lstmlm::tasks::SamplerParams& p) { p.repeat_penalty = 0.0f; });
+  bad([](lstmlm::tasks::SamplerParams& p) { p.repeat_last_n = -2; });
 }
 
 TEST(Rng, StreamsAreReproducibleAndDistinct) {
-  tasks::Rng a = tasks::Rng::stream(42, 3), b = tasks::Rng::stream(42, 3), c = tasks::Rng::stream(42, 4),
-             d = tasks::Rng::stream(43, 3);
+  lstmlm::tasks::Rng a = lstmlm::tasks::Rng::stream(42, 3), b = lstmlm::tasks::Rng::stream(42, 3),
+                     c = lstmlm::tasks::Rng::stream(42, 4), d = lstmlm::tasks::Rng::stream(43, 3);
   for (int i = 0; i < 100; ++i) {
     uint64_t x = a.next();
     EXPECT_EQ(x, b.next());
     EXPECT_NE(x, c.next());
     EXPECT_NE(x, d.next());
   }
-  tasks::Rng u(1);
+  lstmlm::tasks::Rng u(1);
   for (int i = 0; i < 10000; ++i) {
     double v = u.uniform();
     ASSERT_GE(v, 0.0);
@@ -202,11 +206,11 @@ double chi2_tail_df8(double x) {
   return std::exp(-y) * sum;
 }
 
-double chi_square(const tasks::Sampler& s, const std::vector<double>& probs,
+double chi_square(const lstmlm::tasks::Sampler& s, const std::vector<double>& probs,
                   const std::vector<double>& expected, uint64_t seed, int n) {
   auto lp = logs(probs);
   std::vector<int> counts(probs.size(), 0);
-  tasks::Rng rng = tasks::Rng::stream(seed, 0);
+  lstmlm::tasks::Rng rng = lstmlm::tasks::Rng::stream(seed, 0);
   for (int i = 0; i < n; ++i) ++counts[static_cast<size_t>(s.sample(lp, {}, rng))];
   double x2 = 0;
   for (size_t i = 0; i < probs.size(); ++i) {
@@ -224,7 +228,7 @@ TEST(Sampler, DrawsFollowTheDistributionChiSquare) {
   const double bound = 45.0;
   ASSERT_LT(chi2_tail_df8(bound), 1e-6);
   const std::vector<double> probs = {0.02, 0.05, 0.08, 0.10, 0.12, 0.13, 0.15, 0.17, 0.18};
-  double x2 = chi_square(tasks::Sampler(params()), probs, probs, 20240601, 200000);
+  double x2 = chi_square(lstmlm::tasks::Sampler(params()), probs, probs, 20240601, 200000);
   EXPECT_LT(x2, bound);
 }
 
@@ -236,12 +240,12 @@ TEST(Sampler, DrawsAfterTransformsFollowTheTransformedDistributionChiSquare) {
   double z = 0;
   for (double p : probs) z += p * p;
   for (double p : probs) expected.push_back(p * p / z);
-  double x2 = chi_square(tasks::Sampler(params(0.5f)), probs, expected, 7, 200000);
+  double x2 = chi_square(lstmlm::tasks::Sampler(params(0.5f)), probs, expected, 7, 200000);
   EXPECT_LT(x2, 45.0);
 }
 
 TEST(Sampler, DrawsNeverLeaveTheTopKSet) {
-  tasks::SamplerParams p = params();
+  lstmlm::tasks::SamplerParams p = params();
   p.top_k = 3;  // ids 6, 7, 8 (0.15, 0.17, 0.18)
   const std::vector<double> probs = {0.02, 0.05, 0.08, 0.10, 0.12, 0.13, 0.15, 0.17, 0.18};
   std::vector<double> expected(9, 0.0);
@@ -249,7 +253,7 @@ TEST(Sampler, DrawsNeverLeaveTheTopKSet) {
   expected[7] = 0.17 / 0.5;
   expected[8] = 0.18 / 0.5;
   // 3 categories: 2 degrees of freedom, tail exp(-x/2): x = 30 gives 3.1e-7 < 1e-6.
-  double x2 = chi_square(tasks::Sampler(p), probs, expected, 99, 100000);
+  double x2 = chi_square(lstmlm::tasks::Sampler(p), probs, expected, 99, 100000);
   EXPECT_LT(x2, 30.0);
 }
 
@@ -258,7 +262,7 @@ TEST(Sampler, DrawsNeverLeaveTheTopKSet) {
 namespace {
 
 // Random log-probabilities with the awkward entries: -inf, NaN, a tie with entry 0; peaked or flat.
-std::vector<float> awkward_logprobs(tasks::Rng& gen, int trial) {
+std::vector<float> awkward_logprobs(lstmlm::tasks::Rng& gen, int trial) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   const size_t V = 1 + gen.next() % 600;
   std::vector<float> lp(V);
@@ -297,45 +301,45 @@ int32_t float64_draw(const std::vector<float>& lp, double T, double u, double ma
 
 }  // namespace
 
-// The chain without filters is fused in tasks::Sampler::sample (float lanes, no vector per token). It must
-// draw exactly what the general chain draws when its filters keep every token (top-k above V): the same
+// The chain without filters is fused in lstmlm::tasks::Sampler::sample (float lanes, no vector per token). It
+// must draw exactly what the general chain draws when its filters keep every token (top-k above V): the same
 // weights at the same positions, so the same bits, from the same stream.
 TEST(SamplerFastPath, DrawsEqualTheFilteredChainDrawForDraw) {
-  tasks::Rng gen(12345);
+  lstmlm::tasks::Rng gen(12345);
   for (float t : {1.0f, 0.7f, 1.9f}) {
-    tasks::SamplerParams keep_all = params(t);
+    lstmlm::tasks::SamplerParams keep_all = params(t);
     keep_all.top_k = 1 << 30;
-    tasks::Sampler fused(params(t)), general(keep_all);
+    lstmlm::tasks::Sampler fused(params(t)), general(keep_all);
     for (int trial = 0; trial < 200; ++trial) {
       const std::vector<float> lp = awkward_logprobs(gen, trial);
-      tasks::Rng a(trial), b(trial);
+      lstmlm::tasks::Rng a(trial), b(trial);
       for (int draw = 0; draw < 20; ++draw)
         ASSERT_EQ(fused.sample(lp, {}, a), general.sample(lp, {}, b)) << "t " << t << " trial " << trial;
     }
   }
   // A repeat penalty with no history in reach is still the plain chain; with one it is not (other path).
-  tasks::SamplerParams p = params();
+  lstmlm::tasks::SamplerParams p = params();
   p.repeat_penalty = 1.3f;
-  tasks::SamplerParams q = p;
+  lstmlm::tasks::SamplerParams q = p;
   q.top_k = 1 << 30;
   std::vector<float> lp = logs({0.5, 0.3, 0.2});
-  tasks::Rng a(7), b(7);
+  lstmlm::tasks::Rng a(7), b(7);
   for (int draw = 0; draw < 50; ++draw)
-    EXPECT_EQ(tasks::Sampler(p).sample(lp, {}, a), tasks::Sampler(q).sample(lp, {}, b));
+    EXPECT_EQ(lstmlm::tasks::Sampler(p).sample(lp, {}, a), lstmlm::tasks::Sampler(q).sample(lp, {}, b));
 }
 
 // Against float64 with std::exp: every draw whose uniform is not within 1e-6 of a cumulative boundary
 // picks the same id (the float weights are within a few ulp, 1e-6 relative, of the exact ones).
 TEST(SamplerFastPath, DrawsAreTheFloat64InverseCdf) {
-  tasks::Rng gen(99);
+  lstmlm::tasks::Rng gen(99);
   int compared = 0, near_boundary = 0;
   for (float t : {1.0f, 0.5f, 2.5f}) {
-    tasks::Sampler s(params(t));
+    lstmlm::tasks::Sampler s(params(t));
     for (int trial = 0; trial < 150; ++trial) {
       const std::vector<float> lp = awkward_logprobs(gen, trial);
       for (int draw = 0; draw < 20; ++draw) {
-        tasks::Rng r(gen.next());
-        tasks::Rng copy = r;
+        lstmlm::tasks::Rng r(gen.next());
+        lstmlm::tasks::Rng copy = r;
         const int32_t want = float64_draw(lp, t, copy.uniform(), 1e-6);
         const int32_t got = s.sample(lp, {}, r);
         if (want < 0) {
@@ -352,9 +356,9 @@ TEST(SamplerFastPath, DrawsAreTheFloat64InverseCdf) {
 }
 
 TEST(SamplerFastPath, ProbabilitiesAreTheFloat64OnesWithinFloatRoundingOfTheLogWeight) {
-  tasks::Rng gen(5);
+  lstmlm::tasks::Rng gen(5);
   for (float t : {1.0f, 0.8f}) {
-    tasks::Sampler s(params(t));
+    lstmlm::tasks::Sampler s(params(t));
     for (int trial = 0; trial < 50; ++trial) {
       const std::vector<float> lp = awkward_logprobs(gen, trial);
       auto d = s.distribution(lp, {});
@@ -377,8 +381,8 @@ TEST(SamplerFastPath, ProbabilitiesAreTheFloat64OnesWithinFloatRoundingOfTheLogW
 }
 
 TEST(SamplerFastPath, NoFiniteLogProbabilityIsAModelError) {
-  tasks::Sampler s(params());
-  tasks::Rng r(1);
+  lstmlm::tasks::Sampler s(params());
+  lstmlm::tasks::Rng r(1);
   const float inf = std::numeric_limits<float>::infinity();
   std::vector<float> lp{-inf, std::numeric_limits<float>::quiet_NaN()};
   EXPECT_THROW(s.sample(lp, {}, r), lstmlm::ModelError);

@@ -1,0 +1,81 @@
+#include "lattice/lines.hpp"
+
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "lstmlm/error.hpp"
+
+namespace lstmlm::lattice {
+
+namespace {
+constexpr size_t kLatticeChunk = size_t{1} << 16;
+}
+
+Lines::Lines(const std::string& path) : path_(path) {
+  errno = 0;
+  gzFile f = path == "-" ? gzdopen(dup(STDIN_FILENO), "rb") : gzopen(path.c_str(), "rb");
+  if (!f) throw InputError(path + ": cannot open: " + (errno ? std::strerror(errno) : "out of memory"));
+  gzbuffer(f, static_cast<unsigned>(kLatticeChunk));
+  file_ = f;
+  buffer_.resize(kLatticeChunk);
+}
+
+Lines::~Lines() {
+  if (file_) gzclose(static_cast<gzFile>(file_));
+}
+
+bool Lines::fill() {
+  if (eof_) return false;
+  const int n = gzread(static_cast<gzFile>(file_), buffer_.data(), static_cast<unsigned>(buffer_.size()));
+  int code = 0;
+  if (n < 0) {
+    const char* what = gzerror(static_cast<gzFile>(file_), &code);
+    throw InputError(path_, number_ + 1,
+                     std::string("cannot read: ") + (code == Z_ERRNO ? std::strerror(errno) : what));
+  }
+  begin_ = 0;
+  end_ = static_cast<size_t>(n);
+  if (n == 0) {
+    // A gzip stream cut short reads as a clean end unless its trailer is checked.
+    const char* what = gzerror(static_cast<gzFile>(file_), &code);
+    if (code != Z_OK && code != Z_STREAM_END)
+      throw InputError(path_, number_ + 1, std::string("cannot read: ") + what);
+    eof_ = true;
+  }
+  return n > 0;
+}
+
+bool Lines::next(std::string_view& line) {
+  line_.clear();
+  bool any = false;
+  for (;;) {
+    if (begin_ == end_ && !fill()) break;
+    any = true;
+    const char* start = buffer_.data() + begin_;
+    const void* nl = std::memchr(start, '\n', end_ - begin_);
+    const size_t take = nl ? static_cast<size_t>(static_cast<const char*>(nl) - start) : end_ - begin_;
+    if (line_.size() + take > kMaxLatticeLineBytes)
+      throw InputError(path_, number_ + 1,
+                       "longer than " + std::to_string(kMaxLatticeLineBytes) + " bytes (not a lattice?)");
+    line_.append(start, take);
+    begin_ += take;
+    bytes_ += take;
+    if (nl) {
+      ++begin_;
+      ++bytes_;
+      break;
+    }
+  }
+  if (!any && line_.empty()) return false;
+  ++number_;
+  if (!line_.empty() && line_.back() == '\r') line_.pop_back();
+  if (line_.find('\0') != std::string::npos)
+    throw InputError(path_, number_, "a NUL byte (not a text lattice)");
+  line = line_;
+  return true;
+}
+
+}  // namespace lstmlm::lattice
