@@ -116,9 +116,10 @@ Subcommand setup_serve(CLI::App& parent) {
   add_mix_mode_option(*s.app, a->o.mix_mode);
   s.check = [a, key] {
     if (NgramModel::is_arpa(a->o.model_dir))  // before the server listens: it loads its model after
-      throw UsageError("-m " + a->o.model_dir +
-                       ": an ARPA n-gram model; serve needs a neural model directory (--mix MODEL.arpa:WEIGHT "
-                       "mixes an ARPA model into it)");
+      throw UsageError(
+          "-m " + a->o.model_dir +
+          ": an ARPA n-gram model; serve needs a neural model directory (--mix MODEL.arpa:WEIGHT "
+          "mixes an ARPA model into it)");
     if (key->count() > 0) check_key(a->o.api_key, "--api-key");
     if (!a->api_key_file.empty()) {
       std::string text;
