@@ -114,6 +114,19 @@ class ShardResume(unittest.TestCase):
         if markers:
             self.assertIn(b"not scored again", last.stderr)
 
+    def test_a_damaged_marker_is_named_not_trusted(self):
+        rdir = os.path.join(self.dir, "damaged")
+        self.assertEqual(score("--resume", rdir, self.b).returncode, 0)
+        marker = sorted(n for n in os.listdir(rdir) if n.endswith(".done"))[0]
+        for text in (b"not json", b'{"documents": 1}', b'{"kept": "x"}'):
+            with open(os.path.join(rdir, marker), "wb") as f:
+                f.write(text)
+            r = score("--resume", rdir, self.b)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn(marker.encode(), r.stderr)
+            self.assertEqual(r.stderr.count(b"\n"), 1, r.stderr)
+            self.assertEqual(r.stdout, b"")
+
     def test_a_directory_of_another_run_is_refused(self):
         rdir = os.path.join(self.dir, "other")
         self.assertEqual(score("--resume", rdir, "--shard", "1/3", self.b).returncode, 0)
