@@ -1,9 +1,13 @@
-// The lines of a text file that may be gzip-compressed (zlib reads a plain file as it is), one at a time,
-// each without its line end, with its 1-based number, in bounded memory.
+// The lines of an ARPA file, gzip-compressed or not: format::TextLines with an ARPA line's bound, its
+// errors as the model errors of a model file.
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+
+#include "format/text_lines.hpp"
 
 namespace lstmlm::ngram {
 
@@ -13,24 +17,14 @@ class LineSource {
  public:
   // Throws ModelError naming `path` when it cannot be opened.
   explicit LineSource(const std::string& path);
-  ~LineSource();
-  LineSource(const LineSource&) = delete;
-  LineSource& operator=(const LineSource&) = delete;
-
-  // The next line ("\r\n" or "\n" stripped); false at the end. Throws ModelError "<path>: line N: ..." for
-  // a line longer than kMaxArpaLineBytes, a NUL byte, or a read error (a corrupt gzip stream).
+  // The next line; false at the end. Throws ModelError "<path>: line N: ..." for a line longer than
+  // kMaxArpaLineBytes, a NUL byte, or a read error (a corrupt gzip stream).
   bool next(std::string_view& line);
-  uint64_t number() const { return number_; }
+  uint64_t number() const { return lines_->number(); }
 
  private:
-  bool fill();
   std::string path_;
-  void* file_ = nullptr;  // gzFile
-  std::string buffer_;
-  size_t begin_ = 0, end_ = 0;
-  std::string line_;
-  uint64_t number_ = 0;
-  bool eof_ = false;
+  std::unique_ptr<format::TextLines> lines_;
 };
 
 }  // namespace lstmlm::ngram

@@ -1,4 +1,4 @@
-#include "lattice/lines.hpp"
+#include "format/text_lines.hpp"
 
 #include <unistd.h>
 #include <zlib.h>
@@ -8,26 +8,27 @@
 
 #include "lstmlm/error.hpp"
 
-namespace lstmlm::lattice {
+namespace lstmlm::format {
 
 namespace {
-constexpr size_t kLatticeChunk = size_t{1} << 16;
+constexpr size_t kChunk = size_t{1} << 16;
 }
 
-Lines::Lines(const std::string& path) : path_(path) {
+TextLines::TextLines(const std::string& path, size_t max_line, std::string kind)
+    : path_(path), kind_(std::move(kind)), max_line_(max_line) {
   errno = 0;
   gzFile f = path == "-" ? gzdopen(dup(STDIN_FILENO), "rb") : gzopen(path.c_str(), "rb");
   if (!f) throw InputError(path + ": cannot open: " + (errno ? std::strerror(errno) : "out of memory"));
-  gzbuffer(f, static_cast<unsigned>(kLatticeChunk));
+  gzbuffer(f, static_cast<unsigned>(kChunk));
   file_ = f;
-  buffer_.resize(kLatticeChunk);
+  buffer_.resize(kChunk);
 }
 
-Lines::~Lines() {
+TextLines::~TextLines() {
   if (file_) gzclose(static_cast<gzFile>(file_));
 }
 
-bool Lines::fill() {
+bool TextLines::fill() {
   if (eof_) return false;
   const int n = gzread(static_cast<gzFile>(file_), buffer_.data(), static_cast<unsigned>(buffer_.size()));
   int code = 0;
@@ -48,7 +49,7 @@ bool Lines::fill() {
   return n > 0;
 }
 
-bool Lines::next(std::string_view& line) {
+bool TextLines::next(std::string_view& line) {
   line_.clear();
   bool any = false;
   for (;;) {
@@ -57,9 +58,9 @@ bool Lines::next(std::string_view& line) {
     const char* start = buffer_.data() + begin_;
     const void* nl = std::memchr(start, '\n', end_ - begin_);
     const size_t take = nl ? static_cast<size_t>(static_cast<const char*>(nl) - start) : end_ - begin_;
-    if (line_.size() + take > kMaxLatticeLineBytes)
+    if (line_.size() + take > max_line_)
       throw InputError(path_, number_ + 1,
-                       "longer than " + std::to_string(kMaxLatticeLineBytes) + " bytes (not a lattice?)");
+                       "longer than " + std::to_string(max_line_) + " bytes (not " + kind_ + "?)");
     line_.append(start, take);
     begin_ += take;
     bytes_ += take;
@@ -73,9 +74,9 @@ bool Lines::next(std::string_view& line) {
   ++number_;
   if (!line_.empty() && line_.back() == '\r') line_.pop_back();
   if (line_.find('\0') != std::string::npos)
-    throw InputError(path_, number_, "a NUL byte (not a text lattice)");
+    throw InputError(path_, number_, "a NUL byte (not " + kind_ + ")");
   line = line_;
   return true;
 }
 
-}  // namespace lstmlm::lattice
+}  // namespace lstmlm::format
