@@ -15,25 +15,7 @@ namespace lstmlm::py {
 
 namespace py = pybind11;
 
-namespace {
-
-// Lets Ctrl-C stop a long generate: every 20 ms of generating, at a token, the GIL is taken back for a
-// moment to run Python's signal handlers; an exception one raises (KeyboardInterrupt) ends the call.
-class SignalCheck {
- public:
-  void operator()() {
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_ < std::chrono::milliseconds(20)) return;
-    last_ = now;
-    py::gil_scoped_acquire gil;
-    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-  }
-
- private:
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-};
-
-}  // namespace
+namespace {}  // namespace
 
 void bind_generate(py::class_<PyModel>& cls) {
   cls.def(

@@ -112,7 +112,8 @@ void bind_keyboard(py::module_& m, py::class_<PyModel>& cls) {
                   engine->step(at, t.id, after, next);
                   at = std::move(after);
                 }
-                r = tasks::complete_chars(*engine, at, next, n <= 0 ? 64 : n);
+                SignalCheck check;  // Ctrl-C stops the beam search between two steps
+                r = tasks::complete_chars(*engine, at, next, n <= 0 ? 64 : n, 24, [&check] { check(); });
                 for (auto& c : r) c.token = prefix.value + c.token;
               }
             }

@@ -98,6 +98,19 @@ TEST(Completer, CharacterCompletionsAreTheEnginesOwnSteps) {
                 m->tokenizer().config().filters.find(b) != std::string::npos)
         << "'" << b << "' ends a completion";
   }
+  // The caller's check runs after every engine step, and what it throws ends the search (Python's Ctrl-C).
+  int steps = 0;
+  auto counted = complete_chars(engine, after, lp, 4, 24, [&] { ++steps; });
+  EXPECT_EQ(counted.size(), got.size());
+  EXPECT_GE(steps, 3);  // "king" is 3 letters past "ki": at least that many steps
+  struct Stop {};
+  int calls = 0;
+  EXPECT_THROW(complete_chars(engine, after, lp, 4, 24,
+                              [&] {
+                                if (++calls == 2) throw Stop{};
+                              }),
+               Stop);
+  EXPECT_EQ(calls, 2);
   // A completion a later step finds beats one an earlier step found: "king" (p 0.28) leads at width 2 too,
   // though "kid" and "kin" end a step before it.
   auto two = complete_chars(engine, after, lp, 2);

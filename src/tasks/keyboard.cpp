@@ -96,7 +96,7 @@ void check_completion(const Model& model, Completion how, std::string_view prefi
 }
 
 std::vector<Candidate> complete_chars(Engine& engine, const State& after, std::span<const float> logprobs,
-                                      int top, int max_chars) {
+                                      int top, int max_chars, const std::function<void()>& between_steps) {
   const Model& model = engine.model();
   const Tokenizer& tok = model.tokenizer();
   if (tok.traits().completion != Completion::CharBeam)
@@ -174,6 +174,7 @@ std::vector<Candidate> complete_chars(Engine& engine, const State& after, std::s
     for (auto& b : next) states.push_back(std::move(b.state));
     MatrixRM lp;
     engine.predict(feed, states, lp);
+    if (between_steps) between_steps();
     for (size_t i = 0; i < next.size(); ++i) {
       next[i].state = std::move(states[i]);
       const float* row = lp.row(static_cast<Eigen::Index>(i)).data();

@@ -4,6 +4,7 @@
 // keyboard advances its state once per committed word and asks per keystroke without touching the engine.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -49,8 +50,11 @@ class Completer {
 // character of the tokenizer's filters), by beam search of width `top` over characters, at most
 // `max_chars` characters. The log-prob of a completion sums its characters, the boundary included.
 // Candidate::id is the boundary's id; Candidate::token the characters before it.
+// `between_steps`, when set, is called after each engine step (a caller's interrupt check; what it throws
+// ends the search).
 std::vector<Candidate> complete_chars(Engine& engine, const State& after, std::span<const float> logprobs,
-                                      int top, int max_chars = 24);
+                                      int top, int max_chars = 24,
+                                      const std::function<void()>& between_steps = {});
 
 // Words and phrases with an additive log-prob ("contextual biasing"). A file holds one entry per line:
 // the phrase (tokenized by the model, as a context is), a tab, and the bonus in natural-log units (finite,
