@@ -97,7 +97,11 @@ TEST(BenchStats, IsaAndShape) {
   auto m = lstmlm::Model::random(50, 8, 16, 1, 3);
   lstmlm::Engine e(m, 1);
   const auto& cpu = lstmlm::kernels::cpu_features();
+#if defined(__aarch64__)
+  EXPECT_EQ(e.kernels(), cpu.neon ? "fp32/neon" : "fp32/scalar");
+#else
   EXPECT_EQ(e.kernels(), cpu.avx512 ? "fp32/avx512" : cpu.avx2_fma ? "fp32/avx2" : "fp32/scalar");
+#endif
   EXPECT_FALSE(build_kind().empty());
   EXPECT_EQ(shape_string(shape(554, 100, 100, 1)), "V=554 E=100 H=100x1");
 }

@@ -38,10 +38,15 @@ struct Level {
 // and avx2: vpmaddubsw).
 std::vector<Level> levels(const std::string& p) {
   using kernels::Isa;
+#if defined(__aarch64__)
+  std::vector<std::pair<Isa, const char*>> all = {
+      {Isa::I8mm, "i8mm"}, {Isa::Dot, "dotprod"}, {Isa::Neon, "neon"}};
+#else
   std::vector<std::pair<Isa, const char*>> all = {
       {Isa::Amx, "amx"}, {Isa::Dot, p == "int8" ? "avx512vnni" : "avx512bf16"}, {Isa::Avx512, "avx512"}};
   if (p == "int8" && kernels::cpu_features().avx_vnni) all.emplace_back(Isa::Avx2, "avxvnni");
   all.emplace_back(Isa::Avx2, "avx2");
+#endif
   all.emplace_back(Isa::Scalar, "scalar");
   std::vector<Level> out;
   for (auto [isa, env] : all) {
@@ -157,6 +162,44 @@ TEST(EnginePrecision, StaysNearFp32) {
 
 TEST(EnginePrecision, IsaVariableCapsTheLevelAndIsChecked) {
   auto model = test_models()[1].model;
+#if defined(__aarch64__)
+  const kernels::CpuFeatures& f = kernels::cpu_features();
+  {
+    const IsaEnv env("neon");
+    // bf16 on NEON FMAs, as on AVX2: refused, saying what to use.
+    try {
+      Engine e(model, options("bf16", 1));
+      ADD_FAILURE() << "bf16 ran on " << e.kernels();
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("use fp32"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(Engine(model, options("int8", 1)).kernels(), f.neon ? "int8/neon" : "int8/scalar");
+    EXPECT_EQ(Engine(model, options("fp32", 1)).kernels(), f.neon ? "fp32/neon" : "fp32/scalar");
+  }
+  {
+    const IsaEnv env("dotprod");
+    EXPECT_EQ(Engine(model, options("int8", 1)).kernels(), f.dotprod ? "int8/dotprod" : "int8/neon");
+    EXPECT_EQ(Engine(model, options("fp32", 1)).kernels(), "fp32/neon");
+  }
+  {
+    const IsaEnv env(nullptr);
+    EXPECT_EQ(Engine(model, options("int8", 1)).kernels(), f.i8mm      ? "int8/i8mm"
+                                                           : f.dotprod ? "int8/dotprod"
+                                                                       : "int8/neon");
+    EXPECT_EQ(Engine(model, options("fp32", 1)).kernels(), "fp32/neon");
+  }
+  {
+    // x86's names are not levels here.
+    const IsaEnv env("avx2");
+    try {
+      Engine e(model, options("fp32", 1));
+      FAIL() << "LSTMLM_ISA=avx2 was accepted on aarch64";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("use i8mm, dotprod, neon or scalar"), std::string::npos)
+          << e.what();
+    }
+  }
+#else
   {
     const IsaEnv env("avx2");
     // bf16 on AVX2 FMAs runs at about half fp32's speed: refused, saying what to use.
@@ -197,6 +240,7 @@ TEST(EnginePrecision, IsaVariableCapsTheLevelAndIsChecked) {
     EXPECT_EQ(Engine(model, options("fp32", 1)).kernels(),
               kernels::cpu_features().avx512 ? "fp32/avx512" : "fp32/avx2");
   }
+#endif
   {
     const IsaEnv env("scalar");
     EXPECT_EQ(Engine(model, options("int8", 1)).kernels(), "int8/scalar");

@@ -32,6 +32,12 @@ inline constexpr bool kAsan = false;
 inline constexpr bool kAsan = false;
 #endif
 
+#if defined(LSTMLM_TEST_EMULATED)
+inline constexpr int kEmulatorMb = 512;
+#else
+inline constexpr int kEmulatorMb = 0;
+#endif
+
 // The shell prefix that caps the CLI's memory at `mb` MiB: any larger allocation fails inside the process
 // (bad_alloc), so a test sees a refusal or "out of memory" instead of the machine's OOM killer.
 inline std::string memory_cap(int mb) {
@@ -39,7 +45,9 @@ inline std::string memory_cap(int mb) {
     return "ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1:max_allocation_size_"
            "mb=" +
            std::to_string(mb) + "\" ";
-  return "ulimit -v " + std::to_string(mb * 1024 + 200 * 1024) + "; ";  // + the binary and its libraries
+  // + the binary and its libraries; under qemu-user (a cross build's tests) + the emulator's own translation
+  // cache and maps, which count against ulimit -v too (about 250 MiB more, measured).
+  return "ulimit -v " + std::to_string(mb * 1024 + (200 + kEmulatorMb) * 1024) + "; ";
 }
 
 // Runs `lstmlm <args>` (through /bin/sh, after `prefix`, as the argument of `wrapper`, e.g. "timeout 60 ")

@@ -23,8 +23,12 @@ constexpr int H = 20;  // a full vector of 16 units and a tail of 4
 
 std::vector<const cells::Updates*> levels() {
   std::vector<const cells::Updates*> out = {&cells::cells_scalar::updates()};
+#if defined(__aarch64__)
+  if (k::backend_at(lstmlm::Precision::Fp32, k::Isa::Neon)) out.push_back(&cells::cells_neon::updates());
+#elif defined(__x86_64__)
   if (k::backend_at(lstmlm::Precision::Fp32, k::Isa::Avx2)) out.push_back(&cells::cells_avx2::updates());
   if (k::backend_at(lstmlm::Precision::Fp32, k::Isa::Avx512)) out.push_back(&cells::cells_avx512::updates());
+#endif
   return out;
 }
 

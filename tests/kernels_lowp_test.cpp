@@ -286,7 +286,11 @@ TEST(KernelsLowp, WeightsOfSeveralChunksGiveTheSameBitsAsTheScalarLevel) {
                                  std::pair<Factory, const char*>{&lowp::make_bf16_gemm, "bf16"}}) {
     const std::vector<Cols> whole = {{0, p.Np()}};
     const auto reference = run(*make(Isa::Scalar, p.row(), p.N, p.K), p, all_rows(p.rows), whole);
+#if defined(__aarch64__)
+    for (Isa isa : {Isa::I8mm, Isa::Dot, Isa::Neon}) {  // int8 on I8MM has its tiles too
+#else
     for (Isa isa : {Isa::Dot, Isa::Avx512, Isa::Avx2}) {
+#endif
       if (!cpu_has(precision, isa)) continue;
       SCOPED_TRACE(std::string(precision) + " level " + std::to_string(int(isa)));
       auto g = make(isa, p.row(), p.N, p.K);

@@ -1,12 +1,18 @@
 #include "kernels/cpu.hpp"
 
+#if defined(__x86_64__)
 #include <cpuid.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#elif defined(__aarch64__)
+#include <sys/auxv.h>
+#endif
 
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
 #include <string>
+#include <string_view>
 
 #include "lstmlm/error.hpp"
 #include "lstmlm/text.hpp"
@@ -15,6 +21,13 @@ namespace lstmlm::kernels {
 
 namespace {
 
+// A value of LSTMLM_ISA and the level it caps at (kLevelNames below: this architecture's, highest first).
+struct Level {
+  std::string_view name;
+  Isa isa;
+};
+
+#if defined(__x86_64__)
 bool bit(unsigned reg, int b) { return (reg >> b) & 1u; }
 
 // Linux's opt-in for AMX state (arch/x86/include/uapi/asm/prctl.h): without it the first tile
@@ -50,6 +63,35 @@ CpuFeatures detect() {
   return f;
 }
 
+constexpr Level kLevelNames[] = {{"amx", Isa::Amx},       {"avx512bf16", Isa::Dot}, {"avx512vnni", Isa::Dot},
+                                 {"avx512", Isa::Avx512}, {"avxvnni", Isa::Avx2},   {"avx2", Isa::Avx2},
+                                 {"scalar", Isa::Scalar}};
+
+#elif defined(__aarch64__)
+// Linux's hardware capabilities (arch/arm64/include/uapi/asm/hwcap.h).
+constexpr unsigned long kHwcapAsimd = 1ul << 1, kHwcapAsimddp = 1ul << 20;
+constexpr unsigned long kHwcap2I8mm = 1ul << 13, kHwcap2Bf16 = 1ul << 14;
+
+CpuFeatures detect() {
+  CpuFeatures f;
+  const unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
+  f.neon = (hw & kHwcapAsimd) != 0;
+  f.dotprod = f.neon && (hw & kHwcapAsimddp) != 0;
+  f.i8mm = f.neon && (hw2 & kHwcap2I8mm) != 0;
+  f.bf16 = f.neon && (hw2 & kHwcap2Bf16) != 0;
+  return f;
+}
+
+constexpr Level kLevelNames[] = {
+    {"i8mm", Isa::I8mm}, {"dotprod", Isa::Dot}, {"neon", Isa::Neon}, {"scalar", Isa::Scalar}};
+
+#else
+// Another architecture: the scalar kernels only.
+CpuFeatures detect() { return {}; }
+
+constexpr Level kLevelNames[] = {{"scalar", Isa::Scalar}};
+#endif
+
 }  // namespace
 
 const CpuFeatures& cpu_features() {
@@ -59,17 +101,16 @@ const CpuFeatures& cpu_features() {
 
 Isa isa_ceiling() {
   const char* v = std::getenv("LSTMLM_ISA");
-  if (!v || !*v) return Isa::Amx;
+  if (!v || !*v) return kLevelNames[0].isa;
   const std::string s(v);
-  if (s == "amx") return Isa::Amx;
-  if (s == "avx512bf16" || s == "avx512vnni") return Isa::Dot;
-  if (s == "avx512") return Isa::Avx512;
-  if (s == "avx2" || s == "avxvnni") return Isa::Avx2;
-  if (s == "scalar") return Isa::Scalar;
-  throw UsageError(
-      "LSTMLM_ISA='" + printable(s, 64) +
-      "' is not a kernel level (use amx, avx512bf16, avx512vnni, avx512, avxvnni, avx2 or scalar; unset "
-      "for the best this CPU has)");
+  std::string names;
+  const size_t n = std::size(kLevelNames);
+  for (size_t i = 0; i < n; ++i) {
+    if (s == kLevelNames[i].name) return kLevelNames[i].isa;
+    names += std::string(i == 0 ? "" : i + 1 == n ? " or " : ", ") + std::string(kLevelNames[i].name);
+  }
+  throw UsageError("LSTMLM_ISA='" + printable(s, 64) + "' is not a kernel level (use " + names +
+                   "; unset for the best this CPU has)");
 }
 
 bool avx_vnni_allowed() {
@@ -77,7 +118,19 @@ bool avx_vnni_allowed() {
   return cpu_features().avx_vnni && !(v && std::string_view(v) == "avx2");
 }
 
-std::string_view isa_name(Isa isa, Precision precision) {
+std::string_view isa_name(Isa isa, [[maybe_unused]] Precision precision) {
+#if defined(__aarch64__)
+  switch (isa) {
+    case Isa::I8mm:
+      return "i8mm";
+    case Isa::Dot:
+      return "dotprod";
+    case Isa::Neon:
+      return "neon";
+    default:
+      return "scalar";
+  }
+#else
   switch (isa) {
     case Isa::Amx:
       return "amx";
@@ -90,6 +143,7 @@ std::string_view isa_name(Isa isa, Precision precision) {
     default:
       return "scalar";
   }
+#endif
 }
 
 }  // namespace lstmlm::kernels

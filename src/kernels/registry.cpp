@@ -1,6 +1,7 @@
 // Which backend serves a precision. Every precision carries kernels for several ISAs in one binary and
 // takes the best the CPU has, at most LSTMLM_ISA: fp32 at AVX-512, AVX2 or scalar (fp32/kernels.hpp),
-// bf16 and int8 up to AMX. A new precision or ISA adds its backend here.
+// bf16 and int8 up to AMX; on aarch64 fp32 and bf16 at NEON or scalar, int8 up to I8MM. A new precision or
+// ISA adds its backend here.
 #include <array>
 #include <memory>
 #include <mutex>
@@ -20,6 +21,23 @@ namespace {
 
 constexpr int kLevels = 5;
 
+#if defined(__aarch64__)
+bool has(Precision precision, Isa isa) {
+  const CpuFeatures& f = cpu_features();
+  switch (isa) {
+    case Isa::I8mm:
+      return precision == Precision::Int8 && f.i8mm;
+    case Isa::Dot:
+      return precision == Precision::Int8 && f.dotprod;
+    case Isa::Neon:
+      return f.neon;  // fp32, bf16 on fp32 FMAs, int8 on widening multiplies
+    case Isa::Scalar:
+      return true;
+    default:
+      return false;
+  }
+}
+#elif defined(__x86_64__)
 bool has(Precision precision, Isa isa) {
   const CpuFeatures& f = cpu_features();
   if (precision == Precision::Fp32) {
@@ -42,6 +60,9 @@ bool has(Precision precision, Isa isa) {
       return true;
   }
 }
+#else
+bool has(Precision, Isa isa) { return isa == Isa::Scalar; }
+#endif
 
 // int8's AVX2 level is two backends, with and without AVX-VNNI (LSTMLM_ISA=avx2, or a CPU without it, asks
 // for the latter): the last slot holds the one without.
@@ -70,15 +91,23 @@ namespace {
 Isa best_level(Precision precision) {
   for (int level = static_cast<int>(isa_ceiling()); level > 0; --level)
     if (has(precision, static_cast<Isa>(level))) return static_cast<Isa>(level);
-  return Isa::Scalar;  // every precision has a scalar kernel, which every x86-64 runs
+  return Isa::Scalar;  // every precision has a scalar kernel, which every CPU runs
 }
 
 }  // namespace
 
 std::string refusal(Precision precision) {
+#if defined(__aarch64__)
+  // No aarch64 instruction gives vdpbf16ps's bits (BFDOT and BFMMLA round differently): bf16 runs on fp32
+  // FMAs there, as on an x86 CPU without AVX-512.
+  if (precision != Precision::Bf16 || best_level(precision) != Isa::Neon) return {};
+  return "--precision bf16: on aarch64 bf16 runs on fp32 FMAs (NEON) at about half fp32's speed: use fp32, "
+         "or int8 for a faster low precision";
+#else
   if (precision != Precision::Bf16 || best_level(precision) != Isa::Avx2) return {};
   return "--precision bf16: this CPU has no AVX-512 (or LSTMLM_ISA caps it at avx2), where bf16 runs on "
          "fp32 FMAs at about half fp32's speed: use fp32, or int8 for a faster low precision";
+#endif
 }
 
 const Backend& backend(Precision precision) {
@@ -93,8 +122,12 @@ const cells::Updates& cells::updates() {
   for (int level = static_cast<int>(isa_ceiling()); level >= 0; --level) {
     const Isa isa = static_cast<Isa>(level);
     if (!has(Precision::Fp32, isa)) continue;
+#if defined(__aarch64__)
+    if (isa == Isa::Neon) return cells_neon::updates();
+#elif defined(__x86_64__)
     if (isa == Isa::Avx512) return cells_avx512::updates();
     if (isa == Isa::Avx2) return cells_avx2::updates();
+#endif
   }
   return cells_scalar::updates();
 }

@@ -1,7 +1,8 @@
 // A 16-lane float vector with the few operations the kernels need, chosen at compile time:
-// AVX-512 (one zmm), AVX2+FMA (two ymm) or plain scalar code. Every operation is lane-wise and exactly
-// specified (fma rounds once), so a lane's result never depends on its neighbours: this is what makes the
-// kernels batch-invariant. Horizontal reductions go through memory in a fixed lane order for the same reason.
+// AVX-512 (one zmm), AVX2+FMA (two ymm), NEON on aarch64 (four q registers) or plain scalar code. Every
+// operation is lane-wise and exactly specified (fma rounds once), so a lane's result never depends on its
+// neighbours: this is what makes the kernels batch-invariant. Horizontal reductions go through memory in a
+// fixed lane order for the same reason.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -13,6 +14,11 @@
 #elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #define LSTMLM_SIMD_AVX2 1
+#elif defined(__aarch64__) && defined(__ARM_NEON) && !defined(LSTMLM_SIMD_SCALAR)
+// The scalar variant files define LSTMLM_SIMD_SCALAR (CMakeLists.txt): NEON is part of the aarch64
+// baseline, so no compiler flag turns it off there.
+#include <arm_neon.h>
+#define LSTMLM_SIMD_NEON 1
 #endif
 
 // Each copy of the kernels compiled for another ISA (kernels/fp32/{avx512,avx2,scalar}.cpp) names its
@@ -141,6 +147,70 @@ inline void store_n(float* p, V16 a, int n) {
   store(t, a);
   std::memcpy(p, t, sizeof(float) * static_cast<size_t>(n));
 }
+
+#elif defined(LSTMLM_SIMD_NEON)
+inline constexpr const char* kIsa = "neon";
+struct V16 {
+  float32x4_t v[4];
+};
+#define LSTMLM_NEON_LANES(expr)                \
+  V16 r;                                       \
+  for (int q = 0; q < 4; ++q) r.v[q] = (expr); \
+  return r
+inline V16 load(const float* p) { LSTMLM_NEON_LANES(vld1q_f32(p + 4 * q)); }
+inline void store(float* p, V16 a) {
+  for (int q = 0; q < 4; ++q) vst1q_f32(p + 4 * q, a.v[q]);
+}
+inline V16 set1(float x) { LSTMLM_NEON_LANES(vdupq_n_f32(x)); }
+inline void pin(V16& a) { __asm__("" : "+w"(a.v[0]), "+w"(a.v[1]), "+w"(a.v[2]), "+w"(a.v[3])); }
+// fmla: a b + c rounded once, the bits of vfmadd.
+inline V16 fma(V16 a, V16 b, V16 c) { LSTMLM_NEON_LANES(vfmaq_f32(c.v[q], a.v[q], b.v[q])); }
+inline V16 operator+(V16 a, V16 b) { LSTMLM_NEON_LANES(vaddq_f32(a.v[q], b.v[q])); }
+inline V16 operator-(V16 a, V16 b) { LSTMLM_NEON_LANES(vsubq_f32(a.v[q], b.v[q])); }
+inline V16 operator*(V16 a, V16 b) { LSTMLM_NEON_LANES(vmulq_f32(a.v[q], b.v[q])); }
+inline V16 operator/(V16 a, V16 b) { LSTMLM_NEON_LANES(vdivq_f32(a.v[q], b.v[q])); }
+// Not fmin/fmax, which return the NaN (and order -0 below +0): x86's minps and maxps, b when a and b
+// compare equal or either is NaN, as the scalar level spells them, so that every level gives the same bits.
+inline V16 min(V16 a, V16 b) { LSTMLM_NEON_LANES(vbslq_f32(vcltq_f32(a.v[q], b.v[q]), a.v[q], b.v[q])); }
+inline V16 max(V16 a, V16 b) { LSTMLM_NEON_LANES(vbslq_f32(vcgtq_f32(a.v[q], b.v[q]), a.v[q], b.v[q])); }
+// exp's last step (as on AVX-512): t[k mod 16] by a byte table lookup over the 64-byte table (lane byte
+// indices 4 (k mod 16) + 0..3), then the power of 2 added to the exponent bits.
+inline float32x4_t exp_scale4(const uint8x16x4_t& table, float32x4_t s, float32x4_t p) {
+  const uint32x4_t k = vreinterpretq_u32_f32(s);
+  const uint32x4_t bytes =
+      vaddq_u32(vmulq_n_u32(vandq_u32(k, vdupq_n_u32(15)), 0x04040404u), vdupq_n_u32(0x03020100u));
+  const float32x4_t tk = vreinterpretq_f32_u8(vqtbl4q_u8(table, vreinterpretq_u8_u32(bytes)));
+  const uint32x4_t e = vandq_u32(vshlq_n_u32(k, 19), vdupq_n_u32(static_cast<uint32_t>(kExpBits)));
+  return vreinterpretq_f32_u32(vaddq_u32(vreinterpretq_u32_f32(vfmaq_f32(tk, tk, p)), e));
+}
+inline V16 exp_scale(const float* t, V16 s, V16 p) {
+  const uint8x16x4_t table = vld1q_u8_x4(reinterpret_cast<const uint8_t*>(t));
+  LSTMLM_NEON_LANES(exp_scale4(table, s.v[q], p.v[q]));
+}
+inline V16 abs(V16 a) {
+  LSTMLM_NEON_LANES(
+      vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(a.v[q]), vdupq_n_u32(0x7fffffffu))));
+}
+inline V16 with_sign_of(V16 mag, V16 sgn) {
+  LSTMLM_NEON_LANES(
+      vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(mag.v[q]),
+                                      vandq_u32(vreinterpretq_u32_f32(sgn.v[q]), vdupq_n_u32(0x80000000u)))));
+}
+// fcmgt, like _CMP_LT_OQ, is false when either is NaN.
+inline V16 select_lt(V16 a, V16 b, V16 x, V16 y) {
+  LSTMLM_NEON_LANES(vbslq_f32(vcltq_f32(a.v[q], b.v[q]), x.v[q], y.v[q]));
+}
+inline V16 load_n(const float* p, int n, float fill) {
+  alignas(64) float t[16];
+  for (int i = 0; i < 16; ++i) t[i] = i < n ? p[i] : fill;
+  return load(t);
+}
+inline void store_n(float* p, V16 a, int n) {
+  alignas(64) float t[16];
+  store(t, a);
+  std::memcpy(p, t, sizeof(float) * static_cast<size_t>(n));
+}
+#undef LSTMLM_NEON_LANES
 
 #else
 inline constexpr const char* kIsa = "scalar";

@@ -10,9 +10,10 @@
 //
 // Every level below AMX gives the same bits: vdpbf16ps adds the odd product then the even one to the fp32
 // accumulator, each product exact (two 8-bit significands), each sum rounded to nearest even; the Avx512,
-// Avx2 and scalar levels do exactly that with fp32 FMAs. Values that would be bf16 denormals are flushed
-// to zero when rounded (vdpbf16ps treats them as zero). AMX accumulates inside its tiles in its own order,
-// so bf16/amx has bits of its own (within a level, the contract of backend.hpp holds everywhere).
+// Avx2, NEON and scalar levels do exactly that with fp32 FMAs (aarch64's BFDOT and BFMMLA round otherwise).
+// Values that would be bf16 denormals are flushed to zero when rounded (vdpbf16ps treats them as zero). AMX
+// accumulates inside its tiles in its own order, so bf16/amx has bits of its own (within a level, the
+// contract of backend.hpp holds everywhere).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +25,11 @@ namespace lstmlm::kernels::bf16 {
 // Kp: K rounded up to a whole AMX tile row (32 inputs) for AMX, to a pair elsewhere (the zero pairs add
 // nothing but time: a third of SEED's K 100 at 32).
 inline constexpr int kDepthAlignAmx = 32, kDepthAlign = 2;
+#if defined(__x86_64__)
+inline constexpr bool kHasAmx = true;
+#else
+inline constexpr bool kHasAmx = false;
+#endif
 
 struct Args {
   int rows = 0, kp = 0;
@@ -40,6 +46,7 @@ void dot_amx(const Args& a);     // AMX-BF16
 void dot_avx512(const Args& a);  // AVX512-BF16 vdpbf16ps
 void fma_avx512(const Args& a);  // AVX-512F FMAs, vdpbf16ps's bits
 void fma_avx2(const Args& a);    // AVX2 FMAs, idem
+void fma_neon(const Args& a);    // aarch64 NEON FMAs, idem
 void fma_scalar(const Args& a);  // std::fma, idem
 
 }  // namespace lstmlm::kernels::bf16

@@ -34,7 +34,7 @@ class Gemm final : public lowp::Gemm {
  public:
   Gemm(Isa isa, const lowp::RowFn& row, int N, int K)
       : lowp::Gemm(N, K),
-        kp_(round_up(std::max(K, 1), isa == Isa::Amx ? kDepthAlignAmx : kDepthAlign)),
+        kp_(round_up(std::max(K, 1), isa == Isa::Amx && kHasAmx ? kDepthAlignAmx : kDepthAlign)),
         kernel_(pick(isa)) {
     const int blocks = padded_out() / lowp::kBlock;
     w_.assign(static_cast<size_t>(blocks) * static_cast<size_t>(kp_) * 16, 0);
@@ -73,6 +73,10 @@ class Gemm final : public lowp::Gemm {
   using Kernel = void (*)(const Args&);
   static Kernel pick(Isa isa) {
     switch (isa) {
+#if defined(__aarch64__)
+      case Isa::Neon:
+        return &fma_neon;
+#elif defined(__x86_64__)
       case Isa::Amx:
         return &dot_amx;
       case Isa::Dot:
@@ -81,6 +85,7 @@ class Gemm final : public lowp::Gemm {
         return &fma_avx512;
       case Isa::Avx2:
         return &fma_avx2;
+#endif
       default:
         return &fma_scalar;
     }

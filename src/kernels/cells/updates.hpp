@@ -43,6 +43,9 @@ const Updates& updates();
 namespace cells_avx2 {
 const Updates& updates();
 }
+namespace cells_neon {  // aarch64
+const Updates& updates();
+}
 namespace cells_scalar {
 const Updates& updates();
 }

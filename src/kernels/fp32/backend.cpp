@@ -1,4 +1,5 @@
-// fp32 at each kernel level: the same layers over the kernels of avx512.cpp, avx2.cpp or scalar.cpp.
+// fp32 at each kernel level: the same layers over the kernels of avx512.cpp, avx2.cpp or scalar.cpp (neon.cpp
+// or scalar.cpp on aarch64).
 #include "kernels/fp32/backend.hpp"
 
 #include <stdexcept>
@@ -28,6 +29,12 @@ class Fp32Backend final : public Backend {
 
 const Backend& backend_at(Isa isa) {
   switch (isa) {
+#if defined(__aarch64__)
+    case Isa::Neon: {
+      static const Fp32Backend b(fp32_neon::kernels());
+      return b;
+    }
+#elif defined(__x86_64__)
     case Isa::Avx512: {
       static const Fp32Backend b(fp32_avx512::kernels());
       return b;
@@ -36,6 +43,7 @@ const Backend& backend_at(Isa isa) {
       static const Fp32Backend b(fp32_avx2::kernels());
       return b;
     }
+#endif
     case Isa::Scalar: {
       static const Fp32Backend b(fp32_scalar::kernels());
       return b;

@@ -13,6 +13,17 @@ namespace {
 
 using lowp::Cols;
 
+// Kp's multiple at a level (int8.hpp).
+constexpr int depth_align([[maybe_unused]] Isa isa) {
+#if defined(__aarch64__)
+  return isa == Isa::I8mm ? kDepthAlignI8mm : kDepthAlign;
+#elif defined(__x86_64__)
+  return isa == Isa::Amx ? kDepthAlignAmx : kDepthAlign;
+#else
+  return kDepthAlign;
+#endif
+}
+
 // q = round(v * 127 / max|v|) in [-127, 127], returns the scale max|v| / 127 (0 for an all-zero row; NaN,
 // with q = 0, when v holds a NaN or an infinity, so the results it enters become NaN). With offset 128, q
 // is stored as the byte q + 128: vpdpbusd's unsigned operand (int8.hpp).
@@ -112,7 +123,7 @@ class Gemm final : public lowp::Gemm {
  public:
   Gemm(Isa isa, bool avx_vnni, const lowp::RowFn& row, int N, int K)
       : lowp::Gemm(N, K),
-        kp_(round_up(std::max(K, 1), isa == Isa::Amx ? kDepthAlignAmx : kDepthAlign)),
+        kp_(round_up(std::max(K, 1), depth_align(isa))),
         kernel_(pick(isa, avx_vnni)),
         heavy_(heavy_blocks(row, N, K)),
         main_(N, kp_),
@@ -138,10 +149,14 @@ class Gemm final : public lowp::Gemm {
   void multiply(int rows, const float* const* x, const float* const* init, float* const* out,
                 const Cols* cols, int n, Scratch& s) const override {
     if (rows <= 0) return;
-    // Under 4 rows of at most 128 inputs, an AMX pass is mostly tile set-up and stores: VNNI (the same
-    // exact sums, so the same bits) ran SEED predict at batch 1 ~10% faster on a Sapphire Rapids Xeon;
-    // at K 650 (MEDIUM) AMX stayed ahead even at batch 1.
+      // Under 4 rows of at most 128 inputs, an AMX pass is mostly tile set-up and stores: VNNI (the same
+      // exact sums, so the same bits) ran SEED predict at batch 1 ~10% faster on a Sapphire Rapids Xeon;
+      // at K 650 (MEDIUM) AMX stayed ahead even at batch 1.
+#if defined(__x86_64__)
     const Kernel kernel = kernel_ == &dot_amx && rows < 4 && kp_ <= 128 ? &dot_vnni : kernel_;
+#else
+    const Kernel kernel = kernel_;
+#endif
     // s.bytes: the quantized rows (16-row blocks), sx, then the ranges of the residual pass.
     const size_t padded = static_cast<size_t>(round_up(rows, 16)) * static_cast<size_t>(kp_);
     const size_t cols_at = (padded + size_t(rows) * sizeof(float) + 63) / 64 * 64;
@@ -149,7 +164,11 @@ class Gemm final : public lowp::Gemm {
     int8_t* xq = lowp::input_rows<int8_t>(s, rows, K_, kp_, cols_at - padded + most * sizeof(Cols));
     auto* sx = reinterpret_cast<float*>(s.bytes.data() + padded);
     // The vpdpbusd kernels take x + 128; the padding past K stays 0, which meets zero weights either way.
+#if defined(__x86_64__)
     const int offset = kernel == &dot_vnni || kernel == &dot_avxvnni ? 128 : 0;
+#else
+    const int offset = 0;
+#endif
     for (int r = 0; r < rows; ++r)
       sx[r] = quantize(x[r], K_, xq + static_cast<size_t>(r) * static_cast<size_t>(kp_), offset);
     Args a;
@@ -182,8 +201,16 @@ class Gemm final : public lowp::Gemm {
 
  private:
   using Kernel = void (*)(const Args&);
-  static Kernel pick(Isa isa, bool avx_vnni) {
+  static Kernel pick(Isa isa, [[maybe_unused]] bool avx_vnni) {
     switch (isa) {
+#if defined(__aarch64__)
+      case Isa::I8mm:
+        return &dot_i8mm;
+      case Isa::Dot:
+        return &dot_sdot;
+      case Isa::Neon:
+        return &dot_neon;
+#elif defined(__x86_64__)
       case Isa::Amx:
         return &dot_amx;
       case Isa::Dot:
@@ -191,6 +218,7 @@ class Gemm final : public lowp::Gemm {
       case Isa::Avx512:
       case Isa::Avx2:
         return avx_vnni ? &dot_avxvnni : &dot_avx2;
+#endif
       default:
         return &dot_scalar;
     }

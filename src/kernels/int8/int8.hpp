@@ -27,6 +27,8 @@ namespace lstmlm::kernels::int8 {
 // Kp: K rounded up to a whole AMX tile row (64 inputs) for AMX, to a quad elsewhere (the zero quads add
 // nothing but time: 28% of SEED's K 100 at 64).
 inline constexpr int kDepthAlignAmx = 64, kDepthAlign = 4;
+// aarch64's SMMLA multiplies 8 inputs of two rows by 8 of two columns: I8MM takes two quads at a time.
+inline constexpr int kDepthAlignI8mm = 8;
 
 struct Args {
   int rows = 0, kp = 0;
@@ -48,5 +50,8 @@ void dot_vnni(const Args& a);     // AVX512-VNNI vpdpbusd, x offset by 128
 void dot_avxvnni(const Args& a);  // AVX-VNNI {vex} vpdpbusd, x offset by 128
 void dot_avx2(const Args& a);     // AVX2 vpmaddubsw on |x| and sign-adjusted w (no saturation at 127)
 void dot_scalar(const Args& a);   // int32 loops
+void dot_neon(const Args& a);     // aarch64 NEON SMULL and SADALP (int16 products, exact)
+void dot_sdot(const Args& a);     // aarch64 SDOT (the dot-product extension)
+void dot_i8mm(const Args& a);     // aarch64 SMMLA (I8MM), two rows by two columns by eight inputs
 
 }  // namespace lstmlm::kernels::int8

@@ -211,7 +211,12 @@ class LowpBackend final : public Backend {
   }
   // AMX streams the weights from L3, each weight tile serving 2 row blocks of 16 per pass: split by rows,
   // every thread streams all of them; split by columns, each streams its share, for all the rows.
-  int column_split_rows() const override { return isa_ == Isa::Amx ? 64 : Backend::column_split_rows(); }
+  int column_split_rows() const override {
+#if defined(__x86_64__)
+    if (isa_ == Isa::Amx) return 64;
+#endif
+    return Backend::column_split_rows();
+  }
 
  private:
   std::string name_;
