@@ -58,6 +58,26 @@ void check(Args& a) {
   a.gen.validate();
 }
 
+// One sample as text, streamed: the prompt at once, then each token's piece (`join`) as `run` chooses it.
+// A signal stops it after the last piece written; the line is ended all the same.
+template <class Join, class Run>
+int stream_text(Emitter& out, const std::string& prompt, Join& join, Run&& run) {
+  check_interrupted();
+  Output().write_through(prompt);
+  try {
+    run([&](int, const tasks::GeneratedToken& t) {
+      out.raw(join.piece(t.id));
+      out.flush();  // throws Interrupted after a signal (the piece not written if it was not started)
+    });
+  } catch (const Interrupted&) {
+    Output().write_through("\n");
+    throw;
+  }
+  Output().write_through("\n");
+  out.end();
+  return 0;
+}
+
 // generate -m FILE.arpa: an n-gram model's samples (tasks::generate_ngram), output as a neural model's.
 int run_ngram(Args& a) {
   if (a.window.pad_opt->count() > 0 || a.window.window_opt->count() > 0)
@@ -75,20 +95,8 @@ int run_ngram(Args& a) {
   Emitter out(a.format);
   if (a.format == Format::Text && a.gen.num_samples == 1) {
     tasks::NgramTextJoin join(*model, a.gen.prompt);
-    check_interrupted();
-    Output().write_through(a.gen.prompt);
-    try {
-      tasks::generate_ngram(*model, a.gen, [&](int, const tasks::GeneratedToken& t) {
-        out.raw(join.piece(t.id));
-        out.flush();
-      });
-    } catch (const Interrupted&) {
-      Output().write_through("\n");
-      throw;
-    }
-    Output().write_through("\n");
-    out.end();
-    return 0;
+    return stream_text(out, a.gen.prompt, join,
+                       [&](const tasks::TokenCallback& on) { tasks::generate_ngram(*model, a.gen, on); });
   }
   auto r =
       tasks::generate_ngram(*model, a.gen, [](int, const tasks::GeneratedToken&) { check_interrupted(); });
@@ -127,23 +135,9 @@ int run(Args& a) {
   Emitter out(a.format);
 
   if (a.format == Format::Text && a.gen.num_samples == 1) {
-    // Streamed: the prompt at once, then each token as it is chosen.
-    // A signal stops it after the last token written; the line is ended all the same.
     tasks::TextJoin join(model->tokenizer(), a.gen.prompt);
-    check_interrupted();
-    Output().write_through(a.gen.prompt);
-    try {
-      generate(engine, a.gen, [&](int, const tasks::GeneratedToken& t) {
-        out.raw(join.piece(t.id));
-        out.flush();  // throws Interrupted after a signal (the piece not written if it was not started)
-      });
-    } catch (const Interrupted&) {
-      Output().write_through("\n");
-      throw;
-    }
-    Output().write_through("\n");
-    out.end();
-    return 0;
+    return stream_text(out, a.gen.prompt, join,
+                       [&](const tasks::TokenCallback& on) { generate(engine, a.gen, on); });
   }
   // Several samples (or jsonl): one record each, in index order, written after the last token; a signal
   // stops the generation at the next token, before any record is written.
