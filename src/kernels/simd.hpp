@@ -137,16 +137,6 @@ inline V16 select_lt(V16 a, V16 b, V16 x, V16 y) {
   return {_mm256_blendv_ps(y.lo, x.lo, _mm256_cmp_ps(a.lo, b.lo, _CMP_LT_OQ)),
           _mm256_blendv_ps(y.hi, x.hi, _mm256_cmp_ps(a.hi, b.hi, _CMP_LT_OQ))};
 }
-inline V16 load_n(const float* p, int n, float fill) {
-  alignas(64) float t[16];
-  for (int i = 0; i < 16; ++i) t[i] = i < n ? p[i] : fill;
-  return load(t);
-}
-inline void store_n(float* p, V16 a, int n) {
-  alignas(64) float t[16];
-  store(t, a);
-  std::memcpy(p, t, sizeof(float) * static_cast<size_t>(n));
-}
 
 #elif defined(LSTMLM_SIMD_NEON)
 inline constexpr const char* kIsa = "neon";
@@ -200,16 +190,6 @@ inline V16 with_sign_of(V16 mag, V16 sgn) {
 inline V16 select_lt(V16 a, V16 b, V16 x, V16 y) {
   LSTMLM_NEON_LANES(vbslq_f32(vcltq_f32(a.v[q], b.v[q]), x.v[q], y.v[q]));
 }
-inline V16 load_n(const float* p, int n, float fill) {
-  alignas(64) float t[16];
-  for (int i = 0; i < 16; ++i) t[i] = i < n ? p[i] : fill;
-  return load(t);
-}
-inline void store_n(float* p, V16 a, int n) {
-  alignas(64) float t[16];
-  store(t, a);
-  std::memcpy(p, t, sizeof(float) * static_cast<size_t>(n));
-}
 #undef LSTMLM_NEON_LANES
 
 #else
@@ -253,6 +233,20 @@ inline V16 select_lt(V16 a, V16 b, V16 x, V16 y) { LSTMLM_LANES(a.v[l] < b.v[l] 
 inline V16 load_n(const float* p, int n, float fill) { LSTMLM_LANES(l < n ? p[l] : fill); }
 inline void store_n(float* p, V16 a, int n) { std::memcpy(p, a.v, sizeof(float) * static_cast<size_t>(n)); }
 #undef LSTMLM_LANES
+#endif
+
+#if defined(LSTMLM_SIMD_AVX2) || defined(LSTMLM_SIMD_NEON)
+// No masked loads and stores at these levels: a tail goes through a 16-float buffer.
+inline V16 load_n(const float* p, int n, float fill) {
+  alignas(64) float t[16];
+  for (int i = 0; i < 16; ++i) t[i] = i < n ? p[i] : fill;
+  return load(t);
+}
+inline void store_n(float* p, V16 a, int n) {
+  alignas(64) float t[16];
+  store(t, a);
+  std::memcpy(p, t, sizeof(float) * static_cast<size_t>(n));
+}
 #endif
 
 // Lane sum in a fixed order (0..15), so it does not depend on how the vector was produced.
