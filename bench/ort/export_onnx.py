@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """ONNX Runtime's side of bench/compare, part 1: the models it runs, written once per shape and seed.
 
-For a shape V,E,H,L (an Embedding, L LSTM layers, a Linear decoder) and a seed, writes into --out:
+For a shape V,E,H,L (an Embedding, L LSTM layers, a Linear decoder) and a seed, or the weights of an lstmlm model
+directory (--from-dir: LSTM layers, untied), writes into --out:
   model/              the lstmlm model directory of those weights (vocabulary <unk>, <eos>, w2 ... w{V-1})
   score.onnx          ids [B,T] int64, targets [B,T] int64 -> the targets' log-probs [B,T] (log_softmax at every
                       step, gathered): what `lstmlm bench -w score` computes
@@ -17,8 +18,9 @@ holds; the int8 rewrite uses Debian's python3-onnx (ORT's Python tools are not a
 
 Then checks them before anything is timed (a wrong peer is no peer): ORT's log-probs (bench/ort/ort_bench.js
 --dump) on 3 rows of 7 random ids against lstmlm's (lstmlm.Model.logprobs, the Python module of the build) must
-agree to 1e-4, and the int8 graphs against the fp32 ones to 0.1 (a quantized model's error; a broken rewrite
-is off by whole nats). Prints one JSON line: the files and the largest differences. Exit status 1 when a
+agree to 1e-4, and the int8 graphs' probabilities against the fp32 ones' to 0.02 (a quantized model's error: on
+models/fairytales-word ORT int8 is off by 0.005 at most, lstmlm int8 by 0.003; a broken rewrite is off by whole
+probabilities). Prints one JSON line: the files and the largest differences. Exit status 1 when a
 check fails.
 
 With --onnx FILE (a user's ONNX model, e.g. tf2onnx's) the model is taken as it is: converted with
@@ -27,6 +29,7 @@ ids when the graph says so, its softmax output compared as probabilities to 1e-4
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import warnings
@@ -89,6 +92,50 @@ def torch_model(V, E, H, L, seed):
 
     lm = LM().eval()
     return lm, Score(lm).eval(), Predict(lm).eval(), Logprobs(lm).eval()
+
+
+def read_safetensors(path):
+    """{name: float32 array} of an lstmlm weights.safetensors (every tensor F32, as lstmlm.format writes them)."""
+    import struct
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        base, out = 8 + n, {}
+        for name, h in header.items():
+            if name == "__metadata__":
+                continue
+            if h["dtype"] != "F32":
+                sys.exit(f"export_onnx: {path}: tensor {name} is {h['dtype']}, only F32 is read here")
+            a, b = h["data_offsets"]
+            f.seek(base + a)
+            out[name] = np.frombuffer(f.read(b - a), dtype="<f4").reshape(h["shape"]).copy()
+    return out
+
+
+def load_lstmlm_dir(lm, path, V, E, H, L):
+    """lm's weights set from an lstmlm model directory of plain LSTM layers and an untied decoder."""
+    import torch
+    w = read_safetensors(os.path.join(path, "weights.safetensors"))
+    sd = {"embedding.weight": w["embedding.weight"], "w": np.ascontiguousarray(w["decoder.weight"].T),
+          "b": w["decoder.bias"]}
+    for k in range(L):
+        for p in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+            shape = (4 * H,) if p.startswith("bias") else (4 * H, E if (k == 0 and p == "weight_ih") else H)
+            sd[f"lstm.{p}_l{k}"] = w.get(f"lstm.{p}_l{k}", np.zeros(shape, np.float32))  # a bias may be absent
+    lm.load_state_dict({k: torch.from_numpy(v) for k, v in sd.items()})
+
+
+def dir_shape(path):
+    """(V, E, H, L) of an lstmlm model directory this script can export: LSTM layers of one width, no
+    projection, an untied decoder, no head."""
+    with open(os.path.join(path, "config.json"), encoding="utf-8") as f:
+        cfg = json.load(f)
+    layers = cfg["layers"]
+    hs = {l.get("hidden_size") for l in layers}
+    if len(hs) != 1 or any(l.get("proj_size") or l.get("cell", "lstm") != "lstm" for l in layers) \
+            or cfg["output"].get("tied") or cfg["output"].get("head"):
+        sys.exit(f"export_onnx: {path}: only LSTM layers of one width, untied, without a projection or head")
+    return cfg["vocab_size"], cfg["embedding_dim"], hs.pop(), len(layers)
 
 
 def write_lstmlm_dir(lm, V, E, H, L, path):
@@ -233,6 +280,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shape", help="V,E,H,L")
     ap.add_argument("--onnx", help="a user's ONNX model instead of --shape")
+    ap.add_argument("--from-dir", help="an lstmlm model directory (LSTM, untied) instead of --shape: its weights")
     ap.add_argument("--vocab", help="with --onnx: the vocabulary file lstmlm.convert takes (--vocab)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", required=True)
@@ -261,9 +309,14 @@ def main():
         report.update(model=model_dir, onnx=a.onnx, seq_len=T, vocab=V, max_abs_diff=float(np.abs(got - ref).max()))
         ok = report["max_abs_diff"] <= 1e-4
     else:
-        V, E, H, L = (int(x) for x in a.shape.split(","))
+        V, E, H, L = dir_shape(a.from_dir) if a.from_dir else (int(x) for x in a.shape.split(","))
         lm, score, predict, logprobs = torch_model(V, E, H, L, a.seed)
-        write_lstmlm_dir(lm, V, E, H, L, os.path.join(a.out, "model"))
+        if a.from_dir:
+            load_lstmlm_dir(lm, a.from_dir, V, E, H, L)
+            if os.path.abspath(a.from_dir) != os.path.abspath(os.path.join(a.out, "model")):
+                shutil.copytree(a.from_dir, os.path.join(a.out, "model"), dirs_exist_ok=True)
+        else:
+            write_lstmlm_dir(lm, V, E, H, L, os.path.join(a.out, "model"))
         import torch
         x = torch.zeros(2, 3, dtype=torch.long)
         dyn = {"ids": {0: "batch", 1: "time"}, "targets": {0: "batch", 1: "time"}}
@@ -282,8 +335,10 @@ def main():
         got = ort_dump(os.path.join(a.out, "logprobs.onnx"), ids, a.node_path)
         got8 = ort_dump(os.path.join(a.out, "logprobs-int8.onnx"), ids, a.node_path)
         report.update(model=os.path.join(a.out, "model"), shape=[V, E, H, L], seed=a.seed,
-                      max_abs_diff=float(np.abs(got - ref).max()), int8_max_abs_diff=float(np.abs(got8 - got).max()))
-        ok = report["max_abs_diff"] <= 1e-4 and report["int8_max_abs_diff"] <= 0.1
+                      max_abs_diff=float(np.abs(got - ref).max()),
+                      int8_max_abs_diff=float(np.abs(np.exp(got8) - np.exp(got)).max()),
+                      int8_max_abs_logprob_diff=float(np.abs(got8 - got).max()))
+        ok = report["max_abs_diff"] <= 1e-4 and report["int8_max_abs_diff"] <= 0.02
     report["ok"] = ok
     print(json.dumps(report))
     if not ok:
