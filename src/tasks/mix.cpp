@@ -274,8 +274,11 @@ MixRow::MixRow(std::shared_ptr<const MixPlan> plan, const Model& first)
 void MixRow::apply(std::span<const int32_t> history, bool from_start, float* row) const {
   const auto V = static_cast<size_t>(V_);
   const bool linear = plan_->mode == MixMode::Linear;
-  // Linear: the weighted sum of the probabilities; log-linear: the weighted sum of the ln p.
-  std::vector<double> p(V), pi(V);
+  // Linear: the weighted sum of the probabilities; log-linear: the weighted sum of the ln p. The rows are
+  // scratch of the calling thread (a MixRow is shared), so a generate step allocates nothing.
+  thread_local std::vector<double> p, pi;
+  p.resize(V);
+  pi.resize(V);
   for (size_t j = 0; j < V; ++j)
     p[j] = plan_->first_weight * (linear ? std::exp(double(row[j])) : double(row[j]));
   for (size_t i = 0; i < plan_->members.size(); ++i) {
