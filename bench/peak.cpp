@@ -12,11 +12,12 @@
 // No -mavx512vnni/-mavx512bf16 is needed: the dot products are inline asm, run only when the CPU has them.
 // Usage: peak [seconds per measurement, default 0.5] [max threads, default all cores]
 // Prints one JSON object per thread count, e.g.
-//   {"threads":N,"gflops":X,"int8_gops":Y,"bf16_gflops":Z,"l2_read_gbs":W,"isa":"avx512f"}
+//   {"threads":N,"gflops":X,"int8_gops":Y,"bf16_gflops":Z,"l2_read_gbs":W,"l3_read_gbs":M,"isa":"avx512f"}
 // int8_gops: AVX512-VNNI vpdpbusd zmm (128 ops each), or with PEAK_AVX2 AVX-VNNI's vpdpbusd ymm (64 ops);
 // int8_maddubs_gops (PEAK_AVX2 only): the exact AVX2 sequence without VNNI (spin_int8_maddubs);
 // bf16_gflops: AVX512-BF16 vdpbf16ps zmm (64 flops each; none with PEAK_AVX2). A key is left out when
-// the CPU lacks the instruction. l2_read_gbs: GB/s read from a 512 KiB buffer per thread (spin_l2_read).
+// the CPU lacks the instruction. l2_read_gbs, l3_read_gbs: GB/s read from a 512 KiB and a 64 MiB buffer per
+// thread (spin_read).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -105,12 +106,14 @@ std::pair<double, double> spin_fp32(double seconds) {
   return {2.0 * kLanes * kChains * static_cast<double>(kInner) * static_cast<double>(rounds), dt};
 }
 
-// Reads a 512 KiB buffer (in L2 on the CPUs measured, 1-2 MiB per core; far past L1) with aligned vector
-// loads into 8 independent sums, over and over; returns the bytes read and the time. The rate bounds a kernel
-// whose weights sit in L2 and are read once per token: SEED generate at batch 1 (382 KB of fp32 weights per
-// token) cannot beat it.
-std::pair<double, double> spin_l2_read(double seconds) {
-  constexpr size_t kBytes = size_t(512) << 10, kFloats = kBytes / sizeof(float);
+// Reads a buffer of kKiB per thread with aligned vector loads into 8 independent sums, over and over; returns
+// the bytes read and the time. 512 KiB sits in L2 on the CPUs measured (1-2 MiB per core; far past L1): the
+// rate bounds a kernel whose weights are there and read once per token (SEED generate at batch 1, 382 KB of
+// fp32 weights per token). 64 MiB is past L2, in L3 where it is that large, else memory: the bound of a batch-1
+// step of MEDIUM (46 MB of fp32 weights per token).
+template <size_t kKiB>
+std::pair<double, double> spin_read(double seconds) {
+  constexpr size_t kBytes = kKiB << 10, kFloats = kBytes / sizeof(float);
   float* buf = static_cast<float*>(std::aligned_alloc(64, kBytes));
   std::fill(buf, buf + kFloats, 1e-7f);
   Vec s[8];
@@ -285,7 +288,8 @@ int main(int argc, char** argv) {
 #else
     if (bf16) std::printf(",\"bf16_gflops\":%.2f", best_of_three(spin_bf16, seconds, n));
 #endif
-    std::printf(",\"l2_read_gbs\":%.2f", best_of_three(spin_l2_read, seconds, n));
+    std::printf(",\"l2_read_gbs\":%.2f", best_of_three(spin_read<512>, seconds, n));
+    std::printf(",\"l3_read_gbs\":%.2f", best_of_three(spin_read<size_t(64) << 10>, seconds, n));
     std::printf(",\"isa\":\"%s\"}\n", kIsa);
     std::fflush(stdout);
   }
