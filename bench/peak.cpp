@@ -109,8 +109,8 @@ std::pair<double, double> spin_fp32(double seconds) {
 // Reads a buffer of kKiB per thread with aligned vector loads into 8 independent sums, over and over; returns
 // the bytes read and the time. 512 KiB sits in L2 on the CPUs measured (1-2 MiB per core; far past L1): the
 // rate bounds a kernel whose weights are there and read once per token (SEED generate at batch 1, 382 KB of
-// fp32 weights per token). 64 MiB is past L2, in L3 where it is that large, else memory: the bound of a batch-1
-// step of MEDIUM (46 MB of fp32 weights per token).
+// fp32 weights per token). 64 MiB is past L2, in L3 where it is that large, else memory: the bound of a
+// batch-1 step of MEDIUM (46 MB of fp32 weights per token).
 template <size_t kKiB>
 std::pair<double, double> spin_read(double seconds) {
   constexpr size_t kBytes = kKiB << 10, kFloats = kBytes / sizeof(float);
