@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -70,6 +71,12 @@ def same_answer(a, b):
     return ids(a) == ids(b) and all(abs(x["logprob"] - y["logprob"]) <= 1e-4 for x, y in zip(a["top"], b["top"]))
 
 
+def med(xs, digits=2):
+    """The median of the figures hey printed ("-" when it printed none: a percentile of too few responses)."""
+    xs = [x for x in xs if x is not None]
+    return f"{statistics.median(xs):.{digits}f}" if xs else "-"
+
+
 def fmt(xs, digits=0):
     med = statistics.median(xs)
     return f"{med:,.{digits}f} ({min(xs):,.{digits}f}-{max(xs):,.{digits}f})"
@@ -96,6 +103,15 @@ def main():
     cpu = next((l.split(":", 1)[1].strip() for l in subprocess.run(["lscpu"], capture_output=True, text=True)
                 .stdout.splitlines() if l.startswith("Model name:")), "?")
     rows, tmp = [], tempfile.mkdtemp(prefix="lstmlm_serve_ort_")
+    try:
+        run(a, rows, tmp, node_path, python_dir, cpu)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    report(a, rows, cpu)
+
+
+def run(a, rows, tmp, node_path, python_dir, cpu):
+    """Every cell: both servers of a model up, each client count in turn, lstmlm then ORT, --rounds times."""
     clients = [int(c) for c in a.clients.split(",")]
     for name in a.models.split(","):
         src = os.path.join(ROOT, "models", "fairytales-word") if name == "SEED" else \
@@ -127,6 +143,11 @@ def main():
         finally:
             for s in servers.values():
                 s.stop()
+
+
+def report(a, rows, cpu):
+    """rows to -o's jsonl, and the table on stdout."""
+    clients = [int(c) for c in a.clients.split(",")]
     if a.output:
         with open(a.output, "w") as f:
             f.writelines(json.dumps(r) + "\n" for r in rows)
@@ -141,8 +162,8 @@ def main():
             ratio = [x / y for x, y in zip(get("lstmlm", "rps"), get("ort", "rps"))]
             errs = sum(get("lstmlm", "not_200")) + sum(get("ort", "not_200"))
             print(f"| {name} | {c} | {fmt(get('lstmlm', 'rps'))} | {fmt(get('ort', 'rps'))} | {fmt(ratio, 2)} "
-                  f"| {statistics.median(get('lstmlm', 'p50_ms')):.2f} / {statistics.median(get('lstmlm', 'p99_ms')):.2f} "
-                  f"| {statistics.median(get('ort', 'p50_ms')):.2f} / {statistics.median(get('ort', 'p99_ms')):.2f} "
+                  f"| {med(get('lstmlm', 'p50_ms'))} / {med(get('lstmlm', 'p99_ms'))} "
+                  f"| {med(get('ort', 'p50_ms'))} / {med(get('ort', 'p99_ms'))} "
                   f"| {fmt(get('lstmlm', 'cpu_us_per_request'))} | {fmt(get('ort', 'cpu_us_per_request'))} | {errs} |")
 
 
