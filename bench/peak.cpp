@@ -18,7 +18,13 @@
 // bf16_gflops: AVX512-BF16 vdpbf16ps zmm (64 flops each; none with PEAK_AVX2). A key is left out when
 // the CPU lacks the instruction. l2_read_gbs, l3_read_gbs: GB/s read from a 512 KiB and a 64 MiB buffer per
 // thread (spin_read).
+// On aarch64 (g++ -O2 -pthread bench/peak.cpp -o peak): the fp32 peak on NEON's 128-bit FMA (fmla, 16 chains
+// of the 32 registers) and the read rates; no dot-product peak there yet (int8_gops, bf16_gflops left out).
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#else
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -31,7 +37,17 @@
 
 namespace {
 
-#ifdef PEAK_AVX2
+#if defined(__aarch64__)
+using Vec = float32x4_t;
+constexpr int kLanes = 4;
+constexpr int kChains = 16;
+constexpr const char* kIsa = "neon";
+inline Vec set1(float x) { return vdupq_n_f32(x); }
+inline Vec fma(Vec a, Vec b, Vec c) { return vfmaq_f32(c, a, b); }
+inline Vec add(Vec a, Vec b) { return vaddq_f32(a, b); }
+inline Vec load(const float* p) { return vld1q_f32(p); }
+inline float sum(Vec v) { return vaddvq_f32(v); }
+#elif defined(PEAK_AVX2)
 using Vec = __m256;
 constexpr int kLanes = 8;
 constexpr int kChains = 14;
@@ -129,6 +145,7 @@ std::pair<double, double> spin_read(double seconds) {
   return r;
 }
 
+#if !defined(__aarch64__)
 // The dot-product loops are asm on fixed registers: GCC 12 copies or spills the accumulators of
 // _mm512_dpbusd_epi32 in a loop, which measured well below the 2 per cycle the instruction issues at.
 // Operands are set once per round (the clock read between rounds clobbers every vector register);
@@ -247,6 +264,8 @@ std::pair<double, double> spin_bf16(double seconds) {
 }
 #endif
 
+#endif  // !__aarch64__
+
 // Best of three runs of spin on n threads, in G operations per second. Best of three: the machine is
 // shared, so the least disturbed run is the closest to the limit.
 double best_of_three(std::pair<double, double> (*spin)(double), double seconds, int n) {
@@ -275,18 +294,20 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: peak [seconds > 0] [max threads >= 1]\n");
     return 2;
   }
-#ifdef PEAK_AVX2
+#if defined(PEAK_AVX2)
   const bool int8 = __builtin_cpu_supports("avxvnni");
-#else
+#elif !defined(__aarch64__)
   const bool int8 = __builtin_cpu_supports("avx512vnni"), bf16 = __builtin_cpu_supports("avx512bf16");
 #endif
   for (int n = 1; n <= max_threads; ++n) {
     std::printf("{\"threads\":%d,\"gflops\":%.2f", n, best_of_three(spin_fp32, seconds, n));
+#if !defined(__aarch64__)
     if (int8) std::printf(",\"int8_gops\":%.2f", best_of_three(spin_int8, seconds, n));
 #ifdef PEAK_AVX2
     std::printf(",\"int8_maddubs_gops\":%.2f", best_of_three(spin_int8_maddubs, seconds, n));
 #else
     if (bf16) std::printf(",\"bf16_gflops\":%.2f", best_of_three(spin_bf16, seconds, n));
+#endif
 #endif
     std::printf(",\"l2_read_gbs\":%.2f", best_of_three(spin_read<512>, seconds, n));
     std::printf(",\"l3_read_gbs\":%.2f", best_of_three(spin_read<size_t(64) << 10>, seconds, n));
