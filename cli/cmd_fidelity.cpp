@@ -38,7 +38,9 @@ Output (docs/precision.md):
                   the kernels that ran on each side, "<precision>/<isa>" (e.g. fp32/avx2)
   text: one "Name:<TAB>value" line each; jsonl: one {"type": "fidelity", ...} object; json: an array of
   it. Input without any scored token is an error (exit 1); a precision this build or CPU lacks is a
-  usage error naming the available ones (exit 2).)";
+  usage error naming the available ones (exit 2).
+--mix MODEL.arpa:W (repeatable; word models) and --mix-mode: both sides' rows are the mixture's, as predict
+--mix makes them (docs/mixing.md), before they are compared: the fidelity of the mixed model.)";
 
 struct Opts {
   std::string model_dir;
@@ -51,6 +53,8 @@ struct Opts {
   int batch_size = 64, threads = 0;
   WindowArgs window;
   std::string progress = "auto";
+  std::vector<std::string> mix;
+  std::string mix_mode = "linear";
 };
 
 Record fidelity_record(const Opts& o, const tasks::FidelityResult& r) {
@@ -78,7 +82,7 @@ int run(const Opts& o) {
   task.window = resolve_window(o.window, *model);
   Engine low(model, engine_options(o.threads, o.precision));
   Engine ref(model, engine_options(o.threads, Precision::Fp32));
-  tasks::Fidelity fidelity(ref, low, task);
+  tasks::Fidelity fidelity(ref, low, task, load_mix_row(o.mix, o.mix_mode, *model));
   const size_t block = 4096;
   LineReader in(o.files);
   Progress progress("fidelity", o.progress, o.files);
@@ -134,6 +138,8 @@ Subcommand setup_fidelity(CLI::App& parent) {
   add_window_options(*s.app, o->window);
   add_threads_option(*s.app, o->threads);
   add_progress_option(*s.app, o->progress);
+  add_mix_option(*s.app, o->mix, "into both sides' rows before they are compared");
+  add_mix_mode_option(*s.app, o->mix_mode);
   s.check = [o] { o->files.insert(o->files.begin(), o->file_opts.begin(), o->file_opts.end()); };
   s.run = [o]() -> int { return run(*o); };
   return s;

@@ -69,8 +69,8 @@ struct Fidelity::Line {
   int64_t tokens = 0, top1 = 0;
 };
 
-Fidelity::Fidelity(Engine& reference, Engine& low, ScoreOptions opt)
-    : ref_(&reference), low_(&low), opt_(opt) {
+Fidelity::Fidelity(Engine& reference, Engine& low, ScoreOptions opt, std::shared_ptr<const MixRow> mix)
+    : ref_(&reference), low_(&low), opt_(opt), mix_(std::move(mix)) {
   if (&reference.model() != &low.model())
     throw UsageError("fidelity: the reference and the low-precision engine must run the same model");
   if (opt_.entropy || opt_.rank || opt_.aggregate == Aggregate::Words)
@@ -117,6 +117,13 @@ void Fidelity::add(const std::vector<std::string>& lines, const std::string& sou
   }
 }
 
+void Fidelity::mix_rows(std::span<const int32_t> history, float* p, float* q) const {
+  if (!mix_) return;
+  const bool from_start = start_ >= 0 && !history.empty() && history.front() == start_;
+  mix_->apply(history, from_start, p);
+  mix_->apply(history, from_start, q);
+}
+
 void Fidelity::compare(Line& l, const float* p, const float* q, int32_t target) {
   const auto V = static_cast<size_t>(ref_->model().vocab_size());
   const TokenFidelity f = compare_rows({p, V}, {q, V}, target);
@@ -131,9 +138,11 @@ void Fidelity::compare(Line& l, const float* p, const float* q, int32_t target) 
 }
 
 // Rows of inputs and targets through both engines in chunks of steps (states carried), every step's two
-// distributions compared into its line, owners[offset of row r + t].
+// distributions compared into its line, owners[offset of row r + t]. With a mixture, row r's history at step
+// t is `before` (the ids fed ahead of these rows: document mode) and its inputs up to t.
 void Fidelity::run_rows(std::vector<Line>& lines, const std::vector<size_t>& owners, const Sequences& inputs,
-                        const Sequences& targets, std::vector<State>& sref, std::vector<State>& slow) {
+                        const Sequences& targets, std::vector<State>& sref, std::vector<State>& slow,
+                        const std::vector<int32_t>& before) {
   // owners: the owner of row r's step t at offset[r] + t.
   std::vector<size_t> offset(inputs.size() + 1, 0);
   size_t longest = 0;
@@ -153,9 +162,15 @@ void Fidelity::run_rows(std::vector<Line>& lines, const std::vector<size_t>& own
     }
     ref_->logprobs(part, sref, pr);
     low_->logprobs(part, slow, pl);
+    std::vector<int32_t> history;
     for (size_t r = 0; r < inputs.size(); ++r)
       for (size_t t = 0; t < part[r].size(); ++t) {
         const auto row = static_cast<Eigen::Index>(t);
+        if (mix_) {
+          history.assign(before.begin(), before.end());
+          history.insert(history.end(), inputs[r].begin(), inputs[r].begin() + std::ptrdiff_t(t0 + t + 1));
+          mix_rows(history, pr[r].row(row).data(), pl[r].row(row).data());
+        }
         compare(lines[owners[offset[r] + t0 + t]], pr[r].row(row).data(), pl[r].row(row).data(),
                 targets[r][t0 + t]);
       }
@@ -209,10 +224,15 @@ void Fidelity::run_document(std::vector<Line>& lines) {
   detail::stream_row(doc_pending_, std::span<const int32_t>(all).subspan(pos), inputs[0], targets[0]);
   std::vector<size_t> owners(owner_of.begin() + static_cast<ptrdiff_t>(pos), owner_of.end());
   std::vector<State> sref{doc_ref_}, slow{doc_low_};
-  run_rows(lines, owners, inputs, targets, sref, slow);
+  run_rows(lines, owners, inputs, targets, sref, slow, doc_fed_);
   doc_ref_ = sref[0];
   doc_low_ = slow[0];
   doc_pending_ = all.back();
+  if (mix_) {  // the n-grams' history: what was fed, the start token first while it is within reach
+    doc_fed_.insert(doc_fed_.end(), inputs[0].begin(), inputs[0].end());
+    const size_t keep = 64;  // past any n-gram order a mixture reads (each reads its order - 1 ids)
+    if (doc_fed_.size() > 2 * keep) doc_fed_.erase(doc_fed_.begin(), doc_fed_.end() - std::ptrdiff_t(keep));
+  }
 }
 
 void Fidelity::run_windowed(std::vector<Line>& lines) {
@@ -243,6 +263,7 @@ void Fidelity::run_windowed(std::vector<Line>& lines) {
     wl.predict(part, dl);
     for (size_t r = 0; r < n; ++r) {
       const auto row = static_cast<Eigen::Index>(r);
+      mix_rows(part[r], dr.row(row).data(), dl.row(row).data());
       compare(lines[owners[b + r]], dr.row(row).data(), dl.row(row).data(), targets[b + r]);
     }
   }

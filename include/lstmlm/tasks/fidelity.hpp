@@ -10,6 +10,9 @@
 //    |Δ ln p(target)| = |ln p_target - ln q_target|; top-1 agreement when argmax p == argmax q (the lowest
 //    id among equal maxima).
 //  - Totals are added line by line in input order, so they do not depend on the batch size.
+//  - With a mixture (MixRow, --mix), both sides' rows are the mixture's (MixRow::apply after the same
+//    history) before they are compared: the fidelity of the mixed model, whose n-gram part is the same on
+//    both sides.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "lstmlm/engine.hpp"
+#include "lstmlm/tasks/mix.hpp"
 #include "lstmlm/tasks/score.hpp"
 
 namespace lstmlm::tasks {
@@ -57,7 +61,8 @@ class Fidelity {
  public:
   // reference and low must run the same Model object (UsageError otherwise). `opt` as for the Scorer;
   // entropy, rank and Aggregate::Words are refused (UsageError).
-  Fidelity(Engine& reference, Engine& low, ScoreOptions opt);
+  // `mix`: each row of both sides rewritten by it first (null: none).
+  Fidelity(Engine& reference, Engine& low, ScoreOptions opt, std::shared_ptr<const MixRow> mix = nullptr);
   // Compares a block of lines, as Scorer::score scores it (document mode carries the state on).
   void add(const std::vector<std::string>& lines, const std::string& source, uint64_t first_line,
            const std::vector<LineEnd>& ends = {});
@@ -66,7 +71,11 @@ class Fidelity {
  private:
   struct Line;
   void run_rows(std::vector<Line>& lines, const std::vector<size_t>& owners, const Sequences& inputs,
-                const Sequences& targets, std::vector<State>& sref, std::vector<State>& slow);
+                const Sequences& targets, std::vector<State>& sref, std::vector<State>& slow,
+                const std::vector<int32_t>& before = {});
+  // Both rows after `history` (the ids fed, the stream's start token first when it is there) through the
+  // mixture, when there is one.
+  void mix_rows(std::span<const int32_t> history, float* p, float* q) const;
   void run_sentences(std::vector<Line>& lines);
   void run_document(std::vector<Line>& lines);
   void run_windowed(std::vector<Line>& lines);
@@ -78,6 +87,8 @@ class Fidelity {
   State doc_ref_, doc_low_;
   int32_t doc_pending_ = -1;
   std::vector<int32_t> doc_history_;
+  std::shared_ptr<const MixRow> mix_;
+  std::vector<int32_t> doc_fed_;  // document mode with a mixture: the last ids fed (the n-grams' history)
   FidelityResult r_;
 };
 

@@ -372,6 +372,42 @@ class MixTest(unittest.TestCase):
         self.assertIn("needs a word model", r.stderr)
         self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
 
+    def test_fidelity_compares_the_mixture_on_both_sides(self):
+        """fidelity --mix: both sides' rows are the mixture's. fp32 against fp32 is then KL 0 and, on lines
+        whose words the model has, its perplexity is score --mix's (the rows in float, score's mixture in
+        double: to 1e-6 relative; an OOV word is the row's <unk>, the class of every word the model lacks, as
+        in predict --mix, where score gives it its own share); against int8 the reference side is unchanged."""
+        lines = self.text.splitlines(keepends=True)
+        text = "".join(l for l, rec in zip(lines, score_records([], self.text), strict=True)
+                       if not any(w["oov"] for w in rec["words"]))
+        self.assertGreater(text.count("\n"), 5)
+        mix = ["--mix", f"{self.arpa}:0.4"]
+
+        def fidelity(*args):
+            r = cli("fidelity", "-m", MODEL, "--output-format", "jsonl", *args, input=text)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return json.loads(r.stdout)
+
+        recs = score_records(mix, text)
+        lp = [w["logprob"] for rec in recs for w in rec["words"] if w["id"] >= 0]
+        want = math.exp(-sum(lp) / len(lp))
+        same = fidelity("--precision", "fp32", *mix)
+        self.assertEqual(same["tokens"], len(lp))
+        self.assertEqual(same["mean_kl"], 0)
+        self.assertAlmostEqual(same["perplexity_ref"], want, delta=1e-6 * want)
+        plain = fidelity("--precision", "int8")
+        low = fidelity("--precision", "int8", *mix)
+        self.assertEqual(low["perplexity_ref"], same["perplexity_ref"])
+        self.assertNotAlmostEqual(low["perplexity_ref"], plain["perplexity_ref"], delta=1e-3)
+        self.assertGreater(low["mean_kl"], 0)
+        # The n-gram part is the same on both sides: the mixture can only bring the two closer in KL.
+        self.assertLess(low["mean_kl"], plain["mean_kl"])
+        char = os.path.join(pyutil.SOURCE_DIR, "models", "charrnn-space")
+        r = subprocess.run([pyutil.require_cli(), "fidelity", "-m", char, "--precision", "int8", *mix],
+                           capture_output=True, text=True, input="a b\n")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("needs a word model", r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
