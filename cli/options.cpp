@@ -360,13 +360,16 @@ std::shared_ptr<const tasks::MixPlan> load_mix_plan(const std::vector<std::strin
                                                     const std::vector<std::string>& first_words, bool lodr,
                                                     const std::string& mode) {
   auto plan = tasks::load_mix(specs, first_words, lodr, tasks::mix_mode_choices().parse(mode));
-  for (const auto& m : plan->members) warn_ngram(*m.model);
+  for (const auto& m : plan->members)
+    if (m.model) warn_ngram(*m.model);
   return plan;
 }
 
 CLI::Option* add_mix_option(CLI::App& app, std::vector<std::string>& specs, const std::string& what) {
   return repeatable(app.add_option("--mix", specs,
-                                   "Mix in an ARPA n-gram model, " + what +
+                                   "Mix in an ARPA n-gram model (score and rescore: or a neural word model's "
+                                   "directory), " +
+                                       what +
                                        " (linear): MODEL:WEIGHT, repeatable; -m gets 1 - the sum of the "
                                        "weights (docs/mixing.md)"));
 }

@@ -103,7 +103,7 @@ Service::Service(const Options& options, std::shared_ptr<const Model> model)
   if (!options.mix.empty()) {
     mix_ = tasks::load_mix(options.mix, tasks::NgramMix::words_of(*model_), false,
                            tasks::mix_mode_choices().parse(options.mix_mode));
-    mix_row_ = std::make_shared<tasks::MixRow>(mix_, *model_);
+    if (!mix_->has_neural()) mix_row_ = std::make_shared<tasks::MixRow>(mix_, *model_);
   }
 }
 
@@ -113,6 +113,16 @@ std::shared_ptr<const tasks::MixPlan> Service::mix_of(Body& b) const {
     throw HttpError(400,
                     "field 'mix': this server mixes no n-gram model (start it with --mix MODEL.arpa:WEIGHT)");
   return on.value_or(true) ? mix_ : nullptr;
+}
+
+std::shared_ptr<const tasks::MixRow> Service::row_mix_of(Body& b) const {
+  if (!mix_of(b)) return nullptr;
+  if (!mix_row_)
+    throw HttpError(
+        400,
+        "field 'mix': this server's --mix holds a neural model, which score and rescore mix; predict "
+        "and generate mix ARPA models only (send \"mix\": false)");
+  return mix_row_;
 }
 
 std::shared_ptr<const tasks::Boost> Service::boost_of(Body& b) const {
@@ -217,7 +227,7 @@ std::string Service::predict(const std::string& body) {
   opt.prefix = b.str("prefix").value_or("");
   opt.completer = completer_;
   opt.boost = boost_of(b);
-  opt.mix = mix_of(b) ? mix_row_ : nullptr;
+  opt.mix = row_mix_of(b);
   b.done();
   if (bool(context) == bool(contexts))
     throw HttpError(400,
@@ -393,7 +403,7 @@ Service::GenerateRequest Service::parse_generate(const std::string& body) const 
   g.window = window_of(b, *model_);
   r.stream = b.boolean("stream").value_or(false);
   g.boost = boost_of(b);
-  g.mix = mix_of(b) ? mix_row_ : nullptr;
+  g.mix = row_mix_of(b);
   b.done();
   if (int64_t(g.max_tokens) * g.num_samples > int64_t(opt_.max_tokens))
     throw HttpError(413, "max_tokens x num_samples: more than " + std::to_string(opt_.max_tokens) +

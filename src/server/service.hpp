@@ -67,6 +67,8 @@ class Service {
   std::shared_ptr<const tasks::MixRow> mix_row_;       // the same over the model's ids: predict, generate
   // The mixture a request asks for: the server's unless its field "mix" is false.
   std::shared_ptr<const tasks::MixPlan> mix_of(Body& b) const;
+  // The mixture as rows (predict, generate): a 400 when the server's --mix holds a neural model.
+  std::shared_ptr<const tasks::MixRow> row_mix_of(Body& b) const;
   // The boost a request asks for: the server's unless its field "boost" is false.
   std::shared_ptr<const tasks::Boost> boost_of(Body& b) const;
 };

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <unordered_set>
 
@@ -53,18 +54,31 @@ std::shared_ptr<const MixPlan> load_mix(const std::vector<std::string>& specs,
   std::vector<MixMember> members;
   for (const auto& spec : specs) members.push_back(parse_mix(spec));
   check_mix_weights(members, lodr && mode == MixMode::Linear);
-  std::vector<std::shared_ptr<const NgramModel>> models;
-  std::vector<double> weights;
+  std::vector<MixPlan::Member> loaded;
   for (const auto& m : members) {
     if (::access(m.path.c_str(), R_OK) != 0)
       throw UsageError::option("mix", " " + m.path + ": cannot open: " + std::strerror(errno));
+    std::error_code ec;
+    if (std::filesystem::is_directory(m.path, ec)) {  // a neural model's directory
+      if (mode == MixMode::LogLinear)
+        throw UsageError::option("mix_mode", " loglinear: mixes ARPA models only; " + m.path +
+                                                 " is a neural model (linear mixing takes it)");
+      if (m.weight < 0)
+        throw UsageError::option("mix", " " + m.path +
+                                            ": a neural model's weight is positive (LODR subtracts "
+                                            "a low-order ARPA model)");
+      auto neural = Model::load(m.path);
+      require_word_model(*neural);
+      loaded.push_back({nullptr, std::move(neural), m.weight, 1, m.path});
+      continue;
+    }
     if (!NgramModel::is_arpa(m.path))
-      throw UsageError::option(
-          "mix", " " + m.path + ": not an ARPA n-gram model (the models mixed in are ARPA files)");
-    models.push_back(NgramModel::load(m.path));
-    weights.push_back(m.weight);
+      throw UsageError::option("mix", " " + m.path +
+                                          ": neither an ARPA n-gram model nor a model directory (the models "
+                                          "mixed in are ARPA files or neural word models)");
+    loaded.push_back({NgramModel::load(m.path), nullptr, m.weight, 1, m.path});
   }
-  auto plan = std::make_shared<MixPlan>(std::move(models), std::move(weights), first_words);
+  auto plan = std::make_shared<MixPlan>(std::move(loaded), first_words);
   plan->mode = mode;
   return plan;
 }
@@ -98,24 +112,47 @@ std::vector<std::string> NgramMix::words_of(const NgramModel& model) {
   return out;
 }
 
+namespace {
+
+std::vector<MixPlan::Member> ngram_members(std::vector<std::shared_ptr<const NgramModel>> models,
+                                           const std::vector<double>& weights) {
+  std::vector<MixPlan::Member> out;
+  for (size_t i = 0; i < models.size(); ++i)
+    out.push_back({models[i], nullptr, weights[i], 1, models[i]->path()});
+  return out;
+}
+
+}  // namespace
+
 MixPlan::MixPlan(std::vector<std::shared_ptr<const NgramModel>> models, std::vector<double> weights,
-                 const std::vector<std::string>& first_words) {
-  std::unordered_set<std::string_view> all(first_words.begin(), first_words.end());
-  for (const auto& m : models)
-    for (uint32_t i = 0; i < m->vocab_size(); ++i)
-      if (i != m->unk() && i != m->bos()) all.insert(m->word(i));
+                 const std::vector<std::string>& first_words)
+    : MixPlan(ngram_members(std::move(models), weights), first_words) {}
+
+MixPlan::MixPlan(std::vector<Member> given, const std::vector<std::string>& first_words) {
+  std::unordered_set<std::string> all(first_words.begin(), first_words.end());
+  std::vector<double> own(given.size());  // each member's words: neither <unk> nor <s>
+  for (size_t i = 0; i < given.size(); ++i) {
+    const Member& m = given[i];
+    const auto words = m.neural ? NgramMix::words_of(*m.neural) : NgramMix::words_of(*m.model);
+    all.insert(words.begin(), words.end());
+    own[i] = m.neural ? static_cast<double>(words.size()) : static_cast<double>(m.model->vocab_size()) - 2;
+  }
   const double union_size = static_cast<double>(all.size());
   const std::unordered_set<std::string_view> first(first_words.begin(), first_words.end());
   first_unk_share = 1.0 / (union_size - static_cast<double>(first.size()) + 1);
   double sum = 0;
-  for (size_t i = 0; i < models.size(); ++i) {
-    const auto& m = models[i];
-    const double own = static_cast<double>(m->vocab_size()) - 2;  // neither <unk> nor <s>
-    members.push_back({m, weights[i], 1.0 / (union_size - own + 1)});
-    if (weights[i] > 0) sum += weights[i];
-    linear = linear || weights[i] > 0;
+  for (size_t i = 0; i < given.size(); ++i) {
+    Member m = std::move(given[i]);
+    m.unk_share = 1.0 / (union_size - own[i] + 1);
+    if (m.weight > 0) sum += m.weight;
+    linear = linear || m.weight > 0;
+    members.push_back(std::move(m));
   }
   first_weight = 1 - sum;
+}
+
+bool MixPlan::has_neural() const {
+  return std::any_of(members.begin(), members.end(), [](const Member& m) { return m.neural != nullptr; });
 }
 
 NgramMix::NgramMix(std::shared_ptr<const MixPlan> plan, const ScoreOptions& opt, const Model* first)
@@ -123,7 +160,66 @@ NgramMix::NgramMix(std::shared_ptr<const MixPlan> plan, const ScoreOptions& opt,
       streams_(plan_->members.size()),
       first_has_start_(opt.add_start && (!first || start_token(first->tokenizer()) >= 0)),
       context_(opt.context),
-      window_(opt.window) {}
+      window_(opt.window) {
+  neural_.resize(plan_->members.size());
+  for (size_t i = 0; i < plan_->members.size(); ++i) {
+    const MixPlan::Member& m = plan_->members[i];
+    if (!m.neural) continue;
+    const Tokenizer& tok = m.neural->tokenizer();
+    // Every fed word is scored by it where the first model scores it: its start token, its unk for the
+    // words it lacks, its eos for the line end.
+    std::string lacks = first_has_start_ && start_token(tok) < 0 ? "a start token (bos, or eos as the start)"
+                        : !tok.unk_id()                          ? "an unk token (for the words it lacks)"
+                        : opt.append_eos && !tok.eos_id()        ? "an eos token (for the line ends)"
+                                                                 : "";
+    if (!lacks.empty())
+      throw UsageError::option("mix", " " + m.path + ": a neural model mixed in needs " + lacks);
+    if (window_.windowed() || opt.cache.on())
+      throw UsageError::option("mix",
+                               " " + m.path + ": a neural model is mixed in without --window or a cache");
+    ScoreOptions mine;
+    mine.context = opt.context;
+    mine.append_eos = false;  // the first model's line end is one of the words given
+    mine.add_start = opt.add_start;
+    mine.ids_input = true;
+    mine.skip_empty = false;
+    mine.batch_size = opt.batch_size;
+    EngineOptions eo;
+    eo.threads = 1;
+    neural_[i].engine = std::make_unique<Engine>(m.neural, eo);
+    neural_[i].scorer = std::make_unique<Scorer>(*neural_[i].engine, mine);
+  }
+}
+
+void NgramMix::score_neural(const std::vector<LineScore>& lines) {
+  for (size_t i = 0; i < neural_.size(); ++i) {
+    Neural& n = neural_[i];
+    if (!n.scorer) continue;
+    const MixPlan::Member& m = plan_->members[i];
+    const Tokenizer& tok = m.neural->tokenizer();
+    std::vector<std::string> ids;
+    for (const LineScore& l : lines) {
+      if (l.skipped) continue;
+      std::string s;
+      for (const WordScore& w : l.words) {
+        if (w.id < 0) continue;  // a skipped OOV: fed to no model
+        const auto id = w.eos ? tok.eos_id() : m.neural->vocab().find(w.token);
+        s += (s.empty() ? "" : " ") + std::to_string(id ? *id : *tok.unk_id());
+      }
+      ids.push_back(std::move(s));
+    }
+    n.lines = n.scorer->score(ids, m.path, 1);
+  }
+  block_line_ = 0;
+}
+
+void NgramMix::next_line() {
+  for (Neural& n : neural_) {
+    n.line = block_line_;
+    n.word = 0;
+  }
+  ++block_line_;
+}
 
 void NgramMix::feed(const WordScore& w, double* row) {
   if (row) {
@@ -133,6 +229,14 @@ void NgramMix::feed(const WordScore& w, double* row) {
   }
   for (size_t i = 0; i < streams_.size(); ++i) {
     const MixPlan::Member& m = plan_->members[i];
+    if (m.neural) {  // its score of the word, read in order; a word it lacks gets its share of its unk
+      Neural& n = neural_[i];
+      const WordScore& mine = n.lines.at(n.line).words.at(n.word++);
+      const bool known = w.eos || m.neural->vocab().find(w.token).has_value();
+      streams_[i].last_log10 = mine.logprob / kLn10;
+      if (row) row[i + 1] = mine.scored ? std::exp(mine.logprob) * (known ? 1.0 : m.unk_share) : 0.0;
+      continue;
+    }
     Stream& st = streams_[i];
     const NgramModel& lm = *m.model;
     const auto found = w.eos ? std::optional<uint32_t>(lm.eos()) : lm.find(w.token);
@@ -146,6 +250,7 @@ void NgramMix::feed(const WordScore& w, double* row) {
 void NgramMix::start_line() {
   if (context_ == ContextMode::Document && started_) return;
   for (size_t i = 0; i < streams_.size(); ++i) {
+    if (!plan_->members[i].model) continue;
     const NgramModel& lm = *plan_->members[i].model;
     streams_[i].state = first_has_start_ ? lm.begin_sentence() : lm.null_context();
   }
@@ -154,9 +259,11 @@ void NgramMix::start_line() {
 
 void NgramMix::probabilities(const std::vector<LineScore>& lines, std::vector<double>& out) {
   const size_t k = models();
+  score_neural(lines);
   for (const LineScore& l : lines) {
     if (l.skipped) continue;
     start_line();
+    next_line();
     for (const WordScore& w : l.words) {
       if (w.id < 0) continue;  // a skipped OOV: fed to no model
       if (!w.scored) {
@@ -180,9 +287,11 @@ void NgramMix::mix(std::vector<LineScore>& lines, Engine* engine) {
     return;
   }
   std::vector<double> row(models());
+  score_neural(lines);
   for (LineScore& l : lines) {
     if (l.skipped) continue;
     start_line();
+    next_line();
     l.logprob = l.oov_logprob = 0;
     l.nonfinite = 0;
     for (WordScore& w : l.words) {
@@ -250,6 +359,11 @@ MixRow::MixRow(std::shared_ptr<const MixPlan> plan, const Model& first)
       unk_(first.tokenizer().unk_id().value_or(-1)),
       start_(start_token(first.tokenizer())) {
   require_word_model(first);
+  for (const auto& m : plan_->members)
+    if (m.neural)
+      throw UsageError::option("mix", " " + m.path +
+                                          ": a neural model is mixed in score and rescore; predict, generate "
+                                          "and fidelity mix ARPA models");
   const auto eos = first.tokenizer().eos_id();
   for (const auto& m : plan_->members) {
     if (m.weight < 0)

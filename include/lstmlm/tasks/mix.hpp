@@ -1,6 +1,6 @@
-// Linear interpolation, token by token, of a model's scores with ARPA n-gram models (docs/mixing.md): SRILM's
-// -mix-lm/-lambda and rnnlm's -lm-prob. The first model (-m) tokenizes; each ARPA model scores the same
-// words.
+// Linear interpolation, token by token, of a model's scores with ARPA n-gram models and other neural word
+// models (docs/mixing.md): SRILM's -mix-lm/-lambda and rnnlm's -lm-prob. The first model (-m) tokenizes; each
+// other model scores the same words (a neural one: its ids of those words, in score and rescore).
 //  - p(w | h) = sum_i lambda_i p_i(w | h), the first model's weight 1 - the others';
 //  - vocabularies are matched by word string; a line end is one word in all of them (eos, </s>);
 //  - a word a model lacks gets an equal share of that model's <unk> probability: its unk mass split over
@@ -43,13 +43,18 @@ enum class MixMode { Linear, LogLinear };
 // models, their weights and the unk shares the union of the vocabularies gives each model.
 struct MixPlan {
   struct Member {
-    std::shared_ptr<const NgramModel> model;
+    std::shared_ptr<const NgramModel> model;  // an ARPA model, or
+    std::shared_ptr<const Model> neural;      // a neural word model (score and rescore only)
     double weight;
-    double unk_share;  // 1 / (words of the union it lacks + 1)
+    double unk_share = 1;  // 1 / (words of the union it lacks + 1)
+    std::string path;      // as given, for messages
   };
   // `first_words`: the first model's vocabulary as words (its eos as "</s>", without its unk token).
   MixPlan(std::vector<std::shared_ptr<const NgramModel>> models, std::vector<double> weights,
           const std::vector<std::string>& first_words);
+  // Members with their model (either kind), weight and path; their unk shares are computed here.
+  MixPlan(std::vector<Member> members, const std::vector<std::string>& first_words);
+  bool has_neural() const;
   std::vector<Member> members;
   double first_weight = 1;
   double first_unk_share = 1;
@@ -58,9 +63,10 @@ struct MixPlan {
 };
 
 // The mixture of "--mix MODEL:WEIGHT" specs (parse_mix, check_mix_weights with `lodr`), each MODEL an ARPA
-// file (UsageError naming "mix" otherwise; ModelError for a malformed one), for a first model of
-// `first_words` (NgramMix::words_of). The one reading of the option for every front end.
-// `mode` LogLinear: a negative weight is refused.
+// file or a neural word model's directory (UsageError naming "mix" otherwise; ModelError for a malformed
+// one), for a first model of `first_words` (NgramMix::words_of). The one reading of the option for every
+// front end. `mode` LogLinear: a negative weight and a neural member are refused; a neural member's weight
+// is positive.
 std::shared_ptr<const MixPlan> load_mix(const std::vector<std::string>& specs,
                                         const std::vector<std::string>& first_words, bool lodr = false,
                                         MixMode mode = MixMode::Linear);
@@ -96,12 +102,26 @@ class NgramMix {
     NgramState state;
     double last_log10 = 0;  // log10 p of the word fed last
   };
+  // A neural member: its engine and scorer (ids input, the first model's context mode), its scores of the
+  // block's lines (one LineScore per line the first model did not skip) and where feed() reads next.
+  struct Neural {
+    std::unique_ptr<Engine> engine;
+    std::unique_ptr<Scorer> scorer;
+    std::vector<LineScore> lines;
+    size_t line = 0, word = 0;
+  };
+  // Each neural member's scores of the lines' fed words (their ids in its vocabulary), before feed() reads
+  // them.
+  void score_neural(const std::vector<LineScore>& lines);
+  void next_line();  // feed() reads the next line's scores (the lines not skipped, in order)
   // Feeds w to every n-gram model; when scored, writes the 1 + ARPA models' probabilities of w to `row`.
   void feed(const WordScore& w, double* row);
   void start_line();
   void mix_loglinear(std::vector<LineScore>& lines, Engine& engine);
   std::shared_ptr<const MixPlan> plan_;
   std::vector<Stream> streams_;
+  std::vector<Neural> neural_;  // per member: empty for an ARPA one
+  size_t block_line_ = 0;       // the lines of the block not skipped so far (next_line)
   bool first_has_start_;
   ContextMode context_;
   WindowOptions window_;
@@ -117,7 +137,8 @@ class NgramMix {
 // threads and requests.
 class MixRow {
  public:
-  // Throws UsageError naming "mix" for a plan with a negative (LODR) weight: rescore only.
+  // Throws UsageError naming "mix" for a plan with a negative (LODR) weight (rescore only) or a neural member
+  // (score and rescore only).
   MixRow(std::shared_ptr<const MixPlan> plan, const Model& first);
   // `row`: the first model's ln p over its V ids after `history`, the ids fed to it (its start token
   // first when `from_start`: the n-gram models then start at <s>, else from the null context; an eos

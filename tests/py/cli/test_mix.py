@@ -244,7 +244,8 @@ class MixTest(unittest.TestCase):
 
     def test_bad_weights_are_refused_naming_the_option(self):
         for spec, why in ((f"{self.arpa}:1.5", "(0, 1]"), (f"{self.arpa}:-0.2", "(0, 1]"), (f"{self.arpa}:x", "not a number"),
-                          (self.arpa, "MODEL:WEIGHT"), (f"{MODEL}:0.5", "not an ARPA")):
+                          (self.arpa, "MODEL:WEIGHT"),
+                          (f"{os.path.join(MODEL, 'vocab.json')}:0.5", "neither an ARPA n-gram model nor a model directory")):
             r = cli("score", "-m", MODEL, "--mix", spec, input="a\n")
             self.assertEqual(r.returncode, 2, (spec, r.stderr))
             self.assertIn("--mix", r.stderr)
@@ -407,6 +408,94 @@ class MixTest(unittest.TestCase):
                            capture_output=True, text=True, input="a b\n")
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("needs a word model", r.stderr)
+
+    def neural_member(self):
+        """A random word model whose vocabulary is fairytales-word's without every ninth word, plus 30 words of
+        its own (so each model lacks words the other has), lowercasing as fairytales-word does."""
+        path = os.path.join(self.tmp, "neural2")
+        if os.path.exists(os.path.join(path, "weights.safetensors")):
+            return path
+        import lstmlm.format as lf
+        with open(os.path.join(MODEL, "vocab.json"), encoding="utf-8") as f:
+            vocab = json.load(f)
+        words = [w for i, w in enumerate(vocab) if i < 2 or i % 9 != 3] + [f"zz{i}" for i in range(30)]
+        V, E, H = len(words), 32, 48
+        rng = np.random.default_rng(5)
+        t = {lf.names.embedding: rng.normal(0, 0.5, (V, E)).astype(np.float32),
+             lf.names.weight_ih(0): rng.normal(0, 0.3, (4 * H, E)).astype(np.float32),
+             lf.names.weight_hh(0): rng.normal(0, 0.3, (4 * H, H)).astype(np.float32),
+             lf.names.bias_ih(0): np.zeros(4 * H, np.float32), lf.names.bias_hh(0): np.zeros(4 * H, np.float32),
+             lf.names.decoder_weight: rng.normal(0, 0.5, (V, H)).astype(np.float32),
+             lf.names.decoder_bias: np.zeros(V, np.float32)}
+        lf.write_model(path, vocab=words, embedding_dim=E, layers=[lf.layer(H)], tied=False,
+                       tokenizer=lf.tokenizer(lowercase=True, unk_token="<unk>", eos_token="<eos>"), tensors=t,
+                       source={"framework": "random", "exporter": "tests/py/cli/test_mix.py"})
+        return path
+
+    def test_a_neural_model_mixes_per_token_as_the_float64_rule(self):
+        """score --mix DIR:W with a neural word model: each word's ln p is ln((1 - W) p_A + W p_B), p_B that
+        model's own score of the same word (its unk's for a word it lacks, times its share of the unk mass over
+        the union of the two vocabularies), from its own `score` records of the same text; in sentence and
+        document mode, and in rescore as in score."""
+        other = self.neural_member()
+        with open(os.path.join(other, "vocab.json"), encoding="utf-8") as f:
+            b_words = {"</s>" if t == "<eos>" else t for t in json.load(f) if t != "<unk>"}
+        union = self.neural | b_words
+        share0, share1 = 1 / (len(union - self.neural) + 1), 1 / (len(union - b_words) + 1)
+        text = self.text[: len(self.text) // 2]
+        lam = 0.3
+        for context in ("sentence", "document"):
+            ctx = ["--context", context]
+            alone = score_records(ctx, text)
+            r = cli("score", "-m", other, "--output-format", "jsonl", *ctx, input=text)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            b = [json.loads(x) for x in r.stdout.splitlines() if json.loads(x)["type"] == "line"]
+            mixed = score_records([*ctx, "--mix", f"{other}:{lam}"], text)
+            checked = 0
+            for a, rb, m in zip(alone, b, mixed, strict=True):
+                for wa, wb, wm in zip(a["words"], rb["words"], m["words"], strict=True):
+                    if wa["id"] < 0:
+                        continue
+                    self.assertEqual(wa["token"], wb["token"])
+                    word = "</s>" if wa["token"] == "<eos>" else wa["token"]
+                    p0 = math.exp(wa["logprob"]) * (share0 if wa["oov"] else 1.0)
+                    p1 = math.exp(wb["logprob"]) * (1.0 if word in b_words else share1)
+                    want = math.log((1 - lam) * p0 + lam * p1)
+                    self.assertAlmostEqual(wm["logprob"], want, delta=1e-6 * max(1.0, abs(want)), msg=(context, word))
+                    checked += 1
+            self.assertGreater(checked, 500)
+            self.assertTrue(any(w["oov"] for a in alone for w in a["words"]))
+            self.assertTrue(any(w["token"] != "<eos>" and w["token"] not in b_words for a in alone for w in a["words"]))
+        # rescore mixes each hypothesis as score mixes the line.
+        lines = [line for line in text.splitlines() if line.strip()][:9]
+        nbest = os.path.join(self.tmp, "nbest-neural.txt")
+        with open(nbest, "w", encoding="utf-8") as f:
+            f.writelines(f"utt{i // 3}-{i % 3 + 1} {line}\n" for i, line in enumerate(lines))
+        r = cli("rescore", "-m", MODEL, "--mix", f"{other}:{lam}", "--output-format", "jsonl", nbest)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        hyps = [json.loads(x) for x in r.stdout.splitlines() if json.loads(x)["type"] == "hyp"]
+        for hyp, line in zip(hyps, score_records(["--mix", f"{other}:{lam}"], "\n".join(lines) + "\n"), strict=True):
+            self.assertAlmostEqual(hyp["lm_logprob"], line["logprob"], delta=1e-6)
+        # The server mixes it into score as the CLI does; predict, which mixes rows, says why it cannot.
+        from server.test_server import Server
+        srv = Server("--mix", f"{other}:{lam}")
+        try:
+            status, body, _ = srv.post("/v1/score", {"text": "\n".join(lines) + "\n"})
+            self.assertEqual(status, 200, body)
+            want = score_records(["--mix", f"{other}:{lam}"], "\n".join(lines) + "\n")
+            self.assertEqual([x["logprob"] for x in json.loads(body)["lines"]], [x["logprob"] for x in want])
+            status, body, _ = srv.post("/v1/predict", {"context": "once upon"})
+            self.assertEqual(status, 400, body)
+            self.assertIn("neural model", body)
+            self.assertEqual(srv.post("/v1/predict", {"context": "once upon", "mix": False})[0], 200)
+        finally:
+            self.assertEqual(srv.stop(), 0)
+        r = cli("predict", "-m", MODEL, "--mix", f"{other}:0.3", "once upon")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("score and rescore", r.stderr)
+        r = cli("score", "-m", MODEL, "--mix", f"{other}:0.3", "--mix-mode", "loglinear", input="once\n")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--mix-mode", r.stderr)
 
 
 if __name__ == "__main__":

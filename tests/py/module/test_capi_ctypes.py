@@ -280,7 +280,7 @@ class CApiAgainstCli(unittest.TestCase):
         broken = os.path.join(pyutil.temp_root("lstmlm_capi_mix_"), "broken.arpa")
         with open(broken, "w") as f:
             f.write("\\data\\\nngram 1=2\n\n\\1-grams:\n-1.0\t<s>\n\n\\end\\\n")
-        for bad_spec, status, why in ((f"{arpa}:1.5", 1, "(0, 1]"), (f"{MODEL}:0.5", 1, "not an ARPA"),
+        for bad_spec, status, why in ((f"{arpa}:1.5", 1, "(0, 1]"), (f"{MODEL}:0.5", 1, "score and rescore"),
                                       (arpa, 1, "MODEL:WEIGHT"), (f"{broken}:0.5", 3, "broken.arpa")):
             out = ctypes.c_void_p()
             got, message = api.call("mix_load", self.model, (ctypes.c_char_p * 1)(bad_spec.encode()), 1, None,
