@@ -121,8 +121,12 @@
         } catch (e) {
           continue;
         }
-        if (!st.isFile()) continue;
         M.FS.mkdirTree(dir);
+        if (st.isDirectory()) {
+          M.FS.mkdirTree(file);  // the library names it: "DIR/config.json: not a regular file"
+          continue;
+        }
+        if (!st.isFile()) continue;
         M.FS.writeFile(file, fs.readFileSync(file));
         staged.push(file);
       }

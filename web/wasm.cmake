@@ -56,3 +56,11 @@ target_link_options(lstmlm_wasm PRIVATE ${LSTMLM_WASM_FLAGS}
 # The package folder's other files.
 configure_file(web/package.json.in ${LSTMLM_WASM_OUT}/package.json @ONLY)
 configure_file(web/lstmlm.d.ts ${LSTMLM_WASM_OUT}/lstmlm.d.ts COPYONLY)
+
+# The check of kernels::fma_rn against x86-64's fma (tests/wasm/fma.test.js runs it): one file, its wasm
+# inside (SINGLE_FILE), in the objects' directory.
+add_executable(lstmlm_wasm_fma_check tests/wasm/fma_check.cpp)
+target_include_directories(lstmlm_wasm_fma_check PRIVATE src)
+target_compile_options(lstmlm_wasm_fma_check PRIVATE -Wall -Wextra -Werror)
+set_target_properties(lstmlm_wasm_fma_check PROPERTIES OUTPUT_NAME fma_check SUFFIX ".js")
+target_link_options(lstmlm_wasm_fma_check PRIVATE "SHELL:-s SINGLE_FILE=1" "SHELL:-s ENVIRONMENT=node")
