@@ -22,9 +22,9 @@ int main() {
   // double and rounded again is wrong (emscripten's fmaf among them).
   // volatile: computed when the program runs, not folded by the compiler.
   volatile float hard[][3] = {{0x1.55p-5f, -0x1.c9aap+116f, 0x1.acb954p-9f},
-                           {-0x1.b5p-7f, -0x1.8a6ap+81f, -0x1.59fed4p+10f},
-                           {1.0f + 0x1p-12f, 1.0f - 0x1p-12f, -1.0f},
-                           {0x1p-126f, 0x1p-24f, 0x1p-149f}};
+                              {-0x1.b5p-7f, -0x1.8a6ap+81f, -0x1.59fed4p+10f},
+                              {1.0f + 0x1p-12f, 1.0f - 0x1p-12f, -1.0f},
+                              {0x1p-126f, 0x1p-24f, 0x1p-149f}};
   for (auto& h : hard) std::printf("%08x\n", bits(lstmlm::kernels::fma_rn(h[0], h[1], h[2])));
   uint64_t s = 88172645463325252ull, hash = 1469598103934665603ull;
   auto next = [&] {
