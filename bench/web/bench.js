@@ -5,7 +5,10 @@
 // Nietzsche, char, windows of 40) and the bundled fairytales word model (stateful). The native figures are the
 // CLI's wall time over the same N contexts or lines in one process (its start and model load included,
 // spread over N). Each figure is the best of REPEATS (3) runs: the machine may be shared. Prints a Markdown
-// table.
+// table. With TFJS=1, TensorFlow.js 4.22 (@tensorflow/tfjs with @tensorflow/tfjs-backend-wasm, npm-installed
+// here with --ignore-scripts into a scratch folder, TFJS_DIR to keep one) runs the same TF.js model.json on its
+// wasm and cpu backends: model.predict at batch 1 and at batch 64 (next-word prediction of 64 windows, per
+// window), against lstmlm's predict (batch 1) and score (every token of each line scored, per line).
 'use strict';
 const {execFileSync, spawnSync} = require('node:child_process');
 const fs = require('node:fs');
@@ -58,23 +61,63 @@ function native(args, input) {
   });
 }
 
+// TensorFlow.js on the model.json of `dir`: {backend: [µs per predict at batch 1, µs per window at batch 64]}.
+async function tfjs(dir) {
+  const scratch = process.env.TFJS_DIR || fs.mkdtempSync(path.join(os.tmpdir(), 'lstmlm-tfjs-'));
+  if (!fs.existsSync(path.join(scratch, 'node_modules', '@tensorflow', 'tfjs-backend-wasm'))) {
+    fs.writeFileSync(path.join(scratch, 'package.json'), '{"private": true}');
+    execFileSync('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '@tensorflow/tfjs@4.22.0',
+      '@tensorflow/tfjs-backend-wasm@4.22.0'], {cwd: scratch, stdio: 'pipe'});
+  }
+  const tf = require(path.join(scratch, 'node_modules', '@tensorflow', 'tfjs'));
+  const wasm = require(path.join(scratch, 'node_modules', '@tensorflow', 'tfjs-backend-wasm'));
+  wasm.setWasmPaths(path.join(scratch, 'node_modules', '@tensorflow', 'tfjs-backend-wasm', 'dist') + '/');
+  const mj = JSON.parse(fs.readFileSync(path.join(dir, 'model.json'), 'utf8'));
+  const specs = [], bufs = [];
+  for (const g of mj.weightsManifest) {
+    specs.push(...g.weights);
+    for (const p of g.paths) bufs.push(fs.readFileSync(path.join(dir, p)));
+  }
+  const all = Buffer.concat(bufs);
+  const out = {};
+  for (const backend of ['wasm', 'cpu']) {
+    await tf.setBackend(backend);
+    await tf.ready();
+    const m = await tf.loadLayersModel(tf.io.fromMemory({modelTopology: mj.modelTopology, weightSpecs: specs,
+      weightData: all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength)}));
+    const shape = m.inputs[0].shape.slice(1);  // [18] (ids) or [40, 57] (one-hot characters)
+    const x = (n) => tf.zeros([n, ...shape]);
+    const time = (n, reps) => {
+      const input = x(n);
+      m.predict(input).dataSync();
+      return best(() => seconds(() => { for (let i = 0; i < reps; i++) m.predict(input).dataSync(); })) / reps / n;
+    };
+    out[backend] = [time(1, 30) * 1e6, time(64, 3) * 1e6];
+  }
+  if (!process.env.TFJS_DIR) fs.rmSync(scratch, {recursive: true, force: true});
+  return out;
+}
+
 async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'lstmlm-web-bench-'));
   try {
+    const nyt = path.join(data, 'tfjs-keras224-nyt-headlines-word');
+    const nie = path.join(data, 'tfjs-keras215-nietzsche-char');
     const models = [
-      ['NYT headlines (word, TF.js)', convert(tmp, 'nyt', [path.join(data, 'tfjs-keras224-nyt-headlines-word',
-        'model.json'), '--vocab', path.join(data, 'tfjs-keras224-nyt-headlines-word', 'word_index.json')]),
-      {words: 18}],
-      ['Nietzsche (char, TF.js)', convert(tmp, 'nie', [path.join(data, 'tfjs-keras215-nietzsche-char', 'lstm'),
-        '--vocab', path.join(data, 'tfjs-keras215-nietzsche-char', 'char_indices.json')]), {chars: 40}],
-      ['fairytales (word, bundled)', 'models/fairytales-word', {words: 18}],
+      ['NYT headlines (word, TF.js)', convert(tmp, 'nyt', [path.join(nyt, 'model.json'), '--vocab',
+        path.join(nyt, 'word_index.json')]), {words: 18}, nyt],
+      ['Nietzsche (char, TF.js)', convert(tmp, 'nie', [path.join(nie, 'lstm'), '--vocab',
+        path.join(nie, 'char_indices.json')]), {chars: 40}, path.join(nie, 'lstm')],
+      ['fairytales (word, bundled)', 'models/fairytales-word', {words: 18}, null],
     ];
+    const tfRows = [];
     const n = Number(process.env.CONTEXTS || 1000);
     console.log(`lstmlm ${await lstmlm.version()}, Node ${process.version}, ${os.cpus()[0].model}, 1 thread, ` +
       `${n} contexts, best of ${repeats}\n`);
     console.log('| model | task | WASM µs | native µs | WASM / native |');
     console.log('|---|---|---:|---:|---:|');
-    for (const [name, dir, cut] of models) {
+    for (const [name, dir, cut, tfdir] of models) {
+      const mine = [];  // [model, task, lstmlm WASM µs] of this model's rows
       const m = await lstmlm.load(dir);
       const ctx = contexts(n, cut);
       const input = ctx.join('\n') + '\n';
@@ -90,8 +133,20 @@ async function main() {
       for (const [task, wasm, nat] of rows) {
         const w = best(wasm) / n * 1e6, v = best(nat) / n * 1e6;
         console.log(`| ${name} | ${task} | ${w.toFixed(1)} | ${v.toFixed(1)} | ${(w / v).toFixed(2)} |`);
+        mine.push([name, task, w]);
       }
       m.free();
+      if (tfdir && process.env.TFJS === '1') {
+        const t = await tfjs(tfdir);
+        mine.forEach((row, i) => tfRows.push([...row, t.wasm[i], t.cpu[i]]));
+      }
+    }
+    if (process.env.TFJS === '1') {
+      console.log('\n| model | task | lstmlm WASM µs | TF.js wasm µs | TF.js cpu µs | TF.js wasm / lstmlm WASM |');
+      console.log('|---|---|---:|---:|---:|---:|');
+      for (const [name, task, w, tw, tc] of tfRows) {
+        console.log(`| ${name} | ${task} | ${w.toFixed(1)} | ${tw.toFixed(1)} | ${tc.toFixed(1)} | ${(tw / w).toFixed(2)} |`);
+      }
     }
     const gz = execFileSync('gzip', ['-9', '-c', path.join(wasmDir, 'lstmlm.wasm')]).length;
     console.log(`\nlstmlm.wasm: ${fs.statSync(path.join(wasmDir, 'lstmlm.wasm')).size} bytes, ${gz} gzip -9`);
