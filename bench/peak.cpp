@@ -12,12 +12,19 @@
 // No -mavx512vnni/-mavx512bf16 is needed: the dot products are inline asm, run only when the CPU has them.
 // Usage: peak [seconds per measurement, default 0.5] [max threads, default all cores]
 // Prints one JSON object per thread count, e.g.
-//   {"threads":N,"gflops":X,"int8_gops":Y,"bf16_gflops":Z,"l2_read_gbs":W,"isa":"avx512f"}
+//   {"threads":N,"gflops":X,"int8_gops":Y,"bf16_gflops":Z,"l2_read_gbs":W,"l3_read_gbs":M,"isa":"avx512f"}
 // int8_gops: AVX512-VNNI vpdpbusd zmm (128 ops each), or with PEAK_AVX2 AVX-VNNI's vpdpbusd ymm (64 ops);
 // int8_maddubs_gops (PEAK_AVX2 only): the exact AVX2 sequence without VNNI (spin_int8_maddubs);
 // bf16_gflops: AVX512-BF16 vdpbf16ps zmm (64 flops each; none with PEAK_AVX2). A key is left out when
-// the CPU lacks the instruction. l2_read_gbs: GB/s read from a 512 KiB buffer per thread (spin_l2_read).
+// the CPU lacks the instruction. l2_read_gbs, l3_read_gbs: GB/s read from a 512 KiB and a 64 MiB buffer per
+// thread (spin_read).
+// On aarch64 (g++ -O2 -pthread bench/peak.cpp -o peak): the fp32 peak on NEON's 128-bit FMA (fmla, 16 chains
+// of the 32 registers) and the read rates; no dot-product peak there yet (int8_gops, bf16_gflops left out).
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#else
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -30,7 +37,17 @@
 
 namespace {
 
-#ifdef PEAK_AVX2
+#if defined(__aarch64__)
+using Vec = float32x4_t;
+constexpr int kLanes = 4;
+constexpr int kChains = 16;
+constexpr const char* kIsa = "neon";
+inline Vec set1(float x) { return vdupq_n_f32(x); }
+inline Vec fma(Vec a, Vec b, Vec c) { return vfmaq_f32(c, a, b); }
+inline Vec add(Vec a, Vec b) { return vaddq_f32(a, b); }
+inline Vec load(const float* p) { return vld1q_f32(p); }
+inline float sum(Vec v) { return vaddvq_f32(v); }
+#elif defined(PEAK_AVX2)
 using Vec = __m256;
 constexpr int kLanes = 8;
 constexpr int kChains = 14;
@@ -105,12 +122,14 @@ std::pair<double, double> spin_fp32(double seconds) {
   return {2.0 * kLanes * kChains * static_cast<double>(kInner) * static_cast<double>(rounds), dt};
 }
 
-// Reads a 512 KiB buffer (in L2 on the CPUs measured, 1-2 MiB per core; far past L1) with aligned vector
-// loads into 8 independent sums, over and over; returns the bytes read and the time. The rate bounds a kernel
-// whose weights sit in L2 and are read once per token: SEED generate at batch 1 (382 KB of fp32 weights per
-// token) cannot beat it.
-std::pair<double, double> spin_l2_read(double seconds) {
-  constexpr size_t kBytes = size_t(512) << 10, kFloats = kBytes / sizeof(float);
+// Reads a buffer of kKiB per thread with aligned vector loads into 8 independent sums, over and over; returns
+// the bytes read and the time. 512 KiB sits in L2 on the CPUs measured (1-2 MiB per core; far past L1): the
+// rate bounds a kernel whose weights are there and read once per token (SEED generate at batch 1, 382 KB of
+// fp32 weights per token). 64 MiB is past L2, in L3 where it is that large, else memory: the bound of a
+// batch-1 step of MEDIUM (46 MB of fp32 weights per token).
+template <size_t kKiB>
+std::pair<double, double> spin_read(double seconds) {
+  constexpr size_t kBytes = kKiB << 10, kFloats = kBytes / sizeof(float);
   float* buf = static_cast<float*>(std::aligned_alloc(64, kBytes));
   std::fill(buf, buf + kFloats, 1e-7f);
   Vec s[8];
@@ -126,6 +145,7 @@ std::pair<double, double> spin_l2_read(double seconds) {
   return r;
 }
 
+#if !defined(__aarch64__)
 // The dot-product loops are asm on fixed registers: GCC 12 copies or spills the accumulators of
 // _mm512_dpbusd_epi32 in a loop, which measured well below the 2 per cycle the instruction issues at.
 // Operands are set once per round (the clock read between rounds clobbers every vector register);
@@ -244,6 +264,8 @@ std::pair<double, double> spin_bf16(double seconds) {
 }
 #endif
 
+#endif  // !__aarch64__
+
 // Best of three runs of spin on n threads, in G operations per second. Best of three: the machine is
 // shared, so the least disturbed run is the closest to the limit.
 double best_of_three(std::pair<double, double> (*spin)(double), double seconds, int n) {
@@ -272,20 +294,23 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: peak [seconds > 0] [max threads >= 1]\n");
     return 2;
   }
-#ifdef PEAK_AVX2
+#if defined(PEAK_AVX2)
   const bool int8 = __builtin_cpu_supports("avxvnni");
-#else
+#elif !defined(__aarch64__)
   const bool int8 = __builtin_cpu_supports("avx512vnni"), bf16 = __builtin_cpu_supports("avx512bf16");
 #endif
   for (int n = 1; n <= max_threads; ++n) {
     std::printf("{\"threads\":%d,\"gflops\":%.2f", n, best_of_three(spin_fp32, seconds, n));
+#if !defined(__aarch64__)
     if (int8) std::printf(",\"int8_gops\":%.2f", best_of_three(spin_int8, seconds, n));
 #ifdef PEAK_AVX2
     std::printf(",\"int8_maddubs_gops\":%.2f", best_of_three(spin_int8_maddubs, seconds, n));
 #else
     if (bf16) std::printf(",\"bf16_gflops\":%.2f", best_of_three(spin_bf16, seconds, n));
 #endif
-    std::printf(",\"l2_read_gbs\":%.2f", best_of_three(spin_l2_read, seconds, n));
+#endif
+    std::printf(",\"l2_read_gbs\":%.2f", best_of_three(spin_read<512>, seconds, n));
+    std::printf(",\"l3_read_gbs\":%.2f", best_of_three(spin_read<size_t(64) << 10>, seconds, n));
     std::printf(",\"isa\":\"%s\"}\n", kIsa);
     std::fflush(stdout);
   }

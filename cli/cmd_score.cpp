@@ -284,9 +284,6 @@ ScoreView checked_view(const Opts& o) {
 // --mix: the ARPA models that score the first model's words with it (tasks/mix.hpp).
 tasks::NgramMix mix_of(const Opts& o, const tasks::ScoreOptions& task, const Model* model,
                        const NgramModel* arpa) {
-  if (model && !model->tokenizer().traits().tokens_are_words)
-    throw UsageError("--mix: needs a word model (an n-gram model scores words); " + o.model_dir + " has " +
-                     model->tokenizer().traits().name + " tokens");
   auto plan = load_mix_plan(
       o.mix, arpa ? tasks::NgramMix::words_of(*arpa) : tasks::NgramMix::words_of(*model), false, o.mix_mode);
   return tasks::NgramMix(plan, task, model);

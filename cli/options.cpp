@@ -384,11 +384,7 @@ CLI::Option* add_mix_mode_option(CLI::App& app, std::string& mode) {
 std::shared_ptr<const tasks::MixRow> load_mix_row(const std::vector<std::string>& specs,
                                                   const std::string& mode, const Model& model) {
   if (specs.empty()) return nullptr;
-  if (!model.tokenizer().traits().tokens_are_words)  // before the ARPA files are read
-    throw UsageError::option("mix",
-                             std::string(": needs a word model (an n-gram model scores words); this one "
-                                         "has ") +
-                                 model.tokenizer().traits().name + " tokens");
+  // words_of checks the model's kind before load_mix_plan reads an ARPA file.
   return std::make_shared<tasks::MixRow>(load_mix_plan(specs, tasks::NgramMix::words_of(model), false, mode),
                                          model);
 }

@@ -109,8 +109,7 @@ void bind_ngram(py::module_& m) {
              if (!py::isinstance<PyModel>(model))
                throw UsageError("Mixture: the first argument is an lstmlm.Model");
              PyModel& pm = model.cast<PyModel&>();
-             if (!pm.model().tokenizer().traits().tokens_are_words)
-               throw UsageError("Mixture: needs a word model (an n-gram model scores words)");
+             auto first_words = tasks::NgramMix::words_of(pm.model());  // a word model, before any ARPA read
              std::vector<tasks::MixMember> specs;
              std::vector<std::shared_ptr<const NgramModel>> models;
              for (const auto& item : members) {
@@ -136,8 +135,7 @@ void bind_ngram(py::module_& m) {
              std::vector<double> weights;
              for (const auto& sp : specs) weights.push_back(sp.weight);
              const tasks::MixMode how = tasks::mix_mode_choices().parse(mode.value);
-             auto plan = std::make_shared<tasks::MixPlan>(std::move(models), std::move(weights),
-                                                          tasks::NgramMix::words_of(pm.model()));
+             auto plan = std::make_shared<tasks::MixPlan>(std::move(models), std::move(weights), first_words);
              plan->mode = how;
              auto row = std::make_shared<const tasks::MixRow>(plan, pm.model());
              return PyMixture{model, &pm, std::move(plan), std::move(row)};

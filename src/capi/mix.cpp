@@ -32,11 +32,6 @@ LSTMLM_API lstmlm_status lstmlm_mix_load(const lstmlm_model* model, const char* 
       list.emplace_back(specs[i]);
     }
     const lstmlm::Model& m = *model->model;
-    if (!m.tokenizer().traits().tokens_are_words)
-      throw lstmlm::UsageError::option(
-          "mix", std::string(": needs a word model (an n-gram model scores words); this "
-                             "one has ") +
-                     m.tokenizer().traits().name + " tokens");
     auto mix = std::make_unique<lstmlm_mix>();
     mix->model_id = model->id;
     mix->row = std::make_shared<const lstmlm::tasks::MixRow>(

@@ -101,8 +101,6 @@ Service::Service(const Options& options, std::shared_ptr<const Model> model)
     boost_ = std::make_shared<tasks::Boost>(tasks::Boost::load(*model_, options.boost_file));
   if (tok.traits().completion == Completion::WordIndex) completer_ = tasks::Completer::of(*model_);
   if (!options.mix.empty()) {
-    if (!tok.traits().tokens_are_words)
-      throw UsageError::option("mix", ": needs a word model (an n-gram model scores words)");
     mix_ = tasks::load_mix(options.mix, tasks::NgramMix::words_of(*model_), false,
                            tasks::mix_mode_choices().parse(options.mix_mode));
     mix_row_ = std::make_shared<tasks::MixRow>(mix_, *model_);

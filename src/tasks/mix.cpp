@@ -69,7 +69,16 @@ std::shared_ptr<const MixPlan> load_mix(const std::vector<std::string>& specs,
   return plan;
 }
 
+void require_word_model(const Model& first) {
+  if (!first.tokenizer().traits().tokens_are_words)
+    throw UsageError::option("mix",
+                             std::string(": needs a word model (an n-gram model scores words); this one "
+                                         "has ") +
+                                 first.tokenizer().traits().name + " tokens");
+}
+
 std::vector<std::string> NgramMix::words_of(const Model& model) {
+  require_word_model(model);
   const Vocab& v = model.vocab();
   const auto unk = model.tokenizer().unk_id();
   const auto eos = model.tokenizer().eos_id();
@@ -240,11 +249,7 @@ MixRow::MixRow(std::shared_ptr<const MixPlan> plan, const Model& first)
       V_(first.vocab_size()),
       unk_(first.tokenizer().unk_id().value_or(-1)),
       start_(start_token(first.tokenizer())) {
-  if (!first.tokenizer().traits().tokens_are_words)
-    throw UsageError::option("mix",
-                             std::string(": needs a word model (an n-gram model scores words); this one "
-                                         "has ") +
-                                 first.tokenizer().traits().name + " tokens");
+  require_word_model(first);
   const auto eos = first.tokenizer().eos_id();
   for (const auto& m : plan_->members) {
     if (m.weight < 0)
@@ -269,8 +274,11 @@ MixRow::MixRow(std::shared_ptr<const MixPlan> plan, const Model& first)
 void MixRow::apply(std::span<const int32_t> history, bool from_start, float* row) const {
   const auto V = static_cast<size_t>(V_);
   const bool linear = plan_->mode == MixMode::Linear;
-  // Linear: the weighted sum of the probabilities; log-linear: the weighted sum of the ln p.
-  std::vector<double> p(V), pi(V);
+  // Linear: the weighted sum of the probabilities; log-linear: the weighted sum of the ln p. The rows are
+  // scratch of the calling thread (a MixRow is shared), so a generate step allocates nothing.
+  thread_local std::vector<double> p, pi;
+  p.resize(V);
+  pi.resize(V);
   for (size_t j = 0; j < V; ++j)
     p[j] = plan_->first_weight * (linear ? std::exp(double(row[j])) : double(row[j]));
   for (size_t i = 0; i < plan_->members.size(); ++i) {

@@ -55,8 +55,7 @@ Rescorer::Rescorer(Engine& engine, RescoreOptions opt)
   opt_.score.skip_empty = false;  // an empty hypothesis is a hypothesis: scored as just eos
   if (opt_.mix) {
     const Model& m = engine.model();
-    if (!m.tokenizer().traits().tokens_are_words)
-      throw UsageError::option("mix", ": needs a word model (an n-gram model scores words)");
+    require_word_model(m);
     if (opt_.mix->mode == MixMode::LogLinear && opt_.conversation)
       throw UsageError::option("mix_mode",
                                " loglinear: each hypothesis from <s>, not with --context conversation");

@@ -65,12 +65,16 @@ std::shared_ptr<const MixPlan> load_mix(const std::vector<std::string>& specs,
                                         const std::vector<std::string>& first_words, bool lodr = false,
                                         MixMode mode = MixMode::Linear);
 
+// The first model of a mixture is a word model (an n-gram model scores words): UsageError naming "mix"
+// otherwise. NgramMix::words_of, MixRow and the rescorer check it; a front end need not.
+void require_word_model(const Model& first);
+
 class NgramMix {
  public:
   // For lines scored with `opt` by `first` (null: an ARPA model): its context mode, and whether its lines
   // start from a start token (else the n-gram models start from the null context).
   NgramMix(std::shared_ptr<const MixPlan> plan, const ScoreOptions& opt, const Model* first);
-  // The words of a neural model as NgramMix's first model.
+  // The words of a neural model as NgramMix's first model (require_word_model first).
   static std::vector<std::string> words_of(const Model& model);
   static std::vector<std::string> words_of(const NgramModel& model);
 
