@@ -68,3 +68,13 @@ target_include_directories(lstmlm_wasm_fma_check PRIVATE src)
 target_compile_options(lstmlm_wasm_fma_check PRIVATE -Wall -Wextra -Werror)
 set_target_properties(lstmlm_wasm_fma_check PROPERTIES OUTPUT_NAME fma_check SUFFIX ".js")
 target_link_options(lstmlm_wasm_fma_check PRIVATE "SHELL:-s SINGLE_FILE=1" "SHELL:-s ENVIRONMENT=node")
+
+# The normalize modes without ICU (tests/wasm/normalize.test.js runs it).
+add_executable(lstmlm_wasm_normalize_check tests/wasm/normalize_check.cpp src/model/normalize.cpp
+  src/model/unicode.cpp src/model/lowercase_table.cpp src/base/text.cpp)
+target_include_directories(lstmlm_wasm_normalize_check PRIVATE include src)
+target_compile_definitions(lstmlm_wasm_normalize_check PRIVATE LSTMLM_NO_ICU)
+target_compile_options(lstmlm_wasm_normalize_check PRIVATE -Wall -Wextra -Werror -fwasm-exceptions)
+set_target_properties(lstmlm_wasm_normalize_check PROPERTIES OUTPUT_NAME normalize_check SUFFIX ".js")
+target_link_options(lstmlm_wasm_normalize_check PRIVATE -fwasm-exceptions "SHELL:-s SINGLE_FILE=1"
+  "SHELL:-s ENVIRONMENT=node")
