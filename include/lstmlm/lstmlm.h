@@ -253,6 +253,48 @@ LSTMLM_API lstmlm_status lstmlm_mix_logprobs(const lstmlm_mix* mix, const lstmlm
                                              const int32_t* history, size_t n_history, int begin_of_sentence,
                                              float* out, size_t capacity);
 
+/* ---- Tasks as JSON lines ---- */
+
+/* The records of a task as the CLI writes them with --output-format jsonl: one JSON object per line, each line
+ * ended by '\n'. *out receives a NUL-terminated string of the library's, freed with lstmlm_string_free;
+ * *out_len (when out_len is not NULL) its length in bytes. On an error *out is NULL. Each call leases one
+ * engine of the model's pool (thread-safe for the model). Every option not named here is the CLI's default
+ * (the model's own window: its config's input_length as a Pad window, else the carried state). */
+
+/* `lstmlm score -v word --output-format jsonl` of `text` read as a file from stdin ("file": "-"): text_len
+ * bytes of UTF-8, split into lines as the CLI reads a file ("\n" or "\r\n"; a leading BOM dropped), each a
+ * sentence; one record per line, then the summary. Invalid UTF-8 is LSTMLM_ERR_INPUT. */
+LSTMLM_API lstmlm_status lstmlm_score_jsonl(const lstmlm_model* model, const char* text, size_t text_len,
+                                            char** out, size_t* out_len);
+/* `lstmlm predict --top TOP [--prefix PREFIX] --output-format jsonl CONTEXT`: one record. top 0 is the whole
+ * vocabulary (negative: LSTMLM_ERR_USAGE); prefix_len 0 is no prefix (prefix may then be NULL). */
+LSTMLM_API lstmlm_status lstmlm_predict_jsonl(const lstmlm_model* model, const char* context, size_t context_len,
+                                              int32_t top, const char* prefix, size_t prefix_len, char** out,
+                                              size_t* out_len);
+
+/* Options of lstmlm_generate_jsonl: initialize with LSTMLM_GENERATE_OPTIONS_INIT (the CLI's defaults, seed
+ * 0), then set fields. An out-of-range value is LSTMLM_ERR_USAGE naming the field, as the CLI's option. */
+typedef struct lstmlm_generate_options {
+  size_t struct_size;  /* sizeof(lstmlm_generate_options) as the caller was compiled */
+  int32_t max_tokens;  /* tokens per sample, eos included (--max-tokens) */
+  int32_t num_samples; /* samples, run as one batch (--num-samples) */
+  float temperature;   /* 0: greedy (--temperature) */
+  int32_t top_k;       /* 0: off (--top-k) */
+  float top_p;         /* 1: off (--top-p) */
+  uint64_t seed;       /* --seed: sample i draws from the seed's stream i */
+} lstmlm_generate_options;
+
+#define LSTMLM_GENERATE_OPTIONS_INIT \
+  { sizeof(lstmlm_generate_options), 100, 1, 1.0f, 0, 1.0f, 0 }
+
+/* `lstmlm generate -p PROMPT --seed SEED ... --output-format jsonl`: one record per sample, in index order;
+ * the same text as the CLI's for the same seed. options may be NULL (the defaults). */
+LSTMLM_API lstmlm_status lstmlm_generate_jsonl(const lstmlm_model* model, const char* prompt, size_t prompt_len,
+                                               const lstmlm_generate_options* options, char** out,
+                                               size_t* out_len);
+/* Frees a string the library gave (NULL: nothing). */
+LSTMLM_API void lstmlm_string_free(char* s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,18 +1,58 @@
 #include "format/text_lines.hpp"
 
 #include <unistd.h>
-#include <zlib.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "lstmlm/error.hpp"
+
+#ifndef LSTMLM_NO_ZLIB
+#include <zlib.h>
+#endif
 
 namespace lstmlm::format {
 
 namespace {
 constexpr size_t kChunk = size_t{1} << 16;
 }
+
+#ifdef LSTMLM_NO_ZLIB
+// A build without zlib (LSTMLM_NO_ZLIB: WebAssembly) reads plain files and refuses gzip-compressed ones.
+TextLines::TextLines(const std::string& path, size_t max_line, std::string kind)
+    : path_(path), kind_(std::move(kind)), max_line_(max_line) {
+  errno = 0;
+  std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (!f) throw InputError(path + ": cannot open: " + (errno ? std::strerror(errno) : "out of memory"));
+  file_ = f;
+  buffer_.resize(kChunk);
+  // The first bytes stay in the buffer, where next() takes them first.
+  end_ = std::fread(buffer_.data(), 1, 2, f);
+  if (end_ == 2 && buffer_[0] == '\x1f' && buffer_[1] == '\x8b') {
+    if (f != stdin) std::fclose(f);  // no destructor runs for a constructor that throws
+    throw InputError(path +
+                     ": gzip-compressed, which this build (WebAssembly, without zlib) cannot read: "
+                     "decompress it first");
+  }
+}
+
+TextLines::~TextLines() {
+  if (file_ && file_ != stdin) std::fclose(static_cast<std::FILE*>(file_));
+}
+
+bool TextLines::fill() {
+  if (eof_) return false;
+  std::FILE* f = static_cast<std::FILE*>(file_);
+  const size_t n = std::fread(buffer_.data(), 1, buffer_.size(), f);
+  if (std::ferror(f))
+    throw InputError(path_, number_ + 1, std::string("cannot read: ") + std::strerror(errno));
+  begin_ = 0;
+  end_ = n;
+  if (n == 0) eof_ = true;
+  return n > 0;
+}
+#else
 
 TextLines::TextLines(const std::string& path, size_t max_line, std::string kind)
     : path_(path), kind_(std::move(kind)), max_line_(max_line) {
@@ -48,6 +88,7 @@ bool TextLines::fill() {
   }
   return n > 0;
 }
+#endif
 
 bool TextLines::next(std::string_view& line) {
   line_.clear();

@@ -8,6 +8,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__wasm__)
+#include "kernels/fma.hpp"  // one WebAssembly variant: no other ISA's copy to keep apart
+#endif
+
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #define LSTMLM_SIMD_AVX512 1
@@ -205,7 +209,12 @@ inline V16 load(const float* p) { LSTMLM_LANES(p[l]); }
 inline void store(float* p, V16 a) { std::memcpy(p, a.v, sizeof a.v); }
 inline V16 set1(float x) { LSTMLM_LANES(x); }
 inline void pin(V16&) {}
-inline V16 fma(V16 a, V16 b, V16 c) { LSTMLM_LANES(std::fma(a.v[l], b.v[l], c.v[l])); }
+#if defined(__wasm__)
+inline float fma1(float a, float b, float c) { return kernels::fma_rn(a, b, c); }
+#else
+inline float fma1(float a, float b, float c) { return std::fma(a, b, c); }
+#endif
+inline V16 fma(V16 a, V16 b, V16 c) { LSTMLM_LANES(fma1(a.v[l], b.v[l], c.v[l])); }
 inline V16 operator+(V16 a, V16 b) { LSTMLM_LANES(a.v[l] + b.v[l]); }
 inline V16 operator-(V16 a, V16 b) { LSTMLM_LANES(a.v[l] - b.v[l]); }
 inline V16 operator*(V16 a, V16 b) { LSTMLM_LANES(a.v[l] * b.v[l]); }
@@ -220,7 +229,7 @@ inline V16 exp_scale(const float* t, V16 s, V16 p) {
     uint32_t k, v;
     std::memcpy(&k, &s.v[l], 4);
     const float tk = t[k & 15u];
-    const float y = std::fma(tk, p.v[l], tk);
+    const float y = fma1(tk, p.v[l], tk);
     std::memcpy(&v, &y, 4);
     v += (k << 19) & static_cast<uint32_t>(kExpBits);
     std::memcpy(&r.v[l], &v, 4);

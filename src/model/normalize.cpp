@@ -1,11 +1,14 @@
 // The line normalizations of lstmlm/normalize.hpp: the repo's Python-exact str.lower() and whitespace set,
-// ICU for decompositions and character categories.
+// ICU for decompositions and character categories. A build without ICU (LSTMLM_NO_ICU: WebAssembly, where
+// emscripten has no ICU offline) refuses the modes that need it: nfkc and ccnet.
 #include "lstmlm/normalize.hpp"
 
+#ifndef LSTMLM_NO_ICU
 #include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
 #include <unicode/uniset.h>
 #include <unicode/unistr.h>
+#endif
 
 #include <memory>
 #include <stdexcept>
@@ -17,6 +20,14 @@
 namespace lstmlm {
 namespace {
 
+std::u32string decode(std::string_view line) {
+  size_t bad = 0;
+  auto decoded = model::decode_utf8(line, &bad);
+  if (!decoded) throw InputError("invalid UTF-8 at byte " + std::to_string(bad + 1));
+  return std::move(*decoded);
+}
+
+#ifndef LSTMLM_NO_ICU
 void check(UErrorCode status) {
   if (U_FAILURE(status)) throw std::runtime_error(std::string("ICU: ") + u_errorName(status));
 }
@@ -44,13 +55,6 @@ class Icu {
     nfkc = std::make_unique<icu::FilteredNormalizer2>(*nfkc_all, known);
   }
 };
-
-std::u32string decode(std::string_view line) {
-  size_t bad = 0;
-  auto decoded = model::decode_utf8(line, &bad);
-  if (!decoded) throw InputError("invalid UTF-8 at byte " + std::to_string(bad + 1));
-  return std::move(*decoded);
-}
 
 icu::UnicodeString normalized(const icu::Normalizer2& form, std::u32string_view s) {
   icu::UnicodeString in;
@@ -132,6 +136,13 @@ std::string ccnet(std::u32string_view s) {
   }
   return out;
 }
+#else
+[[noreturn]] void no_icu(Normalization n) {
+  throw UsageError::option("normalize", std::string(" ") + to_string(n) +
+                                            ": needs ICU, which this build (WebAssembly) does not have: use "
+                                            "none or lower, or normalize the text before");
+}
+#endif
 
 }  // namespace
 
@@ -161,12 +172,18 @@ std::string normalize(std::string_view utf8_line, Normalization n) {
       return std::string(utf8_line);
     case Normalization::Lower:
       return model::encode_utf8(model::lowercase(decode(utf8_line)));
+#ifndef LSTMLM_NO_ICU
     case Normalization::Nfkc: {
       std::string out;
       return normalized(*Icu::get().nfkc, decode(utf8_line)).toUTF8String(out);
     }
     case Normalization::Ccnet:
       return ccnet(decode(utf8_line));
+#else
+    case Normalization::Nfkc:
+    case Normalization::Ccnet:
+      no_icu(n);
+#endif
   }
   return std::string(utf8_line);
 }

@@ -3,15 +3,29 @@
 // and ids equal spm_encode's). vocab.json must be the model's pieces, id for id. A line is checked as UTF-8
 // (and lowercased when the config says so) first, as for every kind; an id is OOV when it is the model's
 // unknown piece. Pieces detokenize as SentencePiece decodes them ("\u2581" becomes a space, none leads).
+// A build without the library (LSTMLM_NO_SENTENCEPIECE: WebAssembly) refuses such models.
+#include "lstmlm/error.hpp"
+#include "model/tokenizers.hpp"
+
+#ifdef LSTMLM_NO_SENTENCEPIECE
+namespace lstmlm::model {
+
+std::unique_ptr<const Tokenizer> sentencepiece_tokenizer(const TokenizerConfig&, const Vocab&,
+                                                         const std::string& config_file, const std::string&) {
+  throw ModelError::about(config_file, "tokenizer.type",
+                          "tokenizer.type \"sentencepiece\" needs the SentencePiece library, which this "
+                          "build (WebAssembly) does not have");
+}
+
+}  // namespace lstmlm::model
+#else
 #include <sentencepiece_processor.h>
 
 #include <filesystem>
 #include <optional>
 
 #include "format/json_util.hpp"
-#include "lstmlm/error.hpp"
 #include "model/sentencepiece_charsmap.hpp"
-#include "model/tokenizers.hpp"
 #include "model/unicode.hpp"
 
 namespace lstmlm::model {
@@ -124,3 +138,4 @@ std::unique_ptr<const Tokenizer> sentencepiece_tokenizer(const TokenizerConfig& 
 }
 
 }  // namespace lstmlm::model
+#endif

@@ -60,7 +60,7 @@ std::span<const int32_t> Completer::matching(std::string_view raw) const {
   auto hi = std::upper_bound(lo, ids.end(), prefix, [&](const std::string& p, int32_t id) {
     return std::string_view(vocab.token(id)).substr(0, p.size()) > p;
   });
-  return {lo, hi};
+  return {ids.data() + (lo - ids.begin()), static_cast<size_t>(hi - lo)};
 }
 
 std::shared_ptr<const Completer> Completer::of(const Model& model) {

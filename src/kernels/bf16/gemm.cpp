@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "kernels/bf16/bf16.hpp"
+#include "kernels/fma.hpp"
 
 namespace lstmlm::kernels::bf16 {
 
@@ -107,8 +108,8 @@ void fma_scalar(const Args& a) {
           float acc = a.init ? a.init[r][c0 + l] : 0.0f;
           for (int p = 0; p < a.kp / 2; ++p) {
             const uint16_t* w = b + static_cast<size_t>(p) * 32 + static_cast<size_t>(l) * 2;
-            acc = std::fma(from_bf16(x[2 * p + 1]), from_bf16(w[1]), acc);
-            acc = std::fma(from_bf16(x[2 * p]), from_bf16(w[0]), acc);
+            acc = fma_rn(from_bf16(x[2 * p + 1]), from_bf16(w[1]), acc);
+            acc = fma_rn(from_bf16(x[2 * p]), from_bf16(w[0]), acc);
           }
           a.out[r][c0 + l] = acc;
         }

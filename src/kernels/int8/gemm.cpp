@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/fma.hpp"
 #include "kernels/int8/int8.hpp"
 
 namespace lstmlm::kernels::int8 {
@@ -139,7 +140,7 @@ class Gemm final : public lowp::Gemm {
       while (run < heavy_.size() && heavy_[run].end <= n) ++run;
       if (run == heavy_.size() || n < heavy_[run].begin) continue;
       // What the first row left (w - q scale, one rounding), quantized the same way.
-      for (int k = 0; k < K; ++k) v[size_t(k)] = std::fma(-static_cast<float>(q[size_t(k)]), scale, r[k]);
+      for (int k = 0; k < K; ++k) v[size_t(k)] = fma_rn(-static_cast<float>(q[size_t(k)]), scale, r[k]);
       residual_.set(n, quantize(v.data(), K, q.data()), q);
     }
   }
@@ -242,7 +243,7 @@ void dot_scalar(const Args& a) {
           for (int k = 0; k < a.kp; ++k)
             acc += int32_t{x[k]} * b[static_cast<size_t>(k / 4) * 64 + size_t(l) * 4 + size_t(k % 4)];
           const float init = a.init ? a.init[r][c0 + l] : 0.0f;
-          a.out[r][c0 + l] = std::fma(static_cast<float>(acc), a.sx[r] * a.sw[c0 + l], init);
+          a.out[r][c0 + l] = fma_rn(static_cast<float>(acc), a.sx[r] * a.sw[c0 + l], init);
         }
       }
     }
