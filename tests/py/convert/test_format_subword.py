@@ -83,7 +83,7 @@ class SubwordConfigTest(unittest.TestCase):
         write(d, fmt.tokenizer("word"), assets={"notes.txt": b"kept"})  # an asset alone does not need v4
         self.assertEqual(pyutil.read_config(d)["format_version"], 1)
         self.assertEqual(snapshot(d)["notes.txt"], b"kept")
-        self.assertEqual(fmt.LATEST_FORMAT_VERSION, 4)
+        self.assertEqual(fmt.LATEST_FORMAT_VERSION, 5)
 
     def test_refused_asset_names(self):
         for bad in ("", ".", "..", "../x.model", "a/b.model", "/etc/passwd", "a\\b.model", "x..model", "a\nb",
