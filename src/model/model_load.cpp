@@ -194,8 +194,9 @@ void read_v5(TensorReader& r, const ModelConfig& c, Weights& w) {
     for (Eigen::Index i = 0; i < ids.size(); ++i) {
       const float f = ids[i];
       if (!(f >= 0.0f && f < float(c.classes)) || f != std::floor(f))
-        r.fail(t->name, "word " + std::to_string(i) + " has class " + std::to_string(f) +
-                            ", not an integer in [0, " + std::to_string(c.classes) + ")");
+        r.fail(t->name, "tensor 'class.word_class': word " + std::to_string(i) + " has class " +
+                            format::brief(f) + ", not an integer in [0, " + std::to_string(c.classes) +
+                            ") (output.classes)");
       w.word_class[size_t(i)] = static_cast<int32_t>(f);
     }
   }

@@ -43,12 +43,12 @@ void check_v5_weights(const ModelConfig& c, const Weights& w, const std::string&
     for (int32_t i = 0; i < V; ++i) {
       const int32_t k = w.word_class[size_t(i)];
       if (k < 0 || k >= C)
-        fail(tn::word_class(), "word " + std::to_string(i) + " has class " + std::to_string(k) +
-                                   ", outside [0, " + std::to_string(C) + ")");
+        fail(tn::word_class(), "tensor 'class.word_class': word " + std::to_string(i) + " has class " +
+                                   std::to_string(k) + ", outside [0, " + std::to_string(C) + ")");
       if (last[size_t(k)] >= 0 && last[size_t(k)] != i - 1)
-        fail(tn::word_class(), "the words of class " + std::to_string(k) + " are not contiguous (word " +
-                                   std::to_string(i) + " follows word " + std::to_string(last[size_t(k)]) +
-                                   " with other classes between)");
+        fail(tn::word_class(), "tensor 'class.word_class': the words of class " + std::to_string(k) +
+                                   " are not contiguous (word " + std::to_string(i) + " follows word " +
+                                   std::to_string(last[size_t(k)]) + " with other classes between)");
       last[size_t(k)] = i;
     }
   }
