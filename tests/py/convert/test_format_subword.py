@@ -137,7 +137,7 @@ class SubwordConfigTest(unittest.TestCase):
                     fmt.check_config(dict(cfg, format_version=version))
                 self.assertIn("needs format_version 4", str(cm.exception))
         with self.assertRaises(ValueError):
-            fmt.check_config(dict(cfg, format_version=5))
+            fmt.check_config(dict(cfg, format_version=fmt.LATEST_FORMAT_VERSION + 1))
         fmt.check_config(dict(cfg, format_version=1, tokenizer=fmt.tokenizer("word")))
 
 

@@ -322,7 +322,7 @@ class LoaderChecks(unittest.TestCase):
              n.bias_ih(0, cell="rnn"): np.zeros(H), n.decoder_weight: rng.randn(V, H), n.decoder_bias: np.zeros(V),
              n.class_weight: rng.randn(classes, H), n.class_bias: np.zeros(classes),
              n.word_class: np.array(word_class, dtype=np.float32)}
-        out = os.path.join(TMP, name)
+        out = os.path.join(TMP, "dir-" + name)
         fmt.write_model(out, vocab=["</s>", "a", "b", "c"], embedding_dim=0,
                         layers=[fmt.rnn_layer(H, activation="sigmoid")], tied=False,
                         tokenizer=fmt.tokenizer(eos_token="</s>"), tensors=t, source={}, classes=classes)
