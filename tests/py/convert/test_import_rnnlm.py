@@ -311,6 +311,40 @@ class BrokenFiles(unittest.TestCase):
         self.refused(path, "are not contiguous")
 
 
+class Fuzz(unittest.TestCase):
+    """Truncated and corrupted files (seeded, bounded): the reader gives a model or a ConvertError naming the
+    file, never another exception."""
+
+    def test_mutations(self):
+        from lstmlm.convert import rnnlm
+        from lstmlm.convert.common import ConvertError
+        rng = np.random.RandomState(11)
+        for binary in (False, True):
+            m = random_rnnlm(12, V=7, H=3, C=2, N=16)
+            path = write_rnnlm(os.path.join(TMP, f"fuzz{int(binary)}"), *m[:7], order=m[7], binary=binary)
+            with open(path, "rb") as f:
+                good = f.read()
+            for i in range(150):
+                data = bytearray(good)
+                kind = i % 3
+                if kind == 0:
+                    data = data[:rng.randint(0, len(data))]
+                elif kind == 1:
+                    for _ in range(rng.randint(1, 4)):
+                        data[rng.randint(0, len(data))] = rng.randint(0, 256)
+                else:
+                    at = rng.randint(0, len(data))
+                    data = data[:at] + bytes(rng.randint(0, 256, rng.randint(1, 9)).astype(np.uint8)) + data[at:]
+                bad = os.path.join(TMP, "fuzzed")
+                with open(bad, "wb") as f:
+                    f.write(bytes(data))
+                try:
+                    rnnlm.read(bad)
+                except ConvertError as e:
+                    self.assertIn(bad, str(e))
+                    self.assertNotIn("\n", str(e))
+
+
 class LoaderChecks(unittest.TestCase):
     """The loader's own checks of format v5 (a model directory written by hand, not by the importer)."""
 
