@@ -7,6 +7,7 @@
 #include <random>
 
 #include "lstmlm/engine.hpp"
+#include "lstmlm/error.hpp"
 #include "lstmlm/model.hpp"
 
 namespace {
