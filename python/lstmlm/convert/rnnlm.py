@@ -83,13 +83,18 @@ class _Lines:
         self.pos, self.line = end + 1, self.line + 1
         return text
 
-    def until(self, label):
-        """Skips to the line `label` (a section heading); the error names the section when it is absent."""
+    def until(self, label, after):
+        """Skips blank lines to the line `label` (a section heading). Anything else there is a value the header
+        did not count (`after`: what came before, for the message)."""
         while True:
             if self.pos >= len(self.data):
                 self.fail(f"the file ends before the section {label!r} (truncated?)")
-            if self.next(label) == label:
+            text = self.next(label)
+            if text == label:
                 return
+            if text.strip():
+                self.fail(f"{text.strip()[:40]!r} where {label!r} was expected: more {after} than the header says?",
+                          self.line - 1)
 
     def numbers(self, count, section):
         """`count` numbers, one a line, after the current line: float64 array. Parsed in bulk; the slow
@@ -243,13 +248,13 @@ def read(path):
             ("Hidden layer activation", H), ("Weights 0->1", H * (V + H)), ("Weights 1->2", (V + C) * H),
             ("Direct connections", N)])
     else:
-        lines.until("Hidden layer activation:")
+        lines.until("Hidden layer activation:", "vocabulary entries")
         hidden = lines.numbers(H, "Hidden layer activation")
-        lines.until("Weights 0->1:")
+        lines.until("Weights 0->1:", "hidden layer values")
         syn0 = lines.numbers(H * (V + H), "Weights 0->1")
-        lines.until("Weights 1->2:")
+        lines.until("Weights 1->2:", "weights 0->1")
         syn1 = lines.numbers((V + C) * H, "Weights 1->2")
-        lines.until("Direct connections:")
+        lines.until("Direct connections:", "weights 1->2")
         direct = lines.numbers(N, "Direct connections")
         while lines.pos < len(data):
             if lines.next("the end").strip():

@@ -290,6 +290,15 @@ class BrokenFiles(unittest.TestCase):
         self.refused(self.model("insize", header={"input layer size": 99}), "'input layer size' is 99", "line 13")
         self.refused(self.model("vsize", header={"vocabulary size": 12}), "vocabulary", "line ")
         self.refused(self.model("compress", header={"compression layer size": 4}), "compression layer")
+        # A vocabulary or a weight section longer than the header says.
+        self.refused(self.model("vextra", header={"vocabulary size": 10, "input layer size": 16,
+                                                  "output layer size": 13}), "w10", "more vocabulary entries")
+        path = self.model("wextra")
+        with open(path) as f:
+            text = f.read()
+        with open(path, "w") as f:
+            f.write(text.replace("\n\n\nWeights 1->2:", "\n0.5\n\n\nWeights 1->2:"))
+        self.refused(path, "'0.5' where 'Weights 1->2:' was expected", "weights 0->1")
 
     def test_direct_hash_size_bound(self):
         # rnnlm itself would ask for 8 TB here; refused before anything is allocated.
