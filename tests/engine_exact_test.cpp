@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 
+#include "engine_models.hpp"
 #include "lstmlm/engine.hpp"
 #include "lstmlm/error.hpp"
 #include "lstmlm/model.hpp"
@@ -128,6 +129,39 @@ TEST(EngineExact, NoDirectConnectionsAndTheLoaderChecks) {
     EXPECT_NE(std::string(e.what()).find("class.word_class': the words of class 0 are not contiguous"),
               std::string::npos)
         << e.what();
+  }
+}
+
+// Every cell, option, head and tied output of the engine tests' models, on the double-precision path: the
+// model with one class (p(class) = 1, so p(w|h) is the full softmax) gives the fp32 kernels' log-probs of the
+// same model within fp32's error.
+TEST(EngineExact, EveryCellAsTheFp32Kernels) {
+  std::mt19937_64 rng(3);
+  for (const auto& [name, m] : lstmlm::test::test_models()) {
+    SCOPED_TRACE(name);
+    lstmlm::ModelConfig c = m->config();
+    c.format_version = 5;
+    c.classes = 1;
+    lstmlm::Weights w = m->weights();
+    w.class_weight = lstmlm::MatrixRM::Zero(1, c.decoder_input_size());
+    w.class_bias = Eigen::VectorXf::Zero(1);
+    w.word_class.assign(size_t(c.vocab_size), 0);
+    auto one_class = lstmlm::Model::create(c, m->vocab(), w);
+    ASSERT_TRUE(one_class->config().exact_path());
+    const int V = c.vocab_size;
+    const lstmlm::Sequences in = {lstmlm::test::random_tokens(rng, V, 9),
+                                  lstmlm::test::random_tokens(rng, V, 4)};
+    const lstmlm::State start = lstmlm::test::random_state(*m, rng);
+    std::vector<lstmlm::State> a(2, start), b(2, start);
+    std::vector<lstmlm::MatrixRM> want, got;
+    lstmlm::Engine(m, 1).logprobs(in, a, want);
+    lstmlm::Engine(one_class, 1).logprobs(in, b, got);
+    for (size_t r = 0; r < in.size(); ++r) {
+      ASSERT_EQ(got[r].rows(), want[r].rows());
+      EXPECT_LT((got[r] - want[r]).cwiseAbs().maxCoeff(), 2e-5f) << "row " << r;
+      for (size_t k = 0; k < a[r].h.size(); ++k)
+        for (size_t j = 0; j < a[r].h[k].size(); ++j) EXPECT_NEAR(b[r].h[k][j], a[r].h[k][j], 2e-5f);
+    }
   }
 }
 

@@ -17,10 +17,11 @@ namespace lstmlm {
 // Recurrent state of one sequence: per layer, h (output width) and c (hidden width).
 struct State {
   std::vector<std::vector<float>> h, c;
-  // A model on the double-precision path (ModelConfig::exact_path): each layer's h in double (h holds it
-  // rounded to float; a state without it starts from h), and the last inputs fed, newest first, that its
-  // direct connections hash (a reset state: the id 0, as rnnlm's; the zero input is -1). Empty otherwise.
-  std::vector<std::vector<double>> h64;
+  // A model on the double-precision path (ModelConfig::exact_path): each layer's h and c in double (h and c
+  // hold them rounded to float; a state without them starts from h and c), and the last inputs fed, newest
+  // first, that its direct connections hash (a reset state: the id 0, as rnnlm's; the zero input is -1).
+  // Empty otherwise.
+  std::vector<std::vector<double>> h64, c64;
   std::vector<int32_t> history;
   static State zeros(const Model& model);
   bool operator==(const State&) const = default;

@@ -28,9 +28,13 @@ constexpr double kClip = 50.0;  // rnnlm clips every sigmoid and softmax argumen
 // The biases are read as float (the sum of two biases is kept only in float).
 struct Weights64 {
   struct Layer {
-    std::vector<double> w_ih, w_hh, bias;
+    std::vector<double> w_ih, w_hh, bias, bias_hh, w_hr, w_ci, w_cf, w_co;
+  };
+  struct Dense {
+    std::vector<double> w, b;
   };
   std::vector<Layer> layers;
+  std::vector<Dense> head;
   std::vector<double> embedding, class_w, class_b, dec, dec_b, direct;
 
   explicit Weights64(const Model& m) {
@@ -42,17 +46,24 @@ struct Weights64 {
       return std::vector<double>(p, p + n);
     };
     const ModelConfig& c = m.config();
+    auto widen = [](const auto& v) { return std::vector<double>(v.data(), v.data() + v.size()); };
     for (size_t k = 0; k < c.layers.size(); ++k) {
       const LayerWeights& lw = w.layers[k];
       const std::string cell = to_string(c.layers[k].cell);
       layers.push_back({get(tn::weight_ih(k, cell), lw.w_ih.data(), lw.w_ih.size()),
-                        get(tn::weight_hh(k, cell), lw.w_hh.data(), lw.w_hh.size()),
-                        std::vector<double>(lw.bias.data(), lw.bias.data() + lw.bias.size())});
+                        get(tn::weight_hh(k, cell), lw.w_hh.data(), lw.w_hh.size()), widen(lw.bias),
+                        widen(lw.bias_hh), get(tn::weight_hr(k, cell), lw.w_hr.data(), lw.w_hr.size()),
+                        get(tn::weight_ci(k, cell), lw.w_ci.data(), lw.w_ci.size()),
+                        get(tn::weight_cf(k, cell), lw.w_cf.data(), lw.w_cf.size()),
+                        get(tn::weight_co(k, cell), lw.w_co.data(), lw.w_co.size())});
     }
+    for (size_t k = 0; k < w.head.size(); ++k)
+      head.push_back({get(tn::head_weight(k), w.head[k].weight.data(), w.head[k].weight.size()),
+                      get(tn::head_bias(k), w.head[k].bias.data(), w.head[k].bias.size())});
     embedding = get(tn::embedding(), w.embedding.data(), w.embedding.size());
     class_w = get(tn::class_weight(), w.class_weight.data(), w.class_weight.size());
     class_b = get(tn::class_bias(), w.class_bias.data(), w.class_bias.size());
-    dec = get(tn::decoder_weight(), w.decoder.data(), w.decoder.size());
+    dec = c.tied ? embedding : get(tn::decoder_weight(), w.decoder.data(), w.decoder.size());
     dec_b = get(tn::decoder_bias(), w.decoder_bias.data(), w.decoder_bias.size());
     direct = get(tn::direct_weight(), w.direct.data(), w.direct.size());
   }
@@ -128,66 +139,161 @@ class Exact {
       else
         h_[k].assign(s.h[k].begin(), s.h[k].end());
     }
+    c64_.resize(s.c.size());
+    for (size_t k = 0; k < s.c.size(); ++k) {
+      if (s.c64.size() == s.c.size() && s.c64[k].size() == s.c[k].size())
+        c64_[k] = s.c64[k];
+      else
+        c64_[k].assign(s.c[k].begin(), s.c[k].end());
+    }
     hist_.assign(size_t(std::max(c_.direct_order, 1)), 0);
+    decoder_input();
     for (size_t i = 0; i < hist_.size() && i < s.history.size(); ++i) hist_[i] = s.history[i];
   }
 
   void store(State& s) const {
     s.h64 = h_;
-    for (size_t k = 0; k < h_.size(); ++k)
+    s.c64 = c64_;
+    for (size_t k = 0; k < h_.size(); ++k) {
       for (size_t j = 0; j < h_[k].size(); ++j) s.h[k][j] = static_cast<float>(h_[k][j]);
+      for (size_t j = 0; j < c64_[k].size(); ++j) s.c[k][j] = static_cast<float>(c64_[k][j]);
+    }
     s.history.assign(hist_.begin(), hist_.begin() + ptrdiff_t(c_.direct_order));
   }
 
-  // One input through the layers; the input V is the zero vector (no word). Each pre-activation is the
+  double gate(RecurrentActivation a, double x) const {
+    switch (a) {
+      case RecurrentActivation::HardSigmoid:
+        return std::clamp(0.2 * x + 0.5, 0.0, 1.0);
+      case RecurrentActivation::HardSigmoidKeras3:
+        return std::clamp(x / 6.0 + 0.5, 0.0, 1.0);
+      case RecurrentActivation::Sigmoid:
+        break;
+    }
+    return activate(Activation::Sigmoid, x);
+  }
+
+  // out[i] = W[i] . x for rows [0, rows) of a row-major W of width x.size().
+  static void matvec(const std::vector<double>& w, const std::vector<double>& x, size_t rows,
+                     std::vector<double>& out) {
+    const size_t n = x.size();
+    out.assign(rows, 0.0);
+    for (size_t i = 0; i < rows; ++i) {
+      const double* wr = w.data() + i * n;
+      double acc = 0.0;
+      for (size_t j = 0; j < n; ++j) acc += wr[j] * x[j];
+      out[i] = acc;
+    }
+  }
+
+  // One input through the layers; the input V is the zero vector (no word). A pre-activation is the
   // recurrent sum, then the input's term, then the bias, as rnnlm adds them.
   void step(int32_t x) {
     const bool none = x >= V_;
     for (size_t k = 0; k < h_.size(); ++k) {
       const Weights64::Layer& lw = x_.layers[k];
-      const int H = c_.layers[k].hidden_size;
-      const std::vector<double>& prev = h_[k];
-      next_.assign(size_t(H), 0.0);
-      for (int i = 0; i < H; ++i) {
-        const double* wr = lw.w_hh.data() + size_t(i) * size_t(H);
-        double acc = 0.0;
-        for (int j = 0; j < H; ++j) acc += wr[j] * prev[size_t(j)];
-        next_[size_t(i)] = acc;
-      }
+      const LayerConfig& lc = c_.layers[k];
+      const size_t H = size_t(lc.hidden_size), G = size_t(lc.gate_count()) * H;
+      matvec(lw.w_hh, h_[k], G, rec_);
       if (k == 0) {
-        if (!none) add_input0(x);
+        inp_.assign(G, 0.0);
+        if (!none) add_input0(x, G);
       } else {
-        const std::vector<double>& below = h_[k - 1];
-        const int I = c_.layer_input_size(k);
-        for (int i = 0; i < H; ++i) {
-          const double* wr = lw.w_ih.data() + size_t(i) * size_t(I);
-          double acc = 0.0;
-          for (int j = 0; j < I; ++j) acc += wr[j] * below[size_t(j)];
-          next_[size_t(i)] += acc;
-        }
+        matvec(lw.w_ih, h_[k - 1], G, inp_);
       }
-      for (int i = 0; i < H; ++i)
-        next_[size_t(i)] = activate(c_.layers[k].activation, next_[size_t(i)] + lw.bias[size_t(i)]);
+      switch (lc.cell) {
+        case CellType::Rnn:
+          next_.resize(H);
+          for (size_t i = 0; i < H; ++i) next_[i] = activate(lc.activation, rec_[i] + inp_[i] + lw.bias[i]);
+          break;
+        case CellType::Lstm:
+          lstm(lw, lc, c64_[k]);
+          break;
+        case CellType::Gru:
+          gru(lw, lc, h_[k]);
+          break;
+      }
       h_[k].swap(next_);
     }
+    decoder_input();
     for (size_t i = hist_.size() - 1; i > 0; --i) hist_[i] = hist_[i - 1];
     hist_[0] = none ? -1 : x;
   }
 
-  void add_input0(int32_t x) {
+  // y_: the top layer's output through the output head's Dense layers.
+  void decoder_input() {
+    y_ = h_.back();
+    for (size_t k = 0; k < x_.head.size(); ++k) {
+      matvec(x_.head[k].w, y_, size_t(c_.head[k].units), next_);
+      for (size_t i = 0; i < next_.size(); ++i)
+        next_[i] = activate(c_.head[k].activation, next_[i] + x_.head[k].b[i]);
+      y_.swap(next_);
+    }
+  }
+
+  // PyTorch's gate order i f g o; peepholes, the cell clip, the projection and its clip (model-format.md).
+  void lstm(const Weights64::Layer& lw, const LayerConfig& lc, std::vector<double>& c) {
+    const size_t H = size_t(lc.hidden_size);
+    std::vector<double>& z = rec_;
+    for (size_t i = 0; i < 4 * H; ++i) z[i] = z[i] + inp_[i] + lw.bias[i];
+    const bool peep = !lw.w_ci.empty();
+    next_.resize(H);
+    for (size_t i = 0; i < H; ++i) {
+      const double ig = gate(lc.recurrent_activation, z[i] + (peep ? lw.w_ci[i] * c[i] : 0.0));
+      const double fg = gate(lc.recurrent_activation, z[H + i] + (peep ? lw.w_cf[i] * c[i] : 0.0));
+      double cn = fg * c[i] + ig * activate(lc.activation, z[2 * H + i]);
+      if (lc.cell_clip) cn = std::clamp(cn, -double(*lc.cell_clip), double(*lc.cell_clip));
+      const double og = gate(lc.recurrent_activation, z[3 * H + i] + (peep ? lw.w_co[i] * cn : 0.0));
+      c[i] = cn;
+      next_[i] = og * activate(lc.activation, cn);
+    }
+    if (lc.proj_size > 0) {
+      std::vector<double> full = next_;
+      matvec(lw.w_hr, full, size_t(lc.proj_size), next_);
+      if (lc.proj_clip)
+        for (double& v : next_) v = std::clamp(v, -double(*lc.proj_clip), double(*lc.proj_clip));
+    }
+  }
+
+  // Gate order r z n; reset_after: r multiplies (W_hn h + b_hn), else W_hn multiplies (r h).
+  void gru(const Weights64::Layer& lw, const LayerConfig& lc, const std::vector<double>& h) {
+    const size_t H = size_t(lc.hidden_size);
+    const bool after = lc.reset_after;
+    std::vector<double> r(H), zg(H);
+    for (size_t i = 0; i < H; ++i) {
+      const double bh_r = after ? lw.bias_hh[i] : 0.0, bh_z = after ? lw.bias_hh[H + i] : 0.0;
+      r[i] = gate(lc.recurrent_activation, inp_[i] + lw.bias[i] + rec_[i] + bh_r);
+      zg[i] = gate(lc.recurrent_activation, inp_[H + i] + lw.bias[H + i] + rec_[H + i] + bh_z);
+    }
+    std::vector<double> hn(H);
+    if (after) {
+      for (size_t i = 0; i < H; ++i) hn[i] = r[i] * (rec_[2 * H + i] + lw.bias_hh[2 * H + i]);
+    } else {
+      std::vector<double> rh(H);
+      for (size_t i = 0; i < H; ++i) rh[i] = r[i] * h[i];
+      const std::vector<double> wn(lw.w_hh.begin() + ptrdiff_t(2 * H * H), lw.w_hh.end());
+      matvec(wn, rh, H, hn);
+    }
+    next_.resize(H);
+    for (size_t i = 0; i < H; ++i) {
+      const double n = activate(lc.activation, inp_[2 * H + i] + lw.bias[2 * H + i] + hn[i]);
+      next_[i] = (1.0 - zg[i]) * n + zg[i] * h[i];
+    }
+  }
+
+  void add_input0(int32_t x, size_t G) {
     const std::vector<double>& wih = x_.layers[0].w_ih;
-    const int H = c_.layers[0].hidden_size;
     if (c_.embedding_dim == 0) {
-      for (int i = 0; i < H; ++i) next_[size_t(i)] += wih[size_t(i) * size_t(V_) + size_t(x)];
+      for (size_t i = 0; i < G; ++i) inp_[i] += wih[i * size_t(V_) + size_t(x)];
       return;
     }
-    const int E = c_.embedding_dim;
-    const double* e = x_.embedding.data() + size_t(x) * size_t(E);
-    for (int i = 0; i < H; ++i) {
-      const double* wr = wih.data() + size_t(i) * size_t(E);
+    const size_t E = size_t(c_.embedding_dim);
+    const double* e = x_.embedding.data() + size_t(x) * E;
+    for (size_t i = 0; i < G; ++i) {
+      const double* wr = wih.data() + i * E;
       double acc = 0.0;
-      for (int j = 0; j < E; ++j) acc += wr[j] * e[j];
-      next_[size_t(i)] += acc;
+      for (size_t j = 0; j < E; ++j) acc += wr[j] * e[j];
+      inp_[i] += acc;
     }
   }
 
@@ -221,7 +327,7 @@ class Exact {
   void class_probs() {
     pc_.assign(size_t(C_), 0.0);
     for (int k = 0; k < C_; ++k)
-      pc_[size_t(k)] = dot(x_.class_w.data() + size_t(k) * size_t(in_), h_.back()) + x_.class_b[size_t(k)];
+      pc_[size_t(k)] = dot(x_.class_w.data() + size_t(k) * size_t(in_), y_) + x_.class_b[size_t(k)];
     if (c_.direct_size > 0) {
       hashes(1, false, hash_);
       for (int k = 0; k < C_; ++k)
@@ -239,7 +345,7 @@ class Exact {
     const int32_t b = begin_[size_t(k)], n = count_[size_t(k)];
     pw_.assign(size_t(n), 0.0);
     for (int32_t i = 0; i < n; ++i)
-      pw_[size_t(i)] = dot(x_.dec.data() + size_t(b + i) * size_t(in_), h_.back()) + x_.dec_b[size_t(b + i)];
+      pw_[size_t(i)] = dot(x_.dec.data() + size_t(b + i) * size_t(in_), y_) + x_.dec_b[size_t(b + i)];
     if (c_.direct_size > 0) {
       hashes(uint64_t(k) + 1, true, hash_);
       const uint64_t N = uint64_t(c_.direct_size);
@@ -268,7 +374,7 @@ class Exact {
   void full_softmax(std::vector<double>& p) {
     p.assign(size_t(V_), 0.0);
     for (int32_t i = 0; i < V_; ++i)
-      p[size_t(i)] = dot(x_.dec.data() + size_t(i) * size_t(in_), h_.back()) + x_.dec_b[size_t(i)];
+      p[size_t(i)] = dot(x_.dec.data() + size_t(i) * size_t(in_), y_) + x_.dec_b[size_t(i)];
     normalize(p);
   }
 
@@ -332,7 +438,8 @@ class Exact {
   bool rnnlm_ = false;
   std::vector<int32_t> begin_, count_;
   std::vector<std::vector<double>> h_;
-  std::vector<double> next_, pc_, pw_, dist_;
+  std::vector<std::vector<double>> c64_;  // each layer's memory vector (an LSTM's c)
+  std::vector<double> next_, rec_, inp_, y_, pc_, pw_, dist_;
   std::vector<int32_t> hist_;
   std::vector<uint64_t> hash_;
 };

@@ -31,6 +31,7 @@ State State::zeros(const Model& model) {
       else
         s.h64.emplace_back(s.h[k].begin(), s.h[k].end());
     }
+    for (const auto& c : s.c) s.c64.emplace_back(c.begin(), c.end());
     s.history.assign(static_cast<size_t>(model.config().direct_order), 0);
   }
   return s;

@@ -431,18 +431,6 @@ void check_config(const ModelConfig& c, const std::string& file) {
   }
   if (c.tied && c.embedding_dim == 0)
     throw ModelError::in_field(file, "output.tied", "a tied output needs an embedding (embedding_dim > 0)");
-  if (c.exact_path()) {
-    // The double-precision path runs simple RNN layers and no head (engine/exact.cpp).
-    for (size_t k = 0; k < c.layers.size(); ++k)
-      if (c.layers[k].cell != CellType::Rnn)
-        throw ModelError::in_field(file, "layers[" + std::to_string(k) + "].cell",
-                                   "a class-factored output, direct connections or rnnlm's exp run on the "
-                                   "double-precision path, which has simple RNN layers only");
-    if (!c.head.empty())
-      throw ModelError::in_field(file, "output.head", "the double-precision path has no output head");
-    if (c.tied)
-      throw ModelError::in_field(file, "output.tied", "the double-precision path has no tied output");
-  }
   if (c.tied && c.embedding_dim != c.decoder_input_size())
     throw ModelError::in_field(
         file, "output.tied",
