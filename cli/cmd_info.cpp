@@ -85,7 +85,12 @@ void print_text(const Model& m, const ModelSummary& s, Output& out) {
     out.line("Trainable params: not recorded by the source");
   }
   const size_t bytes = m.memory_bytes() + packed_bytes(m);
-  out.line("Kernels: " + kernels);
+  if (c.exact_path())
+    out.line(
+        "Kernels: fp64/exact (the double-precision path: class-factored output, direct connections, exp " +
+        std::string(to_string(c.exp)) + "; --precision does not apply)");
+  else
+    out.line("Kernels: " + kernels);
   out.line("Memory: " + grouped(static_cast<int64_t>(bytes)) + " bytes (" + human_bytes(bytes) +
            ", weights and kernel tables)");
   const auto& t = c.tokenizer;

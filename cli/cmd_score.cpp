@@ -90,7 +90,10 @@ Output: logprob = natural log, log10prob = log10; one record per input line, in 
       "[OOV] 0 [ -inf ]"), "S sentences, N words, K OOVs", "0 zeroprobs, logprob= L ppl= P ppl1= P1" and a
       blank line; per input file "file F: " and the same two lines. N words exclude </s>; OOVs (scored as
       unk or skipped) are excluded from L: ppl = 10^(-L/(N-K+S)), ppl1 = 10^(-L/(N-K)); 7 digits.
-      kenlm and srilm: --units log10 only; no --entropy, --rank or --aggregate words.
+  rnnlm: the RNNLM toolkit's `rnnlm -test FILE -debug 2` layout: "ID\tP\tWORD" per word (-v word; P to 10
+      decimals; "-1\t0\t\tOOV" for a word outside the vocabulary), then per input file "test log
+      probability: L" (log10, the scored words) and "PPL net: P" (P = 10^(-L / scored words)), as %f.
+      kenlm, srilm and rnnlm: --units log10 only; no --entropy, --rank or --aggregate words.
 Measures (psycholinguistics):
   --units ln|log10|bits: every log-prob in one unit and one field: logprob (ln), log10prob (log10) or
       surprisal (bits: -log2 p, positive), in every format (text: the word's value and "Total: NAME=V").
@@ -347,7 +350,8 @@ int run(const Opts& o) {
   WrappedProseProbe prose;
   StreamPos pos{true};
   // srilm accumulates its per-file statistics from the line records, so it gets them at every level.
-  const bool emit_lines = o.verbosity != Verbosity::Summary || o.format == Format::Srilm;
+  const bool emit_lines =
+      o.verbosity != Verbosity::Summary || o.format == Format::Srilm || o.format == Format::Rnnlm;
   // A cased text against a lowercase-only vocabulary (no unk, no lowercasing) loses its capitalised words
   // silently: the first such skipped word gets one warning that says the fix. The probe with "A" tells
   // once whether the model is of that kind (oov_hint reads the whole vocabulary).
@@ -401,7 +405,8 @@ int run(const Opts& o) {
   }
   progress.finish();
   Record total = summary_record(view, summary);
-  if (o.format == Format::Srilm) total.fields.push_back({"file", Value::str(in.source()), true});
+  if (o.format == Format::Srilm || o.format == Format::Rnnlm)
+    total.fields.push_back({"file", Value::str(in.source()), true});
   out.emit(total);
   out.end();
   if (summary.nonfinite)
@@ -461,7 +466,7 @@ Subcommand setup_score(CLI::App& parent) {
           ->default_str("word");
   o->format_opt = add_format_option(
       *s.app, o->format,
-      {Format::Text, Format::Jsonl, Format::Tsv, Format::Lmzoo, Format::Kenlm, Format::Srilm});
+      {Format::Text, Format::Jsonl, Format::Tsv, Format::Lmzoo, Format::Kenlm, Format::Srilm, Format::Rnnlm});
   s.app->add_option("--input-format", o->input_format, "text (a sentence per line) or jsonl (documents)")
       ->check(one_of({"text", "jsonl"}))
       ->capture_default_str();

@@ -70,7 +70,8 @@ std::vector<BrokenFile> catalogue() {
        [](ModelFiles& f) { f.weights = lstmlm::test::safetensors_bytes("[1, 2]", ""); }},
       {"unknown_dtype", W, "tensor 'decoder.bias': dtype 'I64' is not supported",
        [](ModelFiles& f) { edit_header(f, [](json& h) { h["decoder.bias"]["dtype"] = "I64"; }); }},
-      {"f64_dtype", W, "dtype 'F64' is not supported",
+      // F64 is read (format v5): a tensor relabelled F64 holds half the bytes its shape needs.
+      {"f64_dtype", W, "x F64 needs",
        [](ModelFiles& f) { edit_header(f, [](json& h) { h["embedding.weight"]["dtype"] = "F64"; }); }},
       {"overlapping_offsets", W, "overlaps tensor",
        [](ModelFiles& f) {
@@ -158,8 +159,8 @@ std::vector<BrokenFile> catalogue() {
        [](ModelFiles& f) { f.config.erase("embedding_dim"); }},
       {"wrong_format_name", C, "field 'format': expected \"lstmlm\"",
        [](ModelFiles& f) { f.config["format"] = "keras"; }},
-      {"newer_format_version", C, "format_version 5 is newer than this build reads (4); upgrade lstmlm",
-       [](ModelFiles& f) { f.config["format_version"] = 5; }},
+      {"newer_format_version", C, "format_version 6 is newer than this build reads (5); upgrade lstmlm",
+       [](ModelFiles& f) { f.config["format_version"] = 6; }},
       {"v3_cell_in_v2", C, "field 'layers[0].cell': \"gru\" needs format_version 3",
        [](ModelFiles& f) {
          f.config["format_version"] = 2;

@@ -108,10 +108,10 @@ TEST(Config, SizesAreBounded) {
 
 TEST(Config, NewerVersionIsRefusedNamingTheVersionRead) {
   json j = good();
-  j["format_version"] = 5;
-  j["layers"] = "whatever v5 holds";  // the version is judged before anything else
+  j["format_version"] = 6;
+  j["layers"] = "whatever v6 holds";  // the version is judged before anything else
   EXPECT_EQ(error_of(j),
-            "model/config.json: format_version 5 is newer than this build reads (4); upgrade lstmlm");
+            "model/config.json: format_version 6 is newer than this build reads (5); upgrade lstmlm");
   j["format_version"] = 0;
   EXPECT_NE(error_of(j).find("field 'format_version'"), std::string::npos);
 }
@@ -224,8 +224,8 @@ TEST(Config, ASimpleRnnBuiltInCodeHasTheParsersActivationRule) {
     ADD_FAILURE() << "a linear simple RNN was accepted";
   } catch (const lstmlm::ModelError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "config.json: field 'layers[0].activation': a simple RNN's activation is \"tanh\" or \"relu\", "
-              "found \"linear\"");
+              "config.json: field 'layers[0].activation': a simple RNN's activation is \"tanh\", \"relu\" or "
+              "\"sigmoid\", found \"linear\"");
   }
   c.layers[0].activation = lstmlm::Activation::Relu;
   EXPECT_NO_THROW(lstmlm::check_config(c, "config.json"));
@@ -235,9 +235,9 @@ TEST(Config, V3FieldsAreRefusedWhereTheyDoNotApply) {
   json j = good();
   j["format_version"] = 3;
   j["layers"] = json::parse(R"([{"cell": "rnn", "hidden_size": 5, "activation": "sigmoid"}])");
-  EXPECT_EQ(error_of(j),
-            "model/config.json: field 'layers[0].activation': a simple RNN's activation is "
-            "\"tanh\" or \"relu\", found \"sigmoid\"");
+  EXPECT_EQ(
+      error_of(j),
+      "model/config.json: field 'layers[0].activation': a simple RNN's \"sigmoid\" needs format_version 5");
   j["layers"] = json::parse(R"([{"cell": "rnn", "hidden_size": 5, "reset_after": true}])");
   EXPECT_NE(error_of(j).find("field 'layers[0].reset_after'"), std::string::npos) << error_of(j);
   j["layers"] = json::parse(R"([{"hidden_size": 5, "recurrent_activation": "sigmoid", "proj_clip": 1.0}])");

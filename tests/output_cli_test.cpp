@@ -166,7 +166,7 @@ TEST(Writers, TablesPickColumnsByNameAndExpandNestedLists) {
 
 TEST(Writers, FormatNamesRoundTrip) {
   for (Format f : {Format::Text, Format::Jsonl, Format::Tsv, Format::Md, Format::Csv, Format::Json,
-                   Format::Lmzoo, Format::Kenlm, Format::Srilm})
+                   Format::Lmzoo, Format::Kenlm, Format::Srilm, Format::Rnnlm})
     EXPECT_EQ(parse_format(format_name(f)), f);
   EXPECT_THROW(parse_format("arpa"), UsageError);
 }

@@ -13,7 +13,8 @@ namespace lstmlm {
 // activation and an output head of Dense layers; version 3 the cell per layer (GRU, simple RNN) and the
 // LSTM's peepholes and projection clip; version 4 the subword tokenizers (SentencePiece, pre-split BPE).
 // A model is written in the oldest version that holds it.
-inline constexpr int kFormatVersion = 4;
+// Version 5: a class-factored output, the direct connections, rnnlm's exp, the state a reset starts from.
+inline constexpr int kFormatVersion = 5;
 
 // The loader's limits on a model's shape (config.json and Model::random): far above any real LSTM LM but
 // low enough that V*H products stay far from overflow and a corrupt file cannot ask for terabytes.
@@ -29,6 +30,10 @@ inline constexpr uint64_t kMaxVocabBytes = uint64_t{4} << 30;
 // The model files' JSON is a few levels deep; deeper nesting is refused before parsing, because the
 // DOM's destructor, dump() and the messages that print a value all recurse once per level.
 inline constexpr int kMaxJsonDepth = 64;
+// output.direct: the hash table's entries (4 bytes each; rnnlm allocates whatever its header says, 1.6 TB
+// on a typo) and the longest n-gram it hashes (rnnlm's MAX_NGRAM_ORDER).
+inline constexpr int64_t kMaxDirectSize = 1000000000;
+inline constexpr int kMaxDirectOrder = 20;
 
 enum class RecurrentActivation { Sigmoid, HardSigmoid, HardSigmoidKeras3 };
 // The LSTM's cell activation (g and h = o act(c); Keras' `activation`) and a head layer's activation.
@@ -38,6 +43,12 @@ enum class Activation { Tanh, Relu, Linear, Sigmoid };
 enum class TokenizerType { Word, Char, SentencePiece, Bpe };
 // A layer's recurrent cell (format v3; docs/model-format.md gives each one's equations).
 enum class CellType { Lstm, Gru, Rnn };
+// The exponential of every sigmoid and softmax (format v5 `exp`): exact, or rnnlm 0.3e's approximation
+// (Schraudolph's, from the bits of a double) with its clip of the argument to [-50, 50].
+enum class ExpKind { Exact, Rnnlm };
+// How text outside the vocabulary (and without an unk_token) is fed (format v5 tokenizer.oov_input): not at
+// all, or as the zero input vector of a one-hot model (rnnlm's "no word unit"); either way it is not scored.
+enum class OovInput { Skip, Zero };
 
 struct LayerConfig {
   int hidden_size = 0;
@@ -73,6 +84,10 @@ struct TokenizerConfig {
   std::optional<int32_t> pad_id;
   std::string model_file;           // sentencepiece: the .model file's name inside the model directory
   std::string continuation = "@@";  // bpe: the marker ending a piece the next piece continues
+  OovInput oov_input = OovInput::Skip;
+  // Format v5: eos stands for the text's line break, as rnnlm reads a newline: a last line without one gets
+  // no eos.
+  bool eos_is_line_break = false;
   bool subword() const { return type == TokenizerType::SentencePiece || type == TokenizerType::Bpe; }
 };
 
@@ -95,6 +110,18 @@ struct ModelConfig {
   // The model's fixed input length (a Keras Input of shape (None, N)): score, predict and generate then
   // pre-pad every context to N by default, as the Keras app does (docs/scoring.md). None: any length.
   std::optional<int> input_length;
+  // Format v5. A class-factored output (output.classes C > 0): p(w|h) = p(class(w)|h) p(w|class(w),h), each
+  // a softmax, the classes' logits from class.weight, the words' from the decoder over the words of the
+  // class.
+  int classes = 0;
+  // rnnlm's direct connections (output.direct): hashed n-gram weights added to the class and word logits.
+  int64_t direct_size = 0;
+  int direct_order = 0;
+  ExpKind exp = ExpKind::Exact;
+
+  // Whether the model runs on the engine's double-precision path (engine/exact.hpp): a class-factored
+  // output, direct connections, rnnlm's exp or a sigmoid simple RNN.
+  bool exact_path() const;
 
   // Width of the input of layer k.
   int layer_input_size(size_t k) const {
@@ -125,6 +152,7 @@ const char* to_string(RecurrentActivation a);
 const char* to_string(Activation a);
 const char* to_string(TokenizerType t);
 const char* to_string(CellType t);
+const char* to_string(ExpKind e);
 
 // What each kind of cell is, for the code that describes or counts a model (the summary, bench, info): one
 // row per CellType (config.cpp), so no other place tests the kind.

@@ -17,6 +17,12 @@ namespace lstmlm {
 // Recurrent state of one sequence: per layer, h (output width) and c (hidden width).
 struct State {
   std::vector<std::vector<float>> h, c;
+  // A model on the double-precision path (ModelConfig::exact_path): each layer's h and c in double (h and c
+  // hold them rounded to float; a state without them starts from h and c), and the last inputs fed, newest
+  // first, that its direct connections hash (a reset state: the id 0, as rnnlm's; the zero input is -1).
+  // Empty otherwise.
+  std::vector<std::vector<double>> h64, c64;
+  std::vector<int32_t> history;
   static State zeros(const Model& model);
   bool operator==(const State&) const = default;
 };
@@ -56,6 +62,9 @@ struct StepMeasures {
   // The top recurrent layer's output after each step's input (what the decoder reads; the hidden states a
   // cache pointer attends over): [rows][steps x the layer's output width].
   std::vector<std::vector<float>>* top = nullptr;
+  // The scores in double: the double-precision path's own (ModelConfig::exact_path), else the float scores
+  // widened. A target V (an out-of-vocabulary word fed as the zero input, tokenizer.oov_input) gets NaN.
+  std::vector<std::vector<double>>* logprob64 = nullptr;
 };
 
 // EngineOptions::column_split_bytes and row_split_bytes by default.

@@ -43,6 +43,16 @@ struct Weights {
   std::vector<DenseWeights> head;  // one per config head layer
   MatrixRM decoder;              // [V, decoder_input_size]; empty when the output is tied (Model::decoder())
   Eigen::VectorXf decoder_bias;  // [V]
+  // Format v5 (docs/model-format.md), empty when the config has none of them.
+  MatrixRM class_weight;                   // [C, decoder_input_size]: a class-factored output's class logits
+  Eigen::VectorXf class_bias;              // [C]
+  std::vector<int32_t> word_class;         // [V] each word's class; a class's words are contiguous ids
+  Eigen::VectorXf direct;                  // [output.direct.size] the direct connections' hash table
+  std::vector<Eigen::VectorXf> initial_h;  // per layer [output size]: the state a reset starts from
+  // The tensors stored as F64, by name: their values before the rounding to float above. The
+  // double-precision path reads them (a converter writes F64 what its source holds in more than float's
+  // digits, e.g. rnnlm's text files); every other path reads the floats.
+  std::map<std::string, std::vector<double>> f64;
 };
 
 // The three files of a model as error messages name them: Model::load gives their paths in the

@@ -8,7 +8,8 @@
 
 namespace lstmlm {
 
-enum class DType { F32, F16, BF16 };
+// F64 (format v5) is rounded to float32 for every path; the double-precision path keeps its values.
+enum class DType { F32, F16, BF16, F64 };
 
 struct TensorInfo {
   std::string name;
@@ -29,6 +30,8 @@ class SafetensorsFile {
   std::vector<float> read_f32(const TensorInfo& t) const;
   // The same into caller storage of element_count(t) floats (no intermediate buffer).
   void read_f32(const TensorInfo& t, float* out) const;
+  // The tensor's data as double (an F64 tensor's own values, any other dtype widened exactly).
+  void read_f64(const TensorInfo& t, double* out) const;
   static size_t element_count(const TensorInfo& t);
 
  private:

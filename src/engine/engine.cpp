@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "engine/exact.hpp"
 #include "engine/forward.hpp"
 #include "engine/packed_model.hpp"
 #include "engine/team.hpp"
@@ -38,13 +39,19 @@ struct Engine::Impl {
   std::vector<State> one_state;
   MatrixRM one_out;
 
+  const Model* exact = nullptr;  // a model on the double-precision path (engine/exact.hpp): nothing packed
+
   Impl(const Model& m, int threads, const EngineOptions& options)
-      : packed(engine::packed_model(m, options.precision)),
+      : packed(m.config().exact_path() ? nullptr : engine::packed_model(m, options.precision)),
         pool(threads),
         team(threads),
         split_bytes(options.column_split_bytes),
         row_split_bytes(options.row_split_bytes),
         work(static_cast<size_t>(threads)) {
+    if (!packed) {
+      exact = &m;
+      return;
+    }
     for (const auto& l : packed->layers) {
       largest_op = std::max({largest_op, l->step_bytes(), l->term_bytes()});
       token_bytes += l->step_bytes() + l->term_bytes();
@@ -85,7 +92,10 @@ void check_states(const Model& model, const Sequences& inputs, const std::vector
   }
   // A one-hot model (embedding_dim 0) also takes the id V: the zero input vector (tasks::window_pad_id).
   const int32_t V = model.vocab_size();
-  const int32_t limit = V + (are_inputs && model.config().embedding_dim == 0 ? 1 : 0);
+  // A target V: an out-of-vocabulary word fed as the zero input (tokenizer.oov_input "zero"), not scored.
+  const bool zero_oov = model.config().tokenizer.oov_input == OovInput::Zero;
+  const int32_t limit =
+      V + ((are_inputs && model.config().embedding_dim == 0) || (!are_inputs && zero_oov) ? 1 : 0);
   for (size_t r = 0; r < inputs.size(); ++r)
     for (size_t t = 0; t < inputs[r].size(); ++t)
       if (inputs[r][t] < 0 || inputs[r][t] >= limit)
@@ -107,6 +117,10 @@ Job checked_job(const Model& model, Mode mode, const Sequences& inputs, std::vec
 }  // namespace
 
 void Engine::Impl::run(const Job& job) {
+  if (exact) {
+    engine::exact_forward(*exact, job);
+    return;
+  }
   const Sequences& in = *job.inputs;
   const size_t B = in.size();
   // Longest rows first: at step t the rows still running are a prefix of each thread's list.
@@ -161,9 +175,12 @@ Engine::~Engine() = default;
 
 int Engine::threads() const { return impl_->pool.size(); }
 
-std::string_view Engine::kernels() const { return impl_->packed->backend->name(); }
+std::string_view Engine::kernels() const {
+  return impl_->packed ? impl_->packed->backend->name() : std::string_view("fp64/exact");
+}
 
 size_t packed_bytes(const Model& model, Precision precision) {
+  if (model.config().exact_path()) return 0;  // the double-precision path packs nothing
   return engine::packed_model(model, precision)->bytes();
 }
 
@@ -171,6 +188,7 @@ void keep_only_packed(const std::shared_ptr<const Model>& model, Precision preci
   // Model::load and Model::create make a non-const Model and hand it out as const: the cast is defined,
   // and the caller has not shared the model yet. The summary counts the float weights: made while they exist.
   summarize(*model);
+  if (model->config().exact_path()) return;  // the double-precision path reads the float weights
   engine::packed_model(*model, precision, std::const_pointer_cast<Model>(model).get());
 }
 
@@ -205,6 +223,10 @@ void Engine::score(const Sequences& inputs, const Sequences& targets, std::vecto
     measures.rank->resize(inputs.size());
     for (size_t r = 0; r < inputs.size(); ++r) (*measures.rank)[r].assign(inputs[r].size(), 0);
   }
+  if (measures.logprob64) {
+    measures.logprob64->resize(inputs.size());
+    for (size_t r = 0; r < inputs.size(); ++r) (*measures.logprob64)[r].assign(inputs[r].size(), 0.0);
+  }
   if (measures.top) {
     const size_t width = size_t(model_->config().layers.back().output_size());
     measures.top->resize(inputs.size());
@@ -212,6 +234,9 @@ void Engine::score(const Sequences& inputs, const Sequences& targets, std::vecto
   }
   job.measures = measures;
   impl_->run(job);
+  if (measures.logprob64 && !impl_->exact)
+    for (size_t r = 0; r < inputs.size(); ++r)
+      std::copy(out[r].begin(), out[r].end(), (*measures.logprob64)[r].begin());
 }
 
 void Engine::predict(const Sequences& inputs, std::vector<State>& states, MatrixRM& out) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "engine/measures.hpp"
 
@@ -280,6 +281,10 @@ class Forward {
     switch (job_.mode) {
       case Mode::Score: {
         const int32_t target = (*job_.targets)[r][size_t(t)];
+        if (target >= V) {  // an out-of-vocabulary word fed as the zero input: not scored
+          (*job_.scores)[r][size_t(t)] = std::numeric_limits<float>::quiet_NaN();
+          break;
+        }
         (*job_.scores)[r][size_t(t)] = lse.log_prob(z[target]);
         if (auto* e = job_.measures.entropy) (*e)[r][size_t(t)] = entropy_nats(z, lse.max, lse.log_sum, V);
         if (auto* k = job_.measures.rank) (*k)[r][size_t(t)] = rank_of(z, z[target], V);

@@ -219,7 +219,7 @@ TokenizerConfig parse_tokenizer(const Reader& r, const json& j, int vocab_size, 
   r.object(j, "tokenizer");
   r.only_keys(j, p,
               {"type", "lowercase", "filters", "split", "unk_token", "eos_token", "bos_token", "pad_id",
-               "model", "continuation"});
+               "model", "continuation", "oov_input", "eos_is_line_break"});
   TokenizerConfig t;
   std::string type = r.string(r.require(j, p, "type"), p + "type");
   if (type == "word")
@@ -271,6 +271,17 @@ TokenizerConfig parse_tokenizer(const Reader& r, const json& j, int vocab_size, 
   t.unk_token = r.opt_string(j, p, "unk_token");
   t.eos_token = r.opt_string(j, p, "eos_token");
   t.bos_token = r.opt_string(j, p, "bos_token");
+  if (auto it = j.find("oov_input"); it != j.end()) {
+    if (version < 5) r.fail(p + "oov_input", "needs format_version 5");
+    const std::string v = r.string(*it, p + "oov_input");
+    if (v != "skip" && v != "zero")
+      r.fail(p + "oov_input", "expected \"skip\" or \"zero\", found " + format::brief(v));
+    t.oov_input = v == "zero" ? OovInput::Zero : OovInput::Skip;
+  }
+  if (auto it = j.find("eos_is_line_break"); it != j.end()) {
+    if (version < 5) r.fail(p + "eos_is_line_break", "needs format_version 5");
+    t.eos_is_line_break = r.boolean(*it, p + "eos_is_line_break");
+  }
   if (auto it = j.find("pad_id"); it != j.end() && !it->is_null())
     t.pad_id = static_cast<int32_t>(
         r.integer(*it, p + "pad_id", 0, vocab_size - 1, "a token id in [0, vocab_size)"));
@@ -297,6 +308,41 @@ void check_trainable(const Reader& r, const json& source, const std::vector<Laye
   }
 }
 
+// Format v5's output kinds: output.classes, output.direct {size, order} and the top-level exp.
+void parse_v5_output(const Reader& r, const json& j, const json& out, ModelConfig& c) {
+  auto v5 = [&](const std::string& field) {
+    if (c.format_version < 5) r.fail(field, "needs format_version 5");
+  };
+  if (auto it = out.find("classes"); it != out.end()) {
+    v5("output.classes");
+    c.classes = static_cast<int>(
+        r.integer(*it, "output.classes", 1, c.vocab_size, "a number of classes in [1, vocab_size]"));
+  }
+  if (auto it = out.find("direct"); it != out.end()) {
+    v5("output.direct");
+    r.object(*it, "output.direct");
+    r.only_keys(*it, "output.direct.", {"size", "order"});
+    // Bounded before anything is allocated: the loader reads a table of this many floats.
+    c.direct_size = r.integer(r.require(*it, "output.direct.", "size"), "output.direct.size", 1,
+                              kMaxDirectSize, "a positive number of hash entries");
+    c.direct_order =
+        static_cast<int>(r.integer(r.require(*it, "output.direct.", "order"), "output.direct.order", 1,
+                                   kMaxDirectOrder, "an n-gram order"));
+    if (c.classes == 0) r.fail("output.direct", "needs a class-factored output (output.classes)");
+    if (c.direct_size < 2 * int64_t{c.classes})
+      r.fail("output.direct.size", "expected at least twice output.classes (" +
+                                       std::to_string(2 * c.classes) + "), found " +
+                                       std::to_string(c.direct_size));
+  }
+  if (auto it = j.find("exp"); it != j.end()) {
+    v5("exp");
+    const std::string e = r.string(*it, "exp");
+    if (e != "exact" && e != "rnnlm")
+      r.fail("exp", "expected \"exact\" or \"rnnlm\", found " + format::brief(*it));
+    c.exp = e == "rnnlm" ? ExpKind::Rnnlm : ExpKind::Exact;
+  }
+}
+
 }  // namespace
 
 ModelConfig parse_config(const json& j, const std::string& file) {
@@ -317,7 +363,7 @@ ModelConfig parse_config(const json& j, const std::string& file) {
                                 std::to_string(kFormatVersion) + "); upgrade lstmlm");
   r.only_keys(j, "",
               {"format", "format_version", "vocab_size", "embedding_dim", "layers", "output", "tokenizer",
-               "source", "input_length"});
+               "source", "input_length", "exp"});
 
   ModelConfig c;
   c.format_version = static_cast<int>(ver.get<int64_t>());
@@ -335,8 +381,9 @@ ModelConfig parse_config(const json& j, const std::string& file) {
     c.layers.push_back(parse_layer(r, layers[k], "layers[" + std::to_string(k) + "].", c.format_version));
 
   const json& out = r.object(r.require(j, "", "output"), "output");
-  r.only_keys(out, "output.", {"tied", "head"});
+  r.only_keys(out, "output.", {"tied", "head", "classes", "direct"});
   c.tied = r.boolean(r.require(out, "output.", "tied"), "output.tied");
+  parse_v5_output(r, j, out, c);
   if (auto it = out.find("head"); it != out.end()) {
     if (c.format_version < 2) r.fail("output.head", "needs format_version 2 (format_version 1 has no head)");
     c.head = parse_head(r, *it);
@@ -372,10 +419,15 @@ void check_config(const ModelConfig& c, const std::string& file) {
           std::string("a ") + to_string(l.cell) + " layer has no projection, peepholes or clip (LSTM only)");
     if (l.proj_clip && l.proj_size == 0)
       throw ModelError::in_field(file, p + "proj_clip", "needs a projection (proj_size > 0)");
-    if (l.cell == CellType::Rnn && l.activation != Activation::Tanh && l.activation != Activation::Relu)
-      throw ModelError::in_field(file, p + "activation",
-                                 std::string("a simple RNN's activation is \"tanh\" or \"relu\", found \"") +
-                                     to_string(l.activation) + "\"");
+    if (l.cell == CellType::Rnn && l.activation != Activation::Tanh && l.activation != Activation::Relu &&
+        l.activation != Activation::Sigmoid)
+      throw ModelError::in_field(
+          file, p + "activation",
+          std::string("a simple RNN's activation is \"tanh\", \"relu\" or \"sigmoid\", found \"") +
+              to_string(l.activation) + "\"");
+    if (l.cell == CellType::Rnn && l.activation == Activation::Sigmoid && c.format_version < 5 &&
+        c.format_version != 1)
+      throw ModelError::in_field(file, p + "activation", "a simple RNN's \"sigmoid\" needs format_version 5");
   }
   if (c.tied && c.embedding_dim == 0)
     throw ModelError::in_field(file, "output.tied", "a tied output needs an embedding (embedding_dim > 0)");
@@ -444,6 +496,11 @@ json config_to_json(const ModelConfig& c) {
             {"layers", layers},           {"output", {{"tied", c.tied}}},
             {"tokenizer", tok},           {"source", c.source}};
   if (c.input_length) j["input_length"] = *c.input_length;
+  if (c.classes > 0) j["output"]["classes"] = c.classes;
+  if (c.direct_size > 0) j["output"]["direct"] = {{"size", c.direct_size}, {"order", c.direct_order}};
+  if (c.exp != ExpKind::Exact) j["exp"] = to_string(c.exp);
+  if (t.oov_input == OovInput::Zero) j["tokenizer"]["oov_input"] = "zero";
+  if (t.eos_is_line_break) j["tokenizer"]["eos_is_line_break"] = true;
   if (!c.head.empty()) {
     json head = json::array();
     for (const auto& d : c.head)
@@ -459,6 +516,10 @@ int ModelConfig::required_format_version() const {
     v2 = v2 || l.activation != Activation::Tanh;
     v3 = v3 || l.cell != CellType::Lstm || l.peepholes || l.proj_clip;
   }
+  bool v5 = classes > 0 || direct_size > 0 || exp != ExpKind::Exact ||
+            tokenizer.oov_input != OovInput::Skip || tokenizer.eos_is_line_break;
+  for (const auto& l : layers) v5 = v5 || (l.cell == CellType::Rnn && l.activation == Activation::Sigmoid);
+  if (v5) return 5;
   if (tokenizer.subword()) return 4;
   return v3 ? 3 : v2 ? 2 : 1;
 }
@@ -513,6 +574,15 @@ const char* to_string(Activation a) {
 }
 
 const char* to_string(CellType t) { return cell_traits(t).name; }
+
+const char* to_string(ExpKind e) { return e == ExpKind::Rnnlm ? "rnnlm" : "exact"; }
+
+bool ModelConfig::exact_path() const {
+  bool sigmoid_rnn = false;
+  for (const auto& l : layers)
+    sigmoid_rnn = sigmoid_rnn || (l.cell == CellType::Rnn && l.activation == Activation::Sigmoid);
+  return classes > 0 || direct_size > 0 || exp != ExpKind::Exact || sigmoid_rnn;
+}
 
 const char* to_string(TokenizerType t) {
   switch (t) {

@@ -30,7 +30,7 @@ namespace {
 // Larger headers are not produced by any writer we know (a 100k-tensor model needs ~10 MB).
 constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
 
-size_t item_size(DType d) { return d == DType::F32 ? 4 : 2; }
+size_t item_size(DType d) { return d == DType::F64 ? 8 : d == DType::F32 ? 4 : 2; }
 
 const char* dtype_name(DType d) {
   switch (d) {
@@ -40,6 +40,8 @@ const char* dtype_name(DType d) {
       return "F16";
     case DType::BF16:
       return "BF16";
+    case DType::F64:
+      return "F64";
   }
   return "?";
 }
@@ -97,8 +99,11 @@ TensorInfo parse_entry(const std::string& path, const std::string& name, const n
     info.dtype = DType::F16;
   else if (d == "BF16")
     info.dtype = DType::BF16;
+  else if (d == "F64")
+    info.dtype = DType::F64;
   else
-    fail(path, name, where + ": dtype " + format::quoted(d) + " is not supported (F32, F16 and BF16 are)");
+    fail(path, name,
+         where + ": dtype " + format::quoted(d) + " is not supported (F32, F16, BF16 and F64 are)");
 
   const auto& sh = t["shape"];
   if (!sh.is_array()) fail(path, name, where + ": shape: expected an array, found " + format::brief(sh));
@@ -269,6 +274,17 @@ void SafetensorsFile::read_f32(const TensorInfo& t, float* out) const {
     if (bytes) read(out, bytes, 0);
     return;
   }
+  if (t.dtype == DType::F64) {  // rounded to nearest, a block at a time
+    constexpr size_t kBlock64 = 8192;
+    std::vector<double> block(std::min<uint64_t>(kBlock64, bytes / 8));
+    const size_t n = element_count(t);
+    for (size_t i = 0; i < n; i += kBlock64) {
+      const size_t m = std::min(kBlock64, n - i);
+      read(block.data(), 8 * m, 8 * i);
+      for (size_t k = 0; k < m; ++k) out[i + k] = static_cast<float>(block[k]);
+    }
+    return;
+  }
   // 16-bit dtypes: read a block, widen it into `out`. memcpy, not a cast: offsets need not be aligned.
   constexpr size_t kBlock = 32768;
   std::vector<uint16_t> block(std::min<uint64_t>(kBlock, bytes / 2));
@@ -280,6 +296,23 @@ void SafetensorsFile::read_f32(const TensorInfo& t, float* out) const {
       out[i + k] = t.dtype == DType::F16 ? half_to_float(block[k])
                                          : std::bit_cast<float>(static_cast<uint32_t>(block[k]) << 16);
   }
+}
+
+void SafetensorsFile::read_f64(const TensorInfo& t, double* out) const {
+  const size_t n = element_count(t);
+  if (t.dtype != DType::F64) {
+    std::vector<float> f(n);
+    read_f32(t, f.data());
+    std::copy(f.begin(), f.end(), out);
+    return;
+  }
+  if (t.end > data_size_ || t.begin > t.end)
+    throw ModelError::about(path_, t.name, "tensor " + format::quoted(t.name) + " is not in this file");
+  const uint64_t bytes = t.end - t.begin;
+  if (bytes && read_at(*fd_, out, bytes, data_offset_ + t.begin, path_) != bytes)
+    throw ModelError::about(path_, t.name,
+                            "tensor " + format::quoted(t.name) +
+                                ": the file shrank while it was read (is another process writing it?)");
 }
 
 void write_safetensors(const std::string& path, const std::vector<NamedTensor>& tensors) {

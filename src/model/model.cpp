@@ -156,6 +156,7 @@ std::shared_ptr<const Model> Model::build(ModelConfig config, Vocab vocab, Weigh
                                           const ModelPaths& paths, std::vector<std::string> warnings) {
   if (config.tied) weights.decoder = MatrixRM();  // the embedding is the decoder (Model::decoder())
   validate(config, weights, paths.weights);
+  model::check_v5_weights(config, weights, paths.weights);
   std::shared_ptr<Model> m(new Model(std::move(config), std::move(vocab), std::move(weights), paths.dir));
   m->warnings_ = std::move(warnings);
   m->fingerprint_ = fingerprint_of(m->config_, m->vocab_, m->weights_);

@@ -3,6 +3,7 @@
 // shares, which is given the paths of the files to name in its errors.
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "format/foreign.hpp"
@@ -28,8 +29,9 @@ std::string shape_str(const std::vector<int64_t>& s) {
 
 class TensorReader {
  public:
-  TensorReader(const SafetensorsFile& st, std::vector<std::string>& warnings)
-      : st_(st), warnings_(warnings) {}
+  TensorReader(const SafetensorsFile& st, std::vector<std::string>& warnings,
+               std::map<std::string, std::vector<double>>& f64)
+      : st_(st), warnings_(warnings), f64_(f64) {}
 
   const TensorInfo* get(const std::string& name, size_t rank, bool required, const std::string& why) {
     const TensorInfo* t = st_.find(name);
@@ -86,6 +88,11 @@ class TensorReader {
   // Straight into the Eigen storage (no intermediate buffer: fresh pages are the main cost of a load).
   void copy(const TensorInfo& t, float* dst) {
     st_.read_f32(t, dst);
+    if (t.dtype == DType::F64) {
+      auto& d = f64_[t.name];
+      d.resize(SafetensorsFile::element_count(t));
+      st_.read_f64(t, d.data());
+    }
     const float* v = dst;
     size_t n = SafetensorsFile::element_count(t), bad = 0, first = 0;
     for (size_t i = 0; i < n; ++i)
@@ -99,6 +106,7 @@ class TensorReader {
 
   const SafetensorsFile& st_;
   std::vector<std::string>& warnings_;
+  std::map<std::string, std::vector<double>>& f64_;
   std::set<std::string> used_;
 };
 
@@ -168,6 +176,43 @@ LayerWeights read_layer(TensorReader& r, const LayerConfig& lc, size_t k) {
   return lw;
 }
 
+// Format v5's tensors; their shapes against the config are checked by model::check_v5_weights, the table
+// of direct connections' before it is allocated.
+void read_v5(TensorReader& r, const ModelConfig& c, Weights& w) {
+  if (c.classes > 0) {
+    const std::string why = "config.json output.classes";
+    w.class_weight = r.matrix(names::class_weight(), why);
+    r.get(names::class_bias(), 1, true, why);
+    r.add_vector(names::class_bias(), w.class_bias);
+    const TensorInfo* t = r.get(names::word_class(), 1, true, why);
+    if (t->shape[0] != c.vocab_size)
+      r.fail(t->name, "tensor 'class.word_class' has shape " + shape_str(t->shape) + ", expected [" +
+                          std::to_string(c.vocab_size) + "]");
+    Eigen::VectorXf ids;
+    r.add_vector(t->name, ids);
+    w.word_class.resize(size_t(ids.size()));
+    for (Eigen::Index i = 0; i < ids.size(); ++i) {
+      const float f = ids[i];
+      if (!(f >= 0.0f && f < float(c.classes)) || f != std::floor(f))
+        r.fail(t->name, "tensor 'class.word_class': word " + std::to_string(i) + " has class " +
+                            format::brief(f) + ", not an integer in [0, " + std::to_string(c.classes) +
+                            ") (output.classes)");
+      w.word_class[size_t(i)] = static_cast<int32_t>(f);
+    }
+  }
+  if (c.direct_size > 0) {
+    const TensorInfo* t = r.get(names::direct_weight(), 1, true, "config.json output.direct");
+    if (t->shape[0] != c.direct_size)
+      r.fail(t->name, "tensor 'direct.weight' has shape " + shape_str(t->shape) + ", expected [" +
+                          std::to_string(c.direct_size) + "] (output.direct.size)");
+    r.add_vector(t->name, w.direct);
+  }
+  for (size_t k = 0; k < c.layers.size(); ++k) {
+    Eigen::VectorXf h;
+    if (r.add_vector(names::initial_h(k), h)) w.initial_h.push_back(std::move(h));
+  }
+}
+
 }  // namespace
 
 ModelPaths ModelPaths::in(const std::string& dir) {
@@ -224,8 +269,8 @@ std::shared_ptr<const Model> Model::load(const std::string& dir) {
   }
 
   SafetensorsFile st = SafetensorsFile::open(paths.weights);
-  TensorReader r(st, warnings);
   Weights w;
+  TensorReader r(st, warnings, w.f64);
   if (config.embedding_dim > 0)
     w.embedding = r.matrix(names::embedding(), "config.json embedding_dim > 0");
   else
@@ -246,6 +291,7 @@ std::shared_ptr<const Model> Model::load(const std::string& dir) {
     w.decoder = r.matrix(names::decoder_weight(), "config.json output.tied is false");
   r.get(names::decoder_bias(), 1, true, "the output layer's bias");
   r.add_vector(names::decoder_bias(), w.decoder_bias);
+  read_v5(r, config, w);
   r.reject_unknown();
 
   return build(std::move(config), std::move(vocab), std::move(w), paths, std::move(warnings));

@@ -49,7 +49,16 @@ ModelSummary count(const Model& model) {
   // A tied decoder shares embedding.weight: only its bias is a parameter of its own.
   int64_t dec = w.decoder_bias.size() + (c.tied ? 0 : w.decoder.size());
   s.layers.push_back({"decoder", "Dense", c.vocab_size, dec, trainable("decoder"),
-                      c.tied ? "weight tied to embedding" : ""});
+                      c.tied          ? "weight tied to embedding"
+                      : c.classes > 0 ? "the words of a class, softmax per class"
+                                      : ""});
+  // Format v5: a class-factored output's class layer and the direct connections' hash table.
+  if (c.classes > 0)
+    s.layers.push_back({"classes", "Dense", c.classes, w.class_weight.size() + w.class_bias.size(),
+                        trainable("classes"), "word -> class map of " + std::to_string(c.vocab_size)});
+  if (c.direct_size > 0)
+    s.layers.push_back({"direct", "HashedNgrams", c.direct_size, c.direct_size, trainable("direct"),
+                        "rnnlm's direct connections, order " + std::to_string(c.direct_order)});
 
   for (const auto& l : s.layers) s.total_params += l.params;
   if (flags) {

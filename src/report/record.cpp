@@ -19,6 +19,7 @@ std::unique_ptr<Writer> make_json_writer();
 std::unique_ptr<Writer> make_lmzoo_writer();
 std::unique_ptr<Writer> make_kenlm_writer();
 std::unique_ptr<Writer> make_srilm_writer();
+std::unique_ptr<Writer> make_rnnlm_writer();
 
 namespace {
 
@@ -34,7 +35,7 @@ constexpr Registered kFormats[] = {
     {Format::Tsv, "tsv", make_tsv_writer},       {Format::Md, "md", make_md_writer},
     {Format::Csv, "csv", make_csv_writer},       {Format::Json, "json", make_json_writer},
     {Format::Lmzoo, "lmzoo", make_lmzoo_writer}, {Format::Kenlm, "kenlm", make_kenlm_writer},
-    {Format::Srilm, "srilm", make_srilm_writer},
+    {Format::Srilm, "srilm", make_srilm_writer}, {Format::Rnnlm, "rnnlm", make_rnnlm_writer},
 };
 
 const Registered& entry(Format f) {

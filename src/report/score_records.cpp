@@ -65,7 +65,7 @@ const char* verbosity_name(Verbosity v) {
 
 }  // namespace
 
-bool ngram_layout(Format f) { return f == Format::Kenlm || f == Format::Srilm; }
+bool ngram_layout(Format f) { return f == Format::Kenlm || f == Format::Srilm || f == Format::Rnnlm; }
 
 Value word_record(const ScoreView& v, const tasks::WordScore& w, size_t position) {
   Fields f;

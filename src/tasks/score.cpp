@@ -47,6 +47,20 @@ double ScoreSummary::perplexity_excl_oov() const {
   return std::exp(-(logprob - oov_logprob) / static_cast<double>(tokens - oov_tokens));
 }
 
+namespace {
+
+// The id an OOV word is fed as (tokenizer.oov_input "zero": the one-hot model's zero input V), or -1 when
+// OOV words are not fed. Not with fixed windows or the cache, which score every fed token.
+int32_t zero_oov_id(const Model& model, const ScoreOptions& opt) {
+  const ModelConfig& c = model.config();
+  if (c.tokenizer.oov_input != OovInput::Zero || c.embedding_dim != 0 || opt.window.windowed() ||
+      opt.cache.on())
+    return -1;
+  return model.vocab_size();
+}
+
+}  // namespace
+
 Scorer::Scorer(Engine& engine, ScoreOptions opt) : engine_(&engine), opt_(opt) {
   opt_.validate();
   const TokenizerConfig& tok = engine.model().config().tokenizer;
@@ -68,7 +82,7 @@ std::vector<LineScore> Scorer::score(const std::vector<std::string>& lines, cons
   for (size_t i = 0; i < lines.size(); ++i) {
     out[i] = detail::tokenize_line(model, lines[i], opt_, LineRef{source, first_line + i},
                                    i < ends.size() ? ends[i] : LineEnd::Lf);
-    if (!out[i].skipped) streams[i] = detail::fed_ids(out[i]);
+    if (!out[i].skipped) streams[i] = detail::fed_ids(out[i], zero_oov_id(model, opt_));
   }
   if (opt_.window.windowed())
     run_windowed(out, streams);
@@ -109,8 +123,10 @@ void Scorer::run_sentences(std::vector<LineScore>& out, const std::vector<std::v
   std::vector<std::vector<float>> lp, entropy;
   std::vector<std::vector<int32_t>> rank;
   std::vector<std::vector<float>> top;
+  std::vector<std::vector<double>> lp64;
   const StepMeasures measures{opt_.entropy ? &entropy : nullptr, opt_.rank ? &rank : nullptr,
-                              cache_ ? &top : nullptr};
+                              cache_ ? &top : nullptr, &lp64};
+  const bool zero_oov = zero_oov_id(model, opt_) >= 0;
   for (size_t b = 0; b < order.size(); b += bs) {
     size_t n = std::min(bs, order.size() - b);
     inputs.assign(n, {});
@@ -120,8 +136,8 @@ void Scorer::run_sentences(std::vector<LineScore>& out, const std::vector<std::v
     engine_->score(inputs, targets, states, lp, measures);
     for (size_t r = 0; r < n; ++r) {
       LineScore& l = out[order[b + r]];
-      detail::fill_line(l, lp[r].data(), start_ < 0, opt_.entropy ? entropy[r].data() : nullptr,
-                        opt_.rank ? rank[r].data() : nullptr);
+      detail::fill_line(l, lp64[r].data(), start_ < 0, opt_.entropy ? entropy[r].data() : nullptr,
+                        opt_.rank ? rank[r].data() : nullptr, zero_oov);
     }
   }
 }
@@ -130,7 +146,8 @@ void Scorer::run_document(std::vector<LineScore>& out, const std::vector<std::ve
   // One row: the pending token (the last of the previous block, or the start token) is fed first.
   std::vector<int32_t> all;
   for (size_t i = 0; i < out.size(); ++i) all.insert(all.end(), streams[i].begin(), streams[i].end());
-  std::vector<float> lp_all, entropy_all;
+  std::vector<double> lp_all;
+  std::vector<float> entropy_all;
   std::vector<int32_t> rank_all;
   lp_all.reserve(all.size());
   size_t pos = 0;
@@ -147,15 +164,19 @@ void Scorer::run_document(std::vector<LineScore>& out, const std::vector<std::ve
   std::vector<std::vector<float>> lp, entropy;
   std::vector<std::vector<int32_t>> rank;
   std::vector<std::vector<float>> top;
+  std::vector<std::vector<double>> lp64;
   const StepMeasures measures{opt_.entropy ? &entropy : nullptr, opt_.rank ? &rank : nullptr,
-                              cache_ ? &top : nullptr};
+                              cache_ ? &top : nullptr, &lp64};
   while (pos < all.size()) {
     size_t n = std::min(chunk, all.size() - pos);
     detail::stream_row(doc_pending_, std::span<const int32_t>(all).subspan(pos, n), inputs[0], targets[0]);
     engine_->score(inputs, targets, states, lp, measures);
-    if (cache_)  // each step's score through the cache, from the top layer's output it was decoded from
+    if (cache_) {  // each step's score through the cache, from the top layer's output it was decoded from
       cache_->score(top[0].data(), lp[0].data(), targets[0].data(), n, lp[0].data());
-    lp_all.insert(lp_all.end(), lp[0].begin(), lp[0].end());
+      lp_all.insert(lp_all.end(), lp[0].begin(), lp[0].end());
+    } else {
+      lp_all.insert(lp_all.end(), lp64[0].begin(), lp64[0].end());
+    }
     if (opt_.entropy) entropy_all.insert(entropy_all.end(), entropy[0].begin(), entropy[0].end());
     if (opt_.rank) rank_all.insert(rank_all.end(), rank[0].begin(), rank[0].end());
     doc_pending_ = all[pos + n - 1];
@@ -167,7 +188,7 @@ void Scorer::run_document(std::vector<LineScore>& out, const std::vector<std::ve
   for (size_t i = 0; i < out.size(); ++i) {
     bool context = first_is_context && !streams[i].empty();
     detail::fill_line(out[i], lp_all.data() + k, context, opt_.entropy ? entropy_all.data() + k : nullptr,
-                      opt_.rank ? rank_all.data() + k : nullptr);
+                      opt_.rank ? rank_all.data() + k : nullptr, zero_oov_id(engine_->model(), opt_) >= 0);
     k += streams[i].size() - (context ? 1 : 0);
     if (context) first_is_context = false;
   }

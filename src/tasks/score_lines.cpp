@@ -32,7 +32,8 @@ LineScore tokenize_line(const Model& model, const std::string& text, const Score
     if (t.oov) ++l.oovs;
   }
   const bool chars = line_end_chars(model, opt);
-  if (chars && end == LineEnd::None) return l;  // the file's last line has no line break to feed
+  // The file's last line has no line break to feed (as a character, or as the eos that stands for it).
+  if ((chars || model.config().tokenizer.eos_is_line_break) && end == LineEnd::None) return l;
   if (chars && end == LineEnd::CrLf)
     // The "\r" is a character of the text, not the line end: a plain token (a model whose vocabulary
     // lacks it never saw one, so it is dropped as the reader drops it elsewhere).
@@ -56,27 +57,37 @@ std::optional<int32_t> line_end_id(const Model& model, const ScoreOptions& opt) 
   return model.tokenizer().eos_id();
 }
 
-std::vector<int32_t> fed_ids(const LineScore& l) {
+std::vector<int32_t> fed_ids(const LineScore& l, int32_t zero) {
   std::vector<int32_t> ids;
   for (const auto& w : l.words)
-    if (w.id >= 0) ids.push_back(w.id);
+    if (w.id >= 0)
+      ids.push_back(w.id);
+    else if (zero >= 0 && w.oov)
+      ids.push_back(zero);
   return ids;
 }
 
-void fill_line(LineScore& l, const float* lp, bool first_is_context, const float* entropy,
-               const int32_t* rank) {
+namespace {
+
+template <class T>
+void fill_values(LineScore& l, const T* lp, bool first_is_context, const float* entropy, const int32_t* rank,
+                 bool zero_oov) {
   bool context = first_is_context;
   for (auto& w : l.words) {
-    if (w.id < 0) continue;
+    const bool fed = w.id >= 0 || (zero_oov && w.oov);
+    if (!fed) continue;
     if (context) {
       context = false;
       continue;
     }
-    float v = *lp++;
+    const double v = *lp++;
+    const float* e = entropy ? entropy++ : nullptr;
+    const int32_t* k = rank ? rank++ : nullptr;
+    if (w.id < 0) continue;  // fed as the zero input, not scored
     w.scored = true;
     w.logprob = v;
-    if (entropy) w.entropy = *entropy++;
-    if (rank) w.rank = *rank++;
+    if (e) w.entropy = *e;
+    if (k) w.rank = *k;
     ++l.tokens;
     if (!std::isfinite(v)) ++l.nonfinite;
     l.logprob += v;
@@ -85,6 +96,18 @@ void fill_line(LineScore& l, const float* lp, bool first_is_context, const float
       l.oov_logprob += v;
     }
   }
+}
+
+}  // namespace
+
+void fill_line(LineScore& l, const float* lp, bool first_is_context, const float* entropy,
+               const int32_t* rank) {
+  fill_values(l, lp, first_is_context, entropy, rank, false);
+}
+
+void fill_line(LineScore& l, const double* lp, bool first_is_context, const float* entropy,
+               const int32_t* rank, bool zero_oov) {
+  fill_values(l, lp, first_is_context, entropy, rank, zero_oov);
 }
 
 void sentence_row(std::span<const int32_t> ids, int32_t start, std::vector<int32_t>& inputs,

@@ -27,7 +27,9 @@ std::optional<int32_t> line_end_id(const Model& model, const ScoreOptions& opt);
 bool line_end_chars(const Model& model, const ScoreOptions& opt);
 
 // The ids of a line's words in the order they are fed (skipped OOVs left out), eos included.
-std::vector<int32_t> fed_ids(const LineScore& l);
+// `zero` >= 0: an OOV word is fed as that id (the vocabulary size: a one-hot model's zero input,
+// tokenizer.oov_input "zero"), and not scored.
+std::vector<int32_t> fed_ids(const LineScore& l, int32_t zero = -1);
 
 // Writes the target log-probs back to the fed words of a line, in order, and totals the line.
 // `lp` holds one value per fed word; with `first_is_context` the first fed word has no value (it was
@@ -35,6 +37,10 @@ std::vector<int32_t> fed_ids(const LineScore& l);
 // `entropy` and `rank`, when not null, hold the measures in the same order and are written beside.
 void fill_line(LineScore& l, const float* lp, bool first_is_context, const float* entropy = nullptr,
                const int32_t* rank = nullptr);
+// The same from double log-probs (the double-precision path's, kept to the last digit); `zero_oov`: the OOV
+// words were fed (fed_ids with a zero id), so each has a value, which is passed over.
+void fill_line(LineScore& l, const double* lp, bool first_is_context, const float* entropy,
+               const int32_t* rank, bool zero_oov);
 
 // The row plan of a scored stream, one rule for the Scorer and Fidelity. A sentence: inputs = [start] +
 // ids[:-1], targets = ids; without a start token (start < 0) the first id is context only: inputs =

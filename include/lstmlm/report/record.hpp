@@ -80,7 +80,7 @@ struct Table {
   std::vector<std::string> columns;
 };
 
-enum class Format { Text, Jsonl, Tsv, Md, Csv, Json, Lmzoo, Kenlm, Srilm };
+enum class Format { Text, Jsonl, Tsv, Md, Csv, Json, Lmzoo, Kenlm, Srilm, Rnnlm };
 
 class Writer {
  public:

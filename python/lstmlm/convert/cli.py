@@ -20,7 +20,7 @@ from .vocab import VocabError
 
 # The --help text.
 DESCRIPTION = """Converts a Keras (.h5 / .keras, Keras 1-3; TF2 SavedModel directory), TF.js layers (model.json), PyTorch (.pt),
-ONNX (.onnx), TF1 (checkpoint prefix) or ml5 char-rnn (manifest.json directory) language model into an lstmlm model directory.
+ONNX (.onnx), TF1 (checkpoint prefix), ml5 char-rnn (manifest.json directory) or Mikolov rnnlm (text or binary, gzip too) language model into an lstmlm model directory.
 usage: lstmlm-convert SOURCE OUTDIR [--vocab FILE] [options]   (see docs/importing.md)"""
 PROG = "lstmlm-convert"  # the `lstmlm-convert: error: ` prefix of every line, whatever the entry point
 
@@ -29,7 +29,7 @@ def converters():
     """(name, module) in detection order; a module missing from the package is left out."""
     out = []
     for name, module in (("tfjs", "tfjs"), ("ml5", "ml5"), ("tf2", "tf2_savedmodel"), ("tf1", "tf1"), ("keras", "keras"),
-                         ("torch_pt", "torch_pt"), ("onnx", "onnx_model")):
+                         ("torch_pt", "torch_pt"), ("onnx", "onnx_model"), ("rnnlm", "rnnlm")):
         try:
             out.append((name, importlib.import_module(f".{module}", __package__)))
         except ModuleNotFoundError as e:
@@ -179,7 +179,7 @@ def convert(args, mods):
         if not os.path.exists(args.source) and not found:
             raise common.ConvertError(f"{args.source}: no such file")
         if not found:
-            raise common.ConvertError(f"{args.source}: not recognised as a Keras, TF2 SavedModel, TF.js, PyTorch, ONNX, TF1 or ml5 "
+            raise common.ConvertError(f"{args.source}: not recognised as a Keras, TF2 SavedModel, TF.js, PyTorch, ONNX, TF1, ml5 or rnnlm "
                                       "model "
                                       f"(use --from {'|'.join(n for n, _ in mods)})")
         mod = found[0][1]

@@ -24,7 +24,15 @@ FORMAT_VERSION = 1
 FORMAT_VERSION_V2 = 2
 FORMAT_VERSION_V3 = 3
 FORMAT_VERSION_V4 = 4
-LATEST_FORMAT_VERSION = FORMAT_VERSION_V4
+# Version 5: a class-factored output (output.classes), the direct connections (output.direct), the exp
+# approximation (exp), the state a reset starts from (state.h_l{k}), tokenizer.oov_input and the RNN's sigmoid.
+FORMAT_VERSION_V5 = 5
+LATEST_FORMAT_VERSION = FORMAT_VERSION_V5
+# output.direct.size: the hash table's entries, bounded before anything is allocated (config.hpp kMaxDirectSize).
+MAX_DIRECT_SIZE = 10 ** 9
+MAX_DIRECT_ORDER = 20
+EXP_KINDS = ("exact", "rnnlm")
+OOV_INPUTS = ("skip", "zero")
 
 # Tokenizer types: word and char split text here; sentencepiece (a SentencePiece .model file in the model
 # directory) and bpe (text already split into pieces, "@@" ending a piece the next one continues) are format v4.
@@ -33,7 +41,8 @@ SUBWORD_TOKENIZERS = ("sentencepiece", "bpe")
 TOKENIZER_TYPES = WORD_TOKENIZERS + SUBWORD_TOKENIZERS
 # The keys tokenizer objects of each kind may have (src/format/config.cpp refuses any other).
 _TOKENIZER_KEYS = {
-    "word": ("type", "lowercase", "filters", "split", "unk_token", "eos_token", "bos_token", "pad_id"),
+    "word": ("type", "lowercase", "filters", "split", "unk_token", "eos_token", "bos_token", "pad_id", "oov_input",
+             "eos_is_line_break"),
     "char": ("type", "lowercase", "filters", "split", "unk_token", "eos_token", "bos_token", "pad_id"),
     "sentencepiece": ("type", "model", "lowercase", "unk_token", "eos_token", "bos_token", "pad_id"),
     "bpe": ("type", "continuation", "lowercase", "unk_token", "eos_token", "bos_token", "pad_id"),
@@ -53,7 +62,7 @@ RECURRENT_ACTIVATIONS = ("sigmoid", "hard_sigmoid", "hard_sigmoid_keras3")
 # Cell activations (format v2 for all but tanh) and head Dense activations.
 ACTIVATIONS = ("tanh", "relu", "linear", "sigmoid")
 # A simple RNN's activation (PyTorch nn.RNN's nonlinearity, ONNX RNN's Tanh / Relu).
-RNN_ACTIVATIONS = ("tanh", "relu")
+RNN_ACTIVATIONS = ("tanh", "relu", "sigmoid")
 
 
 def _spec_path():
@@ -124,14 +133,17 @@ class _Names:
 names = _Names(_SPEC["tensors"])
 
 
-def write_safetensors(path, tensors, progress=None):
-    """tensors: dict name -> numpy array; written as F32 little-endian, in insertion order. progress: None, or
-    called as progress(bytes_written, total_bytes, tensors_written) after the header and after each tensor."""
+def write_safetensors(path, tensors, progress=None, f64=()):
+    """tensors: dict name -> numpy array; written as F32 little-endian (F64 for the names in f64), in insertion
+    order. progress: None, or called as progress(bytes_written, total_bytes, tensors_written) after the header
+    and after each tensor."""
     header, blobs, offset = {}, [], 0
     for name, arr in tensors.items():
-        a = np.ascontiguousarray(np.asarray(arr, dtype="<f4"))
+        wide = name in f64
+        a = np.ascontiguousarray(np.asarray(arr, dtype="<f8" if wide else "<f4"))
         b = a.tobytes()
-        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [offset, offset + len(b)]}
+        header[name] = {"dtype": "F64" if wide else "F32", "shape": list(a.shape),
+                        "data_offsets": [offset, offset + len(b)]}
         blobs.append(b)
         offset += len(b)
     h = json.dumps(header, separators=(",", ":")).encode()
@@ -188,9 +200,13 @@ def dense(units, activation):
 
 
 def tokenizer(type="word", lowercase=False, filters="", unk_token=None, eos_token=None, bos_token=None,
-              pad_id=None, split=None):
+              pad_id=None, split=None, oov_input=None, eos_is_line_break=None):
     t = {"type": type, "lowercase": bool(lowercase), "filters": filters, "unk_token": unk_token,
          "eos_token": eos_token, "bos_token": bos_token, "pad_id": pad_id}
+    if oov_input is not None:  # format v5: "zero" feeds an out-of-vocabulary word as the zero one-hot (rnnlm)
+        t["oov_input"] = oov_input
+    if eos_is_line_break is not None:  # format v5: eos is fed only where the text has a line break (rnnlm)
+        t["eos_is_line_break"] = bool(eos_is_line_break)
     if split is not None:  # only when set (Keras): without it the model reads as before, str.split()
         t["split"] = split
     return t
@@ -366,6 +382,18 @@ def check_config(config):
         _int_in(t["pad_id"], 0, V - 1, "tokenizer.pad_id")
     if config.get("input_length") is not None:
         _int_in(config["input_length"], 1, MAX_INPUT_LENGTH, "input_length")
+    out = config["output"]
+    if "classes" in out:
+        _int_in(out["classes"], 1, V, "output.classes")
+    if "direct" in out:
+        _int_in(out["direct"]["size"], 1, MAX_DIRECT_SIZE, "output.direct.size")
+        _int_in(out["direct"]["order"], 1, MAX_DIRECT_ORDER, "output.direct.order")
+        if "classes" in out and out["direct"]["size"] < 2 * out["classes"]:
+            raise ValueError("write_model: output.direct.size is below twice output.classes")
+    if config.get("exp", "exact") not in EXP_KINDS:
+        raise ValueError(f"write_model: exp {config['exp']!r} is not one of {', '.join(EXP_KINDS)}")
+    if t.get("oov_input", "skip") not in OOV_INPUTS:
+        raise ValueError(f"write_model: tokenizer.oov_input {t['oov_input']!r} is not one of {', '.join(OOV_INPUTS)}")
 
 
 def _lone_surrogate(obj, field):
@@ -406,7 +434,7 @@ def check_text(config, vocab):
                              "which the model's JSON files are (UTF-8)") from None
 
 
-def _write_files(outdir, config, vocab, tensors, progress=None, assets=None):
+def _write_files(outdir, config, vocab, tensors, progress=None, assets=None, f64=()):
     with open(os.path.join(outdir, "config.json"), "w", encoding="utf-8") as f:
         # allow_nan=False: NaN / Infinity are not JSON; a float that slipped past check_config fails here.
         f.write(json.dumps(config, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
@@ -416,7 +444,7 @@ def _write_files(outdir, config, vocab, tensors, progress=None, assets=None):
     for name, data in (assets or {}).items():
         with open(os.path.join(outdir, name), "wb") as f:
             f.write(data)
-    write_safetensors(os.path.join(outdir, "weights.safetensors"), tensors, progress)
+    write_safetensors(os.path.join(outdir, "weights.safetensors"), tensors, progress, f64)
 
 
 def check_assets(assets, tokenizer):
@@ -472,7 +500,7 @@ def _replace_files(tmp, outdir, files):
 
 
 def write_model(outdir, *, vocab, embedding_dim, layers, tied, tokenizer, tensors, source, input_length=None,
-                head=None, progress=None, assets=None):
+                head=None, progress=None, assets=None, classes=None, direct=None, exp=None, f64=()):
     """Writes config.json, vocab.json and weights.safetensors (and the assets) into outdir (created if needed;
     in an existing directory these files are replaced, other files are left alone).
     A tensor name outside the spec (src/format/tensor_names.json) is a converter bug, and a config lstmlm
@@ -487,7 +515,12 @@ def write_model(outdir, *, vocab, embedding_dim, layers, tied, tokenizer, tensor
     head: Dense layers (dense(units, activation)) between the last recurrent layer and the decoder, format v2.
     progress: None, or progress(bytes_written, total_bytes, tensors_written) while weights.safetensors is written.
     assets: None, or {file name: bytes} written beside the three files, e.g. {"tokenizer.model": data} for
-    sentencepiece_tokenizer(): plain file names only (check_file_name), moved into place with the rest."""
+    sentencepiece_tokenizer(): plain file names only (check_file_name), moved into place with the rest.
+    classes: None, or C for a class-factored output (tensors class.weight [C, in], class.bias [C],
+    class.word_class [V]); direct: None, or {"size": N, "order": K}, the direct connections (direct.weight [N]);
+    exp: None, or "rnnlm" (rnnlm's exp approximation): format v5.
+    f64: names of tensors written as F64 (format v5): values a float32 would round, which lstmlm's
+    double-precision path reads as they are."""
     head = list(head or [])
     assets = check_assets(assets, tokenizer)
     unknown = [n for n in tensors if not names.is_known(n, layers, len(head))]
@@ -505,11 +538,23 @@ def write_model(outdir, *, vocab, embedding_dim, layers, tied, tokenizer, tensor
     output = {"tied": bool(tied)}
     if head:
         output["head"] = head
+    if classes is not None:
+        output["classes"] = int(classes)
+    if direct is not None:
+        output["direct"] = {"size": int(direct["size"]), "order": int(direct["order"])}
+    v5 = classes is not None or direct is not None or exp is not None or \
+        any(l.get("activation") == "sigmoid" and l.get("cell") == "rnn" for l in layers) or \
+        (isinstance(tokenizer, dict) and ("oov_input" in tokenizer or "eos_is_line_break" in tokenizer)) or \
+        any(n.startswith("state.") for n in tensors) or bool(f64)
+    if v5:
+        version = FORMAT_VERSION_V5
     config = {"format": "lstmlm", "format_version": version,
               "vocab_size": len(vocab), "embedding_dim": embedding_dim, "layers": layers, "output": output,
               "tokenizer": tokenizer, "source": source}
     if input_length is not None:
         config["input_length"] = int(input_length) if isinstance(input_length, np.integer) else input_length
+    if exp is not None:
+        config["exp"] = exp
     check_config(config)
     check_text(config, vocab)
     if os.path.exists(outdir) and not os.path.isdir(outdir):
@@ -518,7 +563,7 @@ def write_model(outdir, *, vocab, embedding_dim, layers, tied, tokenizer, tensor
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=os.path.basename(os.path.abspath(outdir)) + ".tmp-", dir=parent)
     try:
-        _write_files(tmp, config, vocab, tensors, progress, assets)
+        _write_files(tmp, config, vocab, tensors, progress, assets, f64)
         if os.path.isdir(outdir):
             # The assets first and config.json last: a reader never sees a config naming a file not yet there.
             _replace_files(tmp, outdir, list(assets) + ["vocab.json", "weights.safetensors", "config.json"])

@@ -83,7 +83,7 @@ class SubwordConfigTest(unittest.TestCase):
         write(d, fmt.tokenizer("word"), assets={"notes.txt": b"kept"})  # an asset alone does not need v4
         self.assertEqual(pyutil.read_config(d)["format_version"], 1)
         self.assertEqual(snapshot(d)["notes.txt"], b"kept")
-        self.assertEqual(fmt.LATEST_FORMAT_VERSION, 4)
+        self.assertEqual(fmt.LATEST_FORMAT_VERSION, 5)
 
     def test_refused_asset_names(self):
         for bad in ("", ".", "..", "../x.model", "a/b.model", "/etc/passwd", "a\\b.model", "x..model", "a\nb",
@@ -137,7 +137,7 @@ class SubwordConfigTest(unittest.TestCase):
                     fmt.check_config(dict(cfg, format_version=version))
                 self.assertIn("needs format_version 4", str(cm.exception))
         with self.assertRaises(ValueError):
-            fmt.check_config(dict(cfg, format_version=5))
+            fmt.check_config(dict(cfg, format_version=fmt.LATEST_FORMAT_VERSION + 1))
         fmt.check_config(dict(cfg, format_version=1, tokenizer=fmt.tokenizer("word")))
 
 

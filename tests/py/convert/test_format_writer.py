@@ -126,7 +126,7 @@ class FormatWriterTest(unittest.TestCase):
 
     def test_v3_layers_are_checked(self):
         bad = [
-            (fmt.rnn_layer(2, activation="sigmoid"), "layers[0].activation"),
+            (fmt.rnn_layer(2, activation="linear"), "layers[0].activation"),
             (fmt.gru_layer(2, recurrent_activation="tanh"), "layers[0].recurrent_activation"),
             ({**fmt.gru_layer(2), "proj_size": 1}, "layers[0].proj_size"),
             ({**fmt.gru_layer(2), "cell": "tree"}, "layers[0].cell"),
