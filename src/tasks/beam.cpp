@@ -105,6 +105,8 @@ BeamResult beam_search(Engine& engine, const GenerateOptions& o, const std::func
   if (o.window.windowed()) windowed.emplace(engine, o.window);
   const bool from_start = start_token(tok) >= 0;
   const bool keep_context = windowed.has_value() || o.mix != nullptr;
+  // The generated text is kept for stop strings and a constraint's messages only.
+  const bool track_text = !o.stop.empty() || o.constraint != nullptr;
 
   std::vector<State> states{State::zeros(model)};
   MatrixRM lp;
@@ -114,7 +116,10 @@ BeamResult beam_search(Engine& engine, const GenerateOptions& o, const std::func
     engine.predict(Sequences{r.prompt.context}, states, lp);
 
   std::vector<Live> beams(1);
-  for (const auto& t : r.prompt.tokens) beams[0].history.push_back(t.id);
+  // The history is kept for the boost's phrases and no_repeat_ngram only: a copy per continuation costs.
+  const bool track_history = o.boost != nullptr || o.beam.no_repeat_ngram > 0;
+  if (track_history)
+    for (const auto& t : r.prompt.tokens) beams[0].history.push_back(t.id);
   if (keep_context) beams[0].context = r.prompt.context;
   if (o.constraint) beams[0].cursor = o.constraint->start();
 
@@ -138,6 +143,7 @@ BeamResult beam_search(Engine& engine, const GenerateOptions& o, const std::func
 
   std::vector<float> mixed, steered_buf;
   std::vector<int32_t> banned, finish_row;
+  std::vector<uint32_t> uses;
   std::vector<BeamCandidate> cands, kept;
   Sequences next_ids;
   std::vector<State> next_states;
@@ -188,18 +194,22 @@ BeamResult beam_search(Engine& engine, const GenerateOptions& o, const std::func
     next_ids.clear();
     next_states.clear();
     const bool last = step + 1 >= o.max_tokens;
+    // A hypothesis' last continuation takes its history and state over; only the others copy them.
+    uses.assign(beams.size(), 0);
+    for (const auto& c : cands) ++uses[c.beam];
     for (const auto& c : cands) {
-      Live nb = beams[c.beam];
+      const bool final_use = --uses[c.beam] == 0;
+      Live nb = final_use ? std::move(beams[c.beam]) : beams[c.beam];
       const GeneratedToken t{c.id, c.model};
       nb.tokens.push_back(t);
       nb.score = c.score;
       nb.logprob += t.logprob;
-      nb.history.push_back(c.id);
+      if (track_history) nb.history.push_back(c.id);
       if (keep_context) nb.context.push_back(c.id);
       bool done = false;
       if (stop_eos && c.id == *eos) {
         nb.eos = done = true;
-      } else if (nb.tail.append(tok, c.id, o.stop, nb.stopped_at)) {
+      } else if (track_text && nb.tail.append(tok, c.id, o.stop, nb.stopped_at)) {
         done = true;
       }
       if (o.constraint) {
@@ -218,7 +228,7 @@ BeamResult beam_search(Engine& engine, const GenerateOptions& o, const std::func
         continue;
       }
       next_ids.push_back({c.id});
-      next_states.push_back(states[c.beam]);
+      next_states.push_back(final_use ? std::move(states[c.beam]) : states[c.beam]);
       grown.push_back(std::move(nb));
     }
     beams = std::move(grown);
@@ -231,7 +241,9 @@ BeamResult beam_search(Engine& engine, const GenerateOptions& o, const std::func
       const size_t end = std::min(beams.size(), at + chunk);
       const bool whole = at == 0 && end == beams.size();
       MatrixRM& out = whole ? lp : part;
-      if (windowed) {
+      if (whole && !windowed) {
+        engine.predict(next_ids, states, lp);
+      } else if (windowed) {
         std::vector<std::span<const int32_t>> rows_part;
         for (size_t b = at; b < end; ++b) rows_part.emplace_back(beams[b].context);
         windowed->predict(rows_part, out);
