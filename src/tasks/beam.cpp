@@ -23,7 +23,8 @@ double length_penalty(double alpha, size_t len) {
 namespace {
 
 struct Live {
-  std::vector<GeneratedToken> tokens;
+  int32_t node = -1;  // its last token in the tree of tokens (-1: none yet)
+  size_t length = 0;
   std::vector<int32_t> history;  // the prompt's tokens and the generated ones (boost, no-repeat)
   std::vector<int32_t> context;  // the fed ids, start token included (windowed models, mixtures)
   double score = 0;              // sum of the steered log-probs
@@ -70,16 +71,19 @@ void best_of_row(std::span<const float> row, const int32_t* next, std::span<cons
   auto worse_id = [](const BeamCandidate& a, const BeamCandidate& b) {
     return a.steered > b.steered || (a.steered == b.steered && a.id < b.id);
   };
+  // A value must exceed `bar` to enter: -inf until `kept` is full (so -inf and NaN never do), then the worst
+  // kept value (an equal one comes later, with a higher id, and stays out).
+  float bar = -std::numeric_limits<float>::infinity();
   for (size_t j = 0; j < row.size(); ++j) {
     const float v = row[j];
-    if (!(v > -std::numeric_limits<float>::infinity())) continue;      // -inf or NaN: never chosen
-    if (kept.size() == width && !(v > kept.back().steered)) continue;  // equal: the lower id is kept
+    if (!(v > bar)) continue;
     if (next && next[j] < 0) continue;
     const auto id = static_cast<int32_t>(j);
     if (!banned.empty() && std::binary_search(banned.begin(), banned.end(), id)) continue;
     BeamCandidate c{0, beam, id, v, 0};
     kept.insert(std::upper_bound(kept.begin(), kept.end(), c, worse_id), c);
     if (kept.size() > width) kept.pop_back();
+    if (kept.size() == width) bar = kept.back().steered;
   }
   for (auto c : kept) {
     c.score = base + static_cast<double>(c.steered);
@@ -123,10 +127,19 @@ BeamResult beam_search(Engine& engine, const GenerateOptions& o, const std::func
   if (keep_context) beams[0].context = r.prompt.context;
   if (o.constraint) beams[0].cursor = o.constraint->start();
 
+  struct TreeNode {
+    GeneratedToken token;
+    int32_t parent;
+  };
+  std::vector<TreeNode> tree;
   std::vector<BeamHypothesis> finished;
   auto finish = [&](Live&& b) {
     BeamHypothesis h;
-    h.tokens = std::move(b.tokens);
+    // The tokens, from the last back along the parents: a continuation stores one node, not a copy.
+    h.tokens.resize(b.length);
+    for (int32_t n = b.node, k = static_cast<int32_t>(b.length); n >= 0;
+         n = tree[static_cast<size_t>(n)].parent)
+      h.tokens[static_cast<size_t>(--k)] = tree[static_cast<size_t>(n)].token;
     h.total_logprob = b.logprob;
     h.stopped_at_eos = b.eos;
     h.stopped_at = std::move(b.stopped_at);
@@ -146,6 +159,7 @@ BeamResult beam_search(Engine& engine, const GenerateOptions& o, const std::func
   std::vector<uint32_t> uses;
   std::vector<BeamCandidate> cands, kept;
   Sequences next_ids;
+  std::vector<Live> grown;
   std::vector<State> next_states;
   MatrixRM part;
   const size_t chunk = o.beam.batch_size > 0 ? static_cast<size_t>(o.beam.batch_size) : K;
@@ -190,8 +204,8 @@ BeamResult beam_search(Engine& engine, const GenerateOptions& o, const std::func
                       beam_better);
     cands.resize(take);
 
-    std::vector<Live> grown;
-    next_ids.clear();
+    grown.clear();
+    size_t rows = 0;  // next_ids keeps its one-token rows from step to step: no allocation per row
     next_states.clear();
     const bool last = step + 1 >= o.max_tokens;
     // A hypothesis' last continuation takes its history and state over; only the others copy them.
@@ -201,7 +215,9 @@ BeamResult beam_search(Engine& engine, const GenerateOptions& o, const std::func
       const bool final_use = --uses[c.beam] == 0;
       Live nb = final_use ? std::move(beams[c.beam]) : beams[c.beam];
       const GeneratedToken t{c.id, c.model};
-      nb.tokens.push_back(t);
+      tree.push_back({t, nb.node});
+      nb.node = static_cast<int32_t>(tree.size()) - 1;
+      ++nb.length;
       nb.score = c.score;
       nb.logprob += t.logprob;
       if (track_history) nb.history.push_back(c.id);
@@ -227,11 +243,13 @@ BeamResult beam_search(Engine& engine, const GenerateOptions& o, const std::func
         finish(std::move(nb));
         continue;
       }
-      next_ids.push_back({c.id});
+      if (rows == next_ids.size()) next_ids.emplace_back(1);
+      next_ids[rows++][0] = c.id;
       next_states.push_back(final_use ? std::move(states[c.beam]) : states[c.beam]);
       grown.push_back(std::move(nb));
     }
-    beams = std::move(grown);
+    next_ids.resize(rows);
+    beams.swap(grown);
     states = std::move(next_states);
     if (between_steps) between_steps();
     if (beams.empty() || last) break;
