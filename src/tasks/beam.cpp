@@ -73,17 +73,27 @@ void best_of_row(std::span<const float> row, const int32_t* next, std::span<cons
   };
   // A value must exceed `bar` to enter: -inf until `kept` is full (so -inf and NaN never do), then the worst
   // kept value (an equal one comes later, with a higher id, and stays out).
+  // Blocks of 32 with no value above it are passed over whole: once `kept` is full, one branch-free
+  // (vectorizable) test per block instead of a compare and branch per token.
   float bar = -std::numeric_limits<float>::infinity();
-  for (size_t j = 0; j < row.size(); ++j) {
-    const float v = row[j];
-    if (!(v > bar)) continue;
-    if (next && next[j] < 0) continue;
-    const auto id = static_cast<int32_t>(j);
-    if (!banned.empty() && std::binary_search(banned.begin(), banned.end(), id)) continue;
-    BeamCandidate c{0, beam, id, v, 0};
-    kept.insert(std::upper_bound(kept.begin(), kept.end(), c, worse_id), c);
-    if (kept.size() > width) kept.pop_back();
-    if (kept.size() == width) bar = kept.back().steered;
+  const size_t V = row.size();
+  const float* r = row.data();
+  for (size_t b = 0; b < V; b += 32) {
+    const size_t e = std::min(V, b + 32);
+    int above = 0;
+    for (size_t j = b; j < e; ++j) above |= r[j] > bar;
+    if (!above) continue;
+    for (size_t j = b; j < e; ++j) {
+      const float v = row[j];
+      if (!(v > bar)) continue;
+      if (next && next[j] < 0) continue;
+      const auto id = static_cast<int32_t>(j);
+      if (!banned.empty() && std::binary_search(banned.begin(), banned.end(), id)) continue;
+      BeamCandidate c{0, beam, id, v, 0};
+      kept.insert(std::upper_bound(kept.begin(), kept.end(), c, worse_id), c);
+      if (kept.size() > width) kept.pop_back();
+      if (kept.size() == width) bar = kept.back().steered;
+    }
   }
   for (auto c : kept) {
     c.score = base + static_cast<double>(c.steered);
