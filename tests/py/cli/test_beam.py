@@ -72,6 +72,31 @@ class BeamCliTest(unittest.TestCase):
         biased = hypotheses("-n", "5", "--beam-size", "2", "--logit-bias", "princess=40")
         self.assertTrue(all(t == "princess" for t in biased[0]["text"].split()), biased[0]["text"])
 
+    def test_sentencepiece_and_char_models(self):
+        """The pattern holds over the pieces as the tokenizer joins them, in beam search and sampling; a stop
+        string ends a sample."""
+        for model, pattern, prompt in ((os.path.join(pyutil.SOURCE_DIR, "models", "docs-spm"),
+                                        r"[a-z]+( [a-z]+)*\.", ""),
+                                       (os.path.join(pyutil.SOURCE_DIR, "models", "charrnn-space"),
+                                        r"[A-Z][a-z]+ (is|was) [a-z]+\.", "The ")):
+            for extra in (["--beam-size", "3", "--n-best", "3"], ["--seed", "2", "--num-samples", "3"]):
+                r = pyutil.run_lstmlm("generate", "-m", model, "-p", prompt, "-n", "40", "--regex", pattern,
+                                      "--output-format", "jsonl", *extra)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                recs = [json.loads(line) for line in r.stdout.splitlines()]
+                self.assertEqual(len(recs), 3)
+                for rec in recs:
+                    self.assertRegex(rec["text"], "^" + pattern + "$", (model, extra))
+        r = pyutil.run_lstmlm("generate", "-m", MODEL, "-n", "40", "--seed", "1", "--num-samples", "4", "--stop",
+                              "the", "--output-format", "jsonl")
+        stopped = 0
+        for rec in (json.loads(line) for line in r.stdout.splitlines()):
+            if rec["stopped_at"] is not None:
+                self.assertEqual(rec["stopped_at"], "the")
+                self.assertTrue(rec["text"].endswith("the"), rec["text"])
+                stopped += 1
+        self.assertGreater(stopped, 0)
+
     def test_refusals(self):
         empty = os.path.join(pyutil.temp_root("lstmlm_beam_"), "none.txt")
         with open(empty, "w") as f:
