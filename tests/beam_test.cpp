@@ -319,6 +319,16 @@ TEST(Regex, RefusesWhatItDoesNotCompile) {
       EXPECT_EQ(e.key(), "regex") << bad;
     }
   }
+  // Deep nesting is refused, never a stack overflow; a pattern too large to expand is refused too.
+  for (const std::string& deep : {std::string(100000, '(') + "a" + std::string(100000, ')'),
+                                  "a" + std::string(100000, '*'), std::string("((a{1000}){1000}){1000}")}) {
+    try {
+      lstmlm::tasks::detail::Dfa d(deep);
+      ADD_FAILURE() << "accepted a pattern of " << deep.size() << " bytes";
+    } catch (const lstmlm::UsageError& e) {
+      EXPECT_EQ(e.key(), "regex");
+    }
+  }
   lstmlm::tasks::detail::Dfa anchored("^a+$");
   EXPECT_TRUE(anchored.matches("aa"));
   EXPECT_FALSE(anchored.matches(""));

@@ -14,6 +14,8 @@ namespace lstmlm::tasks::detail {
 namespace regex_syntax {
 
 constexpr int kMaxRepeat = 1000;
+// Groups and quantifiers nested in one another at most: the parser and the compiler recurse once per level.
+constexpr int kMaxNesting = 256;
 constexpr int kUnbounded = -1;
 
 struct Node {
@@ -98,7 +100,9 @@ class Parser {
 
   int repeat() {
     int n = atom();
-    while (more()) {
+    for (int stacked = 0; more(); ++stacked) {
+      if (depth_ + stacked > kMaxNesting)
+        fail("groups and quantifiers nested more than " + std::to_string(kMaxNesting) + " deep");
       int lo = 0, hi = 0;
       const char c = peek();
       if (c == '*') {
@@ -241,7 +245,9 @@ class Parser {
     switch (c) {
       case '(': {
         if (p_.substr(at_, 2) == "?:") at_ += 2;
+        if (++depth_ > kMaxNesting) fail("groups nested more than " + std::to_string(kMaxNesting) + " deep");
         int n = alt();
+        --depth_;
         if (!more() || peek() != ')') fail("'(' without a ')'");
         ++at_;
         return n;
@@ -276,6 +282,7 @@ class Parser {
 
   std::string_view p_;
   size_t at_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace regex_syntax
