@@ -17,6 +17,7 @@
 #include "lstmlm/error.hpp"
 #include "lstmlm/tasks/constraint.hpp"
 #include "lstmlm/tasks/generate.hpp"
+#include "lstmlm/tasks/keyboard.hpp"
 #include "lstmlm/tasks/logit_bias.hpp"
 #include "tasks/regex.hpp"
 
@@ -223,6 +224,46 @@ TEST(BeamSearch, RefusesBadOptions) {
   EXPECT_EQ(bias_key({"10=1"}), "logit_bias");  // ids are in [0, 10)
   EXPECT_EQ(bias_key({"t1"}), "logit_bias");
   EXPECT_EQ(bias_key({"t1=1", "9=-2.5"}), "accepted");
+}
+
+TEST(BeamSearch, BoostSteersTheSearch) {
+  auto model = beam_model(30, -5.0f, 2);
+  lstmlm::Engine engine(model, 1);
+  auto o = beam_options("t1", 6, 3, 1);
+  // t9 after t1 (the prompt's last token, then each generated t1): a phrase of the boost's.
+  o.boost = std::make_shared<lstmlm::tasks::Boost>(
+      lstmlm::tasks::Boost::parse(*model, {"t1 t9\t30", "t9 t1\t30"}, "b"));
+  const auto ids = beam_search(engine, o).hypotheses.at(0).ids();
+  ASSERT_EQ(ids.size(), 6u);
+  for (size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(ids[i], i % 2 == 0 ? 9 : 1) << i;
+}
+
+TEST(Generate, StopStringsEndSamples) {
+  auto model = beam_model(8, -5.0f, 6);
+  lstmlm::Engine engine(model, 1);
+  lstmlm::tasks::GenerateOptions o;
+  o.prompt = "t1";
+  o.max_tokens = 40;
+  o.num_samples = 6;
+  o.seed = 9;
+  o.stop = {"t3 t4", "t6"};
+  int stopped = 0;
+  for (const auto& s : generate(engine, o).samples) {
+    const std::string text = model->tokenizer().detokenize(s.ids());
+    if (s.stopped_at.empty()) {
+      EXPECT_EQ(s.tokens.size(), 40u) << text;
+      continue;
+    }
+    ++stopped;
+    EXPECT_TRUE(text.ends_with(s.stopped_at)) << text;
+    // The first occurrence ends it: the text without its last token holds no stop string.
+    auto ids = s.ids();
+    ids.pop_back();
+    const std::string before = model->tokenizer().detokenize(ids);
+    EXPECT_EQ(before.find("t3 t4"), std::string::npos) << text;
+    EXPECT_EQ(before.find("t6"), std::string::npos) << text;
+  }
+  EXPECT_GT(stopped, 0);
 }
 
 TEST(LogitBias, ShiftsTheRowAndRenormalizes) {
