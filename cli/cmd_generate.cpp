@@ -12,6 +12,7 @@
 #include "line_reader.hpp"
 #include "lstmlm/error.hpp"
 #include "lstmlm/report/generate.hpp"
+#include "lstmlm/tasks/beam.hpp"
 #include "lstmlm/tasks/generate.hpp"
 #include "lstmlm/tasks/ngram_generate.hpp"
 #include "options.hpp"
@@ -35,6 +36,8 @@ struct Args {
   std::string boost_file;
   std::vector<std::string> mix;
   std::string mix_mode = "linear";
+  std::vector<std::string> logit_bias;
+  std::string allowed_words, regex;
 };
 
 std::string read_prompt_file(const std::string& path) {
@@ -86,6 +89,10 @@ int run_ngram(Args& a) {
     throw UsageError("--mix: mixes ARPA models into a neural -m model, not into an ARPA one");
   if (!a.boost_file.empty())
     throw UsageError("--boost: a boost file is read for a neural model's vocabulary");
+  if (a.gen.beam.on() || !a.logit_bias.empty() || !a.allowed_words.empty() || !a.regex.empty() ||
+      !a.gen.stop.empty())
+    throw UsageError(
+        "--beam-size, --logit-bias, --allowed-words, --regex, --stop: for a neural model, not an ARPA one");
   auto model = load_ngram(a.model);
   if (!a.seeded) {
     a.gen.seed = tasks::random_seed();
@@ -115,6 +122,14 @@ int run(Args& a) {
   a.gen.mix = load_mix_row(a.mix, a.mix_mode, *model);
   if (!a.boost_file.empty())
     a.gen.boost = std::make_shared<tasks::Boost>(tasks::Boost::load(*model, a.boost_file));
+  if (!a.logit_bias.empty())
+    a.gen.bias = std::make_shared<tasks::LogitBias>(tasks::LogitBias::parse(*model, a.logit_bias));
+  if (!a.allowed_words.empty() || !a.regex.empty()) {
+    tasks::ConstraintSpec spec;
+    spec.regex = a.regex;
+    if (!a.allowed_words.empty()) spec.allowed = tasks::Constraint::load_allowed(*model, a.allowed_words);
+    a.gen.constraint = tasks::Constraint::create(*model, spec, a.gen.end_token(*model));
+  }
   note_oov_policy(a.gen.oov, *model);
   a.gen.window = resolve_window(a.window, *model);
   // Validate the prompt before any output, and warn about words the model does not know.
@@ -128,11 +143,17 @@ int run(Args& a) {
   // text: greedy decoding (--temperature 0) draws nothing.
   if (!a.seeded) {
     a.gen.seed = tasks::random_seed();
-    if (a.gen.sampler.temperature > 0)
+    if (a.gen.sampler.temperature > 0 && !a.gen.beam.on())
       std::fprintf(stderr, "seed: %llu\n", static_cast<unsigned long long>(a.gen.seed));
   }
   Engine engine(model, engine_options(a.threads, a.precision));
   Emitter out(a.format);
+  if (a.gen.beam.on()) {
+    auto r = tasks::beam_search(engine, a.gen, [] { check_interrupted(); });
+    for (const auto& h : r.hypotheses) out.emit(report::hypothesis_record(*model, a.gen, h));
+    out.end();
+    return 0;
+  }
 
   if (a.format == Format::Text && a.gen.num_samples == 1) {
     tasks::TextJoin join(model->tokenizer(), a.gen.prompt);
@@ -204,6 +225,37 @@ naming it (--oov error refuses it, exit 1).)");
   app->add_option("--num-samples", a->gen.num_samples, "Samples, run as one batch")
       ->check(int_range(1, kMaxSamples))
       ->capture_default_str();
+  auto& beam = a->gen.beam;
+  app->add_option("--beam-size", beam.beam_size,
+                  "Beam search keeping K hypotheses per step, in place of sampling; 0 = sample")
+      ->check(int_range(0, tasks::kMaxBeamSize))
+      ->capture_default_str();
+  app->add_option("--n-best", beam.n_best,
+                  "Hypotheses a beam search prints, best first (at most --beam-size)")
+      ->check(int_range(1, tasks::kMaxBeamSize))
+      ->capture_default_str();
+  app->add_option(
+         "--length-penalty", beam.length_penalty,
+         "GNMT's length normalisation: a hypothesis ranks by its log-prob / ((5 + len) / 6)^A; 0 = off")
+      ->check(real_range(0, tasks::kMaxLengthPenalty))
+      ->capture_default_str();
+  app->add_option("--no-repeat-ngram", beam.no_repeat_ngram,
+                  "Beam search: no n-gram of N tokens twice in the prompt and a hypothesis; 0 = off")
+      ->check(int_range(0, kMaxGenerateTokens))
+      ->capture_default_str();
+  app->add_option("--batch-size", beam.batch_size,
+                  "Beam search: hypotheses per engine call (the results are the same); 0 = all in one")
+      ->check(int_range(0, tasks::kMaxBeamSize))
+      ->capture_default_str();
+  repeatable(
+      app->add_option("--logit-bias", a->logit_bias,
+                      "TOKEN=VALUE (a word or an id; natural log, in [-100, 100]) added to the token's "
+                      "log-prob before each choice; repeatable"));
+  app->add_option("--allowed-words", a->allowed_words,
+                  "Only these tokens (one a line, the vocabulary's spelling) and the end may be generated");
+  app->add_option("--regex", a->regex, "The generated text must match this pattern (docs/generation.md)");
+  repeatable(
+      app->add_option("--stop", a->gen.stop, "End a sample or hypothesis at this string (kept); repeatable"));
   auto* stop = app->add_flag("--stop-at-eos,!--no-stop-at-eos", a->stop,
                              "End a sample at the eos token (default: on when the model has one)");
   add_oov_option(*app, a->gen.oov);

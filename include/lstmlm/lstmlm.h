@@ -295,6 +295,48 @@ LSTMLM_API lstmlm_status lstmlm_generate_jsonl(const lstmlm_model* model, const 
 /* Frees a string the library gave (NULL: nothing). */
 LSTMLM_API void lstmlm_string_free(char* s);
 
+/* ---- Beam search ---- */
+
+/* Options of lstmlm_beam_search, as `lstmlm generate --beam-size` (docs/generation.md). Initialize with
+ * LSTMLM_SEARCH_OPTIONS_INIT, then set fields. Out-of-range values are LSTMLM_ERR_USAGE naming the field. */
+typedef struct lstmlm_search_options {
+  size_t struct_size;      /* sizeof(lstmlm_search_options) as the caller was compiled */
+  int32_t max_tokens;      /* tokens per hypothesis, eos included (100) */
+  int32_t beam_size;       /* K hypotheses kept per step, in [1, 1000] (4) */
+  int32_t n_best;          /* hypotheses returned, in [1, beam_size] (1) */
+  float length_penalty;    /* GNMT's: a hypothesis ranks by its log-prob / ((5 + len) / 6)^A; 0 = off */
+  int32_t no_repeat_ngram; /* no n-gram of this many tokens twice in prompt + hypothesis; 0 = off */
+  int32_t stop_at_eos;     /* -1: when the model has an eos token; 0: never; 1: always */
+  const char* regex;       /* the generated text must match it (NULL: no pattern) */
+  const char* const* allowed_words; /* only these words (and the end) may be generated; NULL: any */
+  size_t n_allowed_words;
+  const char* const* bias_tokens; /* --logit-bias: n_bias words or decimal ids, and their values */
+  const float* bias_values;
+  size_t n_bias;
+} lstmlm_search_options;
+
+#define LSTMLM_SEARCH_OPTIONS_INIT \
+  { sizeof(lstmlm_search_options), 100, 4, 1, 0.0f, 0, -1, NULL, NULL, 0, NULL, NULL, 0 }
+
+typedef struct lstmlm_hypotheses lstmlm_hypotheses;
+
+/* Beam search after `prompt` (UTF-8, prompt_len bytes; NULL when 0), as `lstmlm generate --beam-size`: the
+ * same hypotheses, bit for bit, for any thread count. `options` NULL: LSTMLM_SEARCH_OPTIONS_INIT. On success
+ * *out holds the n_best hypotheses, best first, freed with lstmlm_hypotheses_free. A constraint no text can
+ * satisfy is LSTMLM_ERR_USAGE naming the step and the text so far. Thread-safe. */
+LSTMLM_API lstmlm_status lstmlm_beam_search(const lstmlm_model* model, const char* prompt, size_t prompt_len,
+                                            const lstmlm_search_options* options, lstmlm_hypotheses** out);
+/* *out = the number of hypotheses. */
+LSTMLM_API lstmlm_status lstmlm_hypotheses_count(const lstmlm_hypotheses* h, size_t* out);
+/* Hypothesis i (0 = best; i >= count is LSTMLM_ERR_USAGE): its generated text (NUL-terminated, the prompt not
+ * included), its n_tokens ids and each one's ln p, the model's total ln p and the search's score. Any output
+ * pointer may be NULL. The pointers live as long as `h`. */
+LSTMLM_API lstmlm_status lstmlm_hypothesis(const lstmlm_hypotheses* h, size_t i, const char** text,
+                                           const int32_t** ids, const float** logprobs, size_t* n_tokens,
+                                           double* logprob, double* score);
+/* Frees hypotheses (NULL is ignored). */
+LSTMLM_API void lstmlm_hypotheses_free(lstmlm_hypotheses* h);
+
 #ifdef __cplusplus
 }
 #endif

@@ -58,7 +58,7 @@ except ImportError as _e:
         raise
     _Model = _NgramModel = _Mixture = object  # Model, NgramModel and Mixture below are defined, then removed
 
-__all__ = ["Model", "NgramModel", "Mixture", "State", "LineScore", "FullScore", "Candidate", "Boost", "Error", "ModelError", "InputError",
+__all__ = ["Model", "NgramModel", "Mixture", "State", "LineScore", "FullScore", "Candidate", "Hypothesis", "Boost", "Error", "ModelError", "InputError",
            "UsageError", "OutputError", "ScoreSummary", "kernels_for", "line_jsonl", "__version__"]
 
 def _top(top):
@@ -76,6 +76,9 @@ def _top(top):
 
 # One predict candidate: the token, its id, p and ln p (the CLI's predict fields).
 Candidate = _namedtuple("Candidate", ["token", "id", "prob", "logprob"])
+# One beam-search hypothesis: the printed text (prompt and generated text), the generated ids, the model's
+# total ln p, the search's score (length-normalised), each token's ln p, and whether it ended at eos.
+Hypothesis = _namedtuple("Hypothesis", ["text", "ids", "logprob", "score", "logprobs", "stopped_at_eos"])
 
 
 class FullScore(tuple):
@@ -131,18 +134,40 @@ class Model(_Model):
 
     def generate(self, prompt="", max_tokens=100, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0,
                  repeat_penalty=1.0, repeat_last_n=64, seed=None, num_samples=1, stop_at_eos=None, oov="skip",
-                 boost=None):
+                 boost=None, *, beam_size=0, n_best=1, length_penalty=0.0, no_repeat_ngram=0, logit_bias=None,
+                 allowed_words=None, regex=None, stop=None):
         """Samples text after `prompt` with `lstmlm generate`'s sampler: the same seed gives the CLI's text
         (the prompt, then the generated tokens). Returns a str, or a list of num_samples strs when
         num_samples > 1 (sample i is the same whatever num_samples). seed=None draws a random seed; the
         seed used is `last_seed` afterwards. The CLI's limits: max_tokens <= 1000000, num_samples <= 100000
         (UsageError beyond). Ctrl-C (SIGINT) stops it with KeyboardInterrupt. boost: a Boost applied to each
-        step's distribution before sampling (`generate --boost`)."""
+        step's distribution before sampling (`generate --boost`). logit_bias: {token or id: value}
+        (`--logit-bias`); allowed_words: a list of words (`--allowed-words`); regex: a pattern the generated
+        text matches (`--regex`); stop: a string or a list of them (`--stop`). beam_size K > 0: a beam search
+        instead (`--beam-size`), returning the n_best texts (a str when n_best is 1); Model.beam_search gives
+        their log-probs."""
+        if beam_size:
+            hyps = self.beam_search(prompt, max_tokens, beam_size, n_best, length_penalty, no_repeat_ngram,
+                                    stop_at_eos, oov, boost, logit_bias=logit_bias, allowed_words=allowed_words,
+                                    regex=regex, stop=stop)
+            return hyps[0].text if n_best == 1 else [h.text for h in hyps]
         texts, used = self._generate(prompt, int(max_tokens), float(temperature), int(top_k), float(top_p),
                                      float(min_p), float(repeat_penalty), int(repeat_last_n), seed,
-                                     int(num_samples), stop_at_eos, oov, boost)
+                                     int(num_samples), stop_at_eos, oov, boost, None, logit_bias, allowed_words,
+                                     regex, stop)
         self.last_seed = used
         return texts[0] if num_samples == 1 else list(texts)
+
+    def beam_search(self, prompt="", max_tokens=100, beam_size=4, n_best=1, length_penalty=0.0, no_repeat_ngram=0,
+                    stop_at_eos=None, oov="skip", boost=None, *, logit_bias=None, allowed_words=None, regex=None,
+                    stop=None):
+        """`lstmlm generate --beam-size`: the n_best best of beam_size hypotheses after `prompt`, best first,
+        as Hypothesis tuples (text, ids, logprob, score, logprobs, stopped_at_eos); logprob is the model's total
+        ln p, score what the search ranks by (GNMT's length penalty ((5 + len) / 6)^length_penalty). The same
+        result as the CLI's, for any thread count."""
+        rows = self._beam_search(prompt, max_tokens, beam_size, n_best, float(length_penalty), no_repeat_ngram,
+                                 stop_at_eos, oov, boost, None, logit_bias, allowed_words, regex, stop)
+        return [Hypothesis(*r) for r in rows]
 
     def __repr__(self):
         return f"<lstmlm.Model {self.path!r} V={self.vocab_size} kernels={self.kernels}>"
@@ -195,7 +220,7 @@ class Mixture(_Mixture):
 
 if _NOT_BUILT is not None:
     del Model, NgramModel, Mixture
-    _COMPILED = frozenset(__all__) - {"FullScore", "Candidate"} | {"_Model", "_lstmlm"}
+    _COMPILED = frozenset(__all__) - {"FullScore", "Candidate", "Hypothesis"} | {"_Model", "_lstmlm"}
 
     def __getattr__(name):
         if name in _COMPILED:

@@ -1,6 +1,6 @@
 # Type stubs of the lstmlm module (docs/python.md), so editors complete the API.
 import os
-from typing import Iterator, List, Optional, Sequence, Tuple, Union, NamedTuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union, NamedTuple
 
 import numpy as np
 
@@ -88,6 +88,14 @@ class Candidate(NamedTuple):
     prob: float
     logprob: float
 
+class Hypothesis(NamedTuple):
+    text: str
+    ids: List[int]
+    logprob: float
+    score: float
+    logprobs: List[float]
+    stopped_at_eos: bool
+
 class Model:
     last_seed: int
     def __init__(self, path: Union[str, bytes, os.PathLike], threads: int = 0, precision: str = "fp32", *, pad_to: Optional[int] = None,
@@ -143,7 +151,17 @@ class Model:
     def generate(self, prompt: str = "", max_tokens: int = 100, temperature: float = 1.0, top_k: int = 0,
                  top_p: float = 1.0, min_p: float = 0.0, repeat_penalty: float = 1.0, repeat_last_n: int = 64,
                  seed: Optional[int] = None, num_samples: int = 1, stop_at_eos: Optional[bool] = None,
-                 oov: str = "skip", boost: Optional[Boost] = None) -> Union[str, List[str]]: ...
+                 oov: str = "skip", boost: Optional[Boost] = None, *, beam_size: int = 0, n_best: int = 1,
+                 length_penalty: float = 0.0, no_repeat_ngram: int = 0,
+                 logit_bias: Optional[Dict[Union[str, int], float]] = None,
+                 allowed_words: Optional[Sequence[str]] = None, regex: Optional[str] = None,
+                 stop: Optional[Union[str, Sequence[str]]] = None) -> Union[str, List[str]]: ...
+    def beam_search(self, prompt: str = "", max_tokens: int = 100, beam_size: int = 4, n_best: int = 1,
+                    length_penalty: float = 0.0, no_repeat_ngram: int = 0, stop_at_eos: Optional[bool] = None,
+                    oov: str = "skip", boost: Optional[Boost] = None, *,
+                    logit_bias: Optional[Dict[Union[str, int], float]] = None,
+                    allowed_words: Optional[Sequence[str]] = None, regex: Optional[str] = None,
+                    stop: Optional[Union[str, Sequence[str]]] = None) -> List[Hypothesis]: ...
     def state_from_bytes(self, data: bytes) -> State: ...
     def NullContextWrite(self, state: State) -> None: ...
     def BeginSentenceWrite(self, state: State) -> None: ...

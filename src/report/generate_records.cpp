@@ -31,6 +31,9 @@ Record sample_record(const Model& model, const tasks::GenerateOptions& gen, cons
             {"logprob", Value::num9(s.total_logprob)},
             {"stopped_at_eos", Value::boolean(s.stopped_at_eos)},
             {"display", Value::str(std::move(display)), true}}};
+  if (!gen.stop.empty())
+    r.fields.insert(r.fields.end() - 1,
+                    {"stopped_at", s.stopped_at.empty() ? Value::null() : Value::str(s.stopped_at)});
   return r;
 }
 

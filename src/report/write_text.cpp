@@ -17,6 +17,11 @@ class TextWriter final : public Writer {
     if (r.kind == "score.summary") return score_summary(r, out);
     if (r.kind == "predict") return predict(r, out);
     if (r.kind == "generate.sample") return generate_sample(r, out);
+    // One hypothesis a line, best first: a line break inside one is written as the escape "\n".
+    if (r.kind == "generate.hypothesis") {
+      out += escape_text(r.at("display").s) + "\n";
+      return;
+    }
     if (r.kind == "rescore.hyp") return rescore_hyp(r, out);
     if (r.kind == "fidelity") return fidelity(r, out);
     if (r.kind == "rescore.summary") return;  // its figures go to stderr with the speed

@@ -15,6 +15,7 @@
 #include "lstmlm/report/predict.hpp"
 #include "lstmlm/report/rescore.hpp"
 #include "lstmlm/report/score.hpp"
+#include "lstmlm/tasks/beam.hpp"
 #include "lstmlm/tasks/generate.hpp"
 #include "lstmlm/tasks/keyboard.hpp"
 #include "lstmlm/tasks/limits.hpp"
@@ -27,6 +28,7 @@
 #include "server/base64.hpp"
 #include "server/http_error.hpp"
 #include "server/request.hpp"
+#include "server/search_fields.hpp"
 
 namespace lstmlm::server {
 
@@ -404,8 +406,9 @@ Service::GenerateRequest Service::parse_generate(const std::string& body) const 
   r.stream = b.boolean("stream").value_or(false);
   g.boost = boost_of(b);
   g.mix = row_mix_of(b);
+  read_search_fields(b, *model_, g, size_t{1} << 20);
   b.done();
-  if (int64_t(g.max_tokens) * g.num_samples > int64_t(opt_.max_tokens))
+  if (int64_t(g.max_tokens) * std::max(g.num_samples, g.beam.beam_size) > int64_t(opt_.max_tokens))
     throw HttpError(413, "max_tokens x num_samples: more than " + std::to_string(opt_.max_tokens) +
                              " tokens (--max-tokens)");
   g.validate();
@@ -413,6 +416,7 @@ Service::GenerateRequest Service::parse_generate(const std::string& body) const 
 }
 
 std::string Service::generate(const GenerateRequest& r) {
+  if (r.options.beam.on()) return "{\"hypotheses\": [" + join(beam_records(r)) + "]}";
   tasks::GenerateResult res;
   {
     auto engine = pool_.acquire();
@@ -430,8 +434,29 @@ namespace {
 struct ClientGone {};
 }  // namespace
 
+std::vector<std::string> Service::beam_records(const GenerateRequest& r) {
+  tasks::BeamResult res;
+  {
+    auto engine = pool_.acquire();
+    res = tasks::beam_search(*engine, r.options);
+  }
+  std::vector<std::string> recs;
+  for (const auto& h : res.hypotheses) {
+    recs.push_back(json_of(report::hypothesis_record(*model_, r.options, h).fields));
+    metrics_.tokens_generated(int64_t(h.tokens.size()));
+  }
+  return recs;
+}
+
 void Service::generate_stream(const GenerateRequest& r,
                               const std::function<bool(const std::string&)>& write) {
+  if (r.options.beam.on()) {
+    // A beam's hypotheses are known only at its end: one event each, best first.
+    for (const auto& rec : beam_records(r))
+      if (!write("event: hypothesis\ndata: " + rec + "\n\n")) return;
+    write("event: done\ndata: {}\n\n");
+    return;
+  }
   tasks::GenerateResult res;
   // Each token's `piece`: the text it adds to the printed sample (the prompt, then the pieces), joined as the
   // tokenizer joins (no space inside a char model's words, SentencePiece's word starts), "" for eos.

@@ -40,6 +40,8 @@ class Service {
   // Streams one Server-Sent Event per generated token, then one per sample; `write` returns false when
   // the client is gone, which stops the generation.
   void generate_stream(const GenerateRequest& r, const std::function<bool(const std::string&)>& write);
+  // A beam search's hypotheses as JSON records, best first (with beam_size).
+  std::vector<std::string> beam_records(const GenerateRequest& r);
 
   std::string create_session(const std::string& body);
   std::string advance(const std::string& id, const std::string& body);

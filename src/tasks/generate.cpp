@@ -1,6 +1,7 @@
 // generate: prompt -> context, one prefill, then the K samples stepped as one batch (docs/generation.md).
 #include "lstmlm/tasks/generate.hpp"
 
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -8,6 +9,7 @@
 
 #include "lstmlm/error.hpp"
 #include "lstmlm/tasks/input.hpp"
+#include "tasks/steer.hpp"
 
 namespace lstmlm::tasks {
 
@@ -16,6 +18,12 @@ std::vector<int32_t> GeneratedSample::ids() const {
   v.reserve(tokens.size());
   for (const auto& t : tokens) v.push_back(t.id);
   return v;
+}
+
+std::optional<int32_t> GenerateOptions::end_token(const Model& model) const {
+  const std::optional<int32_t> eos = model.tokenizer().eos_id();
+  if (eos && stop_at_eos.value_or(true)) return eos;
+  return std::nullopt;
 }
 
 Prompt prompt_context(const Model& model, std::string_view prompt, tasks::OovPolicy oov, bool pad_window,
@@ -118,7 +126,11 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
   // Rows of the next step, reused: a finished sample's row is closed up in place (states swapped, not
   // copied), so a step allocates nothing.
   Sequences next(K, std::vector<int32_t>(1));
-  std::vector<float> boosted, mixed;
+  std::vector<float> boosted, mixed, masked;
+  std::vector<int32_t> finish_row;
+  // A constraint's cursor and the generated text per sample (stop strings, the constraint's messages).
+  std::vector<int32_t> cursors(K, o.constraint ? o.constraint->start() : 0);
+  std::vector<detail::TextTail> tails(o.constraint || !o.stop.empty() ? K : 0);
   for (int step = 0; step < o.max_tokens && !active.empty(); ++step) {
     size_t kept = 0;
     for (size_t a = 0; a < active.size(); ++a) {
@@ -130,11 +142,26 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
         row = mixed.data();
       }
       std::span<const float> dist(row, V);
-      std::span<const float> drawn = dist;
-      if (o.boost) {
-        boosted.assign(row, row + V);
-        o.boost->apply(history[i], boosted.data(), static_cast<int>(V));
-        drawn = boosted;
+      std::span<const float> drawn = detail::steer(o, history[i], dist, boosted);
+      Constraint::Row allowed;
+      if (o.constraint) {
+        allowed = o.constraint->row(cursors[i]);
+        if (!allowed.any) {
+          if (!allowed.accepting) detail::refuse_dead_end(o, step + 1, tails[i].text);
+          continue;  // the text is complete: nothing may follow
+        }
+        // The last step a length limit allows takes only tokens that end in a match.
+        if (step + 1 >= o.max_tokens || !allowed.all) {
+          const int32_t* next = allowed.next;
+          if (step + 1 >= o.max_tokens) {
+            if (!o.constraint->finishing(cursors[i], finish_row)) detail::refuse_too_short(o, tails[i].text);
+            next = finish_row.data();
+          }
+          masked.assign(drawn.begin(), drawn.end());
+          for (size_t j = 0; j < V; ++j)
+            if (next[j] < 0) masked[j] = -std::numeric_limits<float>::infinity();
+          drawn = masked;
+        }
       }
       int32_t id = sampler.sample(drawn, history[i], rngs[i]);
       GeneratedToken t{id, dist[static_cast<size_t>(id)]};
@@ -144,10 +171,12 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
       history[i].push_back(id);
       if (windowed || o.mix) contexts[i].push_back(id);
       if (on_token) on_token(static_cast<int>(i), t);
+      if (o.constraint) cursors[i] = allowed.next[id];
       if (stop && id == *eos) {
         s.stopped_at_eos = true;
         continue;
       }
+      if (!tails.empty() && tails[i].append(model.tokenizer(), id, o.stop, s.stopped_at)) continue;
       if (kept != a) {
         active[kept] = i;
         std::swap(states[kept], states[a]);

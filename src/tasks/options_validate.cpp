@@ -1,5 +1,6 @@
 // The options structs' validate(): each option's range from tasks/limits.hpp, each error carrying its
 // option's key.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -13,7 +14,7 @@
 namespace lstmlm::tasks {
 namespace {
 
-void check_int(const char* key, int64_t v, int64_t lo, int64_t hi, const char* meaning = "") {
+void check_int(const char* key, int64_t v, int64_t lo, int64_t hi, const std::string& meaning = "") {
   if (v < lo || v > hi)
     throw UsageError::option(key, " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]" +
                                       meaning + ", got " + std::to_string(v));
@@ -42,6 +43,27 @@ void GenerateOptions::validate() const {
   check_int("num_samples", num_samples, 1, tasks::kMaxSamples);
   sampler.validate();
   tasks::check_window(window);
+  check_int("beam_size", beam.beam_size, 0, tasks::kMaxBeamSize, " (0 = sample)");
+  check_int("n_best", beam.n_best, 1, std::max(beam.beam_size, 1),
+            beam.on() ? " (at most " + UsageError::ref("beam_size") + ")"
+                      : " (with " + UsageError::ref("beam_size") + ")");
+  if (!std::isfinite(beam.length_penalty) || beam.length_penalty < 0 ||
+      beam.length_penalty > tasks::kMaxLengthPenalty)
+    throw UsageError::option("length_penalty",
+                             " must be in [0, " + std::to_string(static_cast<int>(tasks::kMaxLengthPenalty)) +
+                                 "] (0 = off), got " + std::to_string(beam.length_penalty));
+  check_int("no_repeat_ngram", beam.no_repeat_ngram, 0, tasks::kMaxGenerateTokens, " (0 = off)");
+  check_int("batch_size", beam.batch_size, 0, tasks::kMaxBeamSize, " (0 = every hypothesis in one call)");
+  if (!beam.on() && (beam.n_best != 1 || beam.length_penalty != 0 || beam.no_repeat_ngram != 0))
+    throw UsageError::option(beam.n_best != 1           ? "n_best"
+                             : beam.length_penalty != 0 ? "length_penalty"
+                                                        : "no_repeat_ngram",
+                             ": applies to a beam search (" + UsageError::ref("beam_size") + " K)");
+  if (beam.on() && num_samples != 1)
+    throw UsageError::option("num_samples", ": not with " + UsageError::ref("beam_size") + " (" +
+                                                UsageError::ref("n_best") + " gives several hypotheses)");
+  for (const auto& s : stop)
+    if (s.empty()) throw UsageError::option("stop", ": an empty stop string would end every text at once");
 }
 
 void ScoreOptions::validate() const {

@@ -797,6 +797,96 @@ static void test_mix(const lstmlm_model* m, const lstmlm_model* chars, const cha
   free(row);
 }
 
+/* Beam search: the hypotheses' per-token log-probs are the ones stepping their ids through states gives, the
+ * totals their sums, best first; a regex holds; bad options are LSTMLM_ERR_USAGE. */
+static void test_beam_search(lstmlm_model* m) {
+  lstmlm_search_options o = LSTMLM_SEARCH_OPTIONS_INIT;
+  lstmlm_hypotheses* h = NULL;
+  const char* allowed[] = {"the", "king", "and", "said"};
+  const char* bias_tokens[] = {"king"};
+  float bias_values[] = {1.0f};
+  size_t count = 0, n = 0, i, t;
+  const char* text = NULL;
+  const int32_t* ids = NULL;
+  const float* lps = NULL;
+  double logprob = 0, score = 0, prev = 0;
+  o.max_tokens = 8;
+  o.beam_size = 4;
+  o.n_best = 3;
+  EXPECT(lstmlm_beam_search(m, "the king", 8, &o, &h), LSTMLM_OK);
+  EXPECT(lstmlm_hypotheses_count(h, &count), LSTMLM_OK);
+  CHECK(count == 3);
+  for (i = 0; i < count; ++i) {
+    lstmlm_state* s = NULL;
+    int32_t prompt[2];
+    double sum = 0;
+    EXPECT(lstmlm_hypothesis(h, i, &text, &ids, &lps, &n, &logprob, &score), LSTMLM_OK);
+    CHECK(n >= 1 && n <= 8 && text != NULL);
+    CHECK(i == 0 || score <= prev);
+    prev = score;
+    EXPECT(lstmlm_state_new(m, 1, &s), LSTMLM_OK);
+    EXPECT(lstmlm_model_token_id(m, "the", &prompt[0]), LSTMLM_OK);
+    EXPECT(lstmlm_model_token_id(m, "king", &prompt[1]), LSTMLM_OK);
+    EXPECT(lstmlm_step_batch(m, &s, &prompt[0], 1, NULL), LSTMLM_OK);
+    EXPECT(lstmlm_step_batch(m, &s, &prompt[1], 1, NULL), LSTMLM_OK);
+    for (t = 0; t < n; ++t) {
+      float lp = 0;
+      EXPECT(lstmlm_state_logprob(m, s, ids[t], &lp), LSTMLM_OK);
+      CHECK(lp == lps[t]); /* the engine is batch-invariant: bit-identical */
+      sum += lps[t];
+      if (t + 1 < n) EXPECT(lstmlm_step_batch(m, &s, &ids[t], 1, NULL), LSTMLM_OK);
+    }
+    CHECK(sum == logprob);
+    CHECK(score == logprob); /* no length penalty, no bias */
+    lstmlm_state_free(s);
+  }
+  EXPECT(lstmlm_hypothesis(h, 3, &text, NULL, NULL, NULL, NULL, NULL), LSTMLM_ERR_USAGE);
+  lstmlm_hypotheses_free(h);
+  h = NULL;
+
+  /* Only the allowed words, and a pattern over them, with a bias. */
+  o.allowed_words = allowed;
+  o.n_allowed_words = 4;
+  o.regex = "the (king|and)( said)*";
+  o.bias_tokens = bias_tokens;
+  o.bias_values = bias_values;
+  o.n_bias = 1;
+  EXPECT(lstmlm_beam_search(m, NULL, 0, &o, &h), LSTMLM_OK);
+  EXPECT(lstmlm_hypothesis(h, 0, &text, NULL, NULL, &n, NULL, NULL), LSTMLM_OK);
+  CHECK(strncmp(text, "the king", 8) == 0 || strncmp(text, "the and", 7) == 0);
+  lstmlm_hypotheses_free(h);
+  h = NULL;
+  lstmlm_hypotheses_free(NULL);
+
+  o = (lstmlm_search_options)LSTMLM_SEARCH_OPTIONS_INIT;
+  EXPECT(lstmlm_beam_search(NULL, "a", 1, &o, &h), LSTMLM_ERR_USAGE);
+  EXPECT(lstmlm_beam_search(m, "a", 1, &o, NULL), LSTMLM_ERR_USAGE);
+  EXPECT(lstmlm_beam_search(m, NULL, 3, &o, &h), LSTMLM_ERR_USAGE);
+  o.beam_size = 0;
+  EXPECT(lstmlm_beam_search(m, "the", 3, &o, &h), LSTMLM_ERR_USAGE);
+  o.beam_size = 1000000000;
+  EXPECT(lstmlm_beam_search(m, "the", 3, &o, &h), LSTMLM_ERR_USAGE);
+  o.beam_size = 2;
+  o.n_best = 3;
+  EXPECT(lstmlm_beam_search(m, "the", 3, &o, &h), LSTMLM_ERR_USAGE);
+  o.n_best = 1;
+  o.length_penalty = NAN;
+  EXPECT(lstmlm_beam_search(m, "the", 3, &o, &h), LSTMLM_ERR_USAGE);
+  o.length_penalty = 0;
+  bias_values[0] = INFINITY;
+  o.bias_tokens = bias_tokens;
+  o.bias_values = bias_values;
+  o.n_bias = 1;
+  EXPECT(lstmlm_beam_search(m, "the", 3, &o, &h), LSTMLM_ERR_USAGE);
+  o.n_bias = 0;
+  o.regex = "(the";
+  EXPECT(lstmlm_beam_search(m, "the", 3, &o, &h), LSTMLM_ERR_USAGE);
+  o.regex = NULL;
+  o.struct_size = 8;
+  EXPECT(lstmlm_beam_search(m, "the", 3, &o, &h), LSTMLM_ERR_USAGE);
+  CHECK(h == NULL);
+}
+
 int main(int argc, char** argv) {
   lstmlm_model *m, *same_dir, *chars;
   if (argc != 3 && argc != 4) {
@@ -819,6 +909,7 @@ int main(int argc, char** argv) {
   test_state_after_model(argv[1], m);
   test_threads(m);
   test_complete(m, chars);
+  test_beam_search(m);
   if (argc == 4)
     test_mix(m, chars, argv[3]);
   else

@@ -11,14 +11,28 @@
 #include <vector>
 
 #include "lstmlm/engine.hpp"
+#include "lstmlm/tasks/constraint.hpp"
 #include "lstmlm/tasks/input.hpp"
 #include "lstmlm/tasks/keyboard.hpp"
+#include "lstmlm/tasks/logit_bias.hpp"
 #include "lstmlm/tasks/mix.hpp"
 #include "lstmlm/tasks/sampler.hpp"
 #include "lstmlm/tasks/window.hpp"
 #include "lstmlm/tokenizer.hpp"
 
 namespace lstmlm::tasks {
+
+// Beam search in place of sampling (tasks/beam.hpp, docs/generation.md): on when beam_size > 0.
+struct BeamParams {
+  int beam_size = 0;  // K hypotheses kept per step; 0 = sample instead
+  int n_best = 1;     // hypotheses returned, N <= K
+  // GNMT's length normalisation (Wu et al. 2016): a finished hypothesis of `len` tokens ranks by
+  // score / ((5 + len) / 6)^A; 0 = the raw sum of log-probs.
+  float length_penalty = 0;
+  int no_repeat_ngram = 0;  // no n-gram of this many tokens twice in the prompt + hypothesis; 0 = off
+  int batch_size = 0;       // hypotheses per engine call; 0 = all K in one
+  bool on() const { return beam_size > 0; }
+};
 
 struct GenerateOptions {
   std::string prompt;
@@ -37,8 +51,18 @@ struct GenerateOptions {
   // Each step's distribution mixed with ARPA models (tasks/mix.hpp) before the boost: the sampler draws
   // from the mixture, and GeneratedToken::logprob is the mixture's ln p. Null: none.
   std::shared_ptr<const tasks::MixRow> mix;
+  // Added to every step's log-probabilities with the boost, before the choice (tasks/logit_bias.hpp).
+  std::shared_ptr<const tasks::LogitBias> bias;
+  // Tokens the text may continue with (tasks/constraint.hpp): a mask at every step; null: none.
+  std::shared_ptr<const tasks::Constraint> constraint;
+  // A sample or hypothesis ends after the token that completes one of these in its generated text.
+  std::vector<std::string> stop;
+  BeamParams beam;
   // The prompt's tokens are taken from it as the prompt is tokenized (a request's bound); null: none.
   std::shared_ptr<tasks::TokenBudget> budget{};
+
+  // The token that ends a text: eos when the model has one and stop_at_eos allows (the constraint's end).
+  std::optional<int32_t> end_token(const Model& model) const;
 
   // Throws UsageError naming the option when a value is out of range: max_tokens in [0,
   // kMaxGenerateTokens], num_samples in [1, kMaxSamples], the sampler's parameters, the window's length.
@@ -55,6 +79,7 @@ struct GeneratedSample {
   std::vector<GeneratedToken> tokens;
   double total_logprob = 0;  // sum of the tokens' logprob
   bool stopped_at_eos = false;
+  std::string stopped_at;  // the stop string that ended it, if one did
   std::vector<int32_t> ids() const;
 };
 

@@ -16,5 +16,11 @@ inline constexpr int kMaxSamples = 100000;
 inline constexpr size_t kMaxPrefixBytes = 256;
 inline constexpr double kMaxTemperature = 1000;
 inline constexpr double kMaxRepeatPenalty = 1000;
+// Beam search: hypotheses kept per step (each holds a recurrent state; K x K candidates are merged per step)
+// and the largest length-penalty exponent.
+inline constexpr int kMaxBeamSize = 1000;
+inline constexpr double kMaxLengthPenalty = 10;
+// A logit bias, in natural-log units (a boost's range).
+inline constexpr double kMaxLogitBias = 100;
 
 }  // namespace lstmlm::tasks
