@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "lstmlm/error.hpp"
+#include "lstmlm/tasks/logit_bias.hpp"
 #include "lstmlm/tasks/request.hpp"
 #include "lstmlm/text.hpp"
 #include "model/unicode.hpp"
@@ -303,14 +304,7 @@ void Boost::apply(std::span<const int32_t> history, float* logprobs, int V) cons
   if (add.empty()) return;
   for (const auto& [id, bonus] : add)
     if (id >= 0 && id < V) logprobs[id] += bonus;
-  // Renormalized in double, max-subtracted: the boosted row sums to 1 again.
-  double mx = -INFINITY;
-  for (int j = 0; j < V; ++j) mx = std::max(mx, double(logprobs[j]));
-  if (!std::isfinite(mx)) return;
-  double s = 0;
-  for (int j = 0; j < V; ++j) s += std::exp(double(logprobs[j]) - mx);
-  const double lse = mx + std::log(s);
-  for (int j = 0; j < V; ++j) logprobs[j] = static_cast<float>(double(logprobs[j]) - lse);
+  renormalize_logprobs(logprobs, V);  // the boosted row sums to 1 again
 }
 
 }  // namespace lstmlm::tasks
