@@ -49,11 +49,13 @@ struct Engine::Impl {
         row_split_bytes(options.row_split_bytes),
         work(static_cast<size_t>(threads)) {
     if (!packed) {
-      // The double-precision path has no kernels of another precision: asking for one is refused, not ignored.
+      // The double-precision path has no kernels of another precision: asking for one is refused, not
+      // ignored.
       if (options.precision != Precision::Fp32)
-        throw UsageError::option("precision", " " + std::string(precision_name(options.precision)) +
-                                                  ": this model runs on the double-precision path (rnnlm's class "
-                                                  "output or direct connections, docs/model-format.md): fp32 only");
+        throw UsageError::option("precision",
+                                 " " + std::string(precision_name(options.precision)) +
+                                     ": this model runs on the double-precision path (rnnlm's class "
+                                     "output or direct connections, docs/model-format.md): fp32 only");
       exact = &m;
       return;
     }
