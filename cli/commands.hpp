@@ -20,6 +20,7 @@ Subcommand setup_generate(CLI::App& parent);
 Subcommand setup_bench(CLI::App& parent);
 Subcommand setup_rescore(CLI::App& parent);
 Subcommand setup_fidelity(CLI::App& parent);
+Subcommand setup_states(CLI::App& parent);
 Subcommand setup_mix_tune(CLI::App& parent);
 Subcommand setup_serve(CLI::App& parent);
 

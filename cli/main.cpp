@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
   subs.push_back(lstmlm::cli::setup_generate(app));
   subs.push_back(lstmlm::cli::setup_bench(app));
   subs.push_back(lstmlm::cli::setup_fidelity(app));
+  subs.push_back(lstmlm::cli::setup_states(app));
   subs.push_back(lstmlm::cli::setup_mix_tune(app));
   subs.push_back(lstmlm::cli::setup_serve(app));
   try {

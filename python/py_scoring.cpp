@@ -5,6 +5,7 @@
 
 #include "lstmlm/tasks/request.hpp"
 #include "lstmlm/tasks/score.hpp"
+#include "lstmlm/tasks/states.hpp"
 #include "lstmlm/units.hpp"
 #include "py_args.hpp"
 #include "py_errors.hpp"
@@ -120,7 +121,30 @@ void bind_scoring(py::class_<PyModel>& cls) {
             if (rows > 0) std::copy(out[0].data(), out[0].data() + rows * cols, a.mutable_data());
             return a;
           },
-          py::arg("ids"));
+          py::arg("ids"))
+      .def(
+          "states",
+          [](PyModel& p, Text<"sentence"> sentence, bool bos, bool eos) {
+            const auto o = score_options(p, bos, eos, "sentence", "skip", false);
+            tasks::LineStates s;
+            {
+              py::gil_scoped_release nogil;
+              auto engine = p.pool().acquire();
+              s = tasks::StateReader(*engine, o).read({sentence.value}, "<sentence>", 1)[0];
+            }
+            auto array = [](const MatrixRM& m) {
+              py::array_t<float> a({static_cast<py::ssize_t>(m.rows()), static_cast<py::ssize_t>(m.cols())});
+              if (m.size() > 0) std::copy(m.data(), m.data() + m.size(), a.mutable_data());
+              return a;
+            };
+            py::list h, c;
+            for (size_t k = 0; k < s.h.size(); ++k) {
+              h.append(array(s.h[k]));
+              c.append(s.c[k].rows() > 0 ? py::object(array(s.c[k])) : py::none());
+            }
+            return py::make_tuple(s.tokens, h, c);
+          },
+          py::arg("sentence"), py::arg("bos") = true, py::arg("eos") = true);
 }
 
 }  // namespace lstmlm::py
