@@ -24,6 +24,8 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 thread_local bool t_close_after_response = false;
+// When this worker took its connection: a busy one gives the worker up after its turn if others wait.
+thread_local Clock::time_point t_held_since{};
 
 // httplib's ThreadPool, plus the count of connections accepted and waiting for a worker: an idle
 // keep-alive connection gives its worker up when one waits.
@@ -285,6 +287,14 @@ HttpServer::HttpServer(const ConnectionLimits& limits, ErrorBody error_body)
   new_task_queue = [this] { return new WorkerPool(limits_.workers, waiting_connections_); };
   set_read_timeout(std::chrono::duration_cast<std::chrono::seconds>(limits_.read).count(), 0);
   set_write_timeout(std::chrono::duration_cast<std::chrono::seconds>(limits_.write).count(), 0);
+  // A busy keep-alive client is never idle, so it would hold its worker while accepted connections wait for
+  // one (6 closed-loop clients on 2 workers: 4 got one answer in 3 s, at the end). While any connection
+  // waits, a connection that has held its worker for its turn is closed after this response ("Connection:
+  // close"): the client reconnects and queues behind the others. The turn keeps reconnections rare for fast
+  // requests.
+  set_post_routing_handler([this](const httplib::Request&, httplib::Response& res) {
+    if (waiting_connections_ > 0 && Clock::now() - t_held_since >= limits_.turn) close_after_response(res);
+  });
 }
 
 void HttpServer::close_after_response(httplib::Response& res) {
@@ -310,6 +320,7 @@ bool HttpServer::process_and_close_socket(socket_t sock) {
   bool ret = false;
   {
     GuardedStream strm(*this, sock, error_body_);
+    t_held_since = Clock::now();
     for (size_t count = keep_alive_max_count_; count > 0; --count) {
       if (!strm.buffered() && !wait_for_request(sock)) break;
       if (svr_sock_ == INVALID_SOCKET) break;

@@ -32,6 +32,7 @@ struct ConnectionLimits {
   std::chrono::milliseconds grace{2000};       // before the minimum rate applies
   double min_bytes_per_s = 1024;               // a request's average rate after the grace
   std::chrono::milliseconds slow_after{250};   // a request still being read after this is slow
+  std::chrono::milliseconds turn{20};          // a busy connection's hold on a worker while others wait
   int reserved_workers = 2;                    // workers slow readers never hold
   size_t max_header_bytes = 64 * 1024;         // the request line and headers
   size_t max_body_wire_bytes = 2 * (1 << 20);  // the body as sent (chunk framing included)

@@ -128,6 +128,58 @@ class SlowClients(ServerTestBase):
         self.assertGreaterEqual(dropped, 1)
 
 
+class BusyKeepAlive(ServerTestBase):
+    """2 workers and 6 clients that each keep one connection and send their next request as soon as the last
+    is answered (a closed loop, as load generators and busy services do): every client is served, none waits
+    out the run behind the two that got a worker first."""
+
+    extra = ("--http-threads", "2")
+
+    def test_more_busy_clients_than_workers_all_get_answers(self):
+        import http.client
+        import json as json_
+        stop = threading.Event()
+        answered = [0] * 6
+        errors = []
+
+        def client(i):
+            conn = None
+            try:
+                while not stop.is_set():
+                    if conn is None:
+                        conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=30)
+                    conn.request("POST", "/v1/predict", body=json_.dumps({"context": "the old man", "top": 3}),
+                                 headers={"Content-Type": "application/json"})
+                    r = conn.getresponse()
+                    r.read()
+                    if r.status != 200:
+                        errors.append(r.status)
+                        return
+                    answered[i] += 1
+                    if r.getheader("Connection", "").lower() == "close":
+                        conn.close()  # the server asked to take turns: reconnect
+                        conn = None
+            except OSError as e:
+                errors.append(repr(e))
+            finally:
+                if conn is not None:
+                    conn.close()
+
+        threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(6)]
+        for t in threads:
+            t.start()
+        time.sleep(3)
+        stop.set()
+        for t in threads:
+            t.join(timeout=30)
+        self.assertEqual(errors, [])
+        # Before the turn-taking, 4 of the 6 got one answer in 3 s, at the end ([10718, 10644, 1, 1, 1, 1]);
+        # with it the answers spread (about 2,000 each). Counting answers, not times: every client got at least
+        # a tenth of an even share.
+        even = sum(answered) / len(answered)
+        self.assertTrue(all(n >= even / 10 for n in answered), answered)
+
+
 class Sizes(ServerTestBase):
     extra = ("--max-body", "1024")
 
