@@ -53,6 +53,21 @@ void search_args(PyModel& p, tasks::GenerateOptions& g, const py::object& logit_
   }
 }
 
+// What generate and beam search read alike: the line end, the model's window, the OOV policy, the boost and
+// the mixture, the biases and constraints; then the options are checked.
+void common_args(PyModel& p, tasks::GenerateOptions& g, std::optional<bool> stop_at_eos,
+                 const std::string& oov, const py::object& boost, const py::object& mix,
+                 const py::object& logit_bias, const py::object& allowed_words, const py::object& regex,
+                 const py::object& stop) {
+  g.stop_at_eos = stop_at_eos;
+  g.window = p.options().window;
+  g.oov = oov_policy(oov);
+  g.boost = boost_arg(p, boost);
+  g.mix = mix_arg(p, mix);
+  search_args(p, g, logit_bias, allowed_words, regex, stop);
+  g.validate();
+}
+
 }  // namespace
 
 void bind_generate(py::class_<PyModel>& cls) {
@@ -77,13 +92,7 @@ void bind_generate(py::class_<PyModel>& cls) {
             static_cast<int>(int_arg(repeat_last_n, "repeat_last_n", -1, tasks::kMaxGenerateTokens))};
         g.num_samples = static_cast<int>(int_arg(num_samples, "num_samples", 1, tasks::kMaxSamples));
         g.seed = seed.is_none() ? tasks::random_seed() : uint_arg(seed, "seed");
-        g.stop_at_eos = stop_at_eos;
-        g.window = p.options().window;
-        g.oov = oov_policy(oov.value);
-        g.boost = boost_arg(p, boost);
-        g.mix = mix_arg(p, mix);
-        search_args(p, g, logit_bias, allowed_words, regex, stop);
-        g.validate();
+        common_args(p, g, stop_at_eos, oov.value, boost, mix, logit_bias, allowed_words, regex, stop);
         tasks::GenerateResult r;
         {
           py::gil_scoped_release nogil;
@@ -116,13 +125,7 @@ void bind_generate(py::class_<PyModel>& cls) {
         g.beam.length_penalty = length_penalty;
         g.beam.no_repeat_ngram =
             static_cast<int>(int_arg(no_repeat_ngram, "no_repeat_ngram", 0, tasks::kMaxGenerateTokens));
-        g.stop_at_eos = stop_at_eos;
-        g.window = p.options().window;
-        g.oov = oov_policy(oov.value);
-        g.boost = boost_arg(p, boost);
-        g.mix = mix_arg(p, mix);
-        search_args(p, g, logit_bias, allowed_words, regex, stop);
-        g.validate();
+        common_args(p, g, stop_at_eos, oov.value, boost, mix, logit_bias, allowed_words, regex, stop);
         tasks::BeamResult r;
         {
           py::gil_scoped_release nogil;
