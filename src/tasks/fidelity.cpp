@@ -15,6 +15,9 @@ namespace {
 // within this (16 MiB each), whatever the vocabulary and line lengths. The engine is chunk-invariant.
 constexpr size_t kRowBudget = size_t{1} << 22;
 
+// The ids of history a mixture's rows are given: past any n-gram order (each model reads its order - 1).
+constexpr size_t kMixHistory = 64;
+
 }  // namespace
 
 double kl_divergence(std::span<const float> logp, std::span<const float> logq) {
@@ -167,9 +170,19 @@ void Fidelity::run_rows(std::vector<Line>& lines, const std::vector<size_t>& own
       for (size_t t = 0; t < part[r].size(); ++t) {
         const auto row = static_cast<Eigen::Index>(t);
         if (mix_) {
-          history.assign(before.begin(), before.end());
-          history.insert(history.end(), inputs[r].begin(), inputs[r].begin() + std::ptrdiff_t(t0 + t + 1));
-          mix_rows(history, pr[r].row(row).data(), pl[r].row(row).data());
+          // Only the last ids reach an n-gram model (kMixHistory is past any order): a long row's tail is
+          // passed as it is; a short one is put after the ids fed before it.
+          const size_t fed = t0 + t + 1;
+          std::span<const int32_t> h(inputs[r].data(), fed);
+          if (fed < kMixHistory && !before.empty()) {
+            history.assign(before.end() - std::ptrdiff_t(std::min(before.size(), kMixHistory - fed)),
+                           before.end());
+            history.insert(history.end(), inputs[r].begin(), inputs[r].begin() + std::ptrdiff_t(fed));
+            h = history;
+          } else if (fed > kMixHistory) {
+            h = h.subspan(fed - kMixHistory);
+          }
+          mix_rows(h, pr[r].row(row).data(), pl[r].row(row).data());
         }
         compare(lines[owners[offset[r] + t0 + t]], pr[r].row(row).data(), pl[r].row(row).data(),
                 targets[r][t0 + t]);
@@ -230,8 +243,8 @@ void Fidelity::run_document(std::vector<Line>& lines) {
   doc_pending_ = all.back();
   if (mix_) {  // the n-grams' history: what was fed, the start token first while it is within reach
     doc_fed_.insert(doc_fed_.end(), inputs[0].begin(), inputs[0].end());
-    const size_t keep = 64;  // past any n-gram order a mixture reads (each reads its order - 1 ids)
-    if (doc_fed_.size() > 2 * keep) doc_fed_.erase(doc_fed_.begin(), doc_fed_.end() - std::ptrdiff_t(keep));
+    if (doc_fed_.size() > 2 * kMixHistory)
+      doc_fed_.erase(doc_fed_.begin(), doc_fed_.end() - std::ptrdiff_t(kMixHistory));
   }
 }
 

@@ -389,13 +389,16 @@ class MixTest(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             return json.loads(r.stdout)
 
-        recs = score_records(mix, text)
-        lp = [w["logprob"] for rec in recs for w in rec["words"] if w["id"] >= 0]
-        want = math.exp(-sum(lp) / len(lp))
+        # Document mode too: one stream, so a row's history passes the 64 ids the rows are given.
+        for ctx in (["--context", "sentence"], ["--context", "document"]):
+            recs = score_records([*mix, *ctx], text)
+            lp = [w["logprob"] for rec in recs for w in rec["words"] if w["id"] >= 0]
+            want = math.exp(-sum(lp) / len(lp))
+            same = fidelity("--precision", "fp32", *mix, *ctx)
+            self.assertEqual(same["tokens"], len(lp))
+            self.assertEqual(same["mean_kl"], 0)
+            self.assertAlmostEqual(same["perplexity_ref"], want, delta=1e-6 * want, msg=ctx)
         same = fidelity("--precision", "fp32", *mix)
-        self.assertEqual(same["tokens"], len(lp))
-        self.assertEqual(same["mean_kl"], 0)
-        self.assertAlmostEqual(same["perplexity_ref"], want, delta=1e-6 * want)
         plain = fidelity("--precision", "int8")
         low = fidelity("--precision", "int8", *mix)
         self.assertEqual(low["perplexity_ref"], same["perplexity_ref"])
