@@ -83,12 +83,7 @@ int stream_text(Emitter& out, const std::string& prompt, Join& join, Run&& run) 
 
 // generate -m FILE.arpa: an n-gram model's samples (tasks::generate_ngram), output as a neural model's.
 int run_ngram(Args& a) {
-  if (a.window.pad_opt->count() > 0 || a.window.window_opt->count() > 0)
-    throw UsageError("--pad-to/--window: an n-gram model has no fixed input window");
-  if (!a.mix.empty())
-    throw UsageError("--mix: mixes ARPA models into a neural -m model, not into an ARPA one");
-  if (!a.boost_file.empty())
-    throw UsageError("--boost: a boost file is read for a neural model's vocabulary");
+  refuse_for_ngram(a.window, a.mix, a.boost_file);
   if (a.gen.beam.on() || !a.logit_bias.empty() || !a.allowed_words.empty() || !a.regex.empty() ||
       !a.gen.stop.empty())
     throw UsageError(

@@ -85,12 +85,7 @@ int run(const Opts& o) {
   std::shared_ptr<const Model> model;
   std::unique_ptr<Engine> engine;
   if (NgramModel::is_arpa(o.model_dir)) {
-    if (o.window.pad_opt->count() > 0 || o.window.window_opt->count() > 0)
-      throw UsageError("--pad-to/--window: an n-gram model has no fixed input window");
-    if (!o.mix.empty())
-      throw UsageError("--mix: mixes ARPA models into a neural -m model, not into an ARPA one");
-    if (!o.boost_file.empty())
-      throw UsageError("--boost: a boost file is read for a neural model's vocabulary");
+    refuse_for_ngram(o.window, o.mix, o.boost_file);
     arpa = load_ngram(o.model_dir);
   } else {
     model = load_model(o.model_dir);

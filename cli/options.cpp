@@ -321,6 +321,14 @@ CLI::Option* add_format_option(CLI::App& app, Format& format, const std::vector<
       ->default_str(format_name(format));
 }
 
+void refuse_for_ngram(const WindowArgs& w, const std::vector<std::string>& mix,
+                      const std::string& boost_file) {
+  if (w.pad_opt->count() > 0 || w.window_opt->count() > 0)
+    throw UsageError("--pad-to/--window: an n-gram model has no fixed input window");
+  if (!mix.empty()) throw UsageError("--mix: mixes ARPA models into a neural -m model, not into an ARPA one");
+  if (!boost_file.empty()) throw UsageError("--boost: a boost file is read for a neural model's vocabulary");
+}
+
 CLI::Option* add_progress_option(CLI::App& app, std::string& mode) {
   return app
       .add_option(

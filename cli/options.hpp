@@ -63,6 +63,10 @@ struct WindowArgs {
   CLI::Option *pad_opt = nullptr, *window_opt = nullptr, *stateful_opt = nullptr;
 };
 void add_window_options(CLI::App& app, WindowArgs& w);
+// predict and generate with -m FILE.arpa: the options only a neural model takes (a window, --mix into it, a
+// boost file read against its vocabulary) are refused, one UsageError naming the first given.
+void refuse_for_ngram(const WindowArgs& w, const std::vector<std::string>& mix,
+                      const std::string& boost_file);
 // The window of the run: the option given, else --pad-to input_length when the model's config.json has
 // one (with a one-line note on stderr saying so and how to override), else stateful.
 tasks::WindowOptions resolve_window(const WindowArgs& w, const Model& model);
