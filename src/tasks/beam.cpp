@@ -122,12 +122,9 @@ BeamResult beam_search(Engine& engine, const GenerateOptions& o, const std::func
   // The generated text is kept for stop strings and a constraint's messages only.
   const bool track_text = !o.stop.empty() || o.constraint != nullptr;
 
-  std::vector<State> states{State::zeros(model)};
+  std::vector<State> states;
   MatrixRM lp;
-  if (windowed)
-    windowed->predict({std::span<const int32_t>(r.prompt.context)}, lp);
-  else
-    engine.predict(Sequences{r.prompt.context}, states, lp);
+  detail::prefill(engine, windowed, r.prompt.context, states, lp);
 
   std::vector<Live> beams(1);
   // The history is kept for the boost's phrases and no_repeat_ngram only: a copy per continuation costs.

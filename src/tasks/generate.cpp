@@ -96,12 +96,9 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
   if (o.window.windowed()) windowed.emplace(engine, o.window);
 
   // Prefill once; every sample starts from this state and this distribution.
-  std::vector<State> states{State::zeros(model)};
+  std::vector<State> states;
   MatrixRM lp;
-  if (windowed)
-    windowed->predict({std::span<const int32_t>(r.prompt.context)}, lp);
-  else
-    engine.predict(Sequences{r.prompt.context}, states, lp);
+  detail::prefill(engine, windowed, r.prompt.context, states, lp);
 
   const auto K = static_cast<size_t>(o.num_samples);
   r.samples.resize(K);

@@ -42,6 +42,15 @@ void refuse_dead_end(const GenerateOptions& o, int step, const std::string& pref
                                printable(prefix, 80) + "\", and it does not match there");
 }
 
+void prefill(Engine& engine, std::optional<WindowedPredictor>& windowed, const std::vector<int32_t>& context,
+             std::vector<State>& states, MatrixRM& lp) {
+  states.assign(1, State::zeros(engine.model()));
+  if (windowed)
+    windowed->predict({std::span<const int32_t>(context)}, lp);
+  else
+    engine.predict(Sequences{context}, states, lp);
+}
+
 void refuse_too_short(const GenerateOptions& o, const std::string& prefix) {
   throw UsageError::option("max_tokens", " " + std::to_string(o.max_tokens) + ": no text that " +
                                              UsageError::ref(o.constraint->key()) + " matches ends within " +

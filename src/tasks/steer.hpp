@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lstmlm/tasks/generate.hpp"
+#include "lstmlm/tasks/window.hpp"
 
 namespace lstmlm::tasks::detail {
 
@@ -23,6 +24,11 @@ struct TextTail {
   // Appends a token's text; true when it completes one of `stops` (then `hit` names it).
   bool append(const Tokenizer& tok, int32_t id, const std::vector<std::string>& stops, std::string& hit);
 };
+
+// The prompt fed once: the state after it (the zero state for a windowed model, which reads its window
+// each step) and the distribution of the first generated token, row 0 of `lp`.
+void prefill(Engine& engine, std::optional<WindowedPredictor>& windowed, const std::vector<int32_t>& context,
+             std::vector<State>& states, MatrixRM& lp);
 
 // The UsageError of a constraint that cannot be met within max_tokens: no token at the last step ends in a
 // match after `prefix`.
