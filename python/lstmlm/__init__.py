@@ -114,15 +114,17 @@ class Model(_Model):
         """Per token (eos included when eos=True): FullScore(log10 prob, ngram length, oov), `.token`."""
         return iter([FullScore(*t) for t in self._full_scores(sentence, bos, eos)])
 
-    def predict(self, context, top=10, prefix="", boost=None):
+    def predict(self, context, top=10, prefix="", boost=None, *, softmax="full"):
         """The `top` most probable next tokens (top=None: the whole vocabulary) as Candidate tuples
         (token, id, prob, logprob), best first. `context` is text (tokenized, the start token added, as
         `lstmlm predict`) or a sequence of token ids (ints or numpy integers, or a 1-D numpy integer array; fed
         exactly as given, as `lstmlm predict --ids`). Another kind of id is a UsageError, an id outside the
         vocabulary an InputError. prefix: the letters of the word being typed (`predict --prefix`): only
         words that start with them (a character model: completions of them to the next word boundary).
-        boost: a Boost (Model.load_boost) applied to the distribution first (`predict --boost`)."""
-        rows = self._predict(context, _top(top), prefix, boost)
+        boost: a Boost (Model.load_boost) applied to the distribution first (`predict --boost`).
+        softmax="skip": ranked by the logits, no normaliser computed (`predict --softmax skip`): each
+        Candidate's logprob is then the logit and its prob NaN."""
+        rows = self._predict(context, _top(top), prefix, boost, None, softmax)
         return [Candidate(*r) for r in rows]
 
     def complete(self, state, prefix="", top=10, boost=None, history=None):

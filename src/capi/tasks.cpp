@@ -62,6 +62,65 @@ tasks::GenerateOptions generate_options(const lstmlm_generate_options* o, const 
 
 }  // namespace
 
+// The softmax word a caller gave (NULL: the default).
+tasks::Softmax softmax_of(const char* word) {
+  return word == nullptr ? tasks::softmax_choices().fallback() : tasks::softmax_choices().parse(word);
+}
+
+lstmlm_status score_jsonl(const lstmlm_model* model, const char* text, size_t text_len, const char* softmax,
+                          char** out, size_t* out_len) {
+  need(model, "model");
+  need(out, "out");
+  *out = nullptr;
+  const std::string input = text_of(text, text_len, "text");
+  std::vector<std::string> lines;
+  std::vector<tasks::LineEnd> ends;
+  tasks::split_lines(input, lines, ends);
+  tasks::ScoreOptions task;
+  task.window = tasks::default_window(*model->model, std::nullopt);
+  task.softmax = softmax_of(softmax);
+  task.validate();
+  auto engine = model->pool->acquire();
+  tasks::Scorer scorer(*engine, task);
+  const auto scores = scorer.score(lines, "-", 1, ends);
+  report::ScoreView view;
+  view.verbosity = report::Verbosity::Word;
+  view.format = report::Format::Jsonl;
+  view.logits = task.softmax == tasks::Softmax::Skip;
+  std::vector<report::Record> records;
+  tasks::ScoreSummary summary;
+  uint64_t sentence = 0;
+  for (const auto& l : scores) {
+    summary.add(l);
+    records.push_back(report::line_record(view, "-", l, ++sentence));
+  }
+  records.push_back(report::summary_record(view, summary));
+  give(records, out, out_len);
+  return LSTMLM_OK;
+}
+
+lstmlm_status predict_jsonl(const lstmlm_model* model, const char* context, size_t context_len, int32_t top,
+                            const char* prefix, size_t prefix_len, const char* softmax, char** out,
+                            size_t* out_len) {
+  need(model, "model");
+  need(out, "out");
+  *out = nullptr;
+  if (top < 0)
+    throw UsageError::option("top", " must be >= 0 (0: the whole vocabulary), got " + std::to_string(top));
+  const std::string ctx = text_of(context, context_len, "context");
+  tasks::PredictOptions opt;
+  opt.top = top;
+  opt.prefix = text_of(prefix, prefix_len, "prefix");
+  opt.window = tasks::default_window(*model->model, std::nullopt);
+  opt.softmax = softmax_of(softmax);
+  opt.validate();
+  auto engine = model->pool->acquire();
+  const auto preds = tasks::predict(*engine, {ctx}, opt, "argument", 1);
+  const bool padded = opt.window.mode == tasks::WindowMode::Pad;
+  give({report::prediction_record(ctx, preds.at(0), padded)}, out, out_len);
+  return LSTMLM_OK;
+}
+
 }  // namespace lstmlm::capi
 
 using lstmlm::capi::guarded;
@@ -71,57 +130,31 @@ extern "C" {
 
 LSTMLM_API lstmlm_status lstmlm_score_jsonl(const lstmlm_model* model, const char* text, size_t text_len,
                                             char** out, size_t* out_len) {
-  return guarded("lstmlm_score_jsonl", [&] {
-    need(model, "model");
-    need(out, "out");
-    *out = nullptr;
-    const std::string input = lstmlm::capi::text_of(text, text_len, "text");
-    std::vector<std::string> lines;
-    std::vector<lstmlm::tasks::LineEnd> ends;
-    lstmlm::tasks::split_lines(input, lines, ends);
-    lstmlm::tasks::ScoreOptions task;
-    task.window = lstmlm::tasks::default_window(*model->model, std::nullopt);
-    task.validate();
-    auto engine = model->pool->acquire();
-    lstmlm::tasks::Scorer scorer(*engine, task);
-    const auto scores = scorer.score(lines, "-", 1, ends);
-    lstmlm::report::ScoreView view;
-    view.verbosity = lstmlm::report::Verbosity::Word;
-    view.format = lstmlm::report::Format::Jsonl;
-    std::vector<lstmlm::report::Record> records;
-    lstmlm::tasks::ScoreSummary summary;
-    uint64_t sentence = 0;
-    for (const auto& l : scores) {
-      summary.add(l);
-      records.push_back(lstmlm::report::line_record(view, "-", l, ++sentence));
-    }
-    records.push_back(lstmlm::report::summary_record(view, summary));
-    lstmlm::capi::give(records, out, out_len);
-    return LSTMLM_OK;
-  });
+  return guarded("lstmlm_score_jsonl",
+                 [&] { return lstmlm::capi::score_jsonl(model, text, text_len, nullptr, out, out_len); });
+}
+
+LSTMLM_API lstmlm_status lstmlm_score_jsonl_softmax(const lstmlm_model* model, const char* text,
+                                                    size_t text_len, const char* softmax, char** out,
+                                                    size_t* out_len) {
+  return guarded("lstmlm_score_jsonl_softmax",
+                 [&] { return lstmlm::capi::score_jsonl(model, text, text_len, softmax, out, out_len); });
 }
 
 LSTMLM_API lstmlm_status lstmlm_predict_jsonl(const lstmlm_model* model, const char* context,
                                               size_t context_len, int32_t top, const char* prefix,
                                               size_t prefix_len, char** out, size_t* out_len) {
   return guarded("lstmlm_predict_jsonl", [&] {
-    need(model, "model");
-    need(out, "out");
-    *out = nullptr;
-    if (top < 0)
-      throw lstmlm::UsageError::option("top",
-                                       " must be >= 0 (0: the whole vocabulary), got " + std::to_string(top));
-    const std::string ctx = lstmlm::capi::text_of(context, context_len, "context");
-    lstmlm::tasks::PredictOptions opt;
-    opt.top = top;
-    opt.prefix = lstmlm::capi::text_of(prefix, prefix_len, "prefix");
-    opt.window = lstmlm::tasks::default_window(*model->model, std::nullopt);
-    opt.validate();
-    auto engine = model->pool->acquire();
-    const auto preds = lstmlm::tasks::predict(*engine, {ctx}, opt, "argument", 1);
-    const bool padded = opt.window.mode == lstmlm::tasks::WindowMode::Pad;
-    lstmlm::capi::give({lstmlm::report::prediction_record(ctx, preds.at(0), padded)}, out, out_len);
-    return LSTMLM_OK;
+    return lstmlm::capi::predict_jsonl(model, context, context_len, top, prefix, prefix_len, nullptr, out,
+                                       out_len);
+  });
+}
+
+LSTMLM_API lstmlm_status lstmlm_predict_jsonl_softmax(const lstmlm_model* model, const char* context,
+                                                      size_t context_len, int32_t top, const char* softmax,
+                                                      char** out, size_t* out_len) {
+  return guarded("lstmlm_predict_jsonl_softmax", [&] {
+    return lstmlm::capi::predict_jsonl(model, context, context_len, top, nullptr, 0, softmax, out, out_len);
   });
 }
 

@@ -179,9 +179,12 @@ std::string Service::score(const std::string& body) {
   const bool words = t.aggregate == tasks::Aggregate::Words;
   const Units units = pick(b, tasks::units_choices());
   t.window = window_of(b, *model_);
+  t.softmax = pick(b, tasks::softmax_choices());
   const auto mix = mix_of(b);
   b.done();
   if (!text) throw HttpError(400, "field 'text': required (the text to score, one sentence per line)");
+  if (mix && t.softmax == tasks::Softmax::Skip)
+    throw HttpError(400, "field 'softmax': skip is not with 'mix' (a mixture adds probabilities)");
   report::ScoreView view;
   view.verbosity = report::Verbosity::Word;
   view.format = report::Format::Jsonl;
@@ -189,6 +192,7 @@ std::string Service::score(const std::string& body) {
   view.entropy = t.entropy;
   view.rank = t.rank;
   view.words = words;
+  view.logits = t.softmax == tasks::Softmax::Skip;
   std::vector<std::string> lines;
   std::vector<tasks::LineEnd> ends;
   tasks::split_lines(*text, lines, ends);
@@ -230,6 +234,7 @@ std::string Service::predict(const std::string& body) {
   opt.completer = completer_;
   opt.boost = boost_of(b);
   opt.mix = row_mix_of(b);
+  opt.softmax = pick(b, tasks::softmax_choices());
   b.done();
   if (bool(context) == bool(contexts))
     throw HttpError(400,
@@ -247,7 +252,9 @@ std::string Service::predict(const std::string& body) {
   for (const auto& c : list) bytes += c.size();
   if (bytes > opt_.max_tokens * 64) throw HttpError(413, "contexts: too long for one request");
   std::vector<tasks::Prediction> preds;
-  if (!opt.prefix.empty() && how == Completion::CharBeam) {
+  // The batcher's rows are log-probs; a request for logits runs on an engine of its own.
+  if ((!opt.prefix.empty() && how == Completion::CharBeam) || opt.softmax == tasks::Softmax::Skip) {
+    opt.validate();
     // A beam search of up to 25 engine steps per context: run on an engine of the pool, one context per
     // lease, never on the scheduler, so the batches of every other request go on meanwhile, and a request
     // waiting for an engine gets one between two of these contexts.

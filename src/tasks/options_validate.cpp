@@ -86,6 +86,14 @@ void ScoreOptions::validate() const {
   if (ids_input && normalize != Normalization::None)
     throw UsageError::option("normalize", std::string(" ") + to_string(normalize) +
                                               ": applies to text, not to " + UsageError::ref("ids"));
+  if (softmax == Softmax::Skip) {
+    auto refuse = [](const std::string& what) {
+      throw UsageError::option("softmax", " skip: not with " + what);
+    };
+    if (entropy) refuse(UsageError::ref("entropy") + " (it needs the normaliser)");
+    if (cache.on()) refuse(UsageError::ref("cache_window") + " (the cache mixes probabilities)");
+    if (window.windowed()) refuse("a fixed input window");
+  }
 }
 
 void PredictOptions::validate() const {
@@ -94,6 +102,15 @@ void PredictOptions::validate() const {
     throw UsageError::option("prefix", ": " + std::to_string(prefix.size()) + " bytes, at most " +
                                            std::to_string(kMaxPrefixBytes) + " (the word being typed)");
   check_window(window);
+  if (softmax == Softmax::Skip) {
+    auto refuse = [](const std::string& what) {
+      throw UsageError::option("softmax", " skip: not with " + what + " (it needs probabilities)");
+    };
+    if (mix) refuse(UsageError::ref("mix"));
+    if (boost) refuse("a logit bias or allowed words");
+    if (!prefix.empty()) refuse(UsageError::ref("prefix"));
+    if (window.windowed()) refuse("a fixed input window");
+  }
 }
 
 }  // namespace lstmlm::tasks

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "lstmlm/error.hpp"
@@ -120,6 +121,7 @@ std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& 
     return out;
   }
 
+  const bool skip = opt.softmax == Softmax::Skip;
   std::vector<size_t> order(contexts.size());
   std::iota(order.begin(), order.end(), size_t{0});
   longest_first(order, [&](size_t i) { return out[i].ids.size(); });
@@ -130,9 +132,17 @@ std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& 
     Sequences inputs(n);
     std::vector<State> states(n, State::zeros(model));
     for (size_t r = 0; r < n; ++r) inputs[r] = out[order[b + r]].ids;
-    engine.predict(inputs, states, logprobs);
-    for (size_t r = 0; r < n; ++r)
-      out[order[b + r]].top = rank(logprobs.row(static_cast<Eigen::Index>(r)).data(), out[order[b + r]].ids);
+    if (skip)
+      engine.predict_logits(inputs, states, logprobs);
+    else
+      engine.predict(inputs, states, logprobs);
+    for (size_t r = 0; r < n; ++r) {
+      Prediction& p = out[order[b + r]];
+      p.top = rank(logprobs.row(static_cast<Eigen::Index>(r)).data(), p.ids);
+      if (!skip) continue;
+      p.logits = true;
+      for (auto& c : p.top) c.prob = std::numeric_limits<double>::quiet_NaN();
+    }
   }
   return out;
 }
