@@ -165,9 +165,9 @@ LSTMLM_API lstmlm_status lstmlm_state_equal(const lstmlm_state* a, const lstmlm_
 LSTMLM_API lstmlm_status lstmlm_state_serialize(const lstmlm_state* state, void* buf, size_t size,
                                                 size_t* needed);
 /* A new state of `model` from the `size` bytes lstmlm_state_serialize (or another front end) wrote for this
- * model. A truncated buffer, bytes left over, another magic or a newer version, a non-finite value, a state
- * of another model (its fingerprint) or of another shape (layers, widths, V) is LSTMLM_ERR_INPUT; format 1
- * bytes are read too. Thread-safe. */
+ * model. A truncated buffer, bytes left over, another magic or a newer version, a non-finite value, a state of
+ * another model (its fingerprint) or of another shape (layers, widths, V) is LSTMLM_ERR_INPUT; format 1 bytes
+ * are read too. Thread-safe. */
 LSTMLM_API lstmlm_status lstmlm_state_deserialize(const lstmlm_model* model, const void* data, size_t size,
                                                   lstmlm_state** out);
 
@@ -232,14 +232,14 @@ LSTMLM_API lstmlm_status lstmlm_state_complete(const lstmlm_model* model, const 
                                                size_t n_history, size_t k, int32_t* ids, float* logprobs,
                                                size_t* n_out);
 
-/* ---- Mixing with ARPA n-gram models ---- */
+/* ---- Mixing with ARPA n-gram models and other word models ---- */
 
-/* ARPA n-gram models mixed into a word model's distributions, as `lstmlm predict --mix PATH:WEIGHT
- * --mix-mode MODE` (docs/mixing.md): `specs` holds n strings "PATH:WEIGHT" (the last ':' splits), each weight
- * in (0, 1] and their sum at most 1, the model getting the rest; `mode` "linear" (or NULL) or "loglinear". A
- * malformed ARPA file is LSTMLM_ERR_MODEL naming its file and line; a bad spec or weight, n = 0 or a model
- * that is not a word model is LSTMLM_ERR_USAGE. Immutable: share it between threads; use it only with its
- * model. */
+/* ARPA n-gram models and neural word models (a model directory) mixed into a word model's distributions, as
+ * `lstmlm predict --mix PATH:WEIGHT --mix-mode MODE` (docs/mixing.md): `specs` holds n strings "PATH:WEIGHT"
+ * (the last ':' splits), each weight
+ * in (0, 1] and their sum at most 1, the model getting the rest; `mode` "linear" (or NULL) or "loglinear". A malformed ARPA file is LSTMLM_ERR_MODEL naming its file
+ * and line; a bad spec or weight, n = 0 or a model that is not a word model is LSTMLM_ERR_USAGE. Immutable:
+ * share it between threads; use it only with its model. */
 LSTMLM_API lstmlm_status lstmlm_mix_load(const lstmlm_model* model, const char* const specs[], size_t n,
                                          const char* mode, lstmlm_mix** out);
 /* Frees a mixture (NULL is ignored). */
@@ -248,16 +248,16 @@ LSTMLM_API void lstmlm_mix_free(lstmlm_mix* mix);
  * `lstmlm score --mix` gives it, unk's what the others leave (every word the model lacks), so the row sums to
  * 1. The n-gram models need the words before: `history` holds the n_history token ids fed to the state since
  * lstmlm_state_new (most recent last; NULL when 0), and begin_of_sentence says whether that state_new fed the
- * start token (the n-gram models then start at <s>). Only the last order - 1 tokens matter. Safe while other
- * threads read the state and the mixture. */
+ * start token (the n-gram models then start at <s>). An n-gram model reads the last order - 1 tokens, a
+ * neural one all of them. Safe while other threads read the state and the mixture. */
 LSTMLM_API lstmlm_status lstmlm_mix_logprobs(const lstmlm_mix* mix, const lstmlm_state* state,
                                              const int32_t* history, size_t n_history, int begin_of_sentence,
                                              float* out, size_t capacity);
 
 /* ---- Tasks as JSON lines ---- */
 
-/* The records of a task as the CLI writes them with --output-format jsonl: one JSON object per line, each
- * line ended by '\n'. *out receives a NUL-terminated string of the library's, freed with lstmlm_string_free;
+/* The records of a task as the CLI writes them with --output-format jsonl: one JSON object per line, each line
+ * ended by '\n'. *out receives a NUL-terminated string of the library's, freed with lstmlm_string_free;
  * *out_len (when out_len is not NULL) its length in bytes. On an error *out is NULL. Each call leases one
  * engine of the model's pool (thread-safe for the model). Every option not named here is the CLI's default
  * (the model's own window: its config's input_length as a Pad window, else the carried state). */
@@ -270,14 +270,13 @@ LSTMLM_API lstmlm_status lstmlm_score_jsonl(const lstmlm_model* model, const cha
 /* The same with `lstmlm score --softmax SOFTMAX`: "full" (NULL: the default) or "skip" (each score the
  * target's logit, no normaliser computed, every record with "softmax": "skip"); another word is
  * LSTMLM_ERR_USAGE naming the option. */
-LSTMLM_API lstmlm_status lstmlm_score_jsonl_softmax(const lstmlm_model* model, const char* text,
-                                                    size_t text_len, const char* softmax, char** out,
-                                                    size_t* out_len);
+LSTMLM_API lstmlm_status lstmlm_score_jsonl_softmax(const lstmlm_model* model, const char* text, size_t text_len,
+                                                    const char* softmax, char** out, size_t* out_len);
 /* `lstmlm predict --top TOP [--prefix PREFIX] --output-format jsonl CONTEXT`: one record. top 0 is the whole
  * vocabulary (negative: LSTMLM_ERR_USAGE); prefix_len 0 is no prefix (prefix may then be NULL). */
-LSTMLM_API lstmlm_status lstmlm_predict_jsonl(const lstmlm_model* model, const char* context,
-                                              size_t context_len, int32_t top, const char* prefix,
-                                              size_t prefix_len, char** out, size_t* out_len);
+LSTMLM_API lstmlm_status lstmlm_predict_jsonl(const lstmlm_model* model, const char* context, size_t context_len,
+                                              int32_t top, const char* prefix, size_t prefix_len, char** out,
+                                              size_t* out_len);
 /* `lstmlm predict --top TOP --softmax SOFTMAX --output-format jsonl CONTEXT`: "full" (NULL) or "skip" (the
  * candidates ranked by their logits: {"token", "id", "logit"}, the record with "softmax": "skip"). */
 LSTMLM_API lstmlm_status lstmlm_predict_jsonl_softmax(const lstmlm_model* model, const char* context,
@@ -301,9 +300,9 @@ typedef struct lstmlm_generate_options {
 
 /* `lstmlm generate -p PROMPT --seed SEED ... --output-format jsonl`: one record per sample, in index order;
  * the same text as the CLI's for the same seed. options may be NULL (the defaults). */
-LSTMLM_API lstmlm_status lstmlm_generate_jsonl(const lstmlm_model* model, const char* prompt,
-                                               size_t prompt_len, const lstmlm_generate_options* options,
-                                               char** out, size_t* out_len);
+LSTMLM_API lstmlm_status lstmlm_generate_jsonl(const lstmlm_model* model, const char* prompt, size_t prompt_len,
+                                               const lstmlm_generate_options* options, char** out,
+                                               size_t* out_len);
 /* Frees a string the library gave (NULL: nothing). */
 LSTMLM_API void lstmlm_string_free(char* s);
 
