@@ -24,6 +24,33 @@ constexpr std::array<uint32_t, 36> kPrimes = {
 
 constexpr double kClip = 50.0;  // rnnlm clips every sigmoid and softmax argument to [-50, 50]
 
+// out[i] = W[i] . x for rows [0, rows) of a row-major W of width n, each sum over j in ascending order
+// (rnnlm's order, so the bits are its). Four rows run together: four independent chains of additions keep the
+// FPU busy where one chain waits on each add's latency; no row's order changes.
+void rows_dot(const double* w, size_t rows, size_t n, const double* x, double* out) {
+  size_t i = 0;
+  for (; i + 4 <= rows; i += 4) {
+    const double *w0 = w + i * n, *w1 = w0 + n, *w2 = w1 + n, *w3 = w2 + n;
+    double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
+    for (size_t j = 0; j < n; ++j) {
+      a0 += w0[j] * x[j];
+      a1 += w1[j] * x[j];
+      a2 += w2[j] * x[j];
+      a3 += w3[j] * x[j];
+    }
+    out[i] = a0;
+    out[i + 1] = a1;
+    out[i + 2] = a2;
+    out[i + 3] = a3;
+  }
+  for (; i < rows; ++i) {
+    const double* wr = w + i * n;
+    double acc = 0.0;
+    for (size_t j = 0; j < n; ++j) acc += wr[j] * x[j];
+    out[i] = acc;
+  }
+}
+
 // The weights in double, made once per model: an F64 tensor's own values (Weights::f64), any other widened.
 // The biases are read as float (the sum of two biases is kept only in float).
 struct Weights64 {
@@ -176,14 +203,8 @@ class Exact {
   // out[i] = W[i] . x for rows [0, rows) of a row-major W of width x.size().
   static void matvec(const std::vector<double>& w, const std::vector<double>& x, size_t rows,
                      std::vector<double>& out) {
-    const size_t n = x.size();
     out.assign(rows, 0.0);
-    for (size_t i = 0; i < rows; ++i) {
-      const double* wr = w.data() + i * n;
-      double acc = 0.0;
-      for (size_t j = 0; j < n; ++j) acc += wr[j] * x[j];
-      out[i] = acc;
-    }
+    rows_dot(w.data(), rows, x.size(), x.data(), out.data());
   }
 
   // One input through the layers; the input V is the zero vector (no word). A pre-activation is the
@@ -288,19 +309,18 @@ class Exact {
       return;
     }
     const size_t E = size_t(c_.embedding_dim);
-    const double* e = x_.embedding.data() + size_t(x) * E;
-    for (size_t i = 0; i < G; ++i) {
-      const double* wr = wih.data() + i * E;
-      double acc = 0.0;
-      for (size_t j = 0; j < E; ++j) acc += wr[j] * e[j];
-      inp_[i] += acc;
-    }
+    dots_.resize(G);
+    rows_dot(wih.data(), G, E, x_.embedding.data() + size_t(x) * E, dots_.data());
+    for (size_t i = 0; i < G; ++i) inp_[i] += dots_[i];
   }
 
-  double dot(const double* w, const std::vector<double>& x) const {
-    double acc = 0.0;
-    for (int j = 0; j < in_; ++j) acc += w[j] * x[size_t(j)];
-    return acc;
+  // out[i] = W[first + i] . y_ + b[first + i] for i < n (the dot product, then the bias, as rnnlm adds them).
+  void logits(const std::vector<double>& w, const std::vector<double>& b, size_t first, size_t n,
+              std::vector<double>& out) const {
+    const size_t in = size_t(in_);
+    out.assign(n, 0.0);
+    rows_dot(w.data() + first * in, n, in, y_.data(), out.data());
+    for (size_t i = 0; i < n; ++i) out[i] += b[first + i];
   }
 
   // rnnlm's hash of the n-gram history for each order a (0 = the bias feature): the start of its block of
@@ -325,9 +345,7 @@ class Exact {
 
   // The classes' probabilities (rnnlm's order: logits, direct weights, clip, exp, one sum, division).
   void class_probs() {
-    pc_.assign(size_t(C_), 0.0);
-    for (int k = 0; k < C_; ++k)
-      pc_[size_t(k)] = dot(x_.class_w.data() + size_t(k) * size_t(in_), y_) + x_.class_b[size_t(k)];
+    logits(x_.class_w, x_.class_b, 0, size_t(C_), pc_);
     if (c_.direct_size > 0) {
       hashes(1, false, hash_);
       for (int k = 0; k < C_; ++k)
@@ -343,9 +361,7 @@ class Exact {
   // The probabilities of class k's words given the class.
   void word_probs(int k) {
     const int32_t b = begin_[size_t(k)], n = count_[size_t(k)];
-    pw_.assign(size_t(n), 0.0);
-    for (int32_t i = 0; i < n; ++i)
-      pw_[size_t(i)] = dot(x_.dec.data() + size_t(b + i) * size_t(in_), y_) + x_.dec_b[size_t(b + i)];
+    logits(x_.dec, x_.dec_b, size_t(b), size_t(n), pw_);
     if (c_.direct_size > 0) {
       hashes(uint64_t(k) + 1, true, hash_);
       const uint64_t N = uint64_t(c_.direct_size);
@@ -372,9 +388,7 @@ class Exact {
 
   // The full softmax over the vocabulary (no classes).
   void full_softmax(std::vector<double>& p) {
-    p.assign(size_t(V_), 0.0);
-    for (int32_t i = 0; i < V_; ++i)
-      p[size_t(i)] = dot(x_.dec.data() + size_t(i) * size_t(in_), y_) + x_.dec_b[size_t(i)];
+    logits(x_.dec, x_.dec_b, 0, size_t(V_), p);
     normalize(p);
   }
 
@@ -439,7 +453,7 @@ class Exact {
   std::vector<int32_t> begin_, count_;
   std::vector<std::vector<double>> h_;
   std::vector<std::vector<double>> c64_;  // each layer's memory vector (an LSTM's c)
-  std::vector<double> next_, rec_, inp_, y_, pc_, pw_, dist_;
+  std::vector<double> next_, rec_, inp_, y_, pc_, pw_, dist_, dots_;
   std::vector<int32_t> hist_;
   std::vector<uint64_t> hash_;
 };
