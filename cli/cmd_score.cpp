@@ -166,6 +166,7 @@ struct Opts {
   tasks::CacheOptions cache;
   tasks::OovPolicy oov = tasks::OovPolicy::Skip;
   bool no_eos = false, no_bos = false, skip_empty = false, ids = false, entropy = false, rank = false;
+  bool reverse = false;
   int batch_size = 64, threads = 0;
   Precision precision = Precision::Fp32;
   WindowArgs window;
@@ -203,6 +204,7 @@ std::optional<JsonlRun> jsonl_run(const Opts& o) {
   if (!o.mix.empty()) refuse("--mix");
   if (o.cache.on()) refuse("--cache-window");
   if (o.softmax != "full") refuse("--softmax " + o.softmax);
+  if (o.reverse) refuse("--reverse");
   if (tasks::aggregate_choices().parse(o.aggregate) == tasks::Aggregate::Words) refuse("--aggregate words");
   if (o.min_opt->count() > 0 && o.max_opt->count() > 0 && o.min_perplexity > o.max_perplexity)
     throw UsageError("--min-perplexity " + o.min_opt->as<std::string>() + " is above --max-perplexity " +
@@ -272,6 +274,8 @@ ScoreView checked_view(const Opts& o) {
     throw UsageError(
         "--softmax skip: --output-format " + std::string(format_name(o.format)) +
         " reproduces another tool's layout, which has no place to say the scores are unnormalised");
+  if (o.reverse && !o.mix.empty())
+    throw UsageError("--reverse: not with --mix (the n-gram models read the sentence left to right)");
   if (v.logits && !o.mix.empty())
     throw UsageError("--softmax skip: not with --mix (a mixture adds probabilities)");
   const bool per_word = o.verbosity == Verbosity::Word;
@@ -318,6 +322,7 @@ int run(const Opts& o) {
   task.cache = o.cache;
   task.aggregate = view.words ? tasks::Aggregate::Words : tasks::Aggregate::Tokens;
   task.softmax = view.logits ? tasks::Softmax::Skip : tasks::Softmax::Full;
+  task.reverse = o.reverse;
   // An ARPA file where a model directory goes: the n-gram model alone (tasks/ngram_score.hpp).
   std::shared_ptr<const Model> model;
   std::unique_ptr<Engine> engine;
@@ -328,6 +333,7 @@ int run(const Opts& o) {
     if (o.window.pad_opt->count() > 0 || o.window.window_opt->count() > 0)
       throw UsageError("--pad-to/--window: an ARPA n-gram model has no fixed input window");
     if (view.logits) throw UsageError("--softmax skip: for a neural model; an ARPA model has no logits");
+    if (o.reverse) throw UsageError("--reverse: for a neural model trained right to left, not an ARPA model");
     ngram_model = load_ngram(o.model_dir);
     ngram.emplace(ngram_model, task);
   } else {
@@ -548,6 +554,8 @@ Subcommand setup_score(CLI::App& parent) {
   add_mix_option(*s.app, o->mix, "per token");
   add_mix_mode_option(*s.app, o->mix_mode);
   add_softmax_option(*s.app, o->softmax, "each score is the target's logit");
+  s.app->add_flag("--reverse", o->reverse,
+                  "A right-to-left model: each line's tokens scored last to first (start and eos in place)");
   s.app->add_option("--batch-size", o->batch_size, "Lines per engine batch")
       ->check(int_range(1, kMaxBatch))
       ->capture_default_str();

@@ -93,11 +93,12 @@ void bind_scoring(py::class_<PyModel>& cls) {
           "score_lines",
           [](PyModel& p, TextList<"lines"> lines, Text<"source"> source, const py::object& first_line,
              Text<"context"> context, bool bos, bool eos, Text<"oov"> oov, bool skip_empty,
-             Text<"normalize"> normalize, Text<"softmax"> softmax) {
+             Text<"normalize"> normalize, Text<"softmax"> softmax, bool reverse) {
             const uint64_t first = first_line_arg(first_line, lines.value.size());
             auto o = score_options(p, bos, eos, context.value, oov.value, skip_empty);
             o.normalize = tasks::normalize_choices().parse(normalize.value);
             o.softmax = tasks::softmax_choices().parse(softmax.value);
+            o.reverse = reverse;
             auto out = score_released(p, o, lines.value, source.value, first);
             for (auto& l : out) l.words.clear();
             return out;
@@ -105,7 +106,7 @@ void bind_scoring(py::class_<PyModel>& cls) {
           py::arg("lines"), py::arg("source") = "-", py::arg("first_line") = 1, py::kw_only(),
           py::arg("context") = "sentence", py::arg("bos") = true, py::arg("eos") = true,
           py::arg("oov") = "skip", py::arg("skip_empty") = false, py::arg("normalize") = "none",
-          py::arg("softmax") = "full")
+          py::arg("softmax") = "full", py::arg("reverse") = false)
       .def(
           "logprobs",
           [](PyModel& p, const py::object& ids_in) {

@@ -36,21 +36,25 @@ std::string text_of(const char* p, size_t n, const char* name) {
   return n == 0 ? std::string() : std::string(p, n);
 }
 
+// A caller's options struct of `size` bytes against the `known` bytes of this version: smaller is refused,
+// larger only when the fields this version does not know are zero.
+void check_size(size_t size, size_t known, const void* o, const char* init) {
+  if (size < known)
+    throw UsageError("options->struct_size is " + std::to_string(size) + ", less than the " +
+                     std::to_string(known) + " bytes of the first version (use " + init + ")");
+  if (size > known) {
+    const auto* extra = static_cast<const unsigned char*>(o) + known;
+    for (size_t i = 0; i < size - known; ++i)
+      if (extra[i] != 0) throw UsageError("options set fields this library version does not know");
+  }
+}
+
 // The options as this library knows them, from a caller's struct of `struct_size` bytes.
 tasks::GenerateOptions generate_options(const lstmlm_generate_options* o, const Model& model) {
   tasks::GenerateOptions g;
   g.window = tasks::default_window(model, std::nullopt);
   if (o == nullptr) return g;
-  constexpr size_t known = sizeof(lstmlm_generate_options);
-  if (o->struct_size < known)
-    throw UsageError("options->struct_size is " + std::to_string(o->struct_size) + ", less than the " +
-                     std::to_string(known) +
-                     " bytes of the first version (use LSTMLM_GENERATE_OPTIONS_INIT)");
-  if (o->struct_size > known) {
-    const auto* extra = reinterpret_cast<const unsigned char*>(o) + known;
-    for (size_t i = 0; i < o->struct_size - known; ++i)
-      if (extra[i] != 0) throw UsageError("options set fields this library version does not know");
-  }
+  check_size(o->struct_size, sizeof(lstmlm_generate_options), o, "LSTMLM_GENERATE_OPTIONS_INIT");
   g.max_tokens = o->max_tokens;
   g.num_samples = o->num_samples;
   g.sampler.temperature = o->temperature;
@@ -67,8 +71,8 @@ tasks::Softmax softmax_of(const char* word) {
   return word == nullptr ? tasks::softmax_choices().fallback() : tasks::softmax_choices().parse(word);
 }
 
-lstmlm_status score_jsonl(const lstmlm_model* model, const char* text, size_t text_len, const char* softmax,
-                          char** out, size_t* out_len) {
+lstmlm_status score_jsonl(const lstmlm_model* model, const char* text, size_t text_len,
+                          const lstmlm_score_options* options, char** out, size_t* out_len) {
   need(model, "model");
   need(out, "out");
   *out = nullptr;
@@ -78,7 +82,11 @@ lstmlm_status score_jsonl(const lstmlm_model* model, const char* text, size_t te
   tasks::split_lines(input, lines, ends);
   tasks::ScoreOptions task;
   task.window = tasks::default_window(*model->model, std::nullopt);
-  task.softmax = softmax_of(softmax);
+  if (options != nullptr) {
+    check_size(options->struct_size, sizeof(lstmlm_score_options), options, "LSTMLM_SCORE_OPTIONS_INIT");
+    task.softmax = softmax_of(options->softmax);
+    task.reverse = options->reverse != 0;
+  }
   task.validate();
   auto engine = model->pool->acquire();
   tasks::Scorer scorer(*engine, task);
@@ -134,11 +142,11 @@ LSTMLM_API lstmlm_status lstmlm_score_jsonl(const lstmlm_model* model, const cha
                  [&] { return lstmlm::capi::score_jsonl(model, text, text_len, nullptr, out, out_len); });
 }
 
-LSTMLM_API lstmlm_status lstmlm_score_jsonl_softmax(const lstmlm_model* model, const char* text,
-                                                    size_t text_len, const char* softmax, char** out,
-                                                    size_t* out_len) {
-  return guarded("lstmlm_score_jsonl_softmax",
-                 [&] { return lstmlm::capi::score_jsonl(model, text, text_len, softmax, out, out_len); });
+LSTMLM_API lstmlm_status lstmlm_score_jsonl_options(const lstmlm_model* model, const char* text,
+                                                    size_t text_len, const lstmlm_score_options* options,
+                                                    char** out, size_t* out_len) {
+  return guarded("lstmlm_score_jsonl_options",
+                 [&] { return lstmlm::capi::score_jsonl(model, text, text_len, options, out, out_len); });
 }
 
 LSTMLM_API lstmlm_status lstmlm_predict_jsonl(const lstmlm_model* model, const char* context,

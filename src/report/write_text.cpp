@@ -139,6 +139,9 @@ class TextWriter final : public Writer {
   static void rescore_hyp(const Record& r, std::string& out) {
     out += escape_text(r.at("id").s) + "\tcombined=" + fixed(r.at("combined").d, 6) +
            "\tlm=" + fixed(r.at("lm_logprob").d, 6) + "\tlm_log10=" + fixed(r.at("lm_log10prob").d, 6) +
+           (r.find("lm_backward") ? "\tlm_backward=" + fixed(r.at("lm_backward").d, 6) +
+                                        "\tlm_bidirectional=" + fixed(r.at("lm_bidirectional").d, 6)
+                                  : std::string()) +
            "\ttokens=" + std::to_string(r.at("tokens").i) + "\toovs=" + std::to_string(r.at("oovs").i) +
            "\twords=" + std::to_string(r.at("words").i) + (r.at("best").b ? "\tbest\n" : "\n");
   }

@@ -180,11 +180,15 @@ std::string Service::score(const std::string& body) {
   const Units units = pick(b, tasks::units_choices());
   t.window = window_of(b, *model_);
   t.softmax = pick(b, tasks::softmax_choices());
+  t.reverse = b.boolean("reverse").value_or(false);
   const auto mix = mix_of(b);
   b.done();
   if (!text) throw HttpError(400, "field 'text': required (the text to score, one sentence per line)");
   if (mix && t.softmax == tasks::Softmax::Skip)
     throw HttpError(400, "field 'softmax': skip is not with 'mix' (a mixture adds probabilities)");
+  if (mix && t.reverse)
+    throw HttpError(400,
+                    "field 'reverse': not with 'mix' (the n-gram models read the sentence left to right)");
   report::ScoreView view;
   view.verbosity = report::Verbosity::Word;
   view.format = report::Format::Jsonl;
@@ -282,6 +286,7 @@ std::string Service::rescore(const std::string& body) {
   task.score.oov = oov_of(b);
   task.score.budget = std::make_shared<tasks::TokenBudget>(opt_.max_tokens);
   task.score.ids_input = b.boolean("ids").value_or(false);
+  task.score.reverse = b.boolean("reverse").value_or(false);
   task.conversation = pick(b, tasks::rescore_context_choices());
   task.lm_weight = b.number("lm_weight", -1e12, 1e12).value_or(1.0);
   task.word_penalty = b.number("word_penalty", -1e12, 1e12).value_or(0.0);

@@ -86,6 +86,9 @@ void ScoreOptions::validate() const {
   if (ids_input && normalize != Normalization::None)
     throw UsageError::option("normalize", std::string(" ") + to_string(normalize) +
                                               ": applies to text, not to " + UsageError::ref("ids"));
+  if (reverse && context == ContextMode::Document)
+    throw UsageError::option("reverse", ": each sentence is reversed on its own: not with " +
+                                            UsageError::ref("context") + " document");
   if (softmax == Softmax::Skip) {
     auto refuse = [](const std::string& what) {
       throw UsageError::option("softmax", " skip: not with " + what);

@@ -74,6 +74,10 @@ struct ScoreOptions {
   CacheOptions cache{};
   // Skip: every score is the target's logit (Softmax); not with entropy, the cache or a fixed window.
   Softmax softmax = Softmax::Full;
+  // A right-to-left model (trained on sentences with their words reversed): each line's tokens are fed and
+  // scored last to first, the start token still first and the line end still last, as Kaldi's backward
+  // RNNLMs read a sentence; the records list the tokens in that order. Sentence mode only.
+  bool reverse = false;
 
   // Throws UsageError naming the option (as the CLI spells it) when a value is out of range or two options
   // conflict: batch_size in [1, kMaxBatch], the window's length, rank with Aggregate::Words, normalize

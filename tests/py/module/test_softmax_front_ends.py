@@ -77,7 +77,11 @@ class CApi(unittest.TestCase):
         lib.lstmlm_model_free.argtypes = [P]
         lib.lstmlm_last_error.restype = c.c_char_p
         lib.lstmlm_string_free.argtypes = [P]
-        lib.lstmlm_score_jsonl_softmax.argtypes = [P, c.c_char_p, SZ, c.c_char_p, c.POINTER(P), c.POINTER(SZ)]
+        class ScoreOptions(c.Structure):
+            _fields_ = [("struct_size", SZ), ("softmax", c.c_char_p), ("reverse", c.c_int32)]
+        self.ScoreOptions = ScoreOptions
+        lib.lstmlm_score_jsonl_options.argtypes = [P, c.c_char_p, SZ, c.POINTER(ScoreOptions), c.POINTER(P),
+                                                   c.POINTER(SZ)]
         lib.lstmlm_predict_jsonl_softmax.argtypes = [P, c.c_char_p, SZ, c.c_int32, c.c_char_p, c.POINTER(P),
                                                      c.POINTER(SZ)]
         self.model = P()
@@ -98,11 +102,12 @@ class CApi(unittest.TestCase):
 
     def test_the_cli_bytes(self):
         t = TEXT.encode()
-        for word in (b"skip", b"full", None):
-            with self.subTest(softmax=word):
-                status, got = self.text(self.lib.lstmlm_score_jsonl_softmax, t, len(t), word)
+        for word, reverse in ((b"skip", 0), (b"full", 0), (None, 0), (None, 1), (b"skip", 1)):
+            with self.subTest(softmax=word, reverse=reverse):
+                o = self.ScoreOptions(ctypes.sizeof(self.ScoreOptions), word, reverse)
+                status, got = self.text(self.lib.lstmlm_score_jsonl_options, t, len(t), ctypes.byref(o))
                 self.assertEqual(status, 0, got)
-                args = ["--softmax", word.decode()] if word else []
+                args = (["--softmax", word.decode()] if word else []) + (["--reverse"] if reverse else [])
                 self.assertEqual(got, cli("score", "-m", MODEL, "-v", "word", "--output-format", "jsonl", *args,
                                           stdin=TEXT))
         ctx = b"the old man"
@@ -110,7 +115,8 @@ class CApi(unittest.TestCase):
         self.assertEqual(status, 0, got)
         self.assertEqual(got, cli("predict", "-m", MODEL, "--top", "7", "--softmax", "skip", "--output-format",
                                   "jsonl", "the old man"))
-        status, message = self.text(self.lib.lstmlm_score_jsonl_softmax, t, len(t), b"sometimes")
+        o = self.ScoreOptions(ctypes.sizeof(self.ScoreOptions), b"sometimes", 0)
+        status, message = self.text(self.lib.lstmlm_score_jsonl_options, t, len(t), ctypes.byref(o))
         self.assertEqual(status, 1)  # LSTMLM_ERR_USAGE
         self.assertIn("softmax", message)
 
