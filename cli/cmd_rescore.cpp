@@ -51,14 +51,22 @@ unless --no-eos, OOVs as unk or skipped), bit for bit; prefixes shared by hypoth
 the same recording (the recording column or field; else the whole file is one recording), as
 `score --context document` reads lines; utterance (default): every hypothesis from the sentence start.
 
+Right-to-left models (n-best lists only): --reverse scores each hypothesis' words last to first with -m
+(the start token still first, eos last: how a backward LM trained on reversed sentences reads them).
+--backward-model DIR adds such a model to the forward -m: lm = (1 - W) lm_forward + W lm_backward in ln,
+W = --backward-weight (0.5), lm_forward being -m's value (interpolated with --ngram first when asked), as
+Kaldi's lmrescore_back.sh weighs its backward pass; not with --context conversation.
+
 Output (one record per hypothesis, in input order; --best: only each utterance's best):
   text: "ID<TAB>combined=C<TAB>lm=L<TAB>lm_log10=L10<TAB>tokens=T<TAB>oovs=K<TAB>words=W" and "<TAB>best"
       on the best; --best: Kaldi text "UTT w1 w2 ..." (the hypothesis as given), ready for compute-wer.
   jsonl: {"type": "hyp", "file", "utt", "id", "n", "tokens", "oovs", "words", "lm_logprob", "lm_log10prob",
-      ["lm_interpolated",] "scores": {NAME: value}, "combined", "best", "hyp"}, then {"type": "summary",
+      ["lm_interpolated",] ["lm_backward", "lm_bidirectional",] "scores": {NAME: value}, "combined", "best",
+      "hyp"}, then {"type": "summary",
       "utterances", "hypotheses", "tokens", "oovs", "steps", "computed"} (steps: the (input, target) steps
       of all hypotheses; computed: those run after prefix sharing).
-  tsv: file utt id n tokens oovs words lm_logprob lm_log10prob [lm_interpolated] NAME... combined best hyp.
+  tsv: file utt id n tokens oovs words lm_logprob lm_log10prob [lm_interpolated] [lm_backward
+      lm_bidirectional] NAME... combined best hyp. text adds lm_backward= and lm_bidirectional= after lm_log10.
 lm_logprob is ln, lm_log10prob log10 (of the LSTM alone); 9 significant digits. Speed goes to stderr.
 
 Lattices (--input-format kaldi-lattice or slf; auto: from the first file's content; gzip read as it is):

@@ -177,6 +177,7 @@ class FrontEnds(unittest.TestCase):
                             "jsonl", text="\n".join(json.dumps(h) for h in hyps) + "\n").stdout)
             got = json.loads(body)
             got = got.get("hyps", got) if isinstance(got, dict) else got
+            self.assertEqual(len(got), len(NBEST))
             self.assertEqual([h["lm_logprob"] for h in got], [h["lm_logprob"] for h in cli if "lm_logprob" in h])
         finally:
             self.assertEqual(server.stop(), 0)
