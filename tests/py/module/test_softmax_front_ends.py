@@ -10,7 +10,6 @@ import subprocess
 import sys
 import unittest
 
-import pyutil
 from pyutil import SOURCE_DIR, require_cli
 
 PYTHONPATH = os.environ.get("LSTMLM_PYTHONPATH", "")
