@@ -115,6 +115,18 @@ class Exact {
     }
   }
 
+  // ClassFactors' view: the state loaded, the two factors computed on demand.
+  void load_state(const State& s) { load(s); }
+  const std::vector<double>& class_factor() {
+    class_probs();
+    return pc_;
+  }
+  const std::vector<double>& word_factor(int k) {
+    word_probs(k);
+    return pw_;
+  }
+  int32_t first_word(int k) const { return begin_[size_t(k)]; }
+
   void run_row(size_t r) {
     const Sequences& in = *job_.inputs;
     State& s = (*job_.states)[r];
@@ -460,11 +472,29 @@ class Exact {
 
 }  // namespace
 
-void exact_forward(const Model& model, const Job& job) {
-  const auto w64 = std::static_pointer_cast<const Weights64>(
+static std::shared_ptr<const Weights64> weights64(const Model& model) {
+  return std::static_pointer_cast<const Weights64>(
       model.derived("exact-f64", [&] { return std::make_shared<const Weights64>(model); }));
+}
+
+void exact_forward(const Model& model, const Job& job) {
+  const auto w64 = weights64(model);
   Exact e(model, job, *w64);
   for (size_t r = 0; r < job.inputs->size(); ++r) e.run_row(r);
 }
+
+struct ClassFactors::Impl {
+  explicit Impl(const Model& m) : w64(weights64(m)), exact(m, job, *w64) {}
+  Job job;  // unused: the factors need no job
+  std::shared_ptr<const Weights64> w64;
+  Exact exact;
+};
+
+ClassFactors::ClassFactors(const Model& model) : impl_(std::make_unique<Impl>(model)) {}
+ClassFactors::~ClassFactors() = default;
+void ClassFactors::load(const State& state) { impl_->exact.load_state(state); }
+const std::vector<double>& ClassFactors::classes() { return impl_->exact.class_factor(); }
+const std::vector<double>& ClassFactors::words(int k) { return impl_->exact.word_factor(k); }
+int32_t ClassFactors::first_word(int k) const { return impl_->exact.first_word(k); }
 
 }  // namespace lstmlm::engine
