@@ -7,7 +7,8 @@ Python module after loading, each comparison paired within one repetition:
   predict --top 10 --softmax skip  against the full softmax: --contexts contexts of two words, one call each;
   a class-factored output (sqrt(V) classes of contiguous words, rnnlm's kind: a sigmoid RNN on the
   double-precision path) against the same RNN with the full softmax, on the fp32 kernels (a tanh RNN, the
-  fastest full softmax lstmlm has) and on the double-precision path, scoring one sentence at batch 1.
+  fastest full softmax lstmlm has) and on the double-precision path, scoring one sentence at batch 1, and
+  generating --generate tokens of one sample (the class model drawing class, then word).
 
 The models are written once into --dir (about 3 GB) with numpy and lstmlm.format. Prints one line per comparison:
 the median time per token or call of each side, and the median, min and max of the per-repetition ratios.
@@ -97,6 +98,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--tokens", type=int, default=24, help="words of the scored sentence")
     ap.add_argument("--contexts", type=int, default=16, help="predict calls per repetition")
+    ap.add_argument("--generate", type=int, default=8, help="tokens generated per repetition")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--only", choices=["softmax", "classes"], help="run one group of comparisons")
     a = ap.parse_args()
@@ -138,6 +140,18 @@ def main():
                "classes", "full fp32", times["rnn-class"], times["rnn-fp32"])
         report(f"score, {C} classes against the full softmax on the double-precision path (RNN, batch 1)",
                "token", "classes", "full fp64", times["rnn-class"], times["rnn-exact"])
+        # Sampling: the class model draws class, then word; the full model's every step is one pass over the
+        # output layer (no later steps to group with, as score has).
+        gen = {k: (lambda m=ms[k]: m.generate("w1 w2", max_tokens=a.generate, seed=1, stop_at_eos=False))
+               for k in ("rnn-class", "rnn-fp32")}
+        for f in gen.values():
+            f()
+        gtimes = {k: [] for k in gen}
+        for _ in range(a.repeats):
+            for k, f in gen.items():
+                gtimes[k].append(clock(f) / a.generate)
+        report(f"generate, {C} classes (class, then word) against the full softmax on the fp32 kernels (RNN, 1 "
+               "sample)", "token", "classes", "full fp32", gtimes["rnn-class"], gtimes["rnn-fp32"])
 
 
 if __name__ == "__main__":
