@@ -23,6 +23,7 @@ double logit_from(const float* lp, int t, int ref, double z_ref) {
 TEST(EngineLogits, ScoreTargetsAndPredictRowsAgreeWithTheLogProbs) {
   using lstmlm::test::LayerSpec;
   const std::vector<lstmlm::DenseConfig> head = {{12, lstmlm::Activation::Tanh}};
+  int ran = 0;
   for (bool with_head : {false, true})
     for (lstmlm::Precision p : {lstmlm::Precision::Fp32, lstmlm::Precision::Bf16, lstmlm::Precision::Int8}) {
       SCOPED_TRACE(std::string(lstmlm::precision_name(p)) + (with_head ? " head" : ""));
@@ -38,6 +39,7 @@ TEST(EngineLogits, ScoreTargetsAndPredictRowsAgreeWithTheLogProbs) {
       } catch (const lstmlm::UsageError&) {
         continue;  // a precision this CPU refuses
       }
+      ++ran;
       const lstmlm::Sequences inputs = {{1, 5, 9, 3, 2}, {4, 4}, {7}};
       const lstmlm::Sequences targets = {{5, 9, 3, 2, 149}, {4, 0}, {128}};
       std::vector<lstmlm::State> s1(3, lstmlm::State::zeros(*model)), s2 = s1;
@@ -75,6 +77,7 @@ TEST(EngineLogits, ScoreTargetsAndPredictRowsAgreeWithTheLogProbs) {
         }
       }
     }
+  EXPECT_GE(ran, 2);  // fp32 runs everywhere, with and without the head
 }
 
 TEST(EngineLogits, TheDoublePathRefuses) {
