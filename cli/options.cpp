@@ -375,9 +375,7 @@ std::shared_ptr<const tasks::MixPlan> load_mix_plan(const std::vector<std::strin
 
 CLI::Option* add_mix_option(CLI::App& app, std::vector<std::string>& specs, const std::string& what) {
   return repeatable(app.add_option("--mix", specs,
-                                   "Mix in an ARPA n-gram model (score and rescore: or a neural word model's "
-                                   "directory), " +
-                                       what +
+                                   "Mix in an ARPA n-gram model or a neural word model's directory, " + what +
                                        " (linear): MODEL:WEIGHT, repeatable; -m gets 1 - the sum of the "
                                        "weights (docs/mixing.md)"));
 }

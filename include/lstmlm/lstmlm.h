@@ -232,10 +232,11 @@ LSTMLM_API lstmlm_status lstmlm_state_complete(const lstmlm_model* model, const 
                                                size_t n_history, size_t k, int32_t* ids, float* logprobs,
                                                size_t* n_out);
 
-/* ---- Mixing with ARPA n-gram models ---- */
+/* ---- Mixing with ARPA n-gram models and other word models ---- */
 
-/* ARPA n-gram models mixed into a word model's distributions, as `lstmlm predict --mix PATH:WEIGHT
- * --mix-mode MODE` (docs/mixing.md): `specs` holds n strings "PATH:WEIGHT" (the last ':' splits), each weight
+/* ARPA n-gram models and neural word models (a model directory) mixed into a word model's distributions, as
+ * `lstmlm predict --mix PATH:WEIGHT --mix-mode MODE` (docs/mixing.md): `specs` holds n strings "PATH:WEIGHT"
+ * (the last ':' splits), each weight
  * in (0, 1] and their sum at most 1, the model getting the rest; `mode` "linear" (or NULL) or "loglinear". A malformed ARPA file is LSTMLM_ERR_MODEL naming its file
  * and line; a bad spec or weight, n = 0 or a model that is not a word model is LSTMLM_ERR_USAGE. Immutable:
  * share it between threads; use it only with its model. */
@@ -247,8 +248,8 @@ LSTMLM_API void lstmlm_mix_free(lstmlm_mix* mix);
  * `lstmlm score --mix` gives it, unk's what the others leave (every word the model lacks), so the row sums to
  * 1. The n-gram models need the words before: `history` holds the n_history token ids fed to the state since
  * lstmlm_state_new (most recent last; NULL when 0), and begin_of_sentence says whether that state_new fed the
- * start token (the n-gram models then start at <s>). Only the last order - 1 tokens matter. Safe while other
- * threads read the state and the mixture. */
+ * start token (the n-gram models then start at <s>). An n-gram model reads the last order - 1 tokens, a
+ * neural one all of them. Safe while other threads read the state and the mixture. */
 LSTMLM_API lstmlm_status lstmlm_mix_logprobs(const lstmlm_mix* mix, const lstmlm_state* state,
                                              const int32_t* history, size_t n_history, int begin_of_sentence,
                                              float* out, size_t capacity);

@@ -188,7 +188,8 @@ class NgramModel(_NgramModel):
 
 
 class Mixture(_Mixture):
-    """A word Model mixed token by token with ARPA models: Mixture(model, [(NgramModel or path, weight), ...]),
+    """A word Model mixed token by token with ARPA and neural word models: Mixture(model, [(NgramModel, Model
+    or path, weight), ...]) (a path: an ARPA file or a model directory),
     the model's weight 1 - the others' (`weights` lists all, the model's first); mode="loglinear" for
     `--mix-mode loglinear` (sentence mode only in scoring). score (log10), full_scores,
     perplexity and score_lines give the numbers of `lstmlm score --mix PATH:WEIGHT`; predict and generate

@@ -105,7 +105,7 @@ Service::Service(const Options& options, std::shared_ptr<const Model> model)
   if (!options.mix.empty()) {
     mix_ = tasks::load_mix(options.mix, tasks::NgramMix::words_of(*model_), false,
                            tasks::mix_mode_choices().parse(options.mix_mode));
-    if (!mix_->has_neural()) mix_row_ = std::make_shared<tasks::MixRow>(mix_, *model_);
+    mix_row_ = std::make_shared<tasks::MixRow>(mix_, *model_);
   }
 }
 
@@ -118,13 +118,7 @@ std::shared_ptr<const tasks::MixPlan> Service::mix_of(Body& b) const {
 }
 
 std::shared_ptr<const tasks::MixRow> Service::row_mix_of(Body& b) const {
-  if (!mix_of(b)) return nullptr;
-  if (!mix_row_)
-    throw HttpError(
-        400,
-        "field 'mix': this server's --mix holds a neural model, which score and rescore mix; predict "
-        "and generate mix ARPA models only (send \"mix\": false)");
-  return mix_row_;
+  return mix_of(b) ? mix_row_ : nullptr;
 }
 
 std::shared_ptr<const tasks::Boost> Service::boost_of(Body& b) const {

@@ -2,6 +2,7 @@
 float64 reference written here from the rule of docs/mixing.md (the ARPA back-off computed by a Python
 reading of the file, the neural model's probabilities from its own `score` records); and the mixture's
 distribution summing to 1 over the union of the vocabularies."""
+import itertools
 import json
 import math
 import os
@@ -64,6 +65,31 @@ def score_records(args, text):
 
 
 @unittest.skipUnless(os.path.isdir(FAIRY), "no ../shared/data/torch-wlm-fairytales")
+def neural_member(tmp):
+    """A random word model whose vocabulary is fairytales-word's without every ninth word, plus 30 words of
+    its own (so each model lacks words the other has), lowercasing as fairytales-word does; written once
+    under `tmp`."""
+    path = os.path.join(tmp, "neural2")
+    if os.path.exists(os.path.join(path, "weights.safetensors")):
+        return path
+    import lstmlm.format as lf
+    with open(os.path.join(MODEL, "vocab.json"), encoding="utf-8") as f:
+        vocab = json.load(f)
+    words = [w for i, w in enumerate(vocab) if i < 2 or i % 9 != 3] + [f"zz{i}" for i in range(30)]
+    V, E, H = len(words), 32, 48
+    rng = np.random.default_rng(5)
+    t = {lf.names.embedding: rng.normal(0, 0.5, (V, E)).astype(np.float32),
+         lf.names.weight_ih(0): rng.normal(0, 0.3, (4 * H, E)).astype(np.float32),
+         lf.names.weight_hh(0): rng.normal(0, 0.3, (4 * H, H)).astype(np.float32),
+         lf.names.bias_ih(0): np.zeros(4 * H, np.float32), lf.names.bias_hh(0): np.zeros(4 * H, np.float32),
+         lf.names.decoder_weight: rng.normal(0, 0.5, (V, H)).astype(np.float32),
+         lf.names.decoder_bias: np.zeros(V, np.float32)}
+    lf.write_model(path, vocab=words, embedding_dim=E, layers=[lf.layer(H)], tied=False,
+                   tokenizer=lf.tokenizer(lowercase=True, unk_token="<unk>", eos_token="<eos>"), tensors=t,
+                   source={"framework": "random", "exporter": "tests/py/cli/test_mix.py"})
+    return path
+
+
 class MixTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -257,9 +283,11 @@ class MixTest(unittest.TestCase):
 
     def test_predict_ranks_the_mixture_score_gives(self):
         """predict --mix: each candidate word's ln p is the one score --mix gives that word after the
-        context (score's per-word rule), <unk> takes what the others leave, and the whole row sums to 1."""
-        mix = ["--mix", f"{self.arpa}:0.35"]
-        for context in ("once upon a", "the king said to the", "and she"):
+        context (score's per-word rule), <unk> takes what the others leave, and the whole row sums to 1; with
+        an ARPA model and with a neural one (whose rows predict computes on engines of its own, score on a
+        scorer of its own)."""
+        for mix, context in itertools.product((["--mix", f"{self.arpa}:0.35"], ["--mix", f"{self.neural_member()}:0.35"]),
+                                              ("once upon a", "the king said to the", "and she")):
             r = cli("predict", "-m", MODEL, *mix, "--top", "0", "--output-format", "jsonl", context)
             self.assertEqual(r.returncode, 0, r.stderr)
             top = json.loads(r.stdout)["top"]
@@ -279,9 +307,9 @@ class MixTest(unittest.TestCase):
 
     def test_generate_samples_the_mixture_predict_ranks(self):
         """generate --mix: each token's ln p is predict --mix's for it after the prompt and the tokens before
-        it; with --temperature 0 each is predict --mix's first candidate."""
-        mix = ["--mix", f"{self.arpa}:0.35"]
-        for extra in (["--temperature", "0"], ["--seed", "7"]):
+        it; with --temperature 0 each is predict --mix's first candidate; with an ARPA model and a neural one."""
+        for mix, extra in itertools.product((["--mix", f"{self.arpa}:0.35"], ["--mix", f"{self.neural_member()}:0.35"]),
+                                            (["--temperature", "0"], ["--seed", "7"])):
             r = cli("generate", "-m", MODEL, *mix, "--max-tokens", "6", "--no-stop-at-eos", "--output-format",
                     "jsonl", "-p", "the king", *extra)
             self.assertEqual(r.returncode, 0, r.stderr)
@@ -413,27 +441,7 @@ class MixTest(unittest.TestCase):
         self.assertIn("needs a word model", r.stderr)
 
     def neural_member(self):
-        """A random word model whose vocabulary is fairytales-word's without every ninth word, plus 30 words of
-        its own (so each model lacks words the other has), lowercasing as fairytales-word does."""
-        path = os.path.join(self.tmp, "neural2")
-        if os.path.exists(os.path.join(path, "weights.safetensors")):
-            return path
-        import lstmlm.format as lf
-        with open(os.path.join(MODEL, "vocab.json"), encoding="utf-8") as f:
-            vocab = json.load(f)
-        words = [w for i, w in enumerate(vocab) if i < 2 or i % 9 != 3] + [f"zz{i}" for i in range(30)]
-        V, E, H = len(words), 32, 48
-        rng = np.random.default_rng(5)
-        t = {lf.names.embedding: rng.normal(0, 0.5, (V, E)).astype(np.float32),
-             lf.names.weight_ih(0): rng.normal(0, 0.3, (4 * H, E)).astype(np.float32),
-             lf.names.weight_hh(0): rng.normal(0, 0.3, (4 * H, H)).astype(np.float32),
-             lf.names.bias_ih(0): np.zeros(4 * H, np.float32), lf.names.bias_hh(0): np.zeros(4 * H, np.float32),
-             lf.names.decoder_weight: rng.normal(0, 0.5, (V, H)).astype(np.float32),
-             lf.names.decoder_bias: np.zeros(V, np.float32)}
-        lf.write_model(path, vocab=words, embedding_dim=E, layers=[lf.layer(H)], tied=False,
-                       tokenizer=lf.tokenizer(lowercase=True, unk_token="<unk>", eos_token="<eos>"), tensors=t,
-                       source={"framework": "random", "exporter": "tests/py/cli/test_mix.py"})
-        return path
+        return neural_member(self.tmp)
 
     def test_a_neural_model_mixes_per_token_as_the_float64_rule(self):
         """score --mix DIR:W with a neural word model: each word's ln p is ln((1 - W) p_A + W p_B), p_B that
@@ -487,18 +495,59 @@ class MixTest(unittest.TestCase):
             self.assertEqual(status, 200, body)
             want = score_records(["--mix", f"{other}:{lam}"], "\n".join(lines) + "\n")
             self.assertEqual([x["logprob"] for x in json.loads(body)["lines"]], [x["logprob"] for x in want])
-            status, body, _ = srv.post("/v1/predict", {"context": "once upon"})
-            self.assertEqual(status, 400, body)
-            self.assertIn("neural model", body)
-            self.assertEqual(srv.post("/v1/predict", {"context": "once upon", "mix": False})[0], 200)
+            want = json.loads(cli("predict", "-m", MODEL, "--mix", f"{other}:{lam}", "--top", "5",
+                                  "--output-format", "jsonl", "once upon").stdout)
+            status, body, _ = srv.post("/v1/predict", {"context": "once upon", "top": 5})
+            self.assertEqual(status, 200, body)
+            self.assertEqual([(c["id"], c["logprob"]) for c in json.loads(body)["top"]],
+                             [(c["id"], c["logprob"]) for c in want["top"]])
+            gen = json.loads(cli("generate", "-m", MODEL, "--mix", f"{other}:{lam}", "--max-tokens", "5", "--seed",
+                                 "3", "--output-format", "jsonl", "-p", "the king").stdout.splitlines()[0])
+            status, body, _ = srv.post("/v1/generate", {"prompt": "the king", "max_tokens": 5, "seed": 3})
+            self.assertEqual(status, 200, body)
+            got = json.loads(body)
+            got = got["samples"][0] if "samples" in got else got
+            self.assertEqual([t["logprob"] for t in got["tokens"]], [t["logprob"] for t in gen["tokens"]])
         finally:
             self.assertEqual(srv.stop(), 0)
-        r = cli("predict", "-m", MODEL, "--mix", f"{other}:0.3", "once upon")
-        self.assertEqual(r.returncode, 2, r.stderr)
-        self.assertIn("score and rescore", r.stderr)
-        r = cli("score", "-m", MODEL, "--mix", f"{other}:0.3", "--mix-mode", "loglinear", input="once\n")
-        self.assertEqual(r.returncode, 2, r.stderr)
-        self.assertIn("--mix-mode", r.stderr)
+
+    def test_a_neural_model_mixes_each_row_as_the_float64_rule(self):
+        """predict --mix DIR:W, linear and log-linear: each row is the float64 rule computed here from the two
+        models' own rows (`predict --top 0` of each): linear (1 - W) p_A + W p_B, p_B of a word B lacks its
+        unk's times its share, A's <unk> what the others leave; log-linear (1 - W) ln p_A + W ln p_B
+        renormalized, p_B of A's <unk> what B's words leave. The contexts hold words both models have."""
+        other = self.neural_member()
+        with open(os.path.join(MODEL, "vocab.json"), encoding="utf-8") as f:
+            vocab = json.load(f)
+        with open(os.path.join(other, "vocab.json"), encoding="utf-8") as f:
+            b_vocab = json.load(f)
+        b_id = {t: i for i, t in enumerate(b_vocab) if t != "<unk>"}
+        b_words = {"</s>" if t == "<eos>" else t for t in b_id}
+        share1 = 1 / (len((self.neural | b_words) - b_words) + 1)
+        unk = vocab.index("<unk>")
+        lam = 0.3
+
+        def row(model, context, *mix):
+            r = cli("predict", "-m", model, *mix, "--top", "0", "--output-format", "jsonl", context)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return {c["id"]: c["logprob"] for c in json.loads(r.stdout)["top"]}
+
+        for context in ("there was a little", "and she", "the king"):
+            self.assertTrue(all(w in self.neural and w in b_words for w in context.split()), context)
+            ra, rb = row(MODEL, context), row(other, context)
+            pb = {j: math.exp(rb[b_id[t]]) if t in b_id else math.exp(rb[b_vocab.index("<unk>")]) * share1
+                  for j, t in enumerate(vocab) if j != unk}
+            pb[unk] = max(1 - sum(pb.values()), 0.0)
+            lin = {j: (1 - lam) * math.exp(ra[j]) + lam * pb[j] for j in ra if j != unk}
+            lin[unk] = 1 - sum(lin.values())
+            q = {j: (1 - lam) * ra[j] + lam * math.log(pb[j]) for j in ra}
+            lz = math.log(sum(math.exp(v) for v in q.values()))
+            for mode, want in (("linear", {j: math.log(v) for j, v in lin.items()}),
+                               ("loglinear", {j: v - lz for j, v in q.items()})):
+                got = row(MODEL, context, "--mix", f"{other}:{lam}", "--mix-mode", mode)
+                self.assertEqual(got.keys(), want.keys())
+                for j in want:
+                    self.assertAlmostEqual(got[j], want[j], delta=2e-5 * max(1, abs(want[j])), msg=(mode, vocab[j]))
 
 
 if __name__ == "__main__":
