@@ -323,6 +323,13 @@ class MixTest(unittest.TestCase):
                 if extra[0] == "--temperature":
                     self.assertEqual(t["id"], top[0]["id"])
                 context += " " + t["token"]
+            if extra[0] == "--temperature":  # a beam of one is the greedy sample, on the mixture too
+                r = cli("generate", "-m", MODEL, *mix, "--max-tokens", "6", "--no-stop-at-eos", "--output-format",
+                        "jsonl", "-p", "the king", "--beam-size", "1")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                hyp = json.loads(r.stdout.splitlines()[0])
+                self.assertEqual(hyp["ids"], [t["id"] for t in sample["tokens"]])
+                self.assertEqual([t["logprob"] for t in hyp["tokens"]], [t["logprob"] for t in sample["tokens"]])
 
     def test_the_server_mixes_predict_and_generate_as_the_cli(self):
         from server.test_server import Server
