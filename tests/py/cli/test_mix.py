@@ -57,8 +57,8 @@ def cli(*args, input=""):
     return subprocess.run([pyutil.require_cli(), *args], capture_output=True, text=True, input=input)
 
 
-def score_records(args, text):
-    r = cli("score", "-m", MODEL, "--output-format", "jsonl", *args, input=text)
+def score_records(args, text, model=MODEL):
+    r = cli("score", "-m", model, "--output-format", "jsonl", *args, input=text)
     if r.returncode != 0:
         raise AssertionError(r.stderr)
     return [json.loads(line) for line in r.stdout.splitlines() if json.loads(line)["type"] == "line"]
@@ -188,6 +188,56 @@ class MixTest(unittest.TestCase):
                     "--output-format", "jsonl", path)
         self.assertEqual(mixed.returncode, 0, mixed.stderr)
         self.assertAlmostEqual(json.loads(mixed.stdout)["perplexity"], result["perplexity"], delta=1e-5 * ppl)
+
+    def test_mix_tune_weighs_a_neural_model_beside_an_arpa_one(self):
+        """mix-tune -m A -m NEURAL -m ARPA: the numpy EM's weights on the three models' per-token probabilities,
+        each with its unk share over the union of the three vocabularies (A's and NEURAL's from their own
+        score records, the ARPA model's from the Python reading of its file)."""
+        other = self.neural_member()
+        with open(os.path.join(other, "vocab.json"), encoding="utf-8") as f:
+            b_words = {"</s>" if t == "<eos>" else t for t in json.load(f) if t != "<unk>"}
+        union = self.neural | b_words | self.ngram
+        shares = [1 / (len(union - words) + 1) for words in (self.neural, b_words, self.ngram)]
+        text = self.text[: len(self.text) // 2]
+        rows = []
+        b_lines = score_records([], text, model=other)
+        for a, b in zip(score_records([], text), b_lines, strict=True):
+            h = ["<s>"]
+            for w, wb in zip(a["words"], b["words"], strict=True):
+                if w["id"] < 0:
+                    continue
+                word = "</s>" if w["token"] == "<eos>" else w["token"]
+                known = word in self.ngram
+                p2 = 10 ** self.lm.log10p(h, word if known else "<unk>") * (1.0 if known else shares[2])
+                p1 = math.exp(wb["logprob"]) * (1.0 if word in b_words else shares[1])
+                rows.append((math.exp(w["logprob"]) * (shares[0] if w["oov"] else 1.0), p1, p2))
+                h.append(word if known else "<unk>")
+        p = np.array(rows, dtype=np.float64)
+        w = np.full(3, 1 / 3)
+        for _ in range(1000):
+            nw = (w * p / (p @ w)[:, None]).mean(axis=0)
+            done = np.max(np.abs(nw - w)) <= 1e-7
+            w = nw
+            if done:
+                break
+        path = os.path.join(self.tmp, "dev3.txt")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        r = cli("mix-tune", "-m", MODEL, "-m", other, "-m", self.arpa, "--dev", path, "--output-format", "jsonl")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        recs = [json.loads(line) for line in r.stdout.splitlines()]
+        result = recs[-1]
+        self.assertEqual(result["tokens"], len(p))
+        for got, want in zip(result["weights"], w, strict=True):
+            self.assertAlmostEqual(got, want, delta=1e-6)
+        # The random model ends with almost no weight; its column is checked where it counts in full: alone,
+        # and in the first iteration's equal mixture.
+        alone = [rec["perplexity"] for rec in recs if rec["type"] == "model"]
+        for j, got in enumerate(alone):
+            want = math.exp(-np.mean(np.log(p[:, j])))
+            self.assertAlmostEqual(got, want, delta=1e-6 * want)
+        want = math.exp(-np.mean(np.log(p.mean(axis=1))))
+        self.assertAlmostEqual(recs[0]["perplexity"], want, delta=1e-6 * want)
 
     def test_rescore_mixes_as_score_does_and_subtracts_with_a_negative_weight(self):
         lines = [line for line in self.text.splitlines() if line.strip()][:12]
