@@ -98,7 +98,11 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
   // Prefill once; every sample starts from this state and this distribution.
   std::vector<State> states;
   MatrixRM lp;
-  detail::prefill(engine, windowed, r.prompt.context, states, lp);
+  std::vector<NeuralCache> caches;
+  if (o.cache.on())
+    caches.assign(size_t(o.num_samples), prefill_cache(engine, o.cache, r.prompt.context, states, lp));
+  else
+    detail::prefill(engine, windowed, r.prompt.context, states, lp);
 
   const auto K = static_cast<size_t>(o.num_samples);
   r.samples.resize(K);
@@ -123,7 +127,7 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
   // Rows of the next step, reused: a finished sample's row is closed up in place (states swapped, not
   // copied), so a step allocates nothing.
   Sequences next(K, std::vector<int32_t>(1));
-  std::vector<float> boosted, mixed, masked;
+  std::vector<float> boosted, mixed, masked, cached;
   std::vector<int32_t> finish_row;
   // A constraint's cursor and the generated text per sample (stop strings, the constraint's messages).
   std::vector<int32_t> cursors(K, o.constraint ? o.constraint->start() : 0);
@@ -133,6 +137,12 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
     for (size_t a = 0; a < active.size(); ++a) {
       const size_t i = active[a];
       const float* row = lp.row(step == 0 ? 0 : static_cast<Eigen::Index>(a)).data();
+      if (!caches
+               .empty()) {  // the cache over this sample's history, queried with the output of its last step
+        cached.assign(row, row + V);
+        caches[i].mix_row(states[a].h.back().data(), cached.data(), V);
+        row = cached.data();
+      }
       if (o.mix) {  // the mixture is the model: its ln p is the token's
         mixed.assign(row, row + V);
         o.mix->apply(contexts[i], from_start, mixed.data());
@@ -166,6 +176,7 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
       s.tokens.push_back(t);
       s.total_logprob += t.logprob;
       history[i].push_back(id);
+      if (!caches.empty()) caches[i].push(states[a].h.back().data(), &id, 1);
       if (windowed || o.mix) contexts[i].push_back(id);
       if (on_token) on_token(static_cast<int>(i), t);
       if (o.constraint) cursors[i] = allowed.next[id];

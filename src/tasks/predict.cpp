@@ -83,8 +83,12 @@ std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& 
   const Model& model = engine.model();
   opt.validate();
   const Completion how = model.tokenizer().traits().completion;
-  if (how == Completion::CharBeam && !opt.prefix.empty())
+  if (how == Completion::CharBeam && !opt.prefix.empty()) {
+    if (opt.cache.on())
+      throw UsageError::option("cache_window",
+                               ": not with " + UsageError::ref("prefix") + " on a character model");
     return predict_char_prefix(engine, contexts, opt, source, first_line);
+  }
   check_completion(model, Completion::WordIndex, opt.prefix);
   std::shared_ptr<const Completer> completer = opt.completer;
   if (!opt.prefix.empty() && !completer) completer = Completer::of(model);
@@ -116,6 +120,18 @@ std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& 
       auto win = wp.window_of(out[i].ids);
       std::vector<int32_t> kept(win.begin(), win.end());
       out[i].ids = std::move(kept);
+    }
+    return out;
+  }
+
+  if (opt.cache.on()) {  // each context through a cache of its own predictions, one at a time
+    std::vector<State> states;
+    MatrixRM lp;
+    for (auto& p : out) {
+      const NeuralCache cache = prefill_cache(engine, opt.cache, p.ids, states, lp);
+      std::vector<float> row(lp.row(0).data(), lp.row(0).data() + model.vocab_size());
+      cache.mix_row(states[0].h.back().data(), row.data(), row.size());
+      p.top = rank(row.data(), p.ids);
     }
     return out;
   }

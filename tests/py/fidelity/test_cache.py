@@ -82,6 +82,63 @@ class CacheTest(unittest.TestCase):
         ppl = np.exp(-got.mean())
         self.assertIn(f"perplexity {ppl:.4f}", err)
 
+    def predict_row(self, context, *cache):
+        r = subprocess.run([pyutil.CLI, "predict", "-m", self.model, "--top", "0", "--output-format", "jsonl", *cache,
+                            context], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return {c["id"]: c["logprob"] for c in json.loads(r.stdout)["top"]}
+
+    def test_predict_ranks_pointer_pys_distribution(self):
+        """predict --cache-window W: the whole next-word row is pointer.py's mixture over the context's own words
+        (keys: the top layer's output at each step, each followed by the word fed next), computed here in
+        float64 for every word of the vocabulary."""
+        W, lam, theta = 12, 0.3, 0.5
+        context = " ".join(self.text.split()[:40])
+        cache = ["--cache-window", str(W), "--cache-lambda", str(lam), "--cache-theta", str(theta)]
+        r = subprocess.run([pyutil.CLI, "score", "-m", self.model, "--no-eos", "--output-format", "jsonl"],
+                           input=context + "\n", capture_output=True, text=True)
+        ids = [w["id"] for w in json.loads(r.stdout.splitlines()[0])["words"]]
+        ref = DirModel(self.model)
+        state, hs = ref.initial_state(), []
+        for inp in [pyutil.read_vocab(self.model).index("<eos>")] + ids:
+            state, y = ref.step(state, int(inp))
+            hs.append(y)
+        keys, nxt = np.array(hs[-1 - W:-1]), np.array(ids[-W:])
+        z = theta * (keys @ hs[-1])
+        a = np.exp(z - z.max())
+        a /= a.sum()
+        lp = ref.output(hs[-1])
+        ptr = np.array([a[nxt == w].sum() for w in range(len(lp))])
+        want = np.log(lam * ptr + (1 - lam) * np.exp(lp))
+        got = self.predict_row(context, *cache)
+        plain = self.predict_row(context)
+        self.assertEqual(sorted(got), list(range(len(lp))))
+        err = max(abs(got[w] - want[w]) for w in got)
+        self.assertLess(err, 1e-4, err)  # float32 engine against float64 over 41 steps
+        self.assertGreater(max(abs(got[w] - plain[w]) for w in got), 0.1)
+        self.assertAlmostEqual(sum(np.exp(v) for v in got.values()), 1.0, delta=1e-4)
+
+    def test_generate_samples_what_predict_ranks_with_the_cache(self):
+        """generate --cache-window W: each sample's cache holds the prompt and its own tokens; each token's ln p
+        is predict --cache-window's for it after the prompt and the tokens before it; greedy takes its first
+        candidate."""
+        W = 12
+        cache = ["--cache-window", str(W), "--cache-lambda", "0.4", "--cache-theta", "0.5"]
+        prompt = " ".join(self.text.split()[:20])
+        for extra in (["--temperature", "0"], ["--seed", "5", "--num-samples", "2"]):
+            r = subprocess.run([pyutil.CLI, "generate", "-m", self.model, "-p", prompt, "--max-tokens", "5",
+                                "--no-stop-at-eos", "--output-format", "jsonl", *cache, *extra],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            for sample in map(json.loads, r.stdout.splitlines()):
+                context = prompt
+                for t in sample["tokens"]:
+                    row = self.predict_row(context, *cache)
+                    self.assertAlmostEqual(t["logprob"], row[t["id"]], delta=2e-6 * max(1, abs(row[t["id"]])))
+                    if extra[0] == "--temperature":
+                        self.assertEqual(row[t["id"]], max(row.values()))
+                    context += " " + t["token"]
+
     def test_the_cache_needs_a_document_and_sane_values(self):
         document = ["--context", "document"]
         for args, key in ((["--cache-window", "10"], "--context"),
@@ -91,6 +148,15 @@ class CacheTest(unittest.TestCase):
                           (document + ["--cache-window", "10", "--entropy"], "--entropy")):
             r = subprocess.run([pyutil.CLI, "score", "-m", self.model, *args], input="a b\n", capture_output=True,
                                text=True)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(key, r.stderr)
+            self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+            self.assertEqual(r.stdout, "")
+        for cmd, args, key in (("predict", ["--window", "4", "--cache-window", "5", "a b"], "--cache-window"),
+                               ("predict", ["--cache-window", "5", "--cache-lambda", "-1", "a b"], "--cache-lambda"),
+                               ("generate", ["--beam-size", "2", "--cache-window", "5", "-p", "a"], "--beam-size"),
+                               ("generate", ["--cache-window", "5", "--cache-theta", "1e9", "-p", "a"], "--cache-theta")):
+            r = subprocess.run([pyutil.CLI, cmd, "-m", self.model, *args], capture_output=True, text=True)
             self.assertEqual(r.returncode, 2, (args, r.stderr))
             self.assertIn(key, r.stderr)
             self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
