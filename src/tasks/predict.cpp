@@ -103,7 +103,8 @@ std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& 
       if (opt.boost) opt.boost->apply(history, boosted.data(), model.vocab_size());
       row = boosted.data();
     }
-    return completer ? completer->complete(row, opt.prefix, opt.top) : top_candidates(model, row, opt.top);
+    return completer && !opt.prefix.empty() ? completer->complete(row, opt.prefix, opt.top)
+                                            : top_candidates(model, row, opt.top);
   };
   std::vector<Prediction> out(contexts.size());
   for (size_t i = 0; i < contexts.size(); ++i)

@@ -18,6 +18,7 @@ struct CacheOptions {
   double lambda = 0.12785;  // pointer.py's defaults (tuned there on PTB)
   double theta = 0.6625;
   bool on() const { return window > 0; }
+  bool operator==(const CacheOptions&) const = default;
   // UsageError naming cache_window / cache_lambda / cache_theta when out of range: W in [0, 2^20],
   // lambda in [0, 1], theta finite in [0, 1000].
   void validate() const;

@@ -139,6 +139,69 @@ class CacheTest(unittest.TestCase):
                         self.assertEqual(row[t["id"]], max(row.values()))
                     context += " " + t["token"]
 
+    def test_the_server_caches_sessions_predict_and_generate_as_the_cli(self):
+        """A session made with cache fields scores each advanced word as score --context document
+        --cache-window does (the session's stream is one document, advanced in pieces), and its candidates are
+        predict --cache-window's after the same words; predict, generate and score requests take the fields."""
+        from server.test_server import Server
+        W = 12
+        cache = {"cache_window": W, "cache_lambda": 0.3, "cache_theta": 0.5}
+        flags = ["--cache-window", str(W), "--cache-lambda", "0.3", "--cache-theta", "0.5"]
+        words = self.text.split()[:40]
+        context = " ".join(words)
+        r = subprocess.run([pyutil.CLI, "score", "-m", self.model, "--context", "document", "--no-eos",
+                            "--output-format", "jsonl", *flags], input=context + "\n", capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        want = [w["logprob"] for w in json.loads(r.stdout.splitlines()[0])["words"]]
+        r = subprocess.run([pyutil.CLI, "score", "-m", self.model, "--context", "document", "--no-eos",
+                            "--output-format", "jsonl"], input=context + "\n", capture_output=True, text=True)
+        plain = [w["logprob"] for w in json.loads(r.stdout.splitlines()[0])["words"]]
+        self.assertGreater(max(abs(a - b) for a, b in zip(want, plain)), 0.01)  # the cache changes the words
+        row = self.predict_row(context, *flags)
+        srv = Server(model=self.model)
+        try:
+            status, body, _ = srv.post("/v1/sessions", cache)
+            self.assertEqual(status, 200, body)
+            sid = json.loads(body)["id"]
+            got, top = [], None
+            for piece in (words[:7], words[7:8], words[8:]):
+                status, body, _ = srv.post(f"/v1/sessions/{sid}/advance", {"text": " ".join(piece), "top": 5})
+                self.assertEqual(status, 200, body)
+                rec = json.loads(body)
+                got += [w["logprob"] for w in rec["words"]]
+                top = rec["top"]
+            self.assertEqual(len(got), len(want))
+            for g, w in zip(got, want):
+                self.assertAlmostEqual(g, w, delta=1e-6 * max(1, abs(w)))
+            best = sorted(row.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+            self.assertEqual([c["id"] for c in top], [k for k, _ in best])
+            for c, (_, v) in zip(top, best):
+                self.assertAlmostEqual(c["logprob"], v, delta=1e-6 * max(1, abs(v)))
+            status, body, _ = srv.post("/v1/predict", {"context": context, "top": 0, **cache})
+            self.assertEqual(status, 200, body)
+            self.assertEqual({c["id"]: c["logprob"] for c in json.loads(body)["top"]}, row)
+            r = subprocess.run([pyutil.CLI, "generate", "-m", self.model, "-p", context, "--max-tokens", "4", "--seed",
+                                "3", "--output-format", "jsonl", *flags], capture_output=True, text=True)
+            gen = json.loads(r.stdout.splitlines()[0])
+            status, body, _ = srv.post("/v1/generate", {"prompt": context, "max_tokens": 4, "seed": 3, **cache})
+            self.assertEqual(status, 200, body)
+            sample = json.loads(body)["samples"][0]
+            self.assertEqual([t["logprob"] for t in sample["tokens"]], [t["logprob"] for t in gen["tokens"]])
+            status, body, _ = srv.post("/v1/score", {"text": context + "\n", "eos": False, "context": "document",
+                                                     **cache})
+            self.assertEqual(status, 200, body)
+            self.assertEqual([w["logprob"] for w in json.loads(body)["lines"][0]["words"]], want)
+            for bad, field in (({"cache_window": -1}, "cache_window"), ({"cache_window": 5, "cache_lambda": 2},
+                                                                         "cache_lambda")):
+                status, body, _ = srv.post("/v1/sessions", bad)
+                self.assertEqual(status, 400, body)
+                self.assertIn(field, body)
+            status, body, _ = srv.post("/v1/score", {"text": "a\n", "cache_window": 5})
+            self.assertEqual(status, 400, body)
+            self.assertIn("context", body)
+        finally:
+            self.assertEqual(srv.stop(), 0)
+
     def test_the_cache_needs_a_document_and_sane_values(self):
         document = ["--context", "document"]
         for args, key in ((["--cache-window", "10"], "--context"),
