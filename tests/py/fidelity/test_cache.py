@@ -202,6 +202,38 @@ class CacheTest(unittest.TestCase):
         finally:
             self.assertEqual(srv.stop(), 0)
 
+    def test_python_takes_the_cache_as_the_cli(self):
+        """Model.predict/generate/score_lines with cache_window=, cache_lambda=, cache_theta=: the CLI's numbers."""
+        lstmlm = pyutil.require_module()
+        m = lstmlm.Model(self.model)
+        cache = {"cache_window": 12, "cache_lambda": 0.3, "cache_theta": 0.5}
+        flags = ["--cache-window", "12", "--cache-lambda", "0.3", "--cache-theta", "0.5"]
+        context = " ".join(self.text.split()[:40])
+        row = self.predict_row(context, *flags)
+        got = {c.id: c.logprob for c in m.predict(context, top=None, **cache)}
+        self.assertEqual(got.keys(), row.keys())
+        for k, v in row.items():
+            self.assertAlmostEqual(got[k], v, delta=1e-6 * max(1, abs(v)))
+        r = subprocess.run([pyutil.CLI, "generate", "-m", self.model, "-p", context, "--max-tokens", "6", "--seed", "4",
+                            *flags], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(m.generate(context, max_tokens=6, seed=4, **cache), r.stdout.strip())
+        r = subprocess.run([pyutil.CLI, "score", "-m", self.model, "--context", "document", "--output-format", "jsonl",
+                            *flags], input=self.text[:3000], capture_output=True, text=True)
+        want = [json.loads(x)["logprob"] for x in r.stdout.splitlines() if json.loads(x)["type"] == "line"]
+        lines = self.text[:3000].splitlines()
+        got = [x.logprob for x in m.score_lines(lines, context="document", **cache)]
+        self.assertEqual(len(got), len(want))
+        for g, w in zip(got, want):
+            self.assertAlmostEqual(g, w, delta=1e-6 * max(1, abs(w)))
+        for bad in ({"cache_window": -1}, {"cache_window": 5, "cache_lambda": 1.5}, {"cache_window": 5, "cache_theta": -1}):
+            with self.assertRaises(lstmlm.UsageError):
+                m.predict(context, **bad)
+        with self.assertRaises(lstmlm.UsageError):  # a beam search does not take the cache: said, not ignored
+            m.generate(context, max_tokens=3, beam_size=2, **cache)
+        with self.assertRaises(lstmlm.UsageError):
+            m.score_lines(lines, **cache)  # sentence mode
+
     def test_the_cache_needs_a_document_and_sane_values(self):
         document = ["--context", "document"]
         for args, key in ((["--cache-window", "10"], "--context"),
