@@ -83,7 +83,7 @@ int stream_text(Emitter& out, const std::string& prompt, Join& join, Run&& run) 
 
 // generate -m FILE.arpa: an n-gram model's samples (tasks::generate_ngram), output as a neural model's.
 int run_ngram(Args& a) {
-  refuse_for_ngram(a.window, a.mix, a.boost_file);
+  refuse_for_ngram(a.window, a.mix, a.boost_file, a.gen.cache);
   if (a.gen.beam.on() || !a.logit_bias.empty() || !a.allowed_words.empty() || !a.regex.empty() ||
       !a.gen.stop.empty())
     throw UsageError(
@@ -217,6 +217,7 @@ naming it (--oov error refuses it, exit 1).)");
   add_mix_mode_option(*app, a->mix_mode);
   add_mix_option(*app, a->mix,
                  "into each step's distribution before sampling; the log-probs are the mixture's");
+  add_cache_options(*app, a->gen.cache, "of the prompt and the sample, applied to each step before --mix");
   app->add_option("--num-samples", a->gen.num_samples, "Samples, run as one batch")
       ->check(int_range(1, kMaxSamples))
       ->capture_default_str();

@@ -22,8 +22,8 @@ namespace lstmlm::cli {
 namespace mix_tune_cmd {
 
 const char* const kHelp = R"(
-The first -m model tokenizes the text (a neural word model or an ARPA file); the others are ARPA files that
-score its words, mixed per token as `score --mix` mixes them (docs/mixing.md: a word a model lacks gets its
+The first -m model tokenizes the text (a neural word model or an ARPA file); the others (ARPA files or
+neural word models) score its words, mixed per token as `score --mix` mixes them (docs/mixing.md: a word a model lacks gets its
 share of that model's unk mass). EM from equal weights: each iteration sets a model's weight to the mean over
 the dev tokens of its share of the mixture's probability, until no weight moves by more than 1e-7 or after
 --max-iterations.
@@ -47,7 +47,7 @@ struct Opts {
 
 int run(const Opts& o) {
   if (o.models.size() < 2)
-    throw UsageError("-m: give at least two models to mix (the first tokenizes, the others are ARPA files)");
+    throw UsageError("-m: give at least two models to mix (the first tokenizes, the others score its words)");
   check_readable({o.dev}, "--dev");
   tasks::ScoreOptions task = line_options(o);
   task.add_start = !o.no_bos;
@@ -70,17 +70,24 @@ int run(const Opts& o) {
     engine = std::make_unique<Engine>(model, engine_options(o.threads, Precision::Fp32));
     neural.emplace(*engine, task);
   }
-  std::vector<std::shared_ptr<const NgramModel>> members;
+  // The others score the first one's words, as --mix members (their weights are what EM finds).
+  std::vector<tasks::MixPlan::Member> members;
   for (size_t i = 1; i < o.models.size(); ++i) {
-    if (!NgramModel::is_arpa(o.models[i]))
-      throw UsageError("-m " + o.models[i] +
-                       ": not an ARPA n-gram model (the models after the first are ARPA files)");
-    members.push_back(load_ngram(o.models[i]));
+    const std::string& path = o.models[i];
+    if (NgramModel::is_arpa(path)) {
+      members.push_back({load_ngram(path), nullptr, 0.0, 1, path});
+      continue;
+    }
+    auto other = load_model(path);
+    if (!other->tokenizer().traits().tokens_are_words)
+      throw UsageError("-m " + path + ": mixing needs a word model (an n-gram model scores words); it has " +
+                       other->tokenizer().traits().name + " tokens");
+    members.push_back({nullptr, std::move(other), 0.0, 1, path});
   }
-  tasks::NgramMix mix(std::make_shared<const tasks::MixPlan>(
-                          members, std::vector<double>(members.size(), 0.0),
-                          arpa ? tasks::NgramMix::words_of(*arpa) : tasks::NgramMix::words_of(*model)),
-                      task, model.get());
+  tasks::NgramMix mix(
+      std::make_shared<const tasks::MixPlan>(
+          std::move(members), arpa ? tasks::NgramMix::words_of(*arpa) : tasks::NgramMix::words_of(*model)),
+      task, model.get());
   std::vector<double> probs;
   LineReader in({o.dev});
   std::vector<std::string> lines;
@@ -116,10 +123,9 @@ Subcommand setup_mix_tune(CLI::App& parent) {
   s.app =
       parent.add_subcommand("mix-tune", "Mixture weights that minimize the perplexity of held-out text (EM)");
   s.app->footer(kHelp);
-  repeatable(
-      s.app->add_option("-m,--model", o->models,
-                        "A model to mix (repeatable): the first tokenizes (a model directory or an ARPA "
-                        "file), the others are ARPA files"))
+  repeatable(s.app->add_option("-m,--model", o->models,
+                               "A model to mix (repeatable; a model directory or an ARPA file): the first "
+                               "tokenizes, the others score its words"))
       ->required();
   s.app->add_option("--dev", o->dev, "The held-out text, one sentence per line")->required();
   s.app->add_option("--context", o->context, "sentence (state reset per line) or document, as score")

@@ -59,9 +59,11 @@ eos or a filtered character), each candidate the whole word. --boost FILE adds a
 one "PHRASE<TAB>BONUS" line each (BONUS a natural log in [-100, 100]; '#' starts a comment); an entry applies
 when the tokens before its last one end the context; the bonuses that apply add up and the distribution is
 renormalized, lp' = lp + bonus - ln sum exp(lp + bonus); the candidates show the boosted numbers.
---mix MODEL.arpa:W (repeatable; word models) mixes ARPA models into each row first (docs/mixing.md): a
-word's probability is the one score --mix gives it, and <unk> stands for every word the model lacks
-(1 - the others), so the candidates show the mixture's numbers.)";
+--mix MODEL:W (repeatable; word models; an ARPA file or a word model's directory) mixes other models into
+each row first (docs/mixing.md): a word's probability is the one score --mix gives it, and <unk> stands for
+every word the model lacks (1 - the others), so the candidates show the mixture's numbers. --cache-window W
+applies the continuous cache pointer over the context's own words to the row before the mixture (the
+context's position past W, as score --cache-window computes each word).)";
 
 struct Opts {
   std::string model_dir;
@@ -89,7 +91,7 @@ int run(const Opts& o) {
   std::shared_ptr<const Model> model;
   std::unique_ptr<Engine> engine;
   if (NgramModel::is_arpa(o.model_dir)) {
-    refuse_for_ngram(o.window, o.mix, o.boost_file);
+    refuse_for_ngram(o.window, o.mix, o.boost_file, o.task.cache);
     if (task.softmax == tasks::Softmax::Skip)
       throw UsageError("--softmax skip: for a neural model; an ARPA model's probabilities have no logits");
     arpa = load_ngram(o.model_dir);
@@ -189,6 +191,7 @@ Subcommand setup_predict(CLI::App& parent) {
   s.app->add_option("--boost", o->boost_file,
                     "Boosted words and phrases: PHRASE<TAB>BONUS lines (natural log)");
   add_mix_option(*s.app, o->mix, "into every row before the ranking");
+  add_cache_options(*s.app, o->task.cache, "of each context (its words and the hidden states before them)");
   add_mix_mode_option(*s.app, o->mix_mode);
   add_softmax_option(*s.app, o->softmax, "rank by the logits and print them");
   s.check = [o] {

@@ -541,16 +541,7 @@ Subcommand setup_score(CLI::App& parent) {
   s.app->add_flag("--skip-empty", o->skip_empty, "Do not score empty lines (their record says skipped)");
   s.app->add_flag("--ids", o->ids, "Lines are whitespace-separated token ids");
   add_normalize_option(*s.app, o->normalize);
-  s.app
-      ->add_option(
-          "--cache-window", o->cache.window,
-          "Continuous cache pointer (Grave et al. 2017, awd-lstm-lm's pointer.py) over the last W tokens "
-          "of the document: --context document; 0 = off (docs/mixing.md)")
-      ->capture_default_str();
-  s.app->add_option("--cache-lambda", o->cache.lambda, "The cache's weight in the mixture")
-      ->capture_default_str();
-  s.app->add_option("--cache-theta", o->cache.theta, "The flatness of the cache's attention")
-      ->capture_default_str();
+  add_cache_options(*s.app, o->cache, "of the document: --context document");
   add_mix_option(*s.app, o->mix, "per token");
   add_mix_mode_option(*s.app, o->mix_mode);
   add_softmax_option(*s.app, o->softmax, "each score is the target's logit");

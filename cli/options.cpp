@@ -321,12 +321,24 @@ CLI::Option* add_format_option(CLI::App& app, Format& format, const std::vector<
       ->default_str(format_name(format));
 }
 
-void refuse_for_ngram(const WindowArgs& w, const std::vector<std::string>& mix,
-                      const std::string& boost_file) {
+void refuse_for_ngram(const WindowArgs& w, const std::vector<std::string>& mix, const std::string& boost_file,
+                      const tasks::CacheOptions& cache) {
   if (w.pad_opt->count() > 0 || w.window_opt->count() > 0)
     throw UsageError("--pad-to/--window: an n-gram model has no fixed input window");
   if (!mix.empty()) throw UsageError("--mix: mixes ARPA models into a neural -m model, not into an ARPA one");
   if (!boost_file.empty()) throw UsageError("--boost: a boost file is read for a neural model's vocabulary");
+  if (cache.on()) throw UsageError("--cache-window: the cache attends over a neural model's hidden states");
+}
+
+void add_cache_options(CLI::App& app, tasks::CacheOptions& cache, const std::string& over) {
+  app.add_option(
+         "--cache-window", cache.window,
+         "Continuous cache pointer (Grave et al. 2017, awd-lstm-lm's pointer.py) over the last W tokens " +
+             over + "; 0 = off (docs/mixing.md)")
+      ->capture_default_str();
+  app.add_option("--cache-lambda", cache.lambda, "The cache's weight in the mixture")->capture_default_str();
+  app.add_option("--cache-theta", cache.theta, "The flatness of the cache's attention")
+      ->capture_default_str();
 }
 
 CLI::Option* add_progress_option(CLI::App& app, std::string& mode) {
@@ -375,9 +387,7 @@ std::shared_ptr<const tasks::MixPlan> load_mix_plan(const std::vector<std::strin
 
 CLI::Option* add_mix_option(CLI::App& app, std::vector<std::string>& specs, const std::string& what) {
   return repeatable(app.add_option("--mix", specs,
-                                   "Mix in an ARPA n-gram model (score and rescore: or a neural word model's "
-                                   "directory), " +
-                                       what +
+                                   "Mix in an ARPA n-gram model or a neural word model's directory, " + what +
                                        " (linear): MODEL:WEIGHT, repeatable; -m gets 1 - the sum of the "
                                        "weights (docs/mixing.md)"));
 }

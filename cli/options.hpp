@@ -64,9 +64,9 @@ struct WindowArgs {
 };
 void add_window_options(CLI::App& app, WindowArgs& w);
 // predict and generate with -m FILE.arpa: the options only a neural model takes (a window, --mix into it, a
-// boost file read against its vocabulary) are refused, one UsageError naming the first given.
-void refuse_for_ngram(const WindowArgs& w, const std::vector<std::string>& mix,
-                      const std::string& boost_file);
+// boost file read against its vocabulary, the cache) are refused, one UsageError naming the first given.
+void refuse_for_ngram(const WindowArgs& w, const std::vector<std::string>& mix, const std::string& boost_file,
+                      const tasks::CacheOptions& cache);
 // The window of the run: the option given, else --pad-to input_length when the model's config.json has
 // one (with a one-line note on stderr saying so and how to override), else stateful.
 tasks::WindowOptions resolve_window(const WindowArgs& w, const Model& model);
@@ -108,6 +108,8 @@ CLI::Option* add_mix_mode_option(CLI::App& app, std::string& mode);
 CLI::Option* add_softmax_option(CLI::App& app, std::string& word, const std::string& skip);
 // --mix MODEL:WEIGHT (repeatable); `what` says what is mixed ("per token", "each step's distribution").
 CLI::Option* add_mix_option(CLI::App& app, std::vector<std::string>& specs, const std::string& what);
+// --cache-window, --cache-lambda, --cache-theta (tasks::CacheOptions); `over` says what the cache reads.
+void add_cache_options(CLI::App& app, tasks::CacheOptions& cache, const std::string& over);
 // predict's and generate's --mix: the mixture over `model`'s ids (tasks::MixRow); null without specs.
 std::shared_ptr<const tasks::MixRow> load_mix_row(const std::vector<std::string>& specs,
                                                   const std::string& mode, const Model& model);

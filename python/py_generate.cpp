@@ -78,7 +78,7 @@ void bind_generate(py::class_<PyModel>& cls) {
          const py::object& repeat_last_n, const py::object& seed, const py::object& num_samples,
          std::optional<bool> stop_at_eos, Text<"oov"> oov, const py::object& boost, const py::object& mix,
          const py::object& logit_bias, const py::object& allowed_words, const py::object& regex,
-         const py::object& stop) {
+         const py::object& stop, const py::object& cache_window, double cache_lambda, double cache_theta) {
         // The CLI's ranges (lstmlm generate -n, --top-k, --repeat-last-n, --num-samples).
         tasks::GenerateOptions g;
         g.prompt = prompt.value;
@@ -93,6 +93,7 @@ void bind_generate(py::class_<PyModel>& cls) {
         g.num_samples = static_cast<int>(int_arg(num_samples, "num_samples", 1, tasks::kMaxSamples));
         g.seed = seed.is_none() ? tasks::random_seed() : uint_arg(seed, "seed");
         common_args(p, g, stop_at_eos, oov.value, boost, mix, logit_bias, allowed_words, regex, stop);
+        g.cache = cache_arg(cache_window, cache_lambda, cache_theta);
         tasks::GenerateResult r;
         {
           py::gil_scoped_release nogil;
@@ -109,14 +110,14 @@ void bind_generate(py::class_<PyModel>& cls) {
       py::arg("min_p"), py::arg("repeat_penalty"), py::arg("repeat_last_n"), py::arg("seed"),
       py::arg("num_samples"), py::arg("stop_at_eos"), py::arg("oov"), py::arg("boost") = py::none(),
       py::arg("mix") = py::none(), py::arg("logit_bias") = py::none(), py::arg("allowed_words") = py::none(),
-      py::arg("regex") = py::none(), py::arg("stop") = py::none());
+      py::arg("regex") = py::none(), py::arg("stop") = py::none(), py::kw_only(), LSTMLM_PY_CACHE_ARGS);
   cls.def(
       "_beam_search",
       [](PyModel& p, Text<"prompt"> prompt, const py::object& max_tokens, const py::object& beam_size,
          const py::object& n_best, float length_penalty, const py::object& no_repeat_ngram,
          std::optional<bool> stop_at_eos, Text<"oov"> oov, const py::object& boost, const py::object& mix,
          const py::object& logit_bias, const py::object& allowed_words, const py::object& regex,
-         const py::object& stop) {
+         const py::object& stop, const py::object& cache_window, double cache_lambda, double cache_theta) {
         tasks::GenerateOptions g;
         g.prompt = prompt.value;
         g.max_tokens = static_cast<int>(int_arg(max_tokens, "max_tokens", 0, tasks::kMaxGenerateTokens));
@@ -126,6 +127,8 @@ void bind_generate(py::class_<PyModel>& cls) {
         g.beam.no_repeat_ngram =
             static_cast<int>(int_arg(no_repeat_ngram, "no_repeat_ngram", 0, tasks::kMaxGenerateTokens));
         common_args(p, g, stop_at_eos, oov.value, boost, mix, logit_bias, allowed_words, regex, stop);
+        g.cache =
+            cache_arg(cache_window, cache_lambda, cache_theta);  // refused with a beam: said, not ignored
         tasks::BeamResult r;
         {
           py::gil_scoped_release nogil;
@@ -146,7 +149,8 @@ void bind_generate(py::class_<PyModel>& cls) {
       py::arg("prompt"), py::arg("max_tokens"), py::arg("beam_size"), py::arg("n_best"),
       py::arg("length_penalty"), py::arg("no_repeat_ngram"), py::arg("stop_at_eos"), py::arg("oov"),
       py::arg("boost") = py::none(), py::arg("mix") = py::none(), py::arg("logit_bias") = py::none(),
-      py::arg("allowed_words") = py::none(), py::arg("regex") = py::none(), py::arg("stop") = py::none());
+      py::arg("allowed_words") = py::none(), py::arg("regex") = py::none(), py::arg("stop") = py::none(),
+      py::kw_only(), LSTMLM_PY_CACHE_ARGS);
 }
 
 }  // namespace lstmlm::py

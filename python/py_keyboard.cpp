@@ -28,7 +28,8 @@ void bind_keyboard(py::module_& m, py::class_<PyModel>& cls) {
   cls.def(
       "_predict",
       [](PyModel& p, const py::object& context_in, const py::object& top, Text<"prefix"> prefix,
-         const py::object& boost, const py::object& mix, Text<"softmax"> softmax) {
+         const py::object& boost, const py::object& mix, Text<"softmax"> softmax,
+         const py::object& cache_window, double cache_lambda, double cache_theta) {
         // Text (tokenized, as `lstmlm predict`), or token ids fed as given (as `predict --ids`).
         std::string context;
         const bool ids = !load_text(context_in.ptr(), context, "context");
@@ -48,6 +49,7 @@ void bind_keyboard(py::module_& m, py::class_<PyModel>& cls) {
         o.boost = boost_arg(p, boost);
         o.mix = mix_arg(p, mix);
         o.softmax = tasks::softmax_choices().parse(softmax.value);
+        o.cache = cache_arg(cache_window, cache_lambda, cache_theta);
         std::vector<tasks::Prediction> r;
         {
           py::gil_scoped_release nogil;
@@ -59,7 +61,7 @@ void bind_keyboard(py::module_& m, py::class_<PyModel>& cls) {
         return out;
       },
       py::arg("context"), py::arg("top"), py::arg("prefix") = "", py::arg("boost") = py::none(),
-      py::arg("mix") = py::none(), py::arg("softmax") = "full");
+      py::arg("mix") = py::none(), py::arg("softmax") = "full", py::kw_only(), LSTMLM_PY_CACHE_ARGS);
   cls.def(
          "load_boost",
          [](PyModel& p, const py::object& source) {

@@ -126,6 +126,15 @@ tasks::ScoreOptions score_options(const PyModel& m, bool bos, bool eos, const st
   return o;
 }
 
+tasks::CacheOptions cache_arg(const py::object& window, double lambda, double theta) {
+  tasks::CacheOptions c;
+  c.window = static_cast<int>(int_arg(window, "cache_window", 0, int64_t{1} << 20));
+  c.lambda = lambda;
+  c.theta = theta;
+  c.validate();
+  return c;
+}
+
 std::shared_ptr<const tasks::Completer> PyModel::completer() { return tasks::Completer::of(*model_); }
 
 std::shared_ptr<const tasks::Boost> boost_arg(const PyModel& p, const py::object& b) {

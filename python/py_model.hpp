@@ -51,6 +51,12 @@ struct PyBoost {
 
 // The options of `lstmlm score` for these arguments: context "sentence"|"document", oov "skip"|"error",
 // the model's window.
+// cache_window=, cache_lambda=, cache_theta= (tasks::CacheOptions, checked by its validate()).
+tasks::CacheOptions cache_arg(const pybind11::object& window, double lambda, double theta);
+// The keywords' defaults: the library's.
+#define LSTMLM_PY_CACHE_ARGS                                                                       \
+  pybind11::arg("cache_window") = 0, pybind11::arg("cache_lambda") = tasks::CacheOptions{}.lambda, \
+  pybind11::arg("cache_theta") = tasks::CacheOptions{}.theta
 tasks::ScoreOptions score_options(const PyModel& m, bool bos, bool eos, const std::string& context,
                                   const std::string& oov, bool skip_empty);
 

@@ -111,31 +111,38 @@ void bind_ngram(py::module_& m) {
              PyModel& pm = model.cast<PyModel&>();
              auto first_words = tasks::NgramMix::words_of(pm.model());  // a word model, before any ARPA read
              std::vector<tasks::MixMember> specs;
-             std::vector<std::shared_ptr<const NgramModel>> models;
+             std::vector<tasks::MixPlan::Member> loaded;
              for (const auto& item : members) {
                if (!py::isinstance<py::tuple>(item) || py::len(item) != 2)
-                 throw UsageError("Mixture: each member is a (NgramModel or path, weight) pair");
+                 throw UsageError("Mixture: each member is a (NgramModel, Model or path, weight) pair");
                const auto pair = item.cast<py::tuple>();
                if (!py::isinstance<py::float_>(pair[1]) && !py::isinstance<py::int_>(pair[1]))
                  throw UsageError("Mixture: a member's weight is a number");
-               std::shared_ptr<const NgramModel> lm;
+               tasks::MixPlan::Member m{nullptr, nullptr, pair[1].cast<double>(), 1, ""};
                if (py::isinstance<PyNgram>(pair[0])) {
-                 lm = pair[0].cast<PyNgram&>().model;
+                 m.model = pair[0].cast<PyNgram&>().model;
+                 m.path = m.model->path();
+               } else if (py::isinstance<PyModel>(pair[0])) {
+                 const PyModel& other = pair[0].cast<const PyModel&>();
+                 tasks::require_word_model(other.model());
+                 m.neural = other.shared_model();
+                 m.path = other.path();
                } else {
-                 const std::string path = path_arg(pair[0]);
+                 // A path: an ARPA file or a model directory, read as --mix reads it.
+                 m.path = path_arg(pair[0]);
                  py::gil_scoped_release nogil;
-                 lm = NgramModel::load(path);
+                 auto one = tasks::load_mix({m.path + ":1"}, first_words);
+                 m.model = one->members[0].model;
+                 m.neural = one->members[0].neural;
                }
-               specs.push_back({lm->path(), pair[1].cast<double>()});
-               models.push_back(lm);
+               specs.push_back({m.path, m.weight});
+               loaded.push_back(std::move(m));
              }
-             if (models.empty())
-               throw UsageError("Mixture: give at least one (NgramModel or path, weight) pair");
-             tasks::check_mix_weights(specs);
-             std::vector<double> weights;
-             for (const auto& sp : specs) weights.push_back(sp.weight);
+             if (loaded.empty())
+               throw UsageError("Mixture: give at least one (NgramModel, Model or path, weight) pair");
              const tasks::MixMode how = tasks::mix_mode_choices().parse(mode.value);
-             auto plan = std::make_shared<tasks::MixPlan>(std::move(models), std::move(weights), first_words);
+             tasks::check_mix_weights(specs);
+             auto plan = std::make_shared<tasks::MixPlan>(std::move(loaded), first_words);
              plan->mode = how;
              auto row = std::make_shared<const tasks::MixRow>(plan, pm.model());
              return PyMixture{model, &pm, std::move(plan), std::move(row)};

@@ -114,7 +114,7 @@ class Model(_Model):
         """Per token (eos included when eos=True): FullScore(log10 prob, ngram length, oov), `.token`."""
         return iter([FullScore(*t) for t in self._full_scores(sentence, bos, eos)])
 
-    def predict(self, context, top=10, prefix="", boost=None, *, softmax="full"):
+    def predict(self, context, top=10, prefix="", boost=None, *, softmax="full", **cache):
         """The `top` most probable next tokens (top=None: the whole vocabulary) as Candidate tuples
         (token, id, prob, logprob), best first. `context` is text (tokenized, the start token added, as
         `lstmlm predict`) or a sequence of token ids (ints or numpy integers, or a 1-D numpy integer array; fed
@@ -122,9 +122,10 @@ class Model(_Model):
         vocabulary an InputError. prefix: the letters of the word being typed (`predict --prefix`): only
         words that start with them (a character model: completions of them to the next word boundary).
         boost: a Boost (Model.load_boost) applied to the distribution first (`predict --boost`).
-        softmax="skip": ranked by the logits, no normaliser computed (`predict --softmax skip`): each
-        Candidate's logprob is then the logit and its prob NaN."""
-        rows = self._predict(context, _top(top), prefix, boost, None, softmax)
+        cache_window=W, cache_lambda=L, cache_theta=T: the neural cache over the context's own words
+        (`predict --cache-window`). softmax="skip": ranked by the logits, no normaliser computed (`predict
+        --softmax skip`): each Candidate's logprob is then the logit and its prob NaN."""
+        rows = self._predict(context, _top(top), prefix, boost, None, softmax, **cache)
         return [Candidate(*r) for r in rows]
 
     def complete(self, state, prefix="", top=10, boost=None, history=None):
@@ -137,7 +138,7 @@ class Model(_Model):
     def generate(self, prompt="", max_tokens=100, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0,
                  repeat_penalty=1.0, repeat_last_n=64, seed=None, num_samples=1, stop_at_eos=None, oov="skip",
                  boost=None, *, beam_size=0, n_best=1, length_penalty=0.0, no_repeat_ngram=0, logit_bias=None,
-                 allowed_words=None, regex=None, stop=None):
+                 allowed_words=None, regex=None, stop=None, **cache):
         """Samples text after `prompt` with `lstmlm generate`'s sampler: the same seed gives the CLI's text
         (the prompt, then the generated tokens). Returns a str, or a list of num_samples strs when
         num_samples > 1 (sample i is the same whatever num_samples). seed=None draws a random seed; the
@@ -147,28 +148,29 @@ class Model(_Model):
         (`--logit-bias`); allowed_words: a list of words (`--allowed-words`); regex: a pattern the generated
         text matches (`--regex`); stop: a string or a list of them (`--stop`). beam_size K > 0: a beam search
         instead (`--beam-size`), returning the n_best texts (a str when n_best is 1); Model.beam_search gives
-        their log-probs."""
+        their log-probs. cache_window=W, cache_lambda=L, cache_theta=T: the neural cache over the prompt and
+        each sample (`generate --cache-window`)."""
         if beam_size:
             hyps = self.beam_search(prompt, max_tokens, beam_size, n_best, length_penalty, no_repeat_ngram,
                                     stop_at_eos, oov, boost, logit_bias=logit_bias, allowed_words=allowed_words,
-                                    regex=regex, stop=stop)
+                                    regex=regex, stop=stop, **cache)
             return hyps[0].text if n_best == 1 else [h.text for h in hyps]
         texts, used = self._generate(prompt, int(max_tokens), float(temperature), int(top_k), float(top_p),
                                      float(min_p), float(repeat_penalty), int(repeat_last_n), seed,
                                      int(num_samples), stop_at_eos, oov, boost, None, logit_bias, allowed_words,
-                                     regex, stop)
+                                     regex, stop, **cache)
         self.last_seed = used
         return texts[0] if num_samples == 1 else list(texts)
 
     def beam_search(self, prompt="", max_tokens=100, beam_size=4, n_best=1, length_penalty=0.0, no_repeat_ngram=0,
                     stop_at_eos=None, oov="skip", boost=None, *, logit_bias=None, allowed_words=None, regex=None,
-                    stop=None):
+                    stop=None, **cache):
         """`lstmlm generate --beam-size`: the n_best best of beam_size hypotheses after `prompt`, best first,
         as Hypothesis tuples (text, ids, logprob, score, logprobs, stopped_at_eos); logprob is the model's total
         ln p, score what the search ranks by (GNMT's length penalty ((5 + len) / 6)^length_penalty). The same
         result as the CLI's, for any thread count."""
         rows = self._beam_search(prompt, max_tokens, beam_size, n_best, float(length_penalty), no_repeat_ngram,
-                                 stop_at_eos, oov, boost, None, logit_bias, allowed_words, regex, stop)
+                                 stop_at_eos, oov, boost, None, logit_bias, allowed_words, regex, stop, **cache)
         return [Hypothesis(*r) for r in rows]
 
     def __repr__(self):
@@ -190,7 +192,8 @@ class NgramModel(_NgramModel):
 
 
 class Mixture(_Mixture):
-    """A word Model mixed token by token with ARPA models: Mixture(model, [(NgramModel or path, weight), ...]),
+    """A word Model mixed token by token with ARPA and neural word models: Mixture(model, [(NgramModel, Model
+    or path, weight), ...]) (a path: an ARPA file or a model directory),
     the model's weight 1 - the others' (`weights` lists all, the model's first); mode="loglinear" for
     `--mix-mode loglinear` (sentence mode only in scoring). score (log10), full_scores,
     perplexity and score_lines give the numbers of `lstmlm score --mix PATH:WEIGHT`; predict and generate

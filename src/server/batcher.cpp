@@ -38,7 +38,7 @@ namespace {
 bool same(const tasks::PredictOptions& a, const tasks::PredictOptions& b) {
   return a.top == b.top && a.window.mode == b.window.mode && a.window.length == b.window.length &&
          a.ids_input == b.ids_input && a.add_start == b.add_start && a.oov == b.oov && a.prefix == b.prefix &&
-         a.boost == b.boost && a.mix == b.mix;
+         a.boost == b.boost && a.mix == b.mix && a.cache == b.cache;
 }
 
 }  // namespace

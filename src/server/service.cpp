@@ -105,7 +105,7 @@ Service::Service(const Options& options, std::shared_ptr<const Model> model)
   if (!options.mix.empty()) {
     mix_ = tasks::load_mix(options.mix, tasks::NgramMix::words_of(*model_), false,
                            tasks::mix_mode_choices().parse(options.mix_mode));
-    if (!mix_->has_neural()) mix_row_ = std::make_shared<tasks::MixRow>(mix_, *model_);
+    mix_row_ = std::make_shared<tasks::MixRow>(mix_, *model_);
   }
 }
 
@@ -118,14 +118,21 @@ std::shared_ptr<const tasks::MixPlan> Service::mix_of(Body& b) const {
 }
 
 std::shared_ptr<const tasks::MixRow> Service::row_mix_of(Body& b) const {
-  if (!mix_of(b)) return nullptr;
-  if (!mix_row_)
-    throw HttpError(
-        400,
-        "field 'mix': this server's --mix holds a neural model, which score and rescore mix; predict "
-        "and generate mix ARPA models only (send \"mix\": false)");
-  return mix_row_;
+  return mix_of(b) ? mix_row_ : nullptr;
 }
+
+namespace {
+
+// The cache fields of a request (tasks::CacheOptions, as --cache-window, --cache-lambda, --cache-theta).
+tasks::CacheOptions cache_of(Body& b) {
+  tasks::CacheOptions c;
+  c.window = static_cast<int>(b.integer("cache_window", 0, int64_t{1} << 20).value_or(0));
+  c.lambda = b.number("cache_lambda", 0, 1).value_or(c.lambda);
+  c.theta = b.number("cache_theta", 0, 1000).value_or(c.theta);
+  return c;
+}
+
+}  // namespace
 
 std::shared_ptr<const tasks::Boost> Service::boost_of(Body& b) const {
   const bool on = b.boolean("boost").value_or(true);
@@ -181,6 +188,7 @@ std::string Service::score(const std::string& body) {
   t.window = window_of(b, *model_);
   t.softmax = pick(b, tasks::softmax_choices());
   t.reverse = b.boolean("reverse").value_or(false);
+  t.cache = cache_of(b);
   const auto mix = mix_of(b);
   b.done();
   if (!text) throw HttpError(400, "field 'text': required (the text to score, one sentence per line)");
@@ -239,6 +247,7 @@ std::string Service::predict(const std::string& body) {
   opt.boost = boost_of(b);
   opt.mix = row_mix_of(b);
   opt.softmax = pick(b, tasks::softmax_choices());
+  opt.cache = cache_of(b);
   b.done();
   if (bool(context) == bool(contexts))
     throw HttpError(400,
@@ -418,6 +427,7 @@ Service::GenerateRequest Service::parse_generate(const std::string& body) const 
   r.stream = b.boolean("stream").value_or(false);
   g.boost = boost_of(b);
   g.mix = row_mix_of(b);
+  g.cache = cache_of(b);
   read_search_fields(b, *model_, g, size_t{1} << 20);
   b.done();
   if (int64_t(g.max_tokens) * std::max(g.num_samples, g.beam.beam_size) > int64_t(opt_.max_tokens))
@@ -503,8 +513,11 @@ std::string Service::create_session(const std::string& body) {
   Body b(body);
   const bool bos = b.boolean("bos").value_or(true);
   const nlohmann::json* state = b.raw("state");
+  const tasks::CacheOptions cache = cache_of(b);
   b.done();
+  cache.validate();
   auto s = std::make_unique<Session>();
+  if (cache.on()) s->cache.emplace(cache, size_t(model_->config().last_output_size()));
   s->state = State::zeros(*model_);
   if (state) {
     if (!state->is_object())
@@ -582,7 +595,19 @@ std::string Service::advance(const std::string& id, const std::string& body) {
   auto s = session(id);
   const std::lock_guard lock(s->mu);
   std::vector<float> lp;
-  if (!ids.empty()) batcher_.advance(*s, ids, lp);
+  if (s->cache) {
+    // One token at a time: each prediction's query (and key) is the top layer's output before its token.
+    for (int32_t t : ids) {
+      const std::vector<float> h = s->state.h.back();
+      const bool predicted = !s->next.empty();
+      std::vector<float> one;
+      batcher_.advance(*s, {t}, one);
+      if (predicted) s->cache->score(h.data(), one.data(), &t, 1, one.data());
+      lp.push_back(one[0]);
+    }
+  } else if (!ids.empty()) {
+    batcher_.advance(*s, ids, lp);
+  }
   report::ScoreView view;
   std::vector<Value> words;
   size_t k = 0;
@@ -608,9 +633,10 @@ std::string Service::advance(const std::string& id, const std::string& body) {
   if (!s->next.empty()) {
     std::vector<float> row;
     const float* next = s->next.data();
-    if (boost) {
+    if (boost || s->cache) {
       row = s->next;
-      boost->apply(s->recent, row.data(), model_->vocab_size());
+      if (s->cache) s->cache->mix_row(s->state.h.back().data(), row.data(), row.size());
+      if (boost) boost->apply(s->recent, row.data(), model_->vocab_size());
       next = row.data();
     }
     for (const auto& c : completer_ && !prefix.empty() ? completer_->complete(next, prefix, top)

@@ -8,11 +8,13 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "lstmlm/engine.hpp"
+#include "lstmlm/tasks/cache.hpp"
 #include "lstmlm/tasks/stream.hpp"
 #include "server/metrics.hpp"
 
@@ -27,6 +29,9 @@ struct Session : tasks::Stream {
   std::string id;
   std::mutex mu;                // one request at a time advances a session
   std::vector<int32_t> recent;  // the last tokens fed, as many as the longest boosted phrase needs
+  // The continuous cache pointer over the session's own tokens (tasks/cache.hpp): its words' scores and its
+  // candidates are the cache's. Not part of the exported state.
+  std::optional<tasks::NeuralCache> cache;
 };
 
 class SessionStore {

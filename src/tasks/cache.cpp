@@ -74,4 +74,53 @@ void NeuralCache::score(const float* h, const float* model_logprob, const int32_
   next_.erase(next_.begin(), next_.begin() + ptrdiff_t(rows - keep));
 }
 
+void NeuralCache::mix_row(const float* h, float* row, size_t V) const {
+  using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  if (seen_ <= static_cast<int64_t>(opt_.window)) return;
+  const size_t n = next_.size();
+  const Eigen::Map<const Mat> keys(history_.data(), Eigen::Index(n), Eigen::Index(width_));
+  const Eigen::Map<const Eigen::VectorXf> query(h, Eigen::Index(width_));
+  const Eigen::VectorXf logits = keys * query;
+  thread_local std::vector<double> e, ptr;
+  e.resize(n);
+  double top = -INFINITY, sum = 0;
+  for (size_t j = 0; j < n; ++j) top = std::max(top, opt_.theta * double(logits[Eigen::Index(j)]));
+  for (size_t j = 0; j < n; ++j) sum += e[j] = std::exp(opt_.theta * double(logits[Eigen::Index(j)]) - top);
+  ptr.assign(V, 0.0);
+  for (size_t j = 0; j < n; ++j)
+    if (static_cast<size_t>(next_[j]) < V) ptr[static_cast<size_t>(next_[j])] += e[j] / sum;
+  for (size_t w = 0; w < V; ++w)
+    row[w] =
+        static_cast<float>(std::log(opt_.lambda * ptr[w] + (1 - opt_.lambda) * std::exp(double(row[w]))));
+}
+
+NeuralCache prefill_cache(Engine& engine, const CacheOptions& opt, const std::vector<int32_t>& context,
+                          std::vector<State>& states, MatrixRM& lp) {
+  const size_t width = static_cast<size_t>(engine.model().config().layers.back().output_size());
+  NeuralCache cache(opt, width);
+  states.assign(1, State::zeros(engine.model()));
+  if (!context.empty()) {
+    // Scored against the next ids (the last against any id) for the top layer's output at every step.
+    std::vector<int32_t> next(context.begin() + 1, context.end());
+    next.push_back(0);
+    std::vector<std::vector<float>> scores, top;
+    StepMeasures m;
+    m.top = &top;
+    engine.score(Sequences{context}, Sequences{next}, states, scores, m);
+    cache.push(top[0].data(), next.data(), context.size() - 1);
+  }
+  engine.predict(Sequences{{}}, states, lp);
+  return cache;
+}
+
+void NeuralCache::push(const float* h, const int32_t* next, size_t n) {
+  const size_t W = static_cast<size_t>(opt_.window);
+  history_.insert(history_.end(), h, h + n * width_);
+  next_.insert(next_.end(), next, next + n);
+  seen_ += static_cast<int64_t>(n);
+  const size_t rows = next_.size(), keep = std::min(rows, W);
+  history_.erase(history_.begin(), history_.begin() + ptrdiff_t((rows - keep) * width_));
+  next_.erase(next_.begin(), next_.begin() + ptrdiff_t(rows - keep));
+}
+
 }  // namespace lstmlm::tasks

@@ -88,14 +88,14 @@ Prompt prompt_context(const Model& model, std::string_view prompt, tasks::OovPol
 namespace {
 
 // Whether the samples can be drawn class first, then word: a class-factored model sampled from its own
-// distribution (temperature 1, no filter, penalty, bias, mixture, constraint or window), whose joint
+// distribution (temperature 1, no filter, penalty, bias, mixture, constraint, cache or window), whose joint
 // p(class) p(word | class) needs no other class's words.
 bool by_class(const Model& model, const GenerateOptions& o) {
   const SamplerParams& s = o.sampler;
   const bool penalty = s.repeat_penalty != 1.0f && s.repeat_last_n != 0;
   return model.config().classes > 0 && model.config().exact_path() && s.temperature == 1.0f && s.top_k == 0 &&
          s.top_p >= 1.0f && s.min_p == 0.0f && !penalty && !o.boost && !o.bias && !o.mix && !o.constraint &&
-         !o.window.windowed();
+         !o.window.windowed() && !o.cache.on();
 }
 
 // One inverse-CDF draw u over the joint distribution in id order (classes hold contiguous words): the class
@@ -196,7 +196,11 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
   // Prefill once; every sample starts from this state and this distribution.
   std::vector<State> states;
   MatrixRM lp;
-  detail::prefill(engine, windowed, r.prompt.context, states, lp);
+  std::vector<NeuralCache> caches;
+  if (o.cache.on())
+    caches.assign(size_t(o.num_samples), prefill_cache(engine, o.cache, r.prompt.context, states, lp));
+  else
+    detail::prefill(engine, windowed, r.prompt.context, states, lp);
 
   const auto K = static_cast<size_t>(o.num_samples);
   r.samples.resize(K);
@@ -221,7 +225,7 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
   // Rows of the next step, reused: a finished sample's row is closed up in place (states swapped, not
   // copied), so a step allocates nothing.
   Sequences next(K, std::vector<int32_t>(1));
-  std::vector<float> boosted, mixed, masked;
+  std::vector<float> boosted, mixed, masked, cached;
   std::vector<int32_t> finish_row;
   // A constraint's cursor and the generated text per sample (stop strings, the constraint's messages).
   std::vector<int32_t> cursors(K, o.constraint ? o.constraint->start() : 0);
@@ -231,6 +235,12 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
     for (size_t a = 0; a < active.size(); ++a) {
       const size_t i = active[a];
       const float* row = lp.row(step == 0 ? 0 : static_cast<Eigen::Index>(a)).data();
+      if (!caches
+               .empty()) {  // the cache over this sample's history, queried with the output of its last step
+        cached.assign(row, row + V);
+        caches[i].mix_row(states[a].h.back().data(), cached.data(), V);
+        row = cached.data();
+      }
       if (o.mix) {  // the mixture is the model: its ln p is the token's
         mixed.assign(row, row + V);
         o.mix->apply(contexts[i], from_start, mixed.data());
@@ -264,6 +274,7 @@ GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCal
       s.tokens.push_back(t);
       s.total_logprob += t.logprob;
       history[i].push_back(id);
+      if (!caches.empty()) caches[i].push(states[a].h.back().data(), &id, 1);
       if (windowed || o.mix) contexts[i].push_back(id);
       if (on_token) on_token(static_cast<int>(i), t);
       if (o.constraint) cursors[i] = allowed.next[id];

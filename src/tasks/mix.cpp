@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <mutex>
 #include <unordered_set>
 
 #include "lstmlm/error.hpp"
@@ -60,9 +61,6 @@ std::shared_ptr<const MixPlan> load_mix(const std::vector<std::string>& specs,
       throw UsageError::option("mix", " " + m.path + ": cannot open: " + std::strerror(errno));
     std::error_code ec;
     if (std::filesystem::is_directory(m.path, ec)) {  // a neural model's directory
-      if (mode == MixMode::LogLinear)
-        throw UsageError::option("mix_mode", " loglinear: mixes ARPA models only; " + m.path +
-                                                 " is a neural model (linear mixing takes it)");
       if (m.weight < 0)
         throw UsageError::option("mix", " " + m.path +
                                             ": a neural model's weight is positive (LODR subtracts "
@@ -149,10 +147,6 @@ MixPlan::MixPlan(std::vector<Member> given, const std::vector<std::string>& firs
     members.push_back(std::move(m));
   }
   first_weight = 1 - sum;
-}
-
-bool MixPlan::has_neural() const {
-  return std::any_of(members.begin(), members.end(), [](const Member& m) { return m.neural != nullptr; });
 }
 
 NgramMix::NgramMix(std::shared_ptr<const MixPlan> plan, const ScoreOptions& opt, const Model* first)
@@ -353,36 +347,126 @@ void NgramMix::mix_loglinear(std::vector<LineScore>& lines, Engine& engine) {
   }
 }
 
+struct MixRow::Slot {
+  std::unique_ptr<Engine> engine;
+  std::vector<int32_t> fed;  // the member's ids read so far, its start token first
+  std::vector<State> state;  // after them
+  MatrixRM out;              // its ln p after them, when `ready`
+  bool ready = false;
+};
+
+// The slots not in use, least recently used first.
+struct MixRow::Pool {
+  std::mutex mu;
+  std::vector<std::unique_ptr<Slot>> idle;
+};
+
+MixRow::~MixRow() = default;
+
 MixRow::MixRow(std::shared_ptr<const MixPlan> plan, const Model& first)
     : plan_(std::move(plan)),
       V_(first.vocab_size()),
       unk_(first.tokenizer().unk_id().value_or(-1)),
       start_(start_token(first.tokenizer())) {
   require_word_model(first);
-  for (const auto& m : plan_->members)
-    if (m.neural)
-      throw UsageError::option("mix", " " + m.path +
-                                          ": a neural model is mixed in score and rescore; predict, generate "
-                                          "and fidelity mix ARPA models");
   const auto eos = first.tokenizer().eos_id();
   for (const auto& m : plan_->members) {
     if (m.weight < 0)
       throw UsageError::option("mix",
                                ": a negative weight (LODR) only in rescore, which adds its ln p to a "
                                "score; predict and generate need a distribution");
-    const NgramModel& lm = *m.model;
     std::vector<uint32_t> word(static_cast<size_t>(V_));
     std::vector<uint8_t> known(static_cast<size_t>(V_));
-    for (int32_t j = 0; j < V_; ++j) {
-      const auto found =
-          eos && j == *eos ? std::optional<uint32_t>(lm.eos()) : lm.find(first.vocab().token(j));
-      const bool has = found && *found != lm.unk() && *found != lm.bos() && j != unk_;
-      word[static_cast<size_t>(j)] = has ? *found : lm.unk();
-      known[static_cast<size_t>(j)] = has;
+    if (m.neural) {
+      const Tokenizer& tok = m.neural->tokenizer();
+      if (start_ >= 0 && start_token(tok) < 0)
+        throw UsageError::option("mix", " " + m.path +
+                                            ": a neural model mixed in needs a start token (bos, "
+                                            "or eos as the start), as the first model has");
+      if (!tok.unk_id())
+        throw UsageError::option("mix", " " + m.path +
+                                            ": a neural model mixed in needs an unk token (for "
+                                            "the words it lacks)");
+      for (int32_t j = 0; j < V_; ++j) {
+        const auto found = eos && j == *eos ? tok.eos_id() : m.neural->vocab().find(first.vocab().token(j));
+        const bool has = found && *found != *tok.unk_id() && j != unk_;
+        word[static_cast<size_t>(j)] = static_cast<uint32_t>(has ? *found : *tok.unk_id());
+        known[static_cast<size_t>(j)] = has;
+      }
+      pools_.push_back(std::make_unique<Pool>());
+    } else {
+      const NgramModel& lm = *m.model;
+      for (int32_t j = 0; j < V_; ++j) {
+        const auto found =
+            eos && j == *eos ? std::optional<uint32_t>(lm.eos()) : lm.find(first.vocab().token(j));
+        const bool has = found && *found != lm.unk() && *found != lm.bos() && j != unk_;
+        word[static_cast<size_t>(j)] = has ? *found : lm.unk();
+        known[static_cast<size_t>(j)] = has;
+      }
+      pools_.push_back(nullptr);
     }
     word_.push_back(std::move(word));
     known_.push_back(std::move(known));
   }
+}
+
+void MixRow::neural_row(size_t i, std::span<const int32_t> history, bool from_start,
+                        std::vector<float>& out) const {
+  const MixPlan::Member& m = plan_->members[i];
+  const Tokenizer& tok = m.neural->tokenizer();
+  // The history in the member's ids: its start token for the first model's, its unk for a word it lacks.
+  thread_local std::vector<int32_t> ids;
+  ids.clear();
+  for (size_t t = 0; t < history.size(); ++t) {
+    const auto id = static_cast<size_t>(history[t]);
+    if (t == 0 && from_start)
+      ids.push_back(start_token(tok));
+    else
+      ids.push_back(static_cast<int32_t>(id < static_cast<size_t>(V_) ? word_[i][id] : *tok.unk_id()));
+  }
+  Pool& pool = *pools_[i];
+  std::unique_ptr<Slot> slot;
+  {
+    // The idle slot that has read the longest prefix of the history, else the least recently used one.
+    std::lock_guard lock(pool.mu);
+    size_t best = pool.idle.size(), best_len = 0;
+    for (size_t s = 0; s < pool.idle.size(); ++s) {
+      const auto& fed = pool.idle[s]->fed;
+      if (fed.size() <= ids.size() && (best == pool.idle.size() || fed.size() > best_len) &&
+          std::equal(fed.begin(), fed.end(), ids.begin())) {
+        best = s;
+        best_len = fed.size();
+      }
+    }
+    const bool reuse = best < pool.idle.size();
+    if (!reuse && pool.idle.size() >= kNeuralSlots) best = 0;
+    if (best < pool.idle.size()) {
+      slot = std::move(pool.idle[best]);
+      pool.idle.erase(pool.idle.begin() + static_cast<std::ptrdiff_t>(best));
+      if (!reuse) {
+        slot->fed.clear();
+        slot->ready = false;
+      }
+    }
+  }
+  if (!slot) {
+    slot = std::make_unique<Slot>();
+    EngineOptions eo;
+    eo.threads = 1;
+    slot->engine = std::make_unique<Engine>(m.neural, eo);
+  }
+  if (slot->fed.empty() && !slot->ready) slot->state.assign(1, State::zeros(*m.neural));
+  if (slot->fed.size() < ids.size() || !slot->ready) {
+    const std::vector<int32_t> rest(ids.begin() + static_cast<std::ptrdiff_t>(slot->fed.size()), ids.end());
+    slot->engine->predict(Sequences{rest}, slot->state, slot->out);
+    slot->fed.assign(ids.begin(), ids.end());
+    slot->ready = true;
+  }
+  const float* r = slot->out.row(0).data();
+  out.assign(r, r + slot->out.cols());
+  std::lock_guard lock(pool.mu);
+  pool.idle.push_back(std::move(slot));
+  if (pool.idle.size() > kNeuralSlots) pool.idle.erase(pool.idle.begin());
 }
 
 void MixRow::apply(std::span<const int32_t> history, bool from_start, float* row) const {
@@ -391,32 +475,42 @@ void MixRow::apply(std::span<const int32_t> history, bool from_start, float* row
   // Linear: the weighted sum of the probabilities; log-linear: the weighted sum of the ln p. The rows are
   // scratch of the calling thread (a MixRow is shared), so a generate step allocates nothing.
   thread_local std::vector<double> p, pi;
+  thread_local std::vector<float> member_row;
   p.resize(V);
   pi.resize(V);
   for (size_t j = 0; j < V; ++j)
     p[j] = plan_->first_weight * (linear ? std::exp(double(row[j])) : double(row[j]));
   for (size_t i = 0; i < plan_->members.size(); ++i) {
     const MixPlan::Member& m = plan_->members[i];
-    const NgramModel& lm = *m.model;
-    // The state after the history: only its last order - 1 words matter, so they are fed from the null
-    // context (or from <s> when the history is that short and starts with the start token).
-    const size_t keep = static_cast<size_t>(std::max(0, lm.order() - 1));
-    size_t from = history.size() > keep ? history.size() - keep : 0;
-    NgramState state = lm.null_context();
-    if (from_start && from == 0 && !history.empty()) {
-      state = lm.begin_sentence();
-      from = 1;
-    }
-    for (size_t t = from; t < history.size(); ++t) {
-      const auto id = static_cast<size_t>(history[t]);
-      lm.score(state, id < V ? word_[i][id] : lm.unk(), state);
-    }
     double rest = 1;
-    for (size_t j = 0; j < V; ++j)
-      if (static_cast<int32_t>(j) != unk_) {
-        pi[j] = std::pow(10.0, lm.score(state, word_[i][j]).log10prob) * (known_[i][j] ? 1 : m.unk_share);
-        rest -= pi[j];
+    if (m.neural) {
+      neural_row(i, history, from_start, member_row);
+      for (size_t j = 0; j < V; ++j)
+        if (static_cast<int32_t>(j) != unk_) {
+          pi[j] = std::exp(double(member_row[word_[i][j]])) * (known_[i][j] ? 1 : m.unk_share);
+          rest -= pi[j];
+        }
+    } else {
+      const NgramModel& lm = *m.model;
+      // The state after the history: only its last order - 1 words matter, so they are fed from the null
+      // context (or from <s> when the history is that short and starts with the start token).
+      const size_t keep = static_cast<size_t>(std::max(0, lm.order() - 1));
+      size_t from = history.size() > keep ? history.size() - keep : 0;
+      NgramState state = lm.null_context();
+      if (from_start && from == 0 && !history.empty()) {
+        state = lm.begin_sentence();
+        from = 1;
       }
+      for (size_t t = from; t < history.size(); ++t) {
+        const auto id = static_cast<size_t>(history[t]);
+        lm.score(state, id < V ? word_[i][id] : lm.unk(), state);
+      }
+      for (size_t j = 0; j < V; ++j)
+        if (static_cast<int32_t>(j) != unk_) {
+          pi[j] = std::pow(10.0, lm.score(state, word_[i][j]).log10prob) * (known_[i][j] ? 1 : m.unk_share);
+          rest -= pi[j];
+        }
+    }
     // The class of the words the first model lacks: what this model's own words leave.
     if (unk_ >= 0) pi[static_cast<size_t>(unk_)] = std::max(rest, 0.0);
     for (size_t j = 0; j < V; ++j) {

@@ -53,6 +53,12 @@ void GenerateOptions::validate() const {
                              " must be in [0, " + std::to_string(static_cast<int>(tasks::kMaxLengthPenalty)) +
                                  "] (0 = off), got " + std::to_string(beam.length_penalty));
   check_int("no_repeat_ngram", beam.no_repeat_ngram, 0, tasks::kMaxGenerateTokens, " (0 = off)");
+  cache.validate();
+  if (cache.on() && window.windowed())
+    throw UsageError::option("cache_window", ": not with a fixed input window");
+  if (cache.on() && beam.on())
+    throw UsageError::option("cache_window",
+                             ": not with " + UsageError::ref("beam_size") + " (samples only)");
   check_int("batch_size", beam.batch_size, 0, tasks::kMaxBeamSize, " (0 = every hypothesis in one call)");
   if (!beam.on() && (beam.n_best != 1 || beam.length_penalty != 0 || beam.no_repeat_ngram != 0))
     throw UsageError::option(beam.n_best != 1           ? "n_best"
@@ -105,6 +111,9 @@ void PredictOptions::validate() const {
     throw UsageError::option("prefix", ": " + std::to_string(prefix.size()) + " bytes, at most " +
                                            std::to_string(kMaxPrefixBytes) + " (the word being typed)");
   check_window(window);
+  cache.validate();
+  if (cache.on() && window.windowed())
+    throw UsageError::option("cache_window", ": not with a fixed input window");
   if (softmax == Softmax::Skip) {
     auto refuse = [](const std::string& what) {
       throw UsageError::option("softmax", " skip: not with " + what + " (it needs probabilities)");
@@ -113,6 +122,7 @@ void PredictOptions::validate() const {
     if (boost) refuse("a logit bias or allowed words");
     if (!prefix.empty()) refuse(UsageError::ref("prefix"));
     if (window.windowed()) refuse("a fixed input window");
+    if (cache.on()) refuse(UsageError::ref("cache_window"));
   }
 }
 

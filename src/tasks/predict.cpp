@@ -84,8 +84,12 @@ std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& 
   const Model& model = engine.model();
   opt.validate();
   const Completion how = model.tokenizer().traits().completion;
-  if (how == Completion::CharBeam && !opt.prefix.empty())
+  if (how == Completion::CharBeam && !opt.prefix.empty()) {
+    if (opt.cache.on())
+      throw UsageError::option("cache_window",
+                               ": not with " + UsageError::ref("prefix") + " on a character model");
     return predict_char_prefix(engine, contexts, opt, source, first_line);
+  }
   check_completion(model, Completion::WordIndex, opt.prefix);
   std::shared_ptr<const Completer> completer = opt.completer;
   if (!opt.prefix.empty() && !completer) completer = Completer::of(model);
@@ -100,7 +104,8 @@ std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& 
       if (opt.boost) opt.boost->apply(history, boosted.data(), model.vocab_size());
       row = boosted.data();
     }
-    return completer ? completer->complete(row, opt.prefix, opt.top) : top_candidates(model, row, opt.top);
+    return completer && !opt.prefix.empty() ? completer->complete(row, opt.prefix, opt.top)
+                                            : top_candidates(model, row, opt.top);
   };
   std::vector<Prediction> out(contexts.size());
   for (size_t i = 0; i < contexts.size(); ++i)
@@ -122,6 +127,18 @@ std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& 
   }
 
   const bool skip = opt.softmax == Softmax::Skip;
+  if (opt.cache.on()) {  // each context through a cache of its own predictions, one at a time
+    std::vector<State> states;
+    MatrixRM lp;
+    for (auto& p : out) {
+      const NeuralCache cache = prefill_cache(engine, opt.cache, p.ids, states, lp);
+      std::vector<float> row(lp.row(0).data(), lp.row(0).data() + model.vocab_size());
+      cache.mix_row(states[0].h.back().data(), row.data(), row.size());
+      p.top = rank(row.data(), p.ids);
+    }
+    return out;
+  }
+
   std::vector<size_t> order(contexts.size());
   std::iota(order.begin(), order.end(), size_t{0});
   longest_first(order, [&](size_t i) { return out[i].ids.size(); });

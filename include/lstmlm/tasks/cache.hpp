@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "lstmlm/engine.hpp"
+
 namespace lstmlm::tasks {
 
 struct CacheOptions {
@@ -16,6 +18,7 @@ struct CacheOptions {
   double lambda = 0.12785;  // pointer.py's defaults (tuned there on PTB)
   double theta = 0.6625;
   bool on() const { return window > 0; }
+  bool operator==(const CacheOptions&) const = default;
   // UsageError naming cache_window / cache_lambda / cache_theta when out of range: W in [0, 2^20],
   // lambda in [0, 1], theta finite in [0, 1000].
   void validate() const;
@@ -35,6 +38,12 @@ class NeuralCache {
   // The attention logits are float dot products (a matrix product per block of predictions), the softmax
   // and the mixture double.
   void score(const float* h, const float* model_logprob, const int32_t* targets, size_t n, float* out);
+  // The next prediction's whole distribution (predict, generate): `row`, the model's ln p over `V` ids
+  // decoded from the top layer's output h, rewritten in place with ln(lambda ptr(w) + (1 - lambda) p(w));
+  // unchanged before the cache starts (the prediction's position i <= W). Remembers nothing: push() does.
+  void mix_row(const float* h, float* row, size_t V) const;
+  // Remembers n predictions made: the outputs h (rows of width floats) and the words that followed them.
+  void push(const float* h, const int32_t* next, size_t n);
   const CacheStats& stats() const { return stats_; }
 
  private:
@@ -45,5 +54,11 @@ class NeuralCache {
   int64_t seen_ = 0;            // predictions made so far
   CacheStats stats_;
 };
+
+// A cache that has read `context` (the ids fed, start token first: its predictions are those of context[1..]
+// after the ids before them), run through `engine` from the zero state: `states` (one) after it, `lp` (one
+// row) the model's next distribution, without the cache (mix_row with states[0]'s top-layer h gives it).
+NeuralCache prefill_cache(Engine& engine, const CacheOptions& opt, const std::vector<int32_t>& context,
+                          std::vector<State>& states, MatrixRM& lp);
 
 }  // namespace lstmlm::tasks

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lstmlm/engine.hpp"
+#include "lstmlm/tasks/cache.hpp"
 #include "lstmlm/tasks/constraint.hpp"
 #include "lstmlm/tasks/input.hpp"
 #include "lstmlm/tasks/keyboard.hpp"
@@ -51,6 +52,9 @@ struct GenerateOptions {
   // Each step's distribution mixed with ARPA models (tasks/mix.hpp) before the boost: the sampler draws
   // from the mixture, and GeneratedToken::logprob is the mixture's ln p. Null: none.
   std::shared_ptr<const tasks::MixRow> mix;
+  // The continuous cache pointer (tasks/cache.hpp) over the prompt and each sample's own tokens, applied to
+  // each step's row before the mixture: the sampler draws from it. Not with a window or a beam search.
+  tasks::CacheOptions cache{};
   // Added to every step's log-probabilities with the boost, before the choice (tasks/logit_bias.hpp).
   std::shared_ptr<const tasks::LogitBias> bias;
   // Tokens the text may continue with (tasks/constraint.hpp): a mask at every step; null: none.

@@ -1,6 +1,6 @@
 // Linear interpolation, token by token, of a model's scores with ARPA n-gram models and other neural word
 // models (docs/mixing.md): SRILM's -mix-lm/-lambda and rnnlm's -lm-prob. The first model (-m) tokenizes; each
-// other model scores the same words (a neural one: its ids of those words, in score and rescore).
+// other model scores the same words (a neural one: its ids of those words).
 //  - p(w | h) = sum_i lambda_i p_i(w | h), the first model's weight 1 - the others';
 //  - vocabularies are matched by word string; a line end is one word in all of them (eos, </s>);
 //  - a word a model lacks gets an equal share of that model's <unk> probability: its unk mass split over
@@ -44,7 +44,7 @@ enum class MixMode { Linear, LogLinear };
 struct MixPlan {
   struct Member {
     std::shared_ptr<const NgramModel> model;  // an ARPA model, or
-    std::shared_ptr<const Model> neural;      // a neural word model (score and rescore only)
+    std::shared_ptr<const Model> neural;      // a neural word model
     double weight;
     double unk_share = 1;  // 1 / (words of the union it lacks + 1)
     std::string path;      // as given, for messages
@@ -54,7 +54,6 @@ struct MixPlan {
           const std::vector<std::string>& first_words);
   // Members with their model (either kind), weight and path; their unk shares are computed here.
   MixPlan(std::vector<Member> members, const std::vector<std::string>& first_words);
-  bool has_neural() const;
   std::vector<Member> members;
   double first_weight = 1;
   double first_unk_share = 1;
@@ -65,8 +64,7 @@ struct MixPlan {
 // The mixture of "--mix MODEL:WEIGHT" specs (parse_mix, check_mix_weights with `lodr`), each MODEL an ARPA
 // file or a neural word model's directory (UsageError naming "mix" otherwise; ModelError for a malformed
 // one), for a first model of `first_words` (NgramMix::words_of). The one reading of the option for every
-// front end. `mode` LogLinear: a negative weight and a neural member are refused; a neural member's weight
-// is positive.
+// front end. `mode` LogLinear: a negative weight is refused; a neural member's weight is positive.
 std::shared_ptr<const MixPlan> load_mix(const std::vector<std::string>& specs,
                                         const std::vector<std::string>& first_words, bool lodr = false,
                                         MixMode mode = MixMode::Linear);
@@ -128,33 +126,46 @@ class NgramMix {
   bool started_ = false;
 };
 
-// The mixture as a distribution over the first model's ids, for predict and generate: each row the first
-// model computes after a history is rewritten with the mixture's ln p. A word of the first model's
-// vocabulary gets the probability score --mix gives it (the same terms, unk shares included); the first
-// model's unk token stands for every word it lacks (the words only the n-gram models know and the words
-// outside the union): its probability is what the others leave, 1 - their sum, so the row sums to 1. A
-// first model without an unk token: the row sums to the mass of the words it has. Immutable: shared by
-// threads and requests.
+// The mixture as a distribution over the first model's ids, for predict, generate, beam search and
+// fidelity: each row the first model computes after a history is rewritten with the mixture's ln p. A word
+// of the first model's vocabulary gets the probability score --mix gives it (the same terms, unk shares
+// included); the first model's unk token stands for every word it lacks (the words only the other models
+// know and the words outside the union): its probability is what the others leave, 1 - their sum, so the
+// row sums to 1. A first model without an unk token: the row sums to the mass of the words it has.
+// Shared by threads and requests. A neural member runs on engines of its own, one per concurrent call,
+// kept with the state after the history they last read (at most kNeuralSlots per member): a call whose
+// history extends a kept one (the next step of a generated row, a beam's hypothesis) feeds only the new ids.
 class MixRow {
  public:
-  // Throws UsageError naming "mix" for a plan with a negative (LODR) weight (rescore only) or a neural member
-  // (score and rescore only).
+  static constexpr size_t kNeuralSlots = 64;
+  // Throws UsageError naming "mix" for a plan with a negative (LODR) weight (rescore only), or a neural
+  // member that lacks a start token the first model has, or an unk token.
   MixRow(std::shared_ptr<const MixPlan> plan, const Model& first);
+  ~MixRow();
+  MixRow(const MixRow&) = delete;
+  MixRow& operator=(const MixRow&) = delete;
   // `row`: the first model's ln p over its V ids after `history`, the ids fed to it (its start token
-  // first when `from_start`: the n-gram models then start at <s>, else from the null context; an eos
-  // after that is </s>). Only the last order - 1 ids reach an n-gram model.
+  // first when `from_start`: the other models then start at theirs, <s> for an n-gram model, else from the
+  // null context or a neural model's zero state; an eos after that is </s>). Only the last order - 1 ids
+  // reach an n-gram model; a neural member reads them all.
   void apply(std::span<const int32_t> history, bool from_start, float* row) const;
   const MixPlan& plan() const { return *plan_; }
   int32_t vocab_size() const { return V_; }
   int32_t start() const { return start_; }  // the first model's start token, -1 when it has none
 
  private:
+  struct Slot;
+  struct Pool;
+  // A neural member's ln p over its own vocabulary after the history (its ids), into `out`.
+  void neural_row(size_t member, std::span<const int32_t> history, bool from_start,
+                  std::vector<float>& out) const;
   std::shared_ptr<const MixPlan> plan_;
   int32_t V_ = 0, unk_ = -1, start_ = -1;
-  // Per n-gram model: the id of each first-model id's word (its <unk> when it lacks the word), and
-  // whether it has the word (else the word's probability is its unk share).
+  // Per member: the id of each first-model id's word in it (its unk when it lacks the word), and whether
+  // it has the word (else the word's probability is its unk share).
   std::vector<std::vector<uint32_t>> word_;
   std::vector<std::vector<uint8_t>> known_;
+  std::vector<std::unique_ptr<Pool>> pools_;  // per member: a neural one's engines; null for an n-gram one
 };
 
 }  // namespace lstmlm::tasks

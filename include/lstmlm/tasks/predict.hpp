@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "lstmlm/engine.hpp"
+#include "lstmlm/tasks/cache.hpp"
 #include "lstmlm/tasks/input.hpp"
 #include "lstmlm/tasks/score.hpp"
 #include "lstmlm/tasks/window.hpp"
@@ -36,8 +37,11 @@ struct PredictOptions {
   std::shared_ptr<const Boost> boost;
   // The model's rows mixed with ARPA models (tasks/mix.hpp) before the boost and the ranking; null: none.
   std::shared_ptr<const MixRow> mix;
+  // The continuous cache pointer (tasks/cache.hpp) over each context's own words, applied to its row before
+  // the mixture. Not with a window or a character model's prefix.
+  CacheOptions cache{};
   // Skip: the candidates are ranked by their logits, which are reported instead of probabilities (no
-  // normaliser computed); not with a mixture, a boost, a prefix or a fixed window.
+  // normaliser computed); not with a mixture, a boost, a prefix, a fixed window or the cache.
   Softmax softmax = Softmax::Full;
 
   // Throws UsageError naming the option when a value is out of range: batch_size in [1, kMaxBatch], the

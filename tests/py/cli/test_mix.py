@@ -2,6 +2,7 @@
 float64 reference written here from the rule of docs/mixing.md (the ARPA back-off computed by a Python
 reading of the file, the neural model's probabilities from its own `score` records); and the mixture's
 distribution summing to 1 over the union of the vocabularies."""
+import itertools
 import json
 import math
 import os
@@ -56,14 +57,39 @@ def cli(*args, input=""):
     return subprocess.run([pyutil.require_cli(), *args], capture_output=True, text=True, input=input)
 
 
-def score_records(args, text):
-    r = cli("score", "-m", MODEL, "--output-format", "jsonl", *args, input=text)
+def score_records(args, text, model=MODEL):
+    r = cli("score", "-m", model, "--output-format", "jsonl", *args, input=text)
     if r.returncode != 0:
         raise AssertionError(r.stderr)
     return [json.loads(line) for line in r.stdout.splitlines() if json.loads(line)["type"] == "line"]
 
 
 @unittest.skipUnless(os.path.isdir(FAIRY), "no ../shared/data/torch-wlm-fairytales")
+def neural_member(tmp):
+    """A random word model whose vocabulary is fairytales-word's without every ninth word, plus 30 words of
+    its own (so each model lacks words the other has), lowercasing as fairytales-word does; written once
+    under `tmp`."""
+    path = os.path.join(tmp, "neural2")
+    if os.path.exists(os.path.join(path, "weights.safetensors")):
+        return path
+    import lstmlm.format as lf
+    with open(os.path.join(MODEL, "vocab.json"), encoding="utf-8") as f:
+        vocab = json.load(f)
+    words = [w for i, w in enumerate(vocab) if i < 2 or i % 9 != 3] + [f"zz{i}" for i in range(30)]
+    V, E, H = len(words), 32, 48
+    rng = np.random.default_rng(5)
+    t = {lf.names.embedding: rng.normal(0, 0.5, (V, E)).astype(np.float32),
+         lf.names.weight_ih(0): rng.normal(0, 0.3, (4 * H, E)).astype(np.float32),
+         lf.names.weight_hh(0): rng.normal(0, 0.3, (4 * H, H)).astype(np.float32),
+         lf.names.bias_ih(0): np.zeros(4 * H, np.float32), lf.names.bias_hh(0): np.zeros(4 * H, np.float32),
+         lf.names.decoder_weight: rng.normal(0, 0.5, (V, H)).astype(np.float32),
+         lf.names.decoder_bias: np.zeros(V, np.float32)}
+    lf.write_model(path, vocab=words, embedding_dim=E, layers=[lf.layer(H)], tied=False,
+                   tokenizer=lf.tokenizer(lowercase=True, unk_token="<unk>", eos_token="<eos>"), tensors=t,
+                   source={"framework": "random", "exporter": "tests/py/cli/test_mix.py"})
+    return path
+
+
 class MixTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -163,6 +189,56 @@ class MixTest(unittest.TestCase):
         self.assertEqual(mixed.returncode, 0, mixed.stderr)
         self.assertAlmostEqual(json.loads(mixed.stdout)["perplexity"], result["perplexity"], delta=1e-5 * ppl)
 
+    def test_mix_tune_weighs_a_neural_model_beside_an_arpa_one(self):
+        """mix-tune -m A -m NEURAL -m ARPA: the numpy EM's weights on the three models' per-token probabilities,
+        each with its unk share over the union of the three vocabularies (A's and NEURAL's from their own
+        score records, the ARPA model's from the Python reading of its file)."""
+        other = self.neural_member()
+        with open(os.path.join(other, "vocab.json"), encoding="utf-8") as f:
+            b_words = {"</s>" if t == "<eos>" else t for t in json.load(f) if t != "<unk>"}
+        union = self.neural | b_words | self.ngram
+        shares = [1 / (len(union - words) + 1) for words in (self.neural, b_words, self.ngram)]
+        text = self.text[: len(self.text) // 2]
+        rows = []
+        b_lines = score_records([], text, model=other)
+        for a, b in zip(score_records([], text), b_lines, strict=True):
+            h = ["<s>"]
+            for w, wb in zip(a["words"], b["words"], strict=True):
+                if w["id"] < 0:
+                    continue
+                word = "</s>" if w["token"] == "<eos>" else w["token"]
+                known = word in self.ngram
+                p2 = 10 ** self.lm.log10p(h, word if known else "<unk>") * (1.0 if known else shares[2])
+                p1 = math.exp(wb["logprob"]) * (1.0 if word in b_words else shares[1])
+                rows.append((math.exp(w["logprob"]) * (shares[0] if w["oov"] else 1.0), p1, p2))
+                h.append(word if known else "<unk>")
+        p = np.array(rows, dtype=np.float64)
+        w = np.full(3, 1 / 3)
+        for _ in range(1000):
+            nw = (w * p / (p @ w)[:, None]).mean(axis=0)
+            done = np.max(np.abs(nw - w)) <= 1e-7
+            w = nw
+            if done:
+                break
+        path = os.path.join(self.tmp, "dev3.txt")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        r = cli("mix-tune", "-m", MODEL, "-m", other, "-m", self.arpa, "--dev", path, "--output-format", "jsonl")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        recs = [json.loads(line) for line in r.stdout.splitlines()]
+        result = recs[-1]
+        self.assertEqual(result["tokens"], len(p))
+        for got, want in zip(result["weights"], w, strict=True):
+            self.assertAlmostEqual(got, want, delta=1e-6)
+        # The random model ends with almost no weight; its column is checked where it counts in full: alone,
+        # and in the first iteration's equal mixture.
+        alone = [rec["perplexity"] for rec in recs if rec["type"] == "model"]
+        for j, got in enumerate(alone):
+            want = math.exp(-np.mean(np.log(p[:, j])))
+            self.assertAlmostEqual(got, want, delta=1e-6 * want)
+        want = math.exp(-np.mean(np.log(p.mean(axis=1))))
+        self.assertAlmostEqual(recs[0]["perplexity"], want, delta=1e-6 * want)
+
     def test_rescore_mixes_as_score_does_and_subtracts_with_a_negative_weight(self):
         lines = [line for line in self.text.splitlines() if line.strip()][:12]
         nbest = os.path.join(self.tmp, "nbest.txt")
@@ -257,9 +333,11 @@ class MixTest(unittest.TestCase):
 
     def test_predict_ranks_the_mixture_score_gives(self):
         """predict --mix: each candidate word's ln p is the one score --mix gives that word after the
-        context (score's per-word rule), <unk> takes what the others leave, and the whole row sums to 1."""
-        mix = ["--mix", f"{self.arpa}:0.35"]
-        for context in ("once upon a", "the king said to the", "and she"):
+        context (score's per-word rule), <unk> takes what the others leave, and the whole row sums to 1; with
+        an ARPA model and with a neural one (whose rows predict computes on engines of its own, score on a
+        scorer of its own)."""
+        for mix, context in itertools.product((["--mix", f"{self.arpa}:0.35"], ["--mix", f"{self.neural_member()}:0.35"]),
+                                              ("once upon a", "the king said to the", "and she")):
             r = cli("predict", "-m", MODEL, *mix, "--top", "0", "--output-format", "jsonl", context)
             self.assertEqual(r.returncode, 0, r.stderr)
             top = json.loads(r.stdout)["top"]
@@ -279,9 +357,9 @@ class MixTest(unittest.TestCase):
 
     def test_generate_samples_the_mixture_predict_ranks(self):
         """generate --mix: each token's ln p is predict --mix's for it after the prompt and the tokens before
-        it; with --temperature 0 each is predict --mix's first candidate."""
-        mix = ["--mix", f"{self.arpa}:0.35"]
-        for extra in (["--temperature", "0"], ["--seed", "7"]):
+        it; with --temperature 0 each is predict --mix's first candidate; with an ARPA model and a neural one."""
+        for mix, extra in itertools.product((["--mix", f"{self.arpa}:0.35"], ["--mix", f"{self.neural_member()}:0.35"]),
+                                            (["--temperature", "0"], ["--seed", "7"])):
             r = cli("generate", "-m", MODEL, *mix, "--max-tokens", "6", "--no-stop-at-eos", "--output-format",
                     "jsonl", "-p", "the king", *extra)
             self.assertEqual(r.returncode, 0, r.stderr)
@@ -295,6 +373,13 @@ class MixTest(unittest.TestCase):
                 if extra[0] == "--temperature":
                     self.assertEqual(t["id"], top[0]["id"])
                 context += " " + t["token"]
+            if extra[0] == "--temperature":  # a beam of one is the greedy sample, on the mixture too
+                r = cli("generate", "-m", MODEL, *mix, "--max-tokens", "6", "--no-stop-at-eos", "--output-format",
+                        "jsonl", "-p", "the king", "--beam-size", "1")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                hyp = json.loads(r.stdout.splitlines()[0])
+                self.assertEqual(hyp["ids"], [t["id"] for t in sample["tokens"]])
+                self.assertEqual([t["logprob"] for t in hyp["tokens"]], [t["logprob"] for t in sample["tokens"]])
 
     def test_the_server_mixes_predict_and_generate_as_the_cli(self):
         from server.test_server import Server
@@ -413,27 +498,7 @@ class MixTest(unittest.TestCase):
         self.assertIn("needs a word model", r.stderr)
 
     def neural_member(self):
-        """A random word model whose vocabulary is fairytales-word's without every ninth word, plus 30 words of
-        its own (so each model lacks words the other has), lowercasing as fairytales-word does."""
-        path = os.path.join(self.tmp, "neural2")
-        if os.path.exists(os.path.join(path, "weights.safetensors")):
-            return path
-        import lstmlm.format as lf
-        with open(os.path.join(MODEL, "vocab.json"), encoding="utf-8") as f:
-            vocab = json.load(f)
-        words = [w for i, w in enumerate(vocab) if i < 2 or i % 9 != 3] + [f"zz{i}" for i in range(30)]
-        V, E, H = len(words), 32, 48
-        rng = np.random.default_rng(5)
-        t = {lf.names.embedding: rng.normal(0, 0.5, (V, E)).astype(np.float32),
-             lf.names.weight_ih(0): rng.normal(0, 0.3, (4 * H, E)).astype(np.float32),
-             lf.names.weight_hh(0): rng.normal(0, 0.3, (4 * H, H)).astype(np.float32),
-             lf.names.bias_ih(0): np.zeros(4 * H, np.float32), lf.names.bias_hh(0): np.zeros(4 * H, np.float32),
-             lf.names.decoder_weight: rng.normal(0, 0.5, (V, H)).astype(np.float32),
-             lf.names.decoder_bias: np.zeros(V, np.float32)}
-        lf.write_model(path, vocab=words, embedding_dim=E, layers=[lf.layer(H)], tied=False,
-                       tokenizer=lf.tokenizer(lowercase=True, unk_token="<unk>", eos_token="<eos>"), tensors=t,
-                       source={"framework": "random", "exporter": "tests/py/cli/test_mix.py"})
-        return path
+        return neural_member(self.tmp)
 
     def test_a_neural_model_mixes_per_token_as_the_float64_rule(self):
         """score --mix DIR:W with a neural word model: each word's ln p is ln((1 - W) p_A + W p_B), p_B that
@@ -487,18 +552,59 @@ class MixTest(unittest.TestCase):
             self.assertEqual(status, 200, body)
             want = score_records(["--mix", f"{other}:{lam}"], "\n".join(lines) + "\n")
             self.assertEqual([x["logprob"] for x in json.loads(body)["lines"]], [x["logprob"] for x in want])
-            status, body, _ = srv.post("/v1/predict", {"context": "once upon"})
-            self.assertEqual(status, 400, body)
-            self.assertIn("neural model", body)
-            self.assertEqual(srv.post("/v1/predict", {"context": "once upon", "mix": False})[0], 200)
+            want = json.loads(cli("predict", "-m", MODEL, "--mix", f"{other}:{lam}", "--top", "5",
+                                  "--output-format", "jsonl", "once upon").stdout)
+            status, body, _ = srv.post("/v1/predict", {"context": "once upon", "top": 5})
+            self.assertEqual(status, 200, body)
+            self.assertEqual([(c["id"], c["logprob"]) for c in json.loads(body)["top"]],
+                             [(c["id"], c["logprob"]) for c in want["top"]])
+            gen = json.loads(cli("generate", "-m", MODEL, "--mix", f"{other}:{lam}", "--max-tokens", "5", "--seed",
+                                 "3", "--output-format", "jsonl", "-p", "the king").stdout.splitlines()[0])
+            status, body, _ = srv.post("/v1/generate", {"prompt": "the king", "max_tokens": 5, "seed": 3})
+            self.assertEqual(status, 200, body)
+            got = json.loads(body)
+            got = got["samples"][0] if "samples" in got else got
+            self.assertEqual([t["logprob"] for t in got["tokens"]], [t["logprob"] for t in gen["tokens"]])
         finally:
             self.assertEqual(srv.stop(), 0)
-        r = cli("predict", "-m", MODEL, "--mix", f"{other}:0.3", "once upon")
-        self.assertEqual(r.returncode, 2, r.stderr)
-        self.assertIn("score and rescore", r.stderr)
-        r = cli("score", "-m", MODEL, "--mix", f"{other}:0.3", "--mix-mode", "loglinear", input="once\n")
-        self.assertEqual(r.returncode, 2, r.stderr)
-        self.assertIn("--mix-mode", r.stderr)
+
+    def test_a_neural_model_mixes_each_row_as_the_float64_rule(self):
+        """predict --mix DIR:W, linear and log-linear: each row is the float64 rule computed here from the two
+        models' own rows (`predict --top 0` of each): linear (1 - W) p_A + W p_B, p_B of a word B lacks its
+        unk's times its share, A's <unk> what the others leave; log-linear (1 - W) ln p_A + W ln p_B
+        renormalized, p_B of A's <unk> what B's words leave. The contexts hold words both models have."""
+        other = self.neural_member()
+        with open(os.path.join(MODEL, "vocab.json"), encoding="utf-8") as f:
+            vocab = json.load(f)
+        with open(os.path.join(other, "vocab.json"), encoding="utf-8") as f:
+            b_vocab = json.load(f)
+        b_id = {t: i for i, t in enumerate(b_vocab) if t != "<unk>"}
+        b_words = {"</s>" if t == "<eos>" else t for t in b_id}
+        share1 = 1 / (len((self.neural | b_words) - b_words) + 1)
+        unk = vocab.index("<unk>")
+        lam = 0.3
+
+        def row(model, context, *mix):
+            r = cli("predict", "-m", model, *mix, "--top", "0", "--output-format", "jsonl", context)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return {c["id"]: c["logprob"] for c in json.loads(r.stdout)["top"]}
+
+        for context in ("there was a little", "and she", "the king"):
+            self.assertTrue(all(w in self.neural and w in b_words for w in context.split()), context)
+            ra, rb = row(MODEL, context), row(other, context)
+            pb = {j: math.exp(rb[b_id[t]]) if t in b_id else math.exp(rb[b_vocab.index("<unk>")]) * share1
+                  for j, t in enumerate(vocab) if j != unk}
+            pb[unk] = max(1 - sum(pb.values()), 0.0)
+            lin = {j: (1 - lam) * math.exp(ra[j]) + lam * pb[j] for j in ra if j != unk}
+            lin[unk] = 1 - sum(lin.values())
+            q = {j: (1 - lam) * ra[j] + lam * math.log(pb[j]) for j in ra}
+            lz = math.log(sum(math.exp(v) for v in q.values()))
+            for mode, want in (("linear", {j: math.log(v) for j, v in lin.items()}),
+                               ("loglinear", {j: v - lz for j, v in q.items()})):
+                got = row(MODEL, context, "--mix", f"{other}:{lam}", "--mix-mode", mode)
+                self.assertEqual(got.keys(), want.keys())
+                for j in want:
+                    self.assertAlmostEqual(got[j], want[j], delta=2e-5 * max(1, abs(want[j])), msg=(mode, vocab[j]))
 
 
 if __name__ == "__main__":

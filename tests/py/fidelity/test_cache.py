@@ -82,6 +82,158 @@ class CacheTest(unittest.TestCase):
         ppl = np.exp(-got.mean())
         self.assertIn(f"perplexity {ppl:.4f}", err)
 
+    def predict_row(self, context, *cache):
+        r = subprocess.run([pyutil.CLI, "predict", "-m", self.model, "--top", "0", "--output-format", "jsonl", *cache,
+                            context], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return {c["id"]: c["logprob"] for c in json.loads(r.stdout)["top"]}
+
+    def test_predict_ranks_pointer_pys_distribution(self):
+        """predict --cache-window W: the whole next-word row is pointer.py's mixture over the context's own words
+        (keys: the top layer's output at each step, each followed by the word fed next), computed here in
+        float64 for every word of the vocabulary."""
+        W, lam, theta = 12, 0.3, 0.5
+        context = " ".join(self.text.split()[:40])
+        cache = ["--cache-window", str(W), "--cache-lambda", str(lam), "--cache-theta", str(theta)]
+        r = subprocess.run([pyutil.CLI, "score", "-m", self.model, "--no-eos", "--output-format", "jsonl"],
+                           input=context + "\n", capture_output=True, text=True)
+        ids = [w["id"] for w in json.loads(r.stdout.splitlines()[0])["words"]]
+        ref = DirModel(self.model)
+        state, hs = ref.initial_state(), []
+        for inp in [pyutil.read_vocab(self.model).index("<eos>")] + ids:
+            state, y = ref.step(state, int(inp))
+            hs.append(y)
+        keys, nxt = np.array(hs[-1 - W:-1]), np.array(ids[-W:])
+        z = theta * (keys @ hs[-1])
+        a = np.exp(z - z.max())
+        a /= a.sum()
+        lp = ref.output(hs[-1])
+        ptr = np.array([a[nxt == w].sum() for w in range(len(lp))])
+        want = np.log(lam * ptr + (1 - lam) * np.exp(lp))
+        got = self.predict_row(context, *cache)
+        plain = self.predict_row(context)
+        self.assertEqual(sorted(got), list(range(len(lp))))
+        err = max(abs(got[w] - want[w]) for w in got)
+        self.assertLess(err, 1e-4, err)  # float32 engine against float64 over 41 steps
+        self.assertGreater(max(abs(got[w] - plain[w]) for w in got), 0.1)
+        self.assertAlmostEqual(sum(np.exp(v) for v in got.values()), 1.0, delta=1e-4)
+
+    def test_generate_samples_what_predict_ranks_with_the_cache(self):
+        """generate --cache-window W: each sample's cache holds the prompt and its own tokens; each token's ln p
+        is predict --cache-window's for it after the prompt and the tokens before it; greedy takes its first
+        candidate."""
+        W = 12
+        cache = ["--cache-window", str(W), "--cache-lambda", "0.4", "--cache-theta", "0.5"]
+        prompt = " ".join(self.text.split()[:20])
+        for extra in (["--temperature", "0"], ["--seed", "5", "--num-samples", "2"]):
+            r = subprocess.run([pyutil.CLI, "generate", "-m", self.model, "-p", prompt, "--max-tokens", "5",
+                                "--no-stop-at-eos", "--output-format", "jsonl", *cache, *extra],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            for sample in map(json.loads, r.stdout.splitlines()):
+                context = prompt
+                for t in sample["tokens"]:
+                    row = self.predict_row(context, *cache)
+                    self.assertAlmostEqual(t["logprob"], row[t["id"]], delta=2e-6 * max(1, abs(row[t["id"]])))
+                    if extra[0] == "--temperature":
+                        self.assertEqual(row[t["id"]], max(row.values()))
+                    context += " " + t["token"]
+
+    def test_the_server_caches_sessions_predict_and_generate_as_the_cli(self):
+        """A session made with cache fields scores each advanced word as score --context document
+        --cache-window does (the session's stream is one document, advanced in pieces), and its candidates are
+        predict --cache-window's after the same words; predict, generate and score requests take the fields."""
+        from server.test_server import Server
+        W = 12
+        cache = {"cache_window": W, "cache_lambda": 0.3, "cache_theta": 0.5}
+        flags = ["--cache-window", str(W), "--cache-lambda", "0.3", "--cache-theta", "0.5"]
+        words = self.text.split()[:40]
+        context = " ".join(words)
+        r = subprocess.run([pyutil.CLI, "score", "-m", self.model, "--context", "document", "--no-eos",
+                            "--output-format", "jsonl", *flags], input=context + "\n", capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        want = [w["logprob"] for w in json.loads(r.stdout.splitlines()[0])["words"]]
+        r = subprocess.run([pyutil.CLI, "score", "-m", self.model, "--context", "document", "--no-eos",
+                            "--output-format", "jsonl"], input=context + "\n", capture_output=True, text=True)
+        plain = [w["logprob"] for w in json.loads(r.stdout.splitlines()[0])["words"]]
+        self.assertGreater(max(abs(a - b) for a, b in zip(want, plain)), 0.01)  # the cache changes the words
+        row = self.predict_row(context, *flags)
+        srv = Server(model=self.model)
+        try:
+            status, body, _ = srv.post("/v1/sessions", cache)
+            self.assertEqual(status, 200, body)
+            sid = json.loads(body)["id"]
+            got, top = [], None
+            for piece in (words[:7], words[7:8], words[8:]):
+                status, body, _ = srv.post(f"/v1/sessions/{sid}/advance", {"text": " ".join(piece), "top": 5})
+                self.assertEqual(status, 200, body)
+                rec = json.loads(body)
+                got += [w["logprob"] for w in rec["words"]]
+                top = rec["top"]
+            self.assertEqual(len(got), len(want))
+            for g, w in zip(got, want):
+                self.assertAlmostEqual(g, w, delta=1e-6 * max(1, abs(w)))
+            best = sorted(row.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+            self.assertEqual([c["id"] for c in top], [k for k, _ in best])
+            for c, (_, v) in zip(top, best):
+                self.assertAlmostEqual(c["logprob"], v, delta=1e-6 * max(1, abs(v)))
+            status, body, _ = srv.post("/v1/predict", {"context": context, "top": 0, **cache})
+            self.assertEqual(status, 200, body)
+            self.assertEqual({c["id"]: c["logprob"] for c in json.loads(body)["top"]}, row)
+            r = subprocess.run([pyutil.CLI, "generate", "-m", self.model, "-p", context, "--max-tokens", "4", "--seed",
+                                "3", "--output-format", "jsonl", *flags], capture_output=True, text=True)
+            gen = json.loads(r.stdout.splitlines()[0])
+            status, body, _ = srv.post("/v1/generate", {"prompt": context, "max_tokens": 4, "seed": 3, **cache})
+            self.assertEqual(status, 200, body)
+            sample = json.loads(body)["samples"][0]
+            self.assertEqual([t["logprob"] for t in sample["tokens"]], [t["logprob"] for t in gen["tokens"]])
+            status, body, _ = srv.post("/v1/score", {"text": context + "\n", "eos": False, "context": "document",
+                                                     **cache})
+            self.assertEqual(status, 200, body)
+            self.assertEqual([w["logprob"] for w in json.loads(body)["lines"][0]["words"]], want)
+            for bad, field in (({"cache_window": -1}, "cache_window"), ({"cache_window": 5, "cache_lambda": 2},
+                                                                         "cache_lambda")):
+                status, body, _ = srv.post("/v1/sessions", bad)
+                self.assertEqual(status, 400, body)
+                self.assertIn(field, body)
+            status, body, _ = srv.post("/v1/score", {"text": "a\n", "cache_window": 5})
+            self.assertEqual(status, 400, body)
+            self.assertIn("context", body)
+        finally:
+            self.assertEqual(srv.stop(), 0)
+
+    def test_python_takes_the_cache_as_the_cli(self):
+        """Model.predict/generate/score_lines with cache_window=, cache_lambda=, cache_theta=: the CLI's numbers."""
+        lstmlm = pyutil.require_module()
+        m = lstmlm.Model(self.model)
+        cache = {"cache_window": 12, "cache_lambda": 0.3, "cache_theta": 0.5}
+        flags = ["--cache-window", "12", "--cache-lambda", "0.3", "--cache-theta", "0.5"]
+        context = " ".join(self.text.split()[:40])
+        row = self.predict_row(context, *flags)
+        got = {c.id: c.logprob for c in m.predict(context, top=None, **cache)}
+        self.assertEqual(got.keys(), row.keys())
+        for k, v in row.items():
+            self.assertAlmostEqual(got[k], v, delta=1e-6 * max(1, abs(v)))
+        r = subprocess.run([pyutil.CLI, "generate", "-m", self.model, "-p", context, "--max-tokens", "6", "--seed", "4",
+                            *flags], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(m.generate(context, max_tokens=6, seed=4, **cache), r.stdout.strip())
+        r = subprocess.run([pyutil.CLI, "score", "-m", self.model, "--context", "document", "--output-format", "jsonl",
+                            *flags], input=self.text[:3000], capture_output=True, text=True)
+        want = [json.loads(x)["logprob"] for x in r.stdout.splitlines() if json.loads(x)["type"] == "line"]
+        lines = self.text[:3000].splitlines()
+        got = [x.logprob for x in m.score_lines(lines, context="document", **cache)]
+        self.assertEqual(len(got), len(want))
+        for g, w in zip(got, want):
+            self.assertAlmostEqual(g, w, delta=1e-6 * max(1, abs(w)))
+        for bad in ({"cache_window": -1}, {"cache_window": 5, "cache_lambda": 1.5}, {"cache_window": 5, "cache_theta": -1}):
+            with self.assertRaises(lstmlm.UsageError):
+                m.predict(context, **bad)
+        with self.assertRaises(lstmlm.UsageError):  # a beam search does not take the cache: said, not ignored
+            m.generate(context, max_tokens=3, beam_size=2, **cache)
+        with self.assertRaises(lstmlm.UsageError):
+            m.score_lines(lines, **cache)  # sentence mode
+
     def test_the_cache_needs_a_document_and_sane_values(self):
         document = ["--context", "document"]
         for args, key in ((["--cache-window", "10"], "--context"),
@@ -91,6 +243,15 @@ class CacheTest(unittest.TestCase):
                           (document + ["--cache-window", "10", "--entropy"], "--entropy")):
             r = subprocess.run([pyutil.CLI, "score", "-m", self.model, *args], input="a b\n", capture_output=True,
                                text=True)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(key, r.stderr)
+            self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+            self.assertEqual(r.stdout, "")
+        for cmd, args, key in (("predict", ["--window", "4", "--cache-window", "5", "a b"], "--cache-window"),
+                               ("predict", ["--cache-window", "5", "--cache-lambda", "-1", "a b"], "--cache-lambda"),
+                               ("generate", ["--beam-size", "2", "--cache-window", "5", "-p", "a"], "--beam-size"),
+                               ("generate", ["--cache-window", "5", "--cache-theta", "1e9", "-p", "a"], "--cache-theta")):
+            r = subprocess.run([pyutil.CLI, cmd, "-m", self.model, *args], capture_output=True, text=True)
             self.assertEqual(r.returncode, 2, (args, r.stderr))
             self.assertIn(key, r.stderr)
             self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)

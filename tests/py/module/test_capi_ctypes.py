@@ -243,18 +243,22 @@ class CApiAgainstCli(unittest.TestCase):
 
     def test_a_mixture_gives_cli_predict_mix_numbers(self):
         """lstmlm_mix_logprobs after a state stepped through a context, with that context as history, is the
-        row `predict --mix` ranks: every candidate's ln p, to the 9 digits the CLI prints."""
+        row `predict --mix` ranks: every candidate's ln p, to the 9 digits the CLI prints; with an ARPA model,
+        and with it and a neural word model (the model itself) mixed in."""
         arpa = os.path.join(pyutil.DATA, "kenlm-test-arpa", "test.arpa")
         if not os.path.exists(arpa):
             self.skipTest("no ../shared/data/kenlm-test-arpa")
-        spec = f"{arpa}:0.3".encode()
+        for members in ([f"{arpa}:0.3"], [f"{arpa}:0.3", f"{MODEL}:0.2"]):
+            self.check_mixture(members)
+
+    def check_mixture(self, members):
         mix = ctypes.c_void_p()
-        specs = (ctypes.c_char_p * 1)(spec)
-        api.ok("mix_load", self.model, specs, 1, None, ctypes.byref(mix))
+        specs = (ctypes.c_char_p * len(members))(*[m.encode() for m in members])
+        api.ok("mix_load", self.model, specs, len(members), None, ctypes.byref(mix))
         try:
             for context in CONTEXTS:
-                rec = cli_records(["predict", "-m", MODEL, "--mix", f"{arpa}:0.3", "--top", "0", "--output-format",
-                                   "jsonl", context])[0]
+                rec = cli_records(["predict", "-m", MODEL, *[a for m in members for a in ("--mix", m)], "--top", "0",
+                                   "--output-format", "jsonl", context])[0]
                 ids = api.tokenize(self.model, context)
                 s = api.state(self.model, True)
                 try:
@@ -277,10 +281,14 @@ class CApiAgainstCli(unittest.TestCase):
                     api.free(s)
         finally:
             api.lib.lstmlm_mix_free(mix)
+
+    def test_a_mixture_refuses_what_it_cannot_mix(self):
+        arpa = os.path.join(pyutil.DATA, "kenlm-test-arpa", "test.arpa")
         broken = os.path.join(pyutil.temp_root("lstmlm_capi_mix_"), "broken.arpa")
         with open(broken, "w") as f:
             f.write("\\data\\\nngram 1=2\n\n\\1-grams:\n-1.0\t<s>\n\n\\end\\\n")
-        for bad_spec, status, why in ((f"{arpa}:1.5", 1, "(0, 1]"), (f"{MODEL}:0.5", 1, "score and rescore"),
+        char = os.path.join(pyutil.SOURCE_DIR, "models", "charrnn-space")
+        for bad_spec, status, why in ((f"{arpa}:1.5", 1, "(0, 1]"), (f"{char}:0.5", 1, "needs a word model"),
                                       (arpa, 1, "MODEL:WEIGHT"), (f"{broken}:0.5", 3, "broken.arpa")):
             out = ctypes.c_void_p()
             got, message = api.call("mix_load", self.model, (ctypes.c_char_p * 1)(bad_spec.encode()), 1, None,

@@ -122,6 +122,38 @@ class NgramModuleTest(unittest.TestCase):
         with self.assertRaises(self.lstmlm.UsageError):
             m._predict("once", 3, "", None, "mix")
 
+    def test_a_mixture_takes_neural_models_as_the_cli(self):
+        """Mixture(model, [(Model or model directory, weight)]): the numbers of `--mix DIR:WEIGHT` in score,
+        predict and generate (the CLI's are checked against the float64 rule in cli/test_mix.py)."""
+        from cli.test_mix import neural_member
+        model = os.path.join(pyutil.SOURCE_DIR, "models", "fairytales-word")
+        other = neural_member(pyutil.temp_root("lstmlm_pymix_"))
+        m = self.lstmlm.Model(model)
+        cli = lambda *a, **kw: subprocess.run([pyutil.require_cli(), *a, "-m", model, "--mix", f"{other}:0.3",
+                                               "--output-format", "jsonl"], capture_output=True, text=True, **kw)
+        lines = ["once upon a time there was a king", "the zz3 said nothing ."]
+        r = cli("score", input="\n".join(lines) + "\n")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        want_lines = [json.loads(x)["logprob"] for x in r.stdout.splitlines() if json.loads(x)["type"] == "line"]
+        r = cli("predict", "--top", "6", "there was a")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        want_top = [(c["id"], c["logprob"]) for c in json.loads(r.stdout)["top"]]
+        r = cli("generate", "-p", "the king", "--max-tokens", "8", "--seed", "11")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        want_text = "the king " + json.loads(r.stdout.splitlines()[0])["text"]
+        for member in (self.lstmlm.Model(other), other):
+            mix = self.lstmlm.Mixture(m, [(member, 0.3)])
+            for g, w in zip(mix.score_lines(lines), want_lines, strict=True):
+                self.assertAlmostEqual(g.logprob, w, delta=1e-6 * max(1.0, abs(w)))
+            got = [(c.id, c.logprob) for c in mix.predict("there was a", top=6)]
+            self.assertEqual([g[0] for g in got], [w[0] for w in want_top])
+            for g, w in zip(got, want_top):
+                self.assertAlmostEqual(g[1], w[1], delta=1e-6 * max(1.0, abs(w[1])))
+            self.assertEqual(mix.generate("the king", max_tokens=8, seed=11), want_text)
+        self.assertNotEqual(m.generate("the king", max_tokens=8, seed=11), want_text)
+        with self.assertRaises(self.lstmlm.UsageError):  # not a word model
+            self.lstmlm.Mixture(m, [(self.lstmlm.Model(os.path.join(pyutil.SOURCE_DIR, "models", "charrnn-space")), 0.3)])
+
     def test_a_broken_file_is_a_model_error_naming_file_and_line(self):
         path = os.path.join(pyutil.temp_root("lstmlm_ngram_py_"), "cut.arpa")
         with open(path, "w") as f:
