@@ -25,23 +25,19 @@ constexpr std::array<uint32_t, 36> kPrimes = {
 constexpr double kClip = 50.0;  // rnnlm clips every sigmoid and softmax argument to [-50, 50]
 
 // out[i] = W[i] . x for rows [0, rows) of a row-major W of width n, each sum over j in ascending order
-// (rnnlm's order, so the bits are its). Four rows run together: four independent chains of additions keep the
-// FPU busy where one chain waits on each add's latency; no row's order changes.
+// (rnnlm's order, so the bits are its). Eight rows run together: eight independent chains of additions keep
+// the FPU busy where one chain waits on each add's latency; no row's order changes.
 void rows_dot(const double* w, size_t rows, size_t n, const double* x, double* out) {
+  constexpr size_t kRows = 8;
   size_t i = 0;
-  for (; i + 4 <= rows; i += 4) {
-    const double *w0 = w + i * n, *w1 = w0 + n, *w2 = w1 + n, *w3 = w2 + n;
-    double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
+  for (; i + kRows <= rows; i += kRows) {
+    const double* r = w + i * n;
+    double a[kRows] = {};
     for (size_t j = 0; j < n; ++j) {
-      a0 += w0[j] * x[j];
-      a1 += w1[j] * x[j];
-      a2 += w2[j] * x[j];
-      a3 += w3[j] * x[j];
+      const double xj = x[j];
+      for (size_t k = 0; k < kRows; ++k) a[k] += r[k * n + j] * xj;
     }
-    out[i] = a0;
-    out[i + 1] = a1;
-    out[i + 2] = a2;
-    out[i + 3] = a3;
+    for (size_t k = 0; k < kRows; ++k) out[i + k] = a[k];
   }
   for (; i < rows; ++i) {
     const double* wr = w + i * n;
