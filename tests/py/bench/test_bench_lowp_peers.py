@@ -3,8 +3,6 @@ bench/torch_bench.py --precision bf16|int8 on tiny shapes (the row's precision f
 bench/compare's low-precision ratios and targets, on synthetic rows and end to end with a stand-in
 lstmlm that has --precision. Cheap: tiny shapes, one call per cell; no timing is asserted. Skipped parts
 name their reason (no g++ or libdnnl-dev, no torch)."""
-import importlib.machinery
-import importlib.util
 import json
 import os
 import shutil
@@ -15,20 +13,14 @@ import tempfile
 import unittest
 from unittest import mock
 
+import pyutil
+
 SOURCE_DIR = os.environ.get("LSTMLM_SOURCE_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
 BENCH = os.path.join(SOURCE_DIR, "bench")
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
 
-def load(name, path):
-    loader = importlib.machinery.SourceFileLoader(name, path)
-    spec = importlib.util.spec_from_loader(name, loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
-
-
-compare = load("bench_compare", os.path.join(BENCH, "compare"))
+compare = pyutil.load_script("bench_compare", os.path.join(BENCH, "compare"))
 
 
 def cpu_flags():
@@ -185,7 +177,7 @@ class TorchLowp(unittest.TestCase):
     def test_models(self):
         """What each precision runs: bf16 parameters throughout; int8 quantized LSTM and decoder modules."""
         import torch
-        tb = load("torch_bench", os.path.join(BENCH, "torch_bench.py"))
+        tb = pyutil.load_script("torch_bench", os.path.join(BENCH, "torch_bench.py"))
         lm = tb.LM(50, 6, 8, 2).eval()
         m, act = tb.with_precision(lm, "bf16")
         self.assertEqual(act, torch.bfloat16)
