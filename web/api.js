@@ -415,12 +415,17 @@
   // Loads a model: in Node a model directory's path; anywhere its files as {name: ArrayBuffer | Uint8Array |
   // URL}. options.wasm: the module's bytes or URL (the first load makes the module); options.name: the
   // directory the files are given in messages (default "model0", "model1", ...); options.isa: the kernel
-  // level, as LSTMLM_ISA ("simd128", the default; "scalar": the native build's bits, slower). A model keeps
-  // the kernels it was loaded with.
+  // level, as LSTMLM_ISA ("simd128", the default; "scalar": the native build's bits, slower); options.precision:
+  // the CLI's --precision ("fp32", the default; "int8"; "bf16"). A model keeps the kernels it was loaded with.
   async function load(source, options = {}) {
     const M = await instance(options.wasm);
     if (options.isa !== undefined && typeof options.isa !== 'string') {
       throw new LstmlmError('isa: expected a string, got ' + JSON.stringify(options.isa), 1);
+    }
+    // lstmlm_precision's values, by the CLI's --precision names.
+    const precision = ['fp32', 'bf16', 'int8'].indexOf(options.precision === undefined ? 'fp32' : options.precision);
+    if (precision < 0) {
+      throw new LstmlmError('precision: expected fp32, bf16 or int8, got ' + JSON.stringify(options.precision), 1);
     }
     const staged = await stage(M, source, options);
     const opts = M._malloc(12);  // lstmlm_model_options on wasm32
@@ -428,7 +433,7 @@
     try {
       M.HEAPU32[opts >> 2] = 12;
       M.HEAP32[(opts + 4) >> 2] = 1;  // threads: the build has one
-      M.HEAP32[(opts + 8) >> 2] = 0;  // fp32
+      M.HEAP32[(opts + 8) >> 2] = precision;
       const status = withIsa(M, options.isa, () =>
         withString(M, staged.path, (p) => M._lstmlm_model_load(p, opts, slot)));
       check(M, status);

@@ -126,6 +126,9 @@ export interface LoadOptions {
   /** The kernel level, as the CLI's LSTMLM_ISA: "simd128" (default: fp32 on SIMD128, a multiply then an
    * add, within 1e-5 of the native logprobs) or "scalar" (the native build's bits exactly, slower). */
   isa?: 'simd128' | 'scalar';
+  /** The CLI's --precision: "fp32" (default), "int8" (int8 weights, the native int8 bits at both levels:
+   * exact integer sums), "bf16" (plain code only). */
+  precision?: 'fp32' | 'int8' | 'bf16';
 }
 
 /** Loads a model: in Node a model directory's path; anywhere its files (config.json, vocab.json,

@@ -3,7 +3,8 @@
 # declarations beside them. scripts/build-wasm configures it (emcmake cmake); CMakeLists.txt includes this
 # file instead of its native targets. No ICU, SentencePiece or zlib (emscripten has them only as ports it
 # downloads): the modes and models that need them are refused with a message. No threads: an engine runs on
-# one. fp32 kernels on SIMD128 (src/kernels/*/wasm.cpp: a multiply then an add, the WebAssembly bit set);
+# one. fp32 kernels on SIMD128 (src/kernels/{fp32,cells}/wasm.cpp: a multiply then an add, the WebAssembly
+# bit set), int8's on SIMD128 (int8/wasm.cpp, exact sums: the native bits);
 # everything else, and the kernels LSTMLM_ISA=scalar selects, plain code (LSTMLM_SIMD_SCALAR) with an fma
 # rounded once (src/kernels/fma.hpp): the bits of the native build.
 include(cmake/tensor_names.cmake)
@@ -30,6 +31,8 @@ set_source_files_properties(src/kernels/fp32/scalar.cpp src/kernels/cells/scalar
   SKIP_UNITY_BUILD_INCLUSION ON)
 set_source_files_properties(src/kernels/fp32/wasm.cpp src/kernels/cells/wasm.cpp PROPERTIES
   SKIP_UNITY_BUILD_INCLUSION ON COMPILE_DEFINITIONS LSTMLM_SIMD_WASM)
+# int8's SIMD128 kernel (exact int32 sums: int8's native bits) names its intrinsics itself.
+set_source_files_properties(src/kernels/int8/wasm.cpp PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
 set_target_properties(lstmlm_wasm PROPERTIES OUTPUT_NAME lstmlm SUFFIX ".js" UNITY_BUILD ON
   UNITY_BUILD_BATCH_SIZE 8 RUNTIME_OUTPUT_DIRECTORY ${LSTMLM_WASM_OUT})
 target_include_directories(lstmlm_wasm PRIVATE include src ${LSTMLM_GENERATED_INCLUDE_DIR})

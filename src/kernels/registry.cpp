@@ -1,7 +1,7 @@
 // Which backend serves a precision. Every precision carries kernels for several ISAs in one binary and
 // takes the best the CPU has, at most LSTMLM_ISA: fp32 at AVX-512, AVX2 or scalar (fp32/kernels.hpp),
 // bf16 and int8 up to AMX; on aarch64 fp32 and bf16 at NEON or scalar, int8 up to I8MM; on WebAssembly fp32
-// at SIMD128 or scalar, the others scalar. A new precision or
+// and int8 at SIMD128 or scalar, bf16 scalar. A new precision or
 // ISA adds its backend here.
 #include <array>
 #include <memory>
@@ -62,9 +62,9 @@ bool has(Precision precision, Isa isa) {
   }
 }
 #elif defined(__wasm_simd128__)
-// fp32 on SIMD128; the low precisions have plain code only.
+// fp32 and int8 on SIMD128; bf16 has plain code only.
 bool has(Precision precision, Isa isa) {
-  return isa == Isa::Scalar || (isa == Isa::Simd128 && precision == Precision::Fp32);
+  return isa == Isa::Scalar || (isa == Isa::Simd128 && precision != Precision::Bf16);
 }
 #else
 bool has(Precision, Isa isa) { return isa == Isa::Scalar; }

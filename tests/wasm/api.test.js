@@ -65,6 +65,26 @@ for (const [name, dir] of Object.entries(models())) {
     }
   });
 
+  test(`${name}: int8 gives the CLI's --precision int8 records, bit for bit`, async () => {
+    const m = await lstmlm().load(dir, {precision: 'int8'});
+    const s = await lstmlm().load(dir, {precision: 'int8', isa: 'scalar'});
+    try {
+      assert.equal(m.kernels, 'int8/simd128');
+      assert.equal(s.kernels, 'int8/scalar');
+      const want = runCli(['score', '-m', dir, '--precision', 'int8', '-v', 'word', '--output-format', 'jsonl'], TEXT);
+      assert.equal(want.status, 0, want.err);
+      assert.deepEqual(m.score(TEXT), jsonl(want.out));
+      assert.deepEqual(s.score(TEXT), jsonl(want.out));
+      const contexts = ['once upon a', 'the king', 'the philosopher is'];
+      const predicted = runCli(['predict', '-m', dir, '--precision', 'int8', '--top', '5', '--output-format', 'jsonl'],
+        contexts.join('\n') + '\n');
+      assert.deepEqual(m.predict(contexts, {top: 5}), jsonl(predicted.out));
+    } finally {
+      m.free();
+      s.free();
+    }
+  });
+
   test(`${name}: a line scored alone has the bits it has in a batch of lines`, async () => {
     const m = await lstmlm().load(dir);
     try {
@@ -258,6 +278,8 @@ test('isa is LSTMLM_ISA: an unknown level is the CLI\'s error', async () => {
     message: 'LSTMLM_ISA=\'avx9\' is not a kernel level (use simd128 or scalar; unset for the best this CPU has)'});
   assert.match(want.stderr, /LSTMLM_ISA='avx9' is not a kernel level/);
   await assert.rejects(lstmlm().load(dir, {isa: 3}), {message: 'isa: expected a string, got 3'});
+  await assert.rejects(lstmlm().load(dir, {precision: 'int4'}),
+    {status: 'LSTMLM_ERR_USAGE', message: 'precision: expected fp32, bf16 or int8, got "int4"'});
   // The level is the load's alone: the next load gets the best again.
   const m = await lstmlm().load(dir);
   assert.equal(m.kernels, 'fp32/simd128');
