@@ -10,7 +10,13 @@
 // shared. Prints Markdown tables. With TFJS=1, TensorFlow.js 4.22 (@tensorflow/tfjs with
 // @tensorflow/tfjs-backend-wasm, npm-installed here with --ignore-scripts into a scratch folder, TFJS_DIR to
 // keep one) runs the same TF.js model.json on its wasm and cpu backends: model.predict at batch 1 and at batch
-// 64 (next-word prediction of 64 windows, per window), the same work as lstmlm's predict rows.
+// 64 (next-word prediction of 64 windows, per window), the same work as lstmlm's predict rows. With ORT=1,
+// ONNX Runtime Web 1.30 (onnxruntime-web, its WebAssembly backend, one thread; npm-installed the same way,
+// ORT_DIR to keep one) runs the predict graph bench/web/predict_onnx.py writes from the same model directory
+// (NYT headlines and MEDIUM: Nietzsche's one-hot input is not what that exporter takes), the same windows,
+// after a check that its log-probability of lstmlm's best token is lstmlm's within 1e-4. The exporter's
+// nn.LSTM has sigmoid gates: a model with others (NYT headlines: Keras 2's hard_sigmoid) is a function of
+// the same shapes and work but not the same values, so it is timed unchecked, and the table says so.
 'use strict';
 const {execFileSync, spawnSync} = require('node:child_process');
 const fs = require('node:fs');
@@ -123,6 +129,47 @@ function medium(tmp, n) {
   return [dir, Array.from({length: n}, () => Array.from({length: 18}, pick).join(' '))];
 }
 
+// ONNX Runtime Web on the predict graph of model directory `dir`, windows of `width` ids: [s per predict at
+// batch 1, s per window at batch 64]; `check` is [[fed ids], logprob of a token, that token] from lstmlm.
+async function ortWeb(tmp, dir, width, check) {
+  const scratch = process.env.ORT_DIR || fs.mkdtempSync(path.join(os.tmpdir(), 'lstmlm-ortweb-'));
+  if (!fs.existsSync(path.join(scratch, 'node_modules', 'onnxruntime-web'))) {
+    fs.writeFileSync(path.join(scratch, 'package.json'), '{"private": true}');
+    execFileSync('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', 'onnxruntime-web@1.30.0'],
+      {cwd: scratch, stdio: 'pipe'});
+  }
+  const ort = require(path.join(scratch, 'node_modules', 'onnxruntime-web'));
+  ort.env.wasm.numThreads = 1;
+  const file = path.join(tmp, path.basename(dir) + '.onnx');
+  execFileSync('/usr/bin/python3', [path.join(root, 'bench', 'web', 'predict_onnx.py'), dir, file], {stdio: 'pipe'});
+  const session = await ort.InferenceSession.create(fs.readFileSync(file), {executionProviders: ['wasm']});
+  const tensor = (rows) => new ort.Tensor('int64', BigInt64Array.from(rows.flat(), BigInt),
+    [rows.length, rows[0].length]);
+  const cfg = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
+  const same = cfg.layers.every((l) => (l.recurrent_activation || 'sigmoid') === 'sigmoid' &&
+    (l.activation || 'tanh') === 'tanh');
+  for (const [ids, logprob, token] of same ? check : []) {
+    const got = (await session.run({ids: tensor([ids])})).logprobs.data[token];
+    if (!(Math.abs(got - logprob) <= 1e-4)) throw new Error(`ONNX Runtime Web: ${got} where lstmlm has ${logprob}`);
+  }
+  const input = (n) => tensor(Array.from({length: n}, (_, r) => Array.from({length: width}, (_, k) => 1 + (r + k) % 50)));
+  const time = async (n, reps) => {
+    const x = input(n);
+    await session.run({ids: x});
+    const t = [];
+    for (let r = 0; r < repeats; r++) {
+      const t0 = process.hrtime.bigint();
+      for (let i = 0; i < reps; i++) await session.run({ids: x});
+      t.push(Number(process.hrtime.bigint() - t0) / 1e9 / reps / n);
+    }
+    t.sort((a, b) => a - b);
+    return {median: t[Math.floor(t.length / 2)], min: t[0], max: t[t.length - 1]};
+  };
+  const out = [await time(1, 10), await time(64, 2)];
+  if (!process.env.ORT_DIR) fs.rmSync(scratch, {recursive: true, force: true});
+  return {times: out, checked: same};
+}
+
 async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'lstmlm-web-bench-'));
   try {
@@ -133,17 +180,17 @@ async function main() {
     const [mediumDir, mediumLines] = medium(tmp, nMedium);
     const models = [
       ['NYT headlines (word, TF.js)', convert(tmp, 'nyt', [path.join(nyt, 'model.json'), '--vocab',
-        path.join(nyt, 'word_index.json')]), contexts(n, {words: 18}), nyt, repeats],
+        path.join(nyt, 'word_index.json')]), contexts(n, {words: 18}), nyt, repeats, 18],
       ['Nietzsche (char, TF.js)', convert(tmp, 'nie', [path.join(nie, 'lstm'), '--vocab',
-        path.join(nie, 'char_indices.json')]), contexts(n, {chars: 40}), path.join(nie, 'lstm'), repeats],
-      ['MEDIUM (word, random)', mediumDir, mediumLines, null, Math.min(repeats, 3)],
+        path.join(nie, 'char_indices.json')]), contexts(n, {chars: 40}), path.join(nie, 'lstm'), repeats, 0],
+      ['MEDIUM (word, random)', mediumDir, mediumLines, null, Math.min(repeats, 3), 19],
     ];
-    const tfRows = [];
+    const tfRows = [], ortRows = [];
     console.log(`lstmlm ${await lstmlm.version()}, Node ${process.version}, ${os.cpus()[0].model}, 1 thread, ` +
       `${n} contexts (MEDIUM ${nMedium}), median (range) of ${repeats} runs (MEDIUM ${Math.min(repeats, 3)})\n`);
     console.log('| model | task | WASM µs | native µs | WASM / native |');
     console.log('|---|---|---:|---:|---:|');
-    for (const [name, dir, ctx, tfdir, reps] of models) {
+    for (const [name, dir, ctx, tfdir, reps, ortWidth] of models) {
       const mine = [];  // [model, task, lstmlm WASM timing, contexts] of this model's predict rows
       const m = await lstmlm.load(dir);
       const input = ctx.join('\n') + '\n';
@@ -167,6 +214,15 @@ async function main() {
           `${(w.median / v.median).toFixed(2)} |`);
         if (task.startsWith('predict')) mine.push([name, task, w, ctx.length]);
       }
+      if (ortWidth && process.env.ORT === '1') {
+        // The check: lstmlm's best token after 3 contexts, with the ids it fed (pads first).
+        const check = ctx.slice(0, 3).map((c) => {
+          const p = m.predict(c, {top: 1});
+          return [[...Array(p.pads || 0).fill(0), ...p.ids], p.top[0].logprob, p.top[0].id];
+        });
+        const o = await ortWeb(tmp, dir, ortWidth, check);
+        mine.forEach((row, i) => ortRows.push([...row, o.times[i], o.checked]));
+      }
       m.free();
       if (tfdir && process.env.TFJS === '1') {
         const t = await tfjs(tfdir);
@@ -179,6 +235,14 @@ async function main() {
       for (const [name, task, w, count, tw, tc] of tfRows) {
         console.log(`| ${name} | ${task} | ${us(w, count)} | ${us(tw, 1)} | ${us(tc, 1)} | ` +
           `${(tw.median / (w.median / count)).toFixed(1)} |`);
+      }
+    }
+    if (process.env.ORT === '1') {
+      console.log('\n| model | task | lstmlm WASM µs | ONNX Runtime Web µs | ORT Web / lstmlm WASM |');
+      console.log('|---|---|---:|---:|---:|');
+      for (const [name, task, w, count, o, checked] of ortRows) {
+        console.log(`| ${name}${checked ? '' : ' (sigmoid gates: unchecked)'} | ${task} | ${us(w, count)} | ` +
+          `${us(o, 1)} | ${(o.median / (w.median / count)).toFixed(1)} |`);
       }
     }
     const gz = execFileSync('gzip', ['-9', '-c', path.join(wasmDir, 'lstmlm.wasm')]).length;
