@@ -60,6 +60,27 @@ tasks::GenerateOptions generate_options(const lstmlm_generate_options* o, const 
   return g;
 }
 
+// predict's records of `contexts` (their source and first line as the CLI's for messages).
+void predict_records(const lstmlm_model* model, const std::vector<std::string>& contexts, int32_t top,
+                     const char* prefix, size_t prefix_len, const std::string& source, char** out,
+                     size_t* out_len) {
+  if (top < 0)
+    throw UsageError::option("top", " must be >= 0 (0: the whole vocabulary), got " + std::to_string(top));
+  tasks::PredictOptions opt;
+  opt.top = top;
+  opt.prefix = text_of(prefix, prefix_len, "prefix");
+  opt.window = tasks::default_window(*model->model, std::nullopt);
+  opt.validate();
+  auto engine = model->pool->acquire();
+  const auto preds = tasks::predict(*engine, contexts, opt, source, 1);
+  const bool padded = opt.window.mode == tasks::WindowMode::Pad;
+  std::vector<report::Record> records;
+  records.reserve(preds.size());
+  for (size_t i = 0; i < preds.size(); ++i)
+    records.push_back(report::prediction_record(contexts[i], preds[i], padded));
+  give(records, out, out_len);
+}
+
 }  // namespace
 
 }  // namespace lstmlm::capi
@@ -108,19 +129,34 @@ LSTMLM_API lstmlm_status lstmlm_predict_jsonl(const lstmlm_model* model, const c
     need(model, "model");
     need(out, "out");
     *out = nullptr;
-    if (top < 0)
-      throw lstmlm::UsageError::option("top",
-                                       " must be >= 0 (0: the whole vocabulary), got " + std::to_string(top));
-    const std::string ctx = lstmlm::capi::text_of(context, context_len, "context");
-    lstmlm::tasks::PredictOptions opt;
-    opt.top = top;
-    opt.prefix = lstmlm::capi::text_of(prefix, prefix_len, "prefix");
-    opt.window = lstmlm::tasks::default_window(*model->model, std::nullopt);
-    opt.validate();
-    auto engine = model->pool->acquire();
-    const auto preds = lstmlm::tasks::predict(*engine, {ctx}, opt, "argument", 1);
-    const bool padded = opt.window.mode == lstmlm::tasks::WindowMode::Pad;
-    lstmlm::capi::give({lstmlm::report::prediction_record(ctx, preds.at(0), padded)}, out, out_len);
+    lstmlm::capi::predict_records(model, {lstmlm::capi::text_of(context, context_len, "context")}, top,
+                                  prefix, prefix_len, "argument", out, out_len);
+    return LSTMLM_OK;
+  });
+}
+
+LSTMLM_API lstmlm_status lstmlm_predict_batch_jsonl(const lstmlm_model* model, const char* const contexts[],
+                                                    const size_t context_lens[], size_t n, int32_t top,
+                                                    const char* prefix, size_t prefix_len, char** out,
+                                                    size_t* out_len) {
+  return guarded("lstmlm_predict_batch_jsonl", [&] {
+    need(model, "model");
+    need(out, "out");
+    *out = nullptr;
+    if (n > lstmlm::capi::kMaxCount)
+      throw lstmlm::UsageError("n is " + std::to_string(n) + ", more than LSTMLM_MAX_BATCH (" +
+                               std::to_string(lstmlm::capi::kMaxCount) + ")");
+    if (n > 0) {
+      need(contexts, "contexts");
+      need(context_lens, "context_lens");
+    }
+    std::vector<std::string> ctxs;
+    ctxs.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      const std::string name = "contexts[" + std::to_string(i) + "]";
+      ctxs.push_back(lstmlm::capi::text_of(contexts[i], context_lens[i], name.c_str()));
+    }
+    lstmlm::capi::predict_records(model, ctxs, top, prefix, prefix_len, "stdin", out, out_len);
     return LSTMLM_OK;
   });
 }
