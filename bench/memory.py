@@ -225,7 +225,7 @@ def main():
         with open(a.output, "w") as f:
             for r in rows:
                 f.write(json.dumps(r) + "\n")
-    print("\n| shape | precision | front end | build | packed MB | baseline MB | peak MB | resident MB | x packed |")
+    print("\n| shape | precision | front end | build | packed MiB | baseline MiB | peak MiB | resident MiB | x packed |")
     print("|---|---|---|---|--:|--:|--:|--:|--:|")
     for r in rows:
         packed = r["packed_bytes"]
