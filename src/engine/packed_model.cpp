@@ -11,7 +11,8 @@ namespace {
 // 1 MB read from the model's file as the packer reaches them (Model::read_rows), so packing holds the packed
 // layout and one block, never the matrix's floats.
 kernels::Rows model_rows(const Model& m, MatrixKind kind, size_t layer) {
-  const auto [rows, cols] = m.matrix_shape(kind, layer);
+  const auto shape = m.matrix_shape(kind, layer);
+  const int64_t rows = shape.first, cols = shape.second;  // not a structured binding: a lambda captures them
   if (rows * cols == 0) return nullptr;
   if (!m.reads_from_file()) return m.matrix(kind, layer).data();
   struct Block {
