@@ -107,8 +107,7 @@ TEST(EngineFilePacking, LayerZeroLayoutFollowsTheByteRule) {
     // One-hot: the table is W_ih.
     EXPECT_TRUE(engine::fold_input(config(100000, 0), 4096, p));
   }
-  // V 2000, E 160, G 640: 5.1 MB against 1.28 MB + 0.41 MB: not folded (it was before the rule counted
-  // bytes: its 4x the embedding was under the old 8x).
+  // V 2000, E 160, G 640 (the test model no_table_4x): 5.1 MB against 1.28 MB + 0.41 MB: not folded.
   EXPECT_FALSE(engine::fold_input(config(2000, 160), 640, Precision::Fp32));
 }
 

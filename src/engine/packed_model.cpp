@@ -86,9 +86,9 @@ std::unique_ptr<kernels::RecurrentLayer> make_layer(const kernels::Backend& be, 
 
 // table[v] = E[v] W_ih^T + b (one-hot: column v of W_ih + b) in double, laid out by the layer. Blocked
 // double GEMMs: 256 vocabulary rows at a time against W_ih read 512 rows at a time, so the double scratch is
-// 256 x G H and 512 x E whatever the model (W_ih whole in double was 134 MB at H 2048). A one-hot model has
-// one row more, table[V] = b: the zero input vector (the input id V, what Keras' pad_sequences puts before a
-// short one-hot sequence).
+// 256 x G H and 512 x E whatever the model (W_ih whole in double would be 134 MB at H 2048). A one-hot model
+// has one row more, table[V] = b: the zero input vector (the input id V, what Keras' pad_sequences puts
+// before a short one-hot sequence).
 void fold_table(const Model& m, const kernels::RecurrentLayer& layer0, kernels::FloatBuf& table) {
   const ModelConfig& c = m.config();
   const int V = c.vocab_size, E = c.embedding_dim, G = layer0.term_width();
