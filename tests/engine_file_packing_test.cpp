@@ -4,6 +4,7 @@
 // folded table or the embedding's rows through W_ih) follows the byte rule of fold_input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
 
@@ -85,6 +86,24 @@ TEST(EngineFilePacking, AnotherPrecisionIsPackedFromTheFileAfterKeepOnlyPacked) 
   a.logprobs(in, sa, la);
   b.logprobs(in, sb, lb);
   EXPECT_TRUE(test::same(la[0], lb[0]));
+}
+
+// A GRU with reset_after and no bias_hh in its file: the absent bias is 3H zeros, sized from the config, as
+// W_hh stays in the file.
+TEST(EngineFilePacking, AnAbsentGruBiasIsSizedFromTheConfig) {
+  const auto models = test::test_models();
+  const auto it =
+      std::find_if(models.begin(), models.end(), [](const auto& m) { return m.name == "v3_gru"; });
+  ASSERT_NE(it, models.end());
+  auto files = test::files_of(*it->model);
+  std::erase_if(files.tensors, [](const test::Tensor& t) { return t.name == "gru.bias_hh_l0"; });
+  files.rebuild_weights();
+  FilePackingDir dir("gru_bias");
+  files.write(dir.path);
+  const auto loaded = Model::load(dir.path.string());
+  const auto& b = loaded->held_weights().layers[0].bias_hh;
+  ASSERT_EQ(b.size(), 3 * it->model->config().layers[0].hidden_size);
+  EXPECT_TRUE(b.isZero());
 }
 
 // fold_input by hand: the table is V x G x 4 bytes; the unfolded layout holds V x E x 4 bytes of embedding

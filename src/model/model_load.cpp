@@ -188,7 +188,7 @@ LayerWeights read_layer(TensorReader& r, const LayerConfig& lc, size_t k) {
                                         format::quoted(names::bias_hh(k, cell)) + " (" + why +
                                         " needs at least one)");
   if (split) {  // the absent one of the pair is zero
-    const Eigen::Index g = lw.w_hh.rows();
+    const Eigen::Index g = Eigen::Index(lc.gate_count()) * lc.hidden_size;  // W_hh's rows (left in the file)
     if (!has_ih) lw.bias = Eigen::VectorXf::Zero(g);
     if (!has_hh) lw.bias_hh = Eigen::VectorXf::Zero(g);
   }
