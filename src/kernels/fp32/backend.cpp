@@ -16,7 +16,7 @@ class Fp32Backend final : public Backend {
   explicit Fp32Backend(const Kernels& k) : k_(k), name_(std::string("fp32/") + k.isa) {}
   std::string_view name() const override { return name_; }
   std::unique_ptr<RecurrentLayer> lstm(const LstmWeights& w) const override { return make_lstm(w, k_); }
-  std::unique_ptr<OutputLayer> linear(const float* w, int rows, int cols, const float* bias) const override {
+  std::unique_ptr<OutputLayer> linear(const Rows& w, int rows, int cols, const float* bias) const override {
     return make_linear(w, rows, cols, bias, k_);
   }
 

@@ -398,10 +398,11 @@ class CompareLowp(unittest.TestCase):
         self.assertIn("| 0.30 (0.30-0.30) | - (none) | - |", row("MEDIUM", "generate / score"))
 
     def test_weight_bytes_per_token(self):
-        # MEDIUM: W_hh of 2 layers (4 x 650 x 650 each), layer 1's W_ih (the same), the decoder 10,000 x 650:
-        # 3 x 1,690,000 + 6,500,000 = 11,570,000 weights; int8 adds a float scale per row (5,200 + 10,000).
-        self.assertEqual(compare.weight_bytes_per_token(10000, 650, 650, 2, "int8"), 11_570_000 + 4 * 15_200)
-        self.assertEqual(compare.weight_bytes_per_token(10000, 650, 650, 2, "fp32"), 4 * 11_570_000)
+        # MEDIUM: W_hh of 2 layers (4 x 650 x 650 each), both layers' W_ih (the same: its 104 MB table is larger
+        # than the 26 MB embedding and W_ih, so layer 0 is not folded), the decoder 10,000 x 650:
+        # 4 x 1,690,000 + 6,500,000 = 13,260,000 weights; int8 adds a float scale per row (7,800 + 10,000).
+        self.assertEqual(compare.weight_bytes_per_token(10000, 650, 650, 2, "int8"), 13_260_000 + 4 * 17_800)
+        self.assertEqual(compare.weight_bytes_per_token(10000, 650, 650, 2, "fp32"), 4 * 13_260_000)
         self.assertEqual(compare.weight_bytes_per_token(554, 100, 100, 1, "bf16"), 2 * (40_000 + 55_400))
 
     def test_peak_text(self):
