@@ -127,6 +127,9 @@ inline std::vector<NamedModel> test_models() {
       {"tails", make_model(45, 6, {{46}, {12}}, false, 9, 0.5f)},
       // A [V, 4H] table over 4 MB and > 8x the embedding: layer 0 takes the GEMM path instead of the table.
       {"no_table", make_model(600, 1, {{448}, {5}}, false, 8, 0.05f)},
+      // A 5.1 MB table at 4x the embedding, more than the embedding and W_ih together: unfolded
+      // (engine::fold_input; MEDIUM's proportions, E = H).
+      {"no_table_4x", make_model(2000, 160, {{160}}, false, 17, 0.1f)},
       // Format v2: cell activations other than tanh, and output heads of Dense layers (one tied).
       {"v2_relu_head", make_model(29, 6,
                                   {{13, 0, A::Sigmoid, {}, Activation::Relu},

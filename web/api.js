@@ -72,6 +72,28 @@
     }
   }
 
+  // Texts (strings or Uint8Arrays) in the module's memory for the length of `body(ptrs, lens, n)`: two
+  // arrays of n pointers and n lengths, as withString writes one.
+  function withStrings(M, texts, body) {
+    const encoded = texts.map((s) => s instanceof Uint8Array ? s : new TextEncoder().encode(String(s)));
+    const total = encoded.reduce((a, b) => a + b.length, 0);
+    const block = M._malloc(total + 1), ptrs = M._malloc(4 * texts.length + 4), lens = M._malloc(4 * texts.length + 4);
+    try {
+      let at = block;
+      encoded.forEach((bytes, i) => {
+        M.HEAPU8.set(bytes, at);
+        M.HEAPU32[(ptrs >> 2) + i] = at;
+        M.HEAPU32[(lens >> 2) + i] = bytes.length;
+        at += bytes.length;
+      });
+      return body(ptrs, lens, texts.length);
+    } finally {
+      M._free(block);
+      M._free(ptrs);
+      M._free(lens);
+    }
+  }
+
   // Calls fn(outPtr, lenPtr) of a C function that gives a string (lstmlm_*_jsonl); returns it.
   function takeString(M, fn) {
     const slots = M._malloc(8);
@@ -313,11 +335,18 @@
       return records(withString(M, text, (p, len) =>
         takeString(M, (out, n) => M._lstmlm_score_jsonl(this._live(), p, len, out, n))));
     }
-    // The record of `lstmlm predict --top TOP [--prefix PREFIX] --output-format jsonl CONTEXT`.
+    // The record of `lstmlm predict --top TOP [--prefix PREFIX] --output-format jsonl CONTEXT`; given an
+    // array of contexts, their records in engine batches of 64 (as the CLI's of the contexts on stdin, one
+    // per line), each the bits of the context's own.
     predict(context, options = {}) {
       const M = this._M;
       const top = options.top === undefined ? 10 : int32(M, options.top, 'top');
       const prefix = options.prefix === undefined ? '' : options.prefix;
+      if (Array.isArray(context)) {
+        return withStrings(M, context, (ptrs, lens, n) => withString(M, prefix, (pp, plen) =>
+          records(takeString(M, (out, len) =>
+            M._lstmlm_predict_batch_jsonl(this._live(), ptrs, lens, n, top, pp, plen, out, len)))));
+      }
       return withString(M, context, (cp, clen) => withString(M, prefix, (pp, plen) =>
         records(takeString(M, (out, n) =>
           M._lstmlm_predict_jsonl(this._live(), cp, clen, top, pp, plen, out, n)))[0]));
@@ -370,19 +399,43 @@
     }
   }
 
+  // body() with LSTMLM_ISA set to isa in the module's environment (unset again after), or as it is.
+  function withIsa(M, isa, body) {
+    if (isa === undefined) return body();
+    return withString(M, 'LSTMLM_ISA', (name) => {
+      withString(M, isa, (value) => M._setenv(name, value, 1));
+      try {
+        return body();
+      } finally {
+        M._unsetenv(name);
+      }
+    });
+  }
+
   // Loads a model: in Node a model directory's path; anywhere its files as {name: ArrayBuffer | Uint8Array |
   // URL}. options.wasm: the module's bytes or URL (the first load makes the module); options.name: the
-  // directory the files are given in messages (default "model0", "model1", ...).
+  // directory the files are given in messages (default "model0", "model1", ...); options.isa: the kernel
+  // level, as LSTMLM_ISA ("simd128", the default; "scalar": the native build's bits, slower); options.precision:
+  // the CLI's --precision ("fp32", the default; "int8"; "bf16"). A model keeps the kernels it was loaded with.
   async function load(source, options = {}) {
     const M = await instance(options.wasm);
+    if (options.isa !== undefined && typeof options.isa !== 'string') {
+      throw new LstmlmError('isa: expected a string, got ' + JSON.stringify(options.isa), 1);
+    }
+    // lstmlm_precision's values, by the CLI's --precision names.
+    const precision = ['fp32', 'bf16', 'int8'].indexOf(options.precision === undefined ? 'fp32' : options.precision);
+    if (precision < 0) {
+      throw new LstmlmError('precision: expected fp32, bf16 or int8, got ' + JSON.stringify(options.precision), 1);
+    }
     const staged = await stage(M, source, options);
     const opts = M._malloc(12);  // lstmlm_model_options on wasm32
     const slot = M._malloc(4);
     try {
       M.HEAPU32[opts >> 2] = 12;
       M.HEAP32[(opts + 4) >> 2] = 1;  // threads: the build has one
-      M.HEAP32[(opts + 8) >> 2] = 0;  // fp32
-      const status = withString(M, staged.path, (p) => M._lstmlm_model_load(p, opts, slot));
+      M.HEAP32[(opts + 8) >> 2] = precision;
+      const status = withIsa(M, options.isa, () =>
+        withString(M, staged.path, (p) => M._lstmlm_model_load(p, opts, slot)));
       check(M, status);
       return new Model(M, M.HEAPU32[slot >> 2], staged.path);
     } finally {

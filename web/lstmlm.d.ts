@@ -96,7 +96,7 @@ export class State {
 export class Model {
   /** The directory the model was loaded from (given files: "/models/NAME"). */
   readonly path: string;
-  /** The kernels that run, e.g. "fp32/scalar". */
+  /** The kernels that run: "fp32/simd128" (the WebAssembly bits) or "fp32/scalar" (the native bits). */
   readonly kernels: string;
   readonly vocabSize: number;
   /** The vocabulary string of a token id. */
@@ -107,6 +107,9 @@ export class Model {
   score(text: Text): ScoreRecord[];
   /** `lstmlm predict --top TOP [--prefix PREFIX] --output-format jsonl CONTEXT`. */
   predict(context: Text, options?: PredictOptions): PredictionRecord;
+  /** The records of many contexts, run in engine batches of 64 (`lstmlm predict` of the contexts on stdin,
+   * one per line): each equal, bit for bit, to the context's own `predict`. */
+  predict(contexts: Text[], options?: PredictOptions): PredictionRecord[];
   /** `lstmlm generate -p PROMPT -n N --seed SEED ... --output-format jsonl`: the sample. */
   generate(prompt?: Text, options?: GenerateOptions): SampleRecord;
   /** A new stream; bos (default true) feeds the start token first, as score and predict begin a text. */
@@ -120,6 +123,12 @@ export interface LoadOptions {
   wasm?: ArrayBuffer | Uint8Array | string;
   /** The directory given files get in messages: "/models/NAME" (default model0, model1, ...). */
   name?: string;
+  /** The kernel level, as the CLI's LSTMLM_ISA: "simd128" (default: fp32 on SIMD128, a multiply then an
+   * add, within 1e-5 of the native logprobs) or "scalar" (the native build's bits exactly, slower). */
+  isa?: 'simd128' | 'scalar';
+  /** The CLI's --precision: "fp32" (default), "int8" (int8 weights, the native int8 bits at both levels:
+   * exact integer sums), "bf16" (plain code only). */
+  precision?: 'fp32' | 'int8' | 'bf16';
 }
 
 /** Loads a model: in Node a model directory's path; anywhere its files (config.json, vocab.json,

@@ -3,8 +3,10 @@
 # declarations beside them. scripts/build-wasm configures it (emcmake cmake); CMakeLists.txt includes this
 # file instead of its native targets. No ICU, SentencePiece or zlib (emscripten has them only as ports it
 # downloads): the modes and models that need them are refused with a message. No threads: an engine runs on
-# one. Plain-code kernels (LSTMLM_SIMD_SCALAR), with an fma rounded once (src/kernels/fma.hpp): the bits
-# of the native build.
+# one. fp32 kernels on SIMD128 (src/kernels/{fp32,cells}/wasm.cpp: a multiply then an add, the WebAssembly
+# bit set), int8's on SIMD128 (int8/wasm.cpp, exact sums: the native bits);
+# everything else, and the kernels LSTMLM_ISA=scalar selects, plain code (LSTMLM_SIMD_SCALAR) with an fma
+# rounded once (src/kernels/fma.hpp): the bits of the native build.
 include(cmake/tensor_names.cmake)
 
 file(GLOB_RECURSE LSTMLM_WASM_SOURCES CONFIGURE_DEPENDS src/*.cpp)
@@ -23,9 +25,14 @@ file(CREATE_LINK /usr/include/nlohmann ${LSTMLM_WASM_THIRD_PARTY}/nlohmann SYMBO
 # never reorders a floating-point operation, so the bits stay the native ones (tests/wasm).
 set(LSTMLM_WASM_FLAGS -fwasm-exceptions -ffp-contract=off -msimd128)
 add_executable(lstmlm_wasm ${LSTMLM_WASM_SOURCES})
-# The kernel variants name themselves with a macro (simd.hpp): each file is a unit of its own.
+# The kernel variants name themselves with a macro (simd.hpp): each file is a unit of its own. Only the
+# SIMD128 ones leave plain code (LSTMLM_SIMD_WASM).
 set_source_files_properties(src/kernels/fp32/scalar.cpp src/kernels/cells/scalar.cpp PROPERTIES
   SKIP_UNITY_BUILD_INCLUSION ON)
+set_source_files_properties(src/kernels/fp32/wasm.cpp src/kernels/cells/wasm.cpp PROPERTIES
+  SKIP_UNITY_BUILD_INCLUSION ON COMPILE_DEFINITIONS LSTMLM_SIMD_WASM)
+# int8's SIMD128 kernel (exact int32 sums: int8's native bits) names its intrinsics itself.
+set_source_files_properties(src/kernels/int8/wasm.cpp PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
 set_target_properties(lstmlm_wasm PROPERTIES OUTPUT_NAME lstmlm SUFFIX ".js" UNITY_BUILD ON
   UNITY_BUILD_BATCH_SIZE 8 RUNTIME_OUTPUT_DIRECTORY ${LSTMLM_WASM_OUT})
 target_include_directories(lstmlm_wasm PRIVATE include src ${LSTMLM_GENERATED_INCLUDE_DIR})
@@ -41,7 +48,8 @@ target_compile_definitions(lstmlm_wasm PRIVATE LSTMLM_SIMD_SCALAR LSTMLM_NO_ICU 
 # The C API's functions (include/lstmlm/lstmlm.h) are the module's exports; web/api.js wraps them.
 file(READ include/lstmlm/lstmlm.h LSTMLM_WASM_HEADER)
 string(REGEX MATCHALL "LSTMLM_API [^;]*[ *](lstmlm_[a-z0-9_]+)\\(" LSTMLM_WASM_DECLS "${LSTMLM_WASM_HEADER}")
-set(LSTMLM_WASM_EXPORTS _malloc _free)
+# setenv and unsetenv: load's isa option is LSTMLM_ISA for the length of the load (web/api.js).
+set(LSTMLM_WASM_EXPORTS _malloc _free _setenv _unsetenv)
 foreach(decl ${LSTMLM_WASM_DECLS})
   string(REGEX REPLACE ".*[ *](lstmlm_[a-z0-9_]+)\\($" "_\\1" name "${decl}")
   list(APPEND LSTMLM_WASM_EXPORTS ${name})

@@ -1,14 +1,22 @@
 // lstmlm's WebAssembly build against the native build, in Node, one thread, the same model files (docs/web.md):
 //   node bench/web/bench.js [WASM_DIR] [CLI]          (default build-wasm, build/lstmlm)
-// next-word predict at batch 1 (one call per context, --top 1) and scoring at batch 64 (score of N lines,
-// sentence mode), on the converted TF.js models of ../shared/data (NYT headlines, word, windows of 18 ids;
-// Nietzsche, char, windows of 40) and the bundled fairytales word model (stateful). The native figures are the
-// CLI's wall time over the same N contexts or lines in one process (its start and model load included,
-// spread over N). Each figure is the best of REPEATS (3) runs: the machine may be shared. Prints a Markdown
-// table. With TFJS=1, TensorFlow.js 4.22 (@tensorflow/tfjs with @tensorflow/tfjs-backend-wasm, npm-installed
-// here with --ignore-scripts into a scratch folder, TFJS_DIR to keep one) runs the same TF.js model.json on its
-// wasm and cpu backends: model.predict at batch 1 and at batch 64 (next-word prediction of 64 windows, per
-// window), against lstmlm's predict (batch 1) and score (every token of each line scored, per line).
+// next-word predict at batch 1 (one call per context, --top 1), predict at batch 64 (an array of 64
+// contexts per call: one engine batch) and scoring (score of the lines, every token, 64 lines to an engine
+// batch), on the converted TF.js models of ../shared/data (NYT headlines, word, windows of 18 ids; Nietzsche,
+// char, windows of 40) and MEDIUM (V 10,000, E 650, two LSTMs of 650, random weights, bench/beam_search.py's
+// write_model; lines of 18 of its words, stateful). The native figures are the CLI's wall time over the same
+// contexts or lines in one process (--batch-size 1 or 64; its start and model load included, spread over
+// them). Each figure is the median of REPEATS (5; 3 on MEDIUM) runs, with the range: the machine may be
+// shared. Prints Markdown tables. With TFJS=1, TensorFlow.js 4.22 (@tensorflow/tfjs with
+// @tensorflow/tfjs-backend-wasm, npm-installed here with --ignore-scripts into a scratch folder, TFJS_DIR to
+// keep one) runs the same TF.js model.json on its wasm and cpu backends: model.predict at batch 1 and at batch
+// 64 (next-word prediction of 64 windows, per window), the same work as lstmlm's predict rows. With ORT=1,
+// ONNX Runtime Web 1.30 (onnxruntime-web, its WebAssembly backend, one thread; npm-installed the same way,
+// ORT_DIR to keep one) runs the predict graph bench/web/predict_onnx.py writes from the same model directory
+// (NYT headlines and MEDIUM: Nietzsche's one-hot input is not what that exporter takes), the same windows,
+// after a check that its log-probability of lstmlm's best token is lstmlm's within 1e-4. The exporter's
+// nn.LSTM has sigmoid gates: a model with others (NYT headlines: Keras 2's hard_sigmoid) is a function of
+// the same shapes and work but not the same values, so it is timed unchecked, and the table says so.
 'use strict';
 const {execFileSync, spawnSync} = require('node:child_process');
 const fs = require('node:fs');
@@ -20,7 +28,7 @@ process.chdir(root);
 const wasmDir = path.resolve(process.argv[2] || 'build-wasm');
 const cli = path.resolve(process.argv[3] || 'build/lstmlm');
 const data = path.resolve(root, '..', 'shared', 'data');
-const repeats = Number(process.env.REPEATS || 3);
+const repeats = Number(process.env.REPEATS || 5);
 const lstmlm = require(path.join(wasmDir, 'lstmlm.js'));
 
 function convert(tmp, name, args) {
@@ -42,10 +50,18 @@ function contexts(n, {words, chars}) {
   return out;
 }
 
-function best(fn) {
-  let t = Infinity;
-  for (let r = 0; r < repeats; r++) t = Math.min(t, fn());
-  return t;
+// fn() run `reps` times: {median, min, max} of its results.
+function timed(fn, reps = repeats) {
+  const t = [];
+  for (let r = 0; r < reps; r++) t.push(fn());
+  t.sort((a, b) => a - b);
+  return {median: t[Math.floor(t.length / 2)], min: t[0], max: t[t.length - 1]};
+}
+
+// "median (min-max)" of a timing in µs per unit (n units per run).
+function us(t, n) {
+  const f = (x) => (x / n * 1e6).toFixed(x / n * 1e6 < 100 ? 1 : 0);
+  return `${f(t.median)} (${f(t.min)}–${f(t.max)})`;
 }
 
 function seconds(fn) {
@@ -61,7 +77,7 @@ function native(args, input) {
   });
 }
 
-// TensorFlow.js on the model.json of `dir`: {backend: [µs per predict at batch 1, µs per window at batch 64]}.
+// TensorFlow.js on the model.json of `dir`: {backend: [s per predict at batch 1, s per window at batch 64]}.
 async function tfjs(dir) {
   const scratch = process.env.TFJS_DIR || fs.mkdtempSync(path.join(os.tmpdir(), 'lstmlm-tfjs-'));
   if (!fs.existsSync(path.join(scratch, 'node_modules', '@tensorflow', 'tfjs-backend-wasm'))) {
@@ -90,12 +106,68 @@ async function tfjs(dir) {
     const time = (n, reps) => {
       const input = x(n);
       m.predict(input).dataSync();
-      return best(() => seconds(() => { for (let i = 0; i < reps; i++) m.predict(input).dataSync(); })) / reps / n;
+      return timed(() => seconds(() => { for (let i = 0; i < reps; i++) m.predict(input).dataSync(); }) / reps / n);
     };
-    out[backend] = [time(1, 30) * 1e6, time(64, 3) * 1e6];
+    out[backend] = [time(1, 30), time(64, 3)];
   }
   if (!process.env.TFJS_DIR) fs.rmSync(scratch, {recursive: true, force: true});
   return out;
+}
+
+// MEDIUM's model directory in tmp, and `n` lines of 18 of its words (a fixed LCG).
+function medium(tmp, n) {
+  const dir = path.join(tmp, 'medium');
+  execFileSync('/usr/bin/python3', ['-c', 'import sys; sys.path[:0] = sys.argv[2:]; ' +
+    'from beam_search import write_model; write_model(sys.argv[1], 10000, 650, 650, 2, 1)', dir,
+  path.join(root, 'bench'), path.join(root, 'python')], {stdio: 'pipe'});
+  const vocab = JSON.parse(fs.readFileSync(path.join(dir, 'vocab.json'), 'utf8'));
+  let x = 1;
+  const pick = () => {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    return vocab[2 + x % (vocab.length - 2)];
+  };
+  return [dir, Array.from({length: n}, () => Array.from({length: 18}, pick).join(' '))];
+}
+
+// ONNX Runtime Web on the predict graph of model directory `dir`, windows of `width` ids: [s per predict at
+// batch 1, s per window at batch 64]; `check` is [[fed ids], logprob of a token, that token] from lstmlm.
+async function ortWeb(tmp, dir, width, check) {
+  const scratch = process.env.ORT_DIR || fs.mkdtempSync(path.join(os.tmpdir(), 'lstmlm-ortweb-'));
+  if (!fs.existsSync(path.join(scratch, 'node_modules', 'onnxruntime-web'))) {
+    fs.writeFileSync(path.join(scratch, 'package.json'), '{"private": true}');
+    execFileSync('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', 'onnxruntime-web@1.30.0'],
+      {cwd: scratch, stdio: 'pipe'});
+  }
+  const ort = require(path.join(scratch, 'node_modules', 'onnxruntime-web'));
+  ort.env.wasm.numThreads = 1;
+  const file = path.join(tmp, path.basename(dir) + '.onnx');
+  execFileSync('/usr/bin/python3', [path.join(root, 'bench', 'web', 'predict_onnx.py'), dir, file], {stdio: 'pipe'});
+  const session = await ort.InferenceSession.create(fs.readFileSync(file), {executionProviders: ['wasm']});
+  const tensor = (rows) => new ort.Tensor('int64', BigInt64Array.from(rows.flat(), BigInt),
+    [rows.length, rows[0].length]);
+  const cfg = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
+  const same = cfg.layers.every((l) => (l.recurrent_activation || 'sigmoid') === 'sigmoid' &&
+    (l.activation || 'tanh') === 'tanh');
+  for (const [ids, logprob, token] of same ? check : []) {
+    const got = (await session.run({ids: tensor([ids])})).logprobs.data[token];
+    if (!(Math.abs(got - logprob) <= 1e-4)) throw new Error(`ONNX Runtime Web: ${got} where lstmlm has ${logprob}`);
+  }
+  const input = (n) => tensor(Array.from({length: n}, (_, r) => Array.from({length: width}, (_, k) => 1 + (r + k) % 50)));
+  const time = async (n, reps) => {
+    const x = input(n);
+    await session.run({ids: x});
+    const t = [];
+    for (let r = 0; r < repeats; r++) {
+      const t0 = process.hrtime.bigint();
+      for (let i = 0; i < reps; i++) await session.run({ids: x});
+      t.push(Number(process.hrtime.bigint() - t0) / 1e9 / reps / n);
+    }
+    t.sort((a, b) => a - b);
+    return {median: t[Math.floor(t.length / 2)], min: t[0], max: t[t.length - 1]};
+  };
+  const out = [await time(1, 10), await time(64, 2)];
+  if (!process.env.ORT_DIR) fs.rmSync(scratch, {recursive: true, force: true});
+  return {times: out, checked: same};
 }
 
 async function main() {
@@ -103,37 +175,53 @@ async function main() {
   try {
     const nyt = path.join(data, 'tfjs-keras224-nyt-headlines-word');
     const nie = path.join(data, 'tfjs-keras215-nietzsche-char');
+    const n = Number(process.env.CONTEXTS || 512);
+    const nMedium = Number(process.env.CONTEXTS_MEDIUM || 128);
+    const [mediumDir, mediumLines] = medium(tmp, nMedium);
     const models = [
       ['NYT headlines (word, TF.js)', convert(tmp, 'nyt', [path.join(nyt, 'model.json'), '--vocab',
-        path.join(nyt, 'word_index.json')]), {words: 18}, nyt],
+        path.join(nyt, 'word_index.json')]), contexts(n, {words: 18}), nyt, repeats, 18],
       ['Nietzsche (char, TF.js)', convert(tmp, 'nie', [path.join(nie, 'lstm'), '--vocab',
-        path.join(nie, 'char_indices.json')]), {chars: 40}, path.join(nie, 'lstm')],
-      ['fairytales (word, bundled)', 'models/fairytales-word', {words: 18}, null],
+        path.join(nie, 'char_indices.json')]), contexts(n, {chars: 40}), path.join(nie, 'lstm'), repeats, 0],
+      ['MEDIUM (word, random)', mediumDir, mediumLines, null, Math.min(repeats, 3), 19],
     ];
-    const tfRows = [];
-    const n = Number(process.env.CONTEXTS || 1000);
+    const tfRows = [], ortRows = [];
     console.log(`lstmlm ${await lstmlm.version()}, Node ${process.version}, ${os.cpus()[0].model}, 1 thread, ` +
-      `${n} contexts, best of ${repeats}\n`);
+      `${n} contexts (MEDIUM ${nMedium}), median (range) of ${repeats} runs (MEDIUM ${Math.min(repeats, 3)})\n`);
     console.log('| model | task | WASM µs | native µs | WASM / native |');
     console.log('|---|---|---:|---:|---:|');
-    for (const [name, dir, cut, tfdir] of models) {
-      const mine = [];  // [model, task, lstmlm WASM µs] of this model's rows
+    for (const [name, dir, ctx, tfdir, reps, ortWidth] of models) {
+      const mine = [];  // [model, task, lstmlm WASM timing, contexts] of this model's predict rows
       const m = await lstmlm.load(dir);
-      const ctx = contexts(n, cut);
       const input = ctx.join('\n') + '\n';
+      const batches = [];
+      for (let i = 0; i < ctx.length; i += 64) batches.push(ctx.slice(i, i + 64));
+      const predictArgs = ['predict', '-m', dir, '-t', '1', '--top', '1', '--output-format', 'jsonl'];
       const rows = [
         ['predict, batch 1',
           () => seconds(() => { for (const c of ctx) m.predict(c, {top: 1}); }),
-          () => native(['predict', '-m', dir, '-t', '1', '--top', '1', '--batch-size', '1', '--output-format',
-            'jsonl'], input)],
-        ['score, batch 64',
+          () => native([...predictArgs, '--batch-size', '1'], input)],
+        ['predict, batch 64',
+          () => seconds(() => { for (const b of batches) m.predict(b, {top: 1}); }),
+          () => native([...predictArgs, '--batch-size', '64'], input)],
+        ['score a line, batch 64',
           () => seconds(() => m.score(input)),
           () => native(['score', '-m', dir, '-t', '1', '-v', 'word', '--output-format', 'jsonl'], input)],
       ];
       for (const [task, wasm, nat] of rows) {
-        const w = best(wasm) / n * 1e6, v = best(nat) / n * 1e6;
-        console.log(`| ${name} | ${task} | ${w.toFixed(1)} | ${v.toFixed(1)} | ${(w / v).toFixed(2)} |`);
-        mine.push([name, task, w]);
+        const w = timed(wasm, reps), v = timed(nat, reps);
+        console.log(`| ${name} | ${task} | ${us(w, ctx.length)} | ${us(v, ctx.length)} | ` +
+          `${(w.median / v.median).toFixed(2)} |`);
+        if (task.startsWith('predict')) mine.push([name, task, w, ctx.length]);
+      }
+      if (ortWidth && process.env.ORT === '1') {
+        // The check: lstmlm's best token after 3 contexts, with the ids it fed (pads first).
+        const check = ctx.slice(0, 3).map((c) => {
+          const p = m.predict(c, {top: 1});
+          return [[...Array(p.pads || 0).fill(0), ...p.ids], p.top[0].logprob, p.top[0].id];
+        });
+        const o = await ortWeb(tmp, dir, ortWidth, check);
+        mine.forEach((row, i) => ortRows.push([...row, o.times[i], o.checked]));
       }
       m.free();
       if (tfdir && process.env.TFJS === '1') {
@@ -144,8 +232,17 @@ async function main() {
     if (process.env.TFJS === '1') {
       console.log('\n| model | task | lstmlm WASM µs | TF.js wasm µs | TF.js cpu µs | TF.js wasm / lstmlm WASM |');
       console.log('|---|---|---:|---:|---:|---:|');
-      for (const [name, task, w, tw, tc] of tfRows) {
-        console.log(`| ${name} | ${task} | ${w.toFixed(1)} | ${tw.toFixed(1)} | ${tc.toFixed(1)} | ${(tw / w).toFixed(2)} |`);
+      for (const [name, task, w, count, tw, tc] of tfRows) {
+        console.log(`| ${name} | ${task} | ${us(w, count)} | ${us(tw, 1)} | ${us(tc, 1)} | ` +
+          `${(tw.median / (w.median / count)).toFixed(1)} |`);
+      }
+    }
+    if (process.env.ORT === '1') {
+      console.log('\n| model | task | lstmlm WASM µs | ONNX Runtime Web µs | ORT Web / lstmlm WASM |');
+      console.log('|---|---|---:|---:|---:|');
+      for (const [name, task, w, count, o, checked] of ortRows) {
+        console.log(`| ${name}${checked ? '' : ' (sigmoid gates: unchecked)'} | ${task} | ${us(w, count)} | ` +
+          `${us(o, 1)} | ${(o.median / (w.median / count)).toFixed(1)} |`);
       }
     }
     const gz = execFileSync('gzip', ['-9', '-c', path.join(wasmDir, 'lstmlm.wasm')]).length;

@@ -38,10 +38,11 @@ inline constexpr int kMaxThreads = 256;
 size_t packed_bytes(const Model& model, Precision precision = Precision::Fp32);
 
 // Packs `model` for `precision`, as an Engine of it would, and frees the float layer weights it was packed
-// from (Model::release_layer_weights): a process that runs one precision then holds its weights once (a
-// 3 x 2048 LSTM at fp32 took twice its 400 MB). Call it before the model is shared between threads;
-// an Engine of another precision then throws UsageError, and so does packed_bytes() of another precision.
-// summarize() (summary.hpp) keeps the counts it made before.
+// from (Model::release_layer_weights): a process that runs one precision then holds its weights once. A
+// loaded model holds no float matrices anyway (packed from its file a block of rows at a time), and packs
+// another precision from the file on first use; for a model built in memory an Engine of another precision
+// then throws UsageError, and so does packed_bytes() of another precision. Call it before the model is
+// shared between threads. summarize() (summary.hpp) keeps the counts it made before.
 void keep_only_packed(const std::shared_ptr<const Model>& model, Precision precision);
 
 // The kernels an Engine of this precision would run on this CPU, "<precision>/<isa>" (e.g. "int8/amx"):

@@ -288,6 +288,14 @@ LSTMLM_API lstmlm_status lstmlm_score_jsonl_options(const lstmlm_model* model, c
 LSTMLM_API lstmlm_status lstmlm_predict_jsonl(const lstmlm_model* model, const char* context, size_t context_len,
                                               int32_t top, const char* prefix, size_t prefix_len, char** out,
                                               size_t* out_len);
+/* lstmlm_predict_jsonl of n contexts (contexts[i], context_lens[i] bytes) in engine batches (of 64), as
+ * `lstmlm predict` of the contexts given one per line on stdin: n records in order, each equal to the
+ * context's own lstmlm_predict_jsonl record (batch invariance). An error names the context as the CLI names
+ * a line ("stdin:3: ..."). n at most LSTMLM_MAX_BATCH. */
+LSTMLM_API lstmlm_status lstmlm_predict_batch_jsonl(const lstmlm_model* model, const char* const contexts[],
+                                                    const size_t context_lens[], size_t n, int32_t top,
+                                                    const char* prefix, size_t prefix_len, char** out,
+                                                    size_t* out_len);
 /* `lstmlm predict --top TOP --softmax SOFTMAX --output-format jsonl CONTEXT`: "full" (NULL) or "skip" (the
  * candidates ranked by their logits: {"token", "id", "logit"}, the record with "softmax": "skip"). */
 LSTMLM_API lstmlm_status lstmlm_predict_jsonl_softmax(const lstmlm_model* model, const char* context,

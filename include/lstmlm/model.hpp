@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "lstmlm/config.hpp"
+#include "lstmlm/safetensors.hpp"
 #include "lstmlm/tokenizer.hpp"
 #include "lstmlm/vocab.hpp"
 
@@ -55,6 +56,11 @@ struct Weights {
   std::map<std::string, std::vector<double>> f64;
 };
 
+// The big matrices of a model by their place. Model::load leaves them in weights.safetensors (read in row
+// blocks when a backend packs them, held in memory only when asked for): a process then holds its packed
+// weights and not the floats too.
+enum class MatrixKind { Embedding, WeightIh, WeightHh, WeightHr, Decoder };
+
 // The three files of a model as error messages name them: Model::load gives their paths in the
 // directory, Model::create (a model built in memory) their bare names.
 struct ModelPaths {
@@ -80,9 +86,23 @@ class Model {
   const ModelConfig& config() const { return config_; }
   const Vocab& vocab() const { return vocab_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
-  const Weights& weights() const { return weights_; }
-  // The output matrix [V, decoder_input_size]: the embedding itself when the output is tied (never a copy).
-  const MatrixRM& decoder() const { return config_.tied ? weights_.embedding : weights_.decoder; }
+  // Every tensor as floats in memory: the matrices a loaded model left in its file are read on the first
+  // call and kept (thread-safe). For what needs all the floats (the double-precision path, tests); the
+  // engine packs from read_rows and never calls it.
+  const Weights& weights() const;
+  // The weights in memory now, read from nowhere: the matrices still in the file are empty here (their
+  // shapes: matrix_shape). The small tensors (biases, peepholes, head, format v5's) are always in memory.
+  const Weights& held_weights() const { return weights_; }
+  // One big matrix in memory, read from the file on first use and kept (thread-safe). The decoder of a
+  // tied model is the embedding.
+  const MatrixRM& matrix(MatrixKind kind, size_t layer = 0) const;
+  // Rows [first, first + count) of that matrix as floats into out[count * cols]: copied from memory, or
+  // read from the file without keeping them (thread-safe). What a backend packs from, a block at a time.
+  void read_rows(MatrixKind kind, size_t layer, int64_t first, int64_t count, float* out) const;
+  // {rows, cols} of the matrix, whether in memory or in the file ({0, 0} when the model has none).
+  std::pair<int64_t, int64_t> matrix_shape(MatrixKind kind, size_t layer = 0) const;
+  // The output matrix [V, decoder_input_size] in memory: the embedding itself when the output is tied.
+  const MatrixRM& decoder() const { return matrix(MatrixKind::Decoder); }
   const std::string& directory() const { return dir_; }
   // 64 bits that tell this model from another (FNV-1a over the config, the vocabulary and a sample of every
   // weight tensor: its size and first and last 64 floats), computed once when the model is built, so it
@@ -95,7 +115,8 @@ class Model {
   int num_layers() const { return static_cast<int>(config_.layers.size()); }
   // Parameters as the source framework counts them (tied output counted once).
   int64_t parameter_count() const;
-  // Bytes held by the canonical weights (the engine's packed copy: lstmlm::packed_bytes in engine.hpp).
+  // Bytes of the canonical weights held in memory (not those left in the file; the engine's packed copy:
+  // lstmlm::packed_bytes in engine.hpp).
   size_t memory_bytes() const;
 
   // Data that a higher layer derives from the weights once and shares for the model's lifetime (the
@@ -111,20 +132,41 @@ class Model {
   // none is given) once a higher layer has derived all it needs from them (engine.hpp: keep_only_packed,
   // which frees each layer as soon as it is packed, so the two copies never coexist): a process that runs
   // one precision then holds its weights once. weights() then has empty matrices there; derived data not
-  // made before throws UsageError(`why`); parameter_count() is unchanged. Not thread-safe and takes no
-  // lock (it may run inside derived()'s `make`): call it before the model is shared.
+  // made before throws UsageError(`why`), unless the model reads its matrices from its file (a loaded
+  // model holds none of them in memory anyway, and packs another precision from the file);
+  // parameter_count() is unchanged. Not thread-safe and takes no lock (it may run inside derived()'s
+  // `make`): call it before the model is shared.
   void release_layer_weights(std::string why, std::optional<size_t> layer = {});
-  bool layer_weights_released() const { return !released_why_.empty(); }
+  bool layer_weights_released() const { return released_; }
+  // Whether the big matrices can be read again from the model's file (Model::load), so derived data for
+  // another precision can be made after a release.
+  bool reads_from_file() const { return file_ != nullptr; }
+
+ public:
+  // A matrix Model::load left in the file: its tensor and shape (the loader's; by (kind, layer)).
+  struct FileMatrix {
+    TensorInfo tensor;
+    int64_t rows = 0, cols = 0;
+  };
+  using FileMatrices = std::map<std::pair<int, size_t>, FileMatrix>;
 
  private:
   Model(ModelConfig config, Vocab vocab, Weights weights, std::string dir);
   // What create() and load() share once config and vocab are checked: the tensors against the config,
   // the tokenizer against the vocabulary, then the model; `paths` name the files in errors.
   static std::shared_ptr<const Model> build(ModelConfig config, Vocab vocab, Weights weights,
-                                            const ModelPaths& paths, std::vector<std::string> warnings);
+                                            const ModelPaths& paths, std::vector<std::string> warnings,
+                                            std::shared_ptr<const SafetensorsFile> file = nullptr,
+                                            FileMatrices in_file = {});
+  const FileMatrix* in_file(MatrixKind kind, size_t layer) const;
+  MatrixRM& slot(MatrixKind kind, size_t layer) const;
+
   ModelConfig config_;
   Vocab vocab_;
-  Weights weights_;
+  mutable Weights weights_;  // the matrices still in the file are filled under matrix_mu_ when asked for
+  std::shared_ptr<const SafetensorsFile> file_;
+  FileMatrices in_file_;
+  mutable std::mutex matrix_mu_;
   uint64_t fingerprint_ = 0;
   std::string dir_;
   std::vector<std::string> warnings_;
@@ -133,6 +175,7 @@ class Model {
   mutable std::map<std::string, std::shared_ptr<const void>, std::less<>> derived_;
   int64_t parameter_count_ = 0;  // counted when built: release_layer_weights() keeps it
   std::string released_why_;
+  bool released_ = false;
 };
 
 }  // namespace lstmlm

@@ -30,6 +30,8 @@ class SafetensorsFile {
   std::vector<float> read_f32(const TensorInfo& t) const;
   // The same into caller storage of element_count(t) floats (no intermediate buffer).
   void read_f32(const TensorInfo& t, float* out) const;
+  // Elements [first, first + count) of it, widened as read_f32 does: a block of rows, read as it is needed.
+  void read_f32(const TensorInfo& t, size_t first, size_t count, float* out) const;
   // The tensor's data as double (an F64 tensor's own values, any other dtype widened exactly).
   void read_f64(const TensorInfo& t, double* out) const;
   static size_t element_count(const TensorInfo& t);

@@ -64,11 +64,31 @@ tasks::GenerateOptions generate_options(const lstmlm_generate_options* o, const 
   return g;
 }
 
-}  // namespace
-
 // The softmax word a caller gave (NULL: the default).
 tasks::Softmax softmax_of(const char* word) {
   return word == nullptr ? tasks::softmax_choices().fallback() : tasks::softmax_choices().parse(word);
+}
+
+// predict's records of `contexts` (their source and first line as the CLI's for messages).
+void predict_records(const lstmlm_model* model, const std::vector<std::string>& contexts, int32_t top,
+                     const char* prefix, size_t prefix_len, const std::string& source, char** out,
+                     size_t* out_len, const char* softmax = nullptr) {
+  if (top < 0)
+    throw UsageError::option("top", " must be >= 0 (0: the whole vocabulary), got " + std::to_string(top));
+  tasks::PredictOptions opt;
+  opt.top = top;
+  opt.prefix = text_of(prefix, prefix_len, "prefix");
+  opt.window = tasks::default_window(*model->model, std::nullopt);
+  opt.softmax = softmax_of(softmax);
+  opt.validate();
+  auto engine = model->pool->acquire();
+  const auto preds = tasks::predict(*engine, contexts, opt, source, 1);
+  const bool padded = opt.window.mode == tasks::WindowMode::Pad;
+  std::vector<report::Record> records;
+  records.reserve(preds.size());
+  for (size_t i = 0; i < preds.size(); ++i)
+    records.push_back(report::prediction_record(contexts[i], preds[i], padded));
+  give(records, out, out_len);
 }
 
 lstmlm_status score_jsonl(const lstmlm_model* model, const char* text, size_t text_len,
@@ -107,27 +127,7 @@ lstmlm_status score_jsonl(const lstmlm_model* model, const char* text, size_t te
   return LSTMLM_OK;
 }
 
-lstmlm_status predict_jsonl(const lstmlm_model* model, const char* context, size_t context_len, int32_t top,
-                            const char* prefix, size_t prefix_len, const char* softmax, char** out,
-                            size_t* out_len) {
-  need(model, "model");
-  need(out, "out");
-  *out = nullptr;
-  if (top < 0)
-    throw UsageError::option("top", " must be >= 0 (0: the whole vocabulary), got " + std::to_string(top));
-  const std::string ctx = text_of(context, context_len, "context");
-  tasks::PredictOptions opt;
-  opt.top = top;
-  opt.prefix = text_of(prefix, prefix_len, "prefix");
-  opt.window = tasks::default_window(*model->model, std::nullopt);
-  opt.softmax = softmax_of(softmax);
-  opt.validate();
-  auto engine = model->pool->acquire();
-  const auto preds = tasks::predict(*engine, {ctx}, opt, "argument", 1);
-  const bool padded = opt.window.mode == tasks::WindowMode::Pad;
-  give({report::prediction_record(ctx, preds.at(0), padded)}, out, out_len);
-  return LSTMLM_OK;
-}
+}  // namespace
 
 }  // namespace lstmlm::capi
 
@@ -153,8 +153,38 @@ LSTMLM_API lstmlm_status lstmlm_predict_jsonl(const lstmlm_model* model, const c
                                               size_t context_len, int32_t top, const char* prefix,
                                               size_t prefix_len, char** out, size_t* out_len) {
   return guarded("lstmlm_predict_jsonl", [&] {
-    return lstmlm::capi::predict_jsonl(model, context, context_len, top, prefix, prefix_len, nullptr, out,
-                                       out_len);
+    need(model, "model");
+    need(out, "out");
+    *out = nullptr;
+    lstmlm::capi::predict_records(model, {lstmlm::capi::text_of(context, context_len, "context")}, top,
+                                  prefix, prefix_len, "argument", out, out_len);
+    return LSTMLM_OK;
+  });
+}
+
+LSTMLM_API lstmlm_status lstmlm_predict_batch_jsonl(const lstmlm_model* model, const char* const contexts[],
+                                                    const size_t context_lens[], size_t n, int32_t top,
+                                                    const char* prefix, size_t prefix_len, char** out,
+                                                    size_t* out_len) {
+  return guarded("lstmlm_predict_batch_jsonl", [&] {
+    need(model, "model");
+    need(out, "out");
+    *out = nullptr;
+    if (n > lstmlm::capi::kMaxCount)
+      throw lstmlm::UsageError("n is " + std::to_string(n) + ", more than LSTMLM_MAX_BATCH (" +
+                               std::to_string(lstmlm::capi::kMaxCount) + ")");
+    if (n > 0) {
+      need(contexts, "contexts");
+      need(context_lens, "context_lens");
+    }
+    std::vector<std::string> ctxs;
+    ctxs.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      const std::string name = "contexts[" + std::to_string(i) + "]";
+      ctxs.push_back(lstmlm::capi::text_of(contexts[i], context_lens[i], name.c_str()));
+    }
+    lstmlm::capi::predict_records(model, ctxs, top, prefix, prefix_len, "stdin", out, out_len);
+    return LSTMLM_OK;
   });
 }
 
@@ -162,7 +192,12 @@ LSTMLM_API lstmlm_status lstmlm_predict_jsonl_softmax(const lstmlm_model* model,
                                                       size_t context_len, int32_t top, const char* softmax,
                                                       char** out, size_t* out_len) {
   return guarded("lstmlm_predict_jsonl_softmax", [&] {
-    return lstmlm::capi::predict_jsonl(model, context, context_len, top, nullptr, 0, softmax, out, out_len);
+    need(model, "model");
+    need(out, "out");
+    *out = nullptr;
+    lstmlm::capi::predict_records(model, {lstmlm::capi::text_of(context, context_len, "context")}, top,
+                                  nullptr, 0, "argument", out, out_len, softmax);
+    return LSTMLM_OK;
   });
 }
 

@@ -28,7 +28,7 @@ std::vector<HeadLayer> head_layers(const Model& model) {
   const ModelConfig& c = model.config();
   std::vector<HeadLayer> out;
   for (size_t k = 0; k < c.head.size(); ++k) {
-    const DenseWeights& d = model.weights().head[k];
+    const DenseWeights& d = model.held_weights().head[k];
     out.push_back(
         {d.weight.data(), d.bias.data(), c.head[k].units, c.head_input_size(k), c.head[k].activation});
   }

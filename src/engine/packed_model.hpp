@@ -16,10 +16,11 @@ struct PackedModel {
   int vocab_size = 0, embedding_dim = 0;
   std::vector<std::unique_ptr<kernels::RecurrentLayer>> layers;
   // table[v] = layer 0's input term for token v ([V][term_width]), computed in double and rounded once,
-  // so the float kernels' own rounding never enters it. Empty when it would be much larger than the
-  // embedding: then layer 0 computes its term from the embedding rows like any other layer.
+  // so the float kernels' own rounding never enters it. Empty when larger than what it replaces
+  // (fold_input): then layer 0 computes its term from the embedding rows like any other layer.
   kernels::FloatBuf table;
-  const float* embedding = nullptr;  // [V, E] canonical (owned by the Model), for the unfolded path
+  kernels::FloatBuf embedding_rows;  // [V, E] canonical, read from the model, for the unfolded path
+  const float* embedding = nullptr;  // embedding_rows' data
   std::vector<HeadLayer> head;       // format v2: Dense layers before the decoder (fp32, the Model's weights)
   std::unique_ptr<kernels::OutputLayer> decoder;
 
@@ -29,6 +30,11 @@ struct PackedModel {
   }
   size_t bytes() const;
 };
+
+// Whether layer 0's input term is folded into a table of V x term_width floats (PackedModel::table): when
+// the model is one-hot, when the table is at most 4 MiB, or when it is no larger than the unfolded layout's
+// embedding (V x E floats) and W_ih (term_width x E weights of the precision).
+bool fold_input(const ModelConfig& c, int term_width, Precision precision);
 
 // The packed form of `model` for `precision`, made on first use. With `release` (the model itself, not yet
 // shared), each layer's float weights are freed as soon as the layer is packed (keep_only_packed).

@@ -12,7 +12,7 @@ std::string format_initial_h(size_t k) { return format::tensor_names::initial_h(
 
 State State::zeros(const Model& model) {
   State s;
-  const auto& init = model.weights().initial_h;  // format v5: the state a reset starts from
+  const auto& init = model.held_weights().initial_h;  // format v5: the state a reset starts from
   const auto& layers = model.config().layers;
   for (size_t k = 0; k < layers.size(); ++k) {
     const auto& l = layers[k];
@@ -23,7 +23,7 @@ State State::zeros(const Model& model) {
     s.c.emplace_back(static_cast<size_t>(l.memory_size()), 0.0f);
   }
   if (model.config().exact_path()) {
-    const auto& f64 = model.weights().f64;
+    const auto& f64 = model.held_weights().f64;
     for (size_t k = 0; k < s.h.size(); ++k) {
       auto it = f64.find(format_initial_h(k));
       if (it != f64.end() && it->second.size() == s.h[k].size())

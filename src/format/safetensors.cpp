@@ -260,26 +260,29 @@ std::vector<float> SafetensorsFile::read_f32(const TensorInfo& t) const {
 }
 
 void SafetensorsFile::read_f32(const TensorInfo& t, float* out) const {
+  read_f32(t, 0, element_count(t), out);
+}
+
+void SafetensorsFile::read_f32(const TensorInfo& t, size_t first, size_t count, float* out) const {
   // Offsets were checked in open(); a TensorInfo from another file would fail here, not read wild memory.
-  if (t.end > data_size_ || t.begin > t.end)
+  if (t.end > data_size_ || t.begin > t.end || first > element_count(t) || count > element_count(t) - first)
     throw ModelError::about(path_, t.name, "tensor " + format::quoted(t.name) + " is not in this file");
-  const uint64_t bytes = t.end - t.begin;
+  const uint64_t item = item_size(t.dtype);
   auto read = [&](void* dst, uint64_t n, uint64_t at) {
-    if (read_at(*fd_, dst, n, data_offset_ + t.begin + at, path_) != n)
+    if (read_at(*fd_, dst, n, data_offset_ + t.begin + item * first + at, path_) != n)
       throw ModelError::about(path_, t.name,
                               "tensor " + format::quoted(t.name) +
                                   ": the file shrank while it was read (is another process writing it?)");
   };
   if (t.dtype == DType::F32) {
-    if (bytes) read(out, bytes, 0);
+    if (count) read(out, 4 * uint64_t(count), 0);
     return;
   }
   if (t.dtype == DType::F64) {  // rounded to nearest, a block at a time
     constexpr size_t kBlock64 = 8192;
-    std::vector<double> block(std::min<uint64_t>(kBlock64, bytes / 8));
-    const size_t n = element_count(t);
-    for (size_t i = 0; i < n; i += kBlock64) {
-      const size_t m = std::min(kBlock64, n - i);
+    std::vector<double> block(std::min(kBlock64, count));
+    for (size_t i = 0; i < count; i += kBlock64) {
+      const size_t m = std::min(kBlock64, count - i);
       read(block.data(), 8 * m, 8 * i);
       for (size_t k = 0; k < m; ++k) out[i + k] = static_cast<float>(block[k]);
     }
@@ -287,10 +290,9 @@ void SafetensorsFile::read_f32(const TensorInfo& t, float* out) const {
   }
   // 16-bit dtypes: read a block, widen it into `out`. memcpy, not a cast: offsets need not be aligned.
   constexpr size_t kBlock = 32768;
-  std::vector<uint16_t> block(std::min<uint64_t>(kBlock, bytes / 2));
-  size_t n = element_count(t);
-  for (size_t i = 0; i < n; i += kBlock) {
-    size_t m = std::min(kBlock, n - i);
+  std::vector<uint16_t> block(std::min(kBlock, count));
+  for (size_t i = 0; i < count; i += kBlock) {
+    size_t m = std::min(kBlock, count - i);
     read(block.data(), 2 * m, 2 * i);
     for (size_t k = 0; k < m; ++k)
       out[i + k] = t.dtype == DType::F16 ? half_to_float(block[k])

@@ -10,6 +10,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,13 +36,38 @@ struct Scratch {
   std::vector<float*> out, mid;
 };
 
+// A canonical weight matrix as a packer reads it: row r of `cols` floats, asked for in increasing r (a
+// packer may go over the rows more than once). Either a row-major array in memory, or rows fetched on
+// demand (the engine reads a model's file a block of rows at a time), so packing holds its packed layout
+// and a block, never the whole float matrix. A fetched row stays valid until the next row() of the source.
+class Rows {
+ public:
+  using Fetch = std::function<const float*(size_t row)>;
+  Rows() = default;
+  Rows(std::nullptr_t) {}                   // NOLINT: none, as a null pointer
+  Rows(const float* data) : data_(data) {}  // NOLINT: a row-major array converts implicitly
+  explicit Rows(Fetch fetch) : fetch_(std::move(fetch)) {}
+  explicit operator bool() const { return data_ != nullptr || fetch_ != nullptr; }
+  const float* row(size_t r, size_t cols) const { return data_ ? data_ + r * cols : fetch_(r); }
+  // The rows from `first` on as a source of their own (a GRU's n block of W_hh).
+  Rows from(size_t first, size_t cols) const {
+    if (data_) return Rows(data_ + first * cols);
+    Fetch f = fetch_;
+    return Rows(Fetch([f, first](size_t r) { return f(first + r); }));
+  }
+
+ private:
+  const float* data_ = nullptr;
+  Fetch fetch_;
+};
+
 // Canonical weights of one LSTM layer: PyTorch's nn.LSTM tensors, gate order i, f, g, o.
 struct LstmWeights {
   int input = 0, hidden = 0, proj = 0;  // proj = 0: no projection
-  const float* w_ih = nullptr;          // [4 hidden, input]; null when the layer's input term is folded
-  const float* w_hh = nullptr;          // [4 hidden, proj or hidden]
+  Rows w_ih;                            // [4 hidden, input]; none when the layer's input term is folded
+  Rows w_hh;                            // [4 hidden, proj or hidden]
   const float* bias = nullptr;          // [4 hidden] (bias_ih + bias_hh)
-  const float* w_hr = nullptr;          // [proj, hidden] when proj > 0
+  Rows w_hr;                            // [proj, hidden] when proj > 0
   RecurrentActivation activation = RecurrentActivation::Sigmoid;
   std::optional<float> cell_clip;
   Activation cell_activation = Activation::Tanh;
@@ -55,8 +81,8 @@ struct LstmWeights {
 // Canonical weights of one GRU layer: PyTorch's nn.GRU tensors, gate order r, z, n (docs/model-format.md).
 struct GruWeights {
   int input = 0, hidden = 0;
-  const float* w_ih = nullptr;     // [3 hidden, input]; null when the layer's input term is folded
-  const float* w_hh = nullptr;     // [3 hidden, hidden]
+  Rows w_ih;                       // [3 hidden, input]; none when the layer's input term is folded
+  Rows w_hh;                       // [3 hidden, hidden]
   const float* bias = nullptr;     // [3 hidden], of the input term (reset_after: bias_ih; else both summed)
   const float* bias_hh = nullptr;  // [3 hidden] with reset_after (inside r's product), else null
   bool reset_after = true;
@@ -67,8 +93,8 @@ struct GruWeights {
 // Canonical weights of one simple RNN layer (nn.RNN, Keras SimpleRNN): h = act(W_ih x + W_hh h + bias).
 struct RnnWeights {
   int input = 0, hidden = 0;
-  const float* w_ih = nullptr;  // [hidden, input]; null when folded
-  const float* w_hh = nullptr;  // [hidden, hidden]
+  Rows w_ih;                    // [hidden, input]; none when folded
+  Rows w_hh;                    // [hidden, hidden]
   const float* bias = nullptr;  // [hidden] = bias_ih + bias_hh
   Activation activation = Activation::Tanh;
 };
@@ -160,8 +186,7 @@ class Backend {
   virtual std::unique_ptr<RecurrentLayer> gru(const GruWeights& w) const;
   virtual std::unique_ptr<RecurrentLayer> rnn(const RnnWeights& w) const;
   // w: [rows, cols] row-major (PyTorch's nn.Linear weight), bias [rows].
-  virtual std::unique_ptr<OutputLayer> linear(const float* w, int rows, int cols,
-                                              const float* bias) const = 0;
+  virtual std::unique_ptr<OutputLayer> linear(const Rows& w, int rows, int cols, const float* bias) const = 0;
   // Below how many rows per thread a batch runs faster split by columns (every thread all the rows, a
   // share of the weights) than by rows (every thread all the weights, a share of the rows). A few rows
   // per thread reuse each weight load too little to hide the stream: at MEDIUM batch 8 on 2 threads of an

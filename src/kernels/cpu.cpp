@@ -85,6 +85,12 @@ CpuFeatures detect() {
 constexpr Level kLevelNames[] = {
     {"i8mm", Isa::I8mm}, {"dotprod", Isa::Dot}, {"neon", Isa::Neon}, {"scalar", Isa::Scalar}};
 
+#elif defined(__wasm_simd128__)
+// A WebAssembly module with SIMD128 runs only where the engine has it: nothing to detect.
+CpuFeatures detect() { return {}; }
+
+constexpr Level kLevelNames[] = {{"simd128", Isa::Simd128}, {"scalar", Isa::Scalar}};
+
 #else
 // Another architecture: the scalar kernels only.
 CpuFeatures detect() { return {}; }
@@ -130,6 +136,8 @@ std::string_view isa_name(Isa isa, [[maybe_unused]] Precision precision) {
     default:
       return "scalar";
   }
+#elif defined(__wasm__)
+  return isa == Isa::Simd128 ? "simd128" : "scalar";
 #else
   switch (isa) {
     case Isa::Amx:

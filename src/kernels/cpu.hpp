@@ -12,8 +12,18 @@ namespace lstmlm::kernels {
 // LSTMLM_ISA's ceiling). x86-64: Avx2 (AVX2 and FMA), Avx512, Dot (the AVX-512 dot-product instructions:
 // AVX512-BF16 for bf16, AVX512-VNNI for int8), Amx. aarch64: Neon (Advanced SIMD: fp32 FMAs, bf16 on fp32
 // FMAs, int8 on widening multiplies), Dot (the dot-product extension: int8 on SDOT), I8mm (int8 on SMMLA);
-// level 2 has no aarch64 kernels. A build compiles only its own architecture's kernels.
-enum class Isa { Scalar = 0, Avx2 = 1, Avx512 = 2, Dot = 3, Amx = 4, Neon = Avx2, I8mm = Amx };
+// level 2 has no aarch64 kernels. WebAssembly: Simd128 (fp32 on SIMD128, a multiply then an add: a bit set of
+// its own, docs/web.md). A build compiles only its own architecture's kernels.
+enum class Isa {
+  Scalar = 0,
+  Avx2 = 1,
+  Avx512 = 2,
+  Dot = 3,
+  Amx = 4,
+  Neon = Avx2,
+  I8mm = Amx,
+  Simd128 = Avx2
+};
 
 struct CpuFeatures {
   bool avx2_fma = false;
@@ -37,8 +47,8 @@ const CpuFeatures& cpu_features();
 
 // The highest level LSTMLM_ISA allows: the highest level when unset or empty; throws UsageError naming the
 // variable and the values this architecture accepts otherwise (x86-64: amx, avx512bf16, avx512vnni,
-// avx512, avxvnni, avx2, scalar; aarch64: i8mm, dotprod, neon, scalar). Read on every call, so a test may
-// change it.
+// avx512, avxvnni, avx2, scalar; aarch64: i8mm, dotprod, neon, scalar; WebAssembly: simd128, scalar). Read
+// on every call, so a test may change it.
 Isa isa_ceiling();
 
 // Whether int8's AVX2 level may use AVX-VNNI: the CPU has it and LSTMLM_ISA is not avx2, which caps at what
@@ -46,7 +56,8 @@ Isa isa_ceiling();
 bool avx_vnni_allowed();
 
 // "amx", "avx512bf16" / "avx512vnni" (Dot, by precision), "avx512", "avx2" ("avxvnni" for int8 where
-// avx_vnni_allowed()), "scalar"; on aarch64 "i8mm", "dotprod", "neon", "scalar".
+// avx_vnni_allowed()), "scalar"; on aarch64 "i8mm", "dotprod", "neon", "scalar"; on WebAssembly "simd128",
+// "scalar".
 std::string_view isa_name(Isa isa, Precision precision);
 
 }  // namespace lstmlm::kernels

@@ -1,6 +1,7 @@
 // Which backend serves a precision. Every precision carries kernels for several ISAs in one binary and
 // takes the best the CPU has, at most LSTMLM_ISA: fp32 at AVX-512, AVX2 or scalar (fp32/kernels.hpp),
-// bf16 and int8 up to AMX; on aarch64 fp32 and bf16 at NEON or scalar, int8 up to I8MM. A new precision or
+// bf16 and int8 up to AMX; on aarch64 fp32 and bf16 at NEON or scalar, int8 up to I8MM; on WebAssembly fp32
+// and int8 at SIMD128 or scalar, bf16 scalar. A new precision or
 // ISA adds its backend here.
 #include <array>
 #include <memory>
@@ -59,6 +60,11 @@ bool has(Precision precision, Isa isa) {
     default:
       return true;
   }
+}
+#elif defined(__wasm_simd128__)
+// fp32 and int8 on SIMD128; bf16 has plain code only.
+bool has(Precision precision, Isa isa) {
+  return isa == Isa::Scalar || (isa == Isa::Simd128 && precision != Precision::Bf16);
 }
 #else
 bool has(Precision, Isa isa) { return isa == Isa::Scalar; }
@@ -127,6 +133,8 @@ const cells::Updates& cells::updates() {
 #elif defined(__x86_64__)
     if (isa == Isa::Avx512) return cells_avx512::updates();
     if (isa == Isa::Avx2) return cells_avx2::updates();
+#elif defined(__wasm_simd128__)
+    if (isa == Isa::Simd128) return cells_wasm::updates();
 #endif
   }
   return cells_scalar::updates();

@@ -1,8 +1,9 @@
 // A 16-lane float vector with the few operations the kernels need, chosen at compile time:
-// AVX-512 (one zmm), AVX2+FMA (two ymm), NEON on aarch64 (four q registers) or plain scalar code. Every
-// operation is lane-wise and exactly specified (fma rounds once), so a lane's result never depends on its
-// neighbours: this is what makes the kernels batch-invariant. Horizontal reductions go through memory in a
-// fixed lane order for the same reason.
+// AVX-512 (one zmm), AVX2+FMA (two ymm), NEON on aarch64 (four q registers), WebAssembly SIMD128 (four
+// v128) or plain scalar code. Every operation is lane-wise and exactly specified (fma rounds once), so a
+// lane's result never depends on its neighbours: this is what makes the kernels batch-invariant.
+// Horizontal reductions go through memory in a fixed lane order for the same reason. SIMD128 has no fused
+// multiply-add: there fma is a multiply then an add, each rounded (the WebAssembly bit set, docs/web.md).
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -23,6 +24,11 @@
 // baseline, so no compiler flag turns it off there.
 #include <arm_neon.h>
 #define LSTMLM_SIMD_NEON 1
+#elif defined(__wasm_simd128__) && defined(LSTMLM_SIMD_WASM)
+// Only the WebAssembly variant files define LSTMLM_SIMD_WASM (web/wasm.cmake): every other file of that
+// build keeps the plain code with the fma rounded once, the native bits.
+#include <wasm_simd128.h>
+#define LSTMLM_SIMD_WASM128 1
 #endif
 
 // Each copy of the kernels compiled for another ISA (kernels/fp32/{avx512,avx2,scalar}.cpp) names its
@@ -196,6 +202,61 @@ inline V16 select_lt(V16 a, V16 b, V16 x, V16 y) {
 }
 #undef LSTMLM_NEON_LANES
 
+#elif defined(LSTMLM_SIMD_WASM128)
+inline constexpr const char* kIsa = "simd128";
+struct V16 {
+  v128_t v[4];
+};
+#define LSTMLM_WASM_LANES(expr)                \
+  V16 r;                                       \
+  for (int q = 0; q < 4; ++q) r.v[q] = (expr); \
+  return r
+inline V16 load(const float* p) { LSTMLM_WASM_LANES(wasm_v128_load(p + 4 * q)); }
+inline void store(float* p, V16 a) {
+  for (int q = 0; q < 4; ++q) wasm_v128_store(p + 4 * q, a.v[q]);
+}
+inline V16 set1(float x) { LSTMLM_WASM_LANES(wasm_f32x4_splat(x)); }
+inline void pin(V16&) {}
+// No fused multiply-add in SIMD128 (relaxed SIMD's may or may not fuse, per engine): a b rounded, then
+// + c rounded. Still one fixed sequence per lane, so batch and thread invariance hold.
+inline V16 fma(V16 a, V16 b, V16 c) {
+  LSTMLM_WASM_LANES(wasm_f32x4_add(wasm_f32x4_mul(a.v[q], b.v[q]), c.v[q]));
+}
+inline V16 operator+(V16 a, V16 b) { LSTMLM_WASM_LANES(wasm_f32x4_add(a.v[q], b.v[q])); }
+inline V16 operator-(V16 a, V16 b) { LSTMLM_WASM_LANES(wasm_f32x4_sub(a.v[q], b.v[q])); }
+inline V16 operator*(V16 a, V16 b) { LSTMLM_WASM_LANES(wasm_f32x4_mul(a.v[q], b.v[q])); }
+inline V16 operator/(V16 a, V16 b) { LSTMLM_WASM_LANES(wasm_f32x4_div(a.v[q], b.v[q])); }
+// x86's minps and maxps, as the other levels: pmin(x, y) is y < x ? y : x, so pmin(b, a) is a < b ? a : b.
+inline V16 min(V16 a, V16 b) { LSTMLM_WASM_LANES(wasm_f32x4_pmin(b.v[q], a.v[q])); }
+inline V16 max(V16 a, V16 b) { LSTMLM_WASM_LANES(wasm_f32x4_pmax(b.v[q], a.v[q])); }
+// exp's last step (as on NEON): t[k mod 16] by byte swizzles over the 64-byte table, 16 bytes at a time
+// (a swizzle gives 0 for an index out of its 16 bytes, so the four are or-ed), then the power of 2 added
+// to the exponent bits.
+inline v128_t exp_scale4(const v128_t (&table)[4], v128_t s, v128_t p) {
+  const v128_t bytes =
+      wasm_i32x4_add(wasm_i32x4_mul(wasm_v128_and(s, wasm_i32x4_splat(15)), wasm_i32x4_splat(0x04040404)),
+                     wasm_i32x4_splat(0x03020100));
+  v128_t tk = wasm_i8x16_swizzle(table[0], bytes);
+  for (int j = 1; j < 4; ++j)
+    tk = wasm_v128_or(tk, wasm_i8x16_swizzle(table[j], wasm_i8x16_sub(bytes, wasm_i8x16_splat(16 * j))));
+  const v128_t e = wasm_v128_and(wasm_i32x4_shl(s, 19), wasm_i32x4_splat(kExpBits));
+  return wasm_i32x4_add(wasm_f32x4_add(wasm_f32x4_mul(tk, p), tk), e);
+}
+inline V16 exp_scale(const float* t, V16 s, V16 p) {
+  const v128_t table[4] = {wasm_v128_load(t), wasm_v128_load(t + 4), wasm_v128_load(t + 8),
+                           wasm_v128_load(t + 12)};
+  LSTMLM_WASM_LANES(exp_scale4(table, s.v[q], p.v[q]));
+}
+inline V16 abs(V16 a) { LSTMLM_WASM_LANES(wasm_f32x4_abs(a.v[q])); }
+inline V16 with_sign_of(V16 mag, V16 sgn) {
+  LSTMLM_WASM_LANES(wasm_v128_or(mag.v[q], wasm_v128_and(sgn.v[q], wasm_i32x4_splat(int32_t(0x80000000u)))));
+}
+// f32x4.lt, like _CMP_LT_OQ, is false when either is NaN.
+inline V16 select_lt(V16 a, V16 b, V16 x, V16 y) {
+  LSTMLM_WASM_LANES(wasm_v128_bitselect(x.v[q], y.v[q], wasm_f32x4_lt(a.v[q], b.v[q])));
+}
+#undef LSTMLM_WASM_LANES
+
 #else
 inline constexpr const char* kIsa = "scalar";
 struct V16 {
@@ -244,7 +305,7 @@ inline void store_n(float* p, V16 a, int n) { std::memcpy(p, a.v, sizeof(float) 
 #undef LSTMLM_LANES
 #endif
 
-#if defined(LSTMLM_SIMD_AVX2) || defined(LSTMLM_SIMD_NEON)
+#if defined(LSTMLM_SIMD_AVX2) || defined(LSTMLM_SIMD_NEON) || defined(LSTMLM_SIMD_WASM128)
 // No masked loads and stores at these levels: a tail goes through a 16-float buffer.
 inline V16 load_n(const float* p, int n, float fill) {
   alignas(64) float t[16];

@@ -30,8 +30,8 @@ std::string shape_str(const std::vector<int64_t>& s) {
 class TensorReader {
  public:
   TensorReader(const SafetensorsFile& st, std::vector<std::string>& warnings,
-               std::map<std::string, std::vector<double>>& f64)
-      : st_(st), warnings_(warnings), f64_(f64) {}
+               std::map<std::string, std::vector<double>>& f64, Model::FileMatrices& in_file)
+      : st_(st), warnings_(warnings), f64_(f64), in_file_(in_file) {}
 
   const TensorInfo* get(const std::string& name, size_t rank, bool required, const std::string& why) {
     const TensorInfo* t = st_.find(name);
@@ -51,6 +51,26 @@ class TensorReader {
     MatrixRM m(t->shape[0], t->shape[1]);
     copy(*t, m.data());
     return m;
+  }
+
+  // A big matrix left in the file (Model::read_rows reads it a block of rows at a time): checked for
+  // non-finite values a block at a time, so the load holds none of it. An F64 tensor is read whole (the
+  // double-precision path keeps its values).
+  MatrixRM matrix_in_file(const std::string& name, const std::string& why, MatrixKind kind,
+                          size_t layer = 0) {
+    const TensorInfo* t = get(name, 2, true, why);
+    if (t->dtype == DType::F64) return matrix(name, why);
+    const size_t n = SafetensorsFile::element_count(*t);
+    std::vector<float> block(std::min<size_t>(n, size_t{1} << 18));
+    Scan scan;
+    for (size_t i = 0; i < n; i += block.size()) {
+      const size_t m = std::min(block.size(), n - i);
+      st_.read_f32(*t, i, m, block.data());
+      scan.add(block.data(), m, i);
+    }
+    scan.warn(warnings_, st_.path(), t->name);
+    in_file_[{static_cast<int>(kind), layer}] = {*t, t->shape[0], t->shape[1]};
+    return MatrixRM();
   }
 
   // Adds the tensor into `acc` (bias_ih + bias_hh); returns false when it is absent.
@@ -93,20 +113,34 @@ class TensorReader {
       d.resize(SafetensorsFile::element_count(t));
       st_.read_f64(t, d.data());
     }
-    const float* v = dst;
-    size_t n = SafetensorsFile::element_count(t), bad = 0, first = 0;
-    for (size_t i = 0; i < n; ++i)
-      if (!std::isfinite(v[i]) && bad++ == 0) first = i;
-    if (bad)
-      warnings_.push_back(st_.path() + ": tensor " + format::quoted(t.name) + " holds " +
-                          std::to_string(bad) + " non-finite value" + (bad == 1 ? "" : "s") +
-                          " (first at flat index " + std::to_string(first) + ": " +
-                          (std::isnan(v[first]) ? "nan" : "inf") + ")");
+    Scan scan;
+    scan.add(dst, SafetensorsFile::element_count(t), 0);
+    scan.warn(warnings_, st_.path(), t.name);
   }
+
+  // The non-finite values of a tensor, counted a block at a time.
+  struct Scan {
+    size_t bad = 0, first = 0;
+    bool first_nan = false;
+    void add(const float* v, size_t n, size_t at) {
+      for (size_t i = 0; i < n; ++i)
+        if (!std::isfinite(v[i]) && bad++ == 0) {
+          first = at + i;
+          first_nan = std::isnan(v[i]);
+        }
+    }
+    void warn(std::vector<std::string>& warnings, const std::string& path, const std::string& name) const {
+      if (bad)
+        warnings.push_back(path + ": tensor " + format::quoted(name) + " holds " + std::to_string(bad) +
+                           " non-finite value" + (bad == 1 ? "" : "s") + " (first at flat index " +
+                           std::to_string(first) + ": " + (first_nan ? "nan" : "inf") + ")");
+    }
+  };
 
   const SafetensorsFile& st_;
   std::vector<std::string>& warnings_;
   std::map<std::string, std::vector<double>>& f64_;
+  Model::FileMatrices& in_file_;
   std::set<std::string> used_;
 };
 
@@ -142,8 +176,8 @@ LayerWeights read_layer(TensorReader& r, const LayerConfig& lc, size_t k) {
   const std::string_view cell = to_string(lc.cell);
   const std::string why = "config.json layers[" + std::to_string(k) + "]";
   LayerWeights lw;
-  lw.w_ih = r.matrix(names::weight_ih(k, cell), why);
-  lw.w_hh = r.matrix(names::weight_hh(k, cell), why);
+  lw.w_ih = r.matrix_in_file(names::weight_ih(k, cell), why, MatrixKind::WeightIh, k);
+  lw.w_hh = r.matrix_in_file(names::weight_hh(k, cell), why, MatrixKind::WeightHh, k);
   // A GRU with reset_after keeps b_hh apart (r multiplies W_hn h + b_hn); every other cell adds the two.
   const bool split = lc.cell == CellType::Gru && lc.reset_after;
   const bool has_ih = r.add_vector(names::bias_ih(k, cell), lw.bias);
@@ -154,12 +188,12 @@ LayerWeights read_layer(TensorReader& r, const LayerConfig& lc, size_t k) {
                                         format::quoted(names::bias_hh(k, cell)) + " (" + why +
                                         " needs at least one)");
   if (split) {  // the absent one of the pair is zero
-    const Eigen::Index g = lw.w_hh.rows();
+    const Eigen::Index g = Eigen::Index(lc.gate_count()) * lc.hidden_size;  // W_hh's rows (left in the file)
     if (!has_ih) lw.bias = Eigen::VectorXf::Zero(g);
     if (!has_hh) lw.bias_hh = Eigen::VectorXf::Zero(g);
   }
   if (lc.proj_size > 0)
-    lw.w_hr = r.matrix(names::weight_hr(k, cell), why + " proj_size > 0");
+    lw.w_hr = r.matrix_in_file(names::weight_hr(k, cell), why + " proj_size > 0", MatrixKind::WeightHr, k);
   else
     r.reject_present(names::weight_hr(k, cell), why + " has proj_size 0");
   const std::pair<std::string, Eigen::VectorXf*> peepholes[] = {{names::weight_ci(k, cell), &lw.w_ci},
@@ -268,11 +302,13 @@ std::shared_ptr<const Model> Model::load(const std::string& dir) {
                          "); text maps to the lowest id");
   }
 
-  SafetensorsFile st = SafetensorsFile::open(paths.weights);
+  auto st = std::make_shared<const SafetensorsFile>(SafetensorsFile::open(paths.weights));
   Weights w;
-  TensorReader r(st, warnings, w.f64);
+  Model::FileMatrices in_file;
+  TensorReader r(*st, warnings, w.f64, in_file);
   if (config.embedding_dim > 0)
-    w.embedding = r.matrix(names::embedding(), "config.json embedding_dim > 0");
+    w.embedding =
+        r.matrix_in_file(names::embedding(), "config.json embedding_dim > 0", MatrixKind::Embedding);
   else
     r.reject_present(names::embedding(), "config.json embedding_dim is 0 (one-hot input)");
   for (size_t k = 0; k < config.layers.size(); ++k) w.layers.push_back(read_layer(r, config.layers[k], k));
@@ -288,13 +324,15 @@ std::shared_ptr<const Model> Model::load(const std::string& dir) {
     r.reject_present(names::decoder_weight(),
                      "config.json output.tied is true (the decoder is embedding.weight)");
   else
-    w.decoder = r.matrix(names::decoder_weight(), "config.json output.tied is false");
+    w.decoder =
+        r.matrix_in_file(names::decoder_weight(), "config.json output.tied is false", MatrixKind::Decoder);
   r.get(names::decoder_bias(), 1, true, "the output layer's bias");
   r.add_vector(names::decoder_bias(), w.decoder_bias);
   read_v5(r, config, w);
   r.reject_unknown();
 
-  return build(std::move(config), std::move(vocab), std::move(w), paths, std::move(warnings));
+  return build(std::move(config), std::move(vocab), std::move(w), paths, std::move(warnings), std::move(st),
+               std::move(in_file));
 }
 
 }  // namespace lstmlm

@@ -8,7 +8,12 @@ namespace {
 
 ModelSummary count(const Model& model) {
   const ModelConfig& c = model.config();
-  const Weights& w = model.weights();
+  const Weights& w = model.held_weights();
+  // A big matrix's size, in memory or left in the file.
+  auto size = [&](MatrixKind kind, size_t layer = 0) {
+    const auto [rows, cols] = model.matrix_shape(kind, layer);
+    return rows * cols;
+  };
   const nlohmann::json* flags = nullptr;
   if (auto it = c.source.find("trainable"); it != c.source.end() && it->is_object()) flags = &*it;
   auto trainable = [&](const std::string& name) -> std::optional<bool> {
@@ -20,7 +25,7 @@ ModelSummary count(const Model& model) {
   ModelSummary s;
   if (c.embedding_dim > 0)
     s.layers.push_back(
-        {"embedding", "Embedding", c.embedding_dim, w.embedding.size(), trainable("embedding"), ""});
+        {"embedding", "Embedding", c.embedding_dim, size(MatrixKind::Embedding), trainable("embedding"), ""});
   for (size_t k = 0; k < c.layers.size(); ++k) {
     const auto& l = c.layers[k];
     const auto& lw = w.layers[k];
@@ -35,8 +40,9 @@ ModelSummary count(const Model& model) {
     if (cell.reset_gate) note += l.reset_after ? ", reset_after" : ", reset before";
     // One bias vector of G H, as Keras counts it (PyTorch stores two: bias_ih and bias_hh); a GRU with
     // reset_after has two, as Keras' GRU does.
-    const int64_t p = lw.w_ih.size() + lw.w_hh.size() + lw.bias.size() + lw.bias_hh.size() + lw.w_hr.size() +
-                      lw.w_ci.size() + lw.w_cf.size() + lw.w_co.size();
+    const int64_t p = size(MatrixKind::WeightIh, k) + size(MatrixKind::WeightHh, k) + lw.bias.size() +
+                      lw.bias_hh.size() + size(MatrixKind::WeightHr, k) + lw.w_ci.size() + lw.w_cf.size() +
+                      lw.w_co.size();
     // The names the `source.trainable` convention keys by: the cell's (gru_l0, rnn_l1, lstm_l2).
     std::string name = std::string(to_string(l.cell)) + "_l" + std::to_string(k);
     s.layers.push_back({name, cell.keras_name, l.output_size(), p, trainable(name), note});
@@ -47,7 +53,7 @@ ModelSummary count(const Model& model) {
                         trainable(name), to_string(c.head[k].activation)});
   }
   // A tied decoder shares embedding.weight: only its bias is a parameter of its own.
-  int64_t dec = w.decoder_bias.size() + (c.tied ? 0 : w.decoder.size());
+  int64_t dec = w.decoder_bias.size() + (c.tied ? 0 : size(MatrixKind::Decoder));
   s.layers.push_back({"decoder", "Dense", c.vocab_size, dec, trainable("decoder"),
                       c.tied          ? "weight tied to embedding"
                       : c.classes > 0 ? "the words of a class, softmax per class"

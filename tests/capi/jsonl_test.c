@@ -1,7 +1,8 @@
-/* The C API's tasks as JSON lines (lstmlm_score_jsonl, lstmlm_predict_jsonl, lstmlm_generate_jsonl) from
- * plain C99, against the same model stepped through states (lstmlm_step_batch, lstmlm_state_top): the records
- * hold the stepped log-probabilities and candidates, printed with %.9g as the CLI prints them. Equality with
- * the CLI's own output is checked through the WebAssembly build (tests/wasm/api.test.js).
+/* The C API's tasks as JSON lines (lstmlm_score_jsonl, lstmlm_predict_jsonl and _batch_jsonl,
+ * lstmlm_generate_jsonl) from plain C99, against the same model stepped through states (lstmlm_step_batch,
+ * lstmlm_state_top): the records hold the stepped log-probabilities and candidates, printed with %.9g as the
+ * CLI prints them. Equality with the CLI's own output is checked through the WebAssembly build
+ * (tests/wasm/api.test.js).
  *
  *   jsonl_test WORD_MODEL        (models/fairytales-word) */
 #include <stdio.h>
@@ -107,6 +108,29 @@ static void test_predict(const lstmlm_model* m) {
   lstmlm_state_free(s);
 }
 
+/* A batch of contexts of different lengths, in one call: the records, in order, are the contexts' own
+ * lstmlm_predict_jsonl records byte for byte (batch invariance: a context's numbers do not depend on the
+ * others). */
+static void test_predict_batch(const lstmlm_model* m) {
+  const char* contexts[4] = {"once upon a", "the king", "", "the old woman said to the"};
+  size_t lens[4], i, len = 0;
+  char *out = NULL, *one = NULL;
+  char want[8192] = "";
+  for (i = 0; i < 4; ++i) {
+    lens[i] = strlen(contexts[i]);
+    CHECK(lstmlm_predict_jsonl(m, contexts[i], lens[i], 4, NULL, 0, &one, NULL) == LSTMLM_OK);
+    if (one != NULL && strlen(want) + strlen(one) < sizeof want) strcat(want, one);
+    lstmlm_string_free(one);
+  }
+  CHECK(lstmlm_predict_batch_jsonl(m, contexts, lens, 4, 4, NULL, 0, &out, &len) == LSTMLM_OK);
+  CHECK(out != NULL && lines_of(out) == 4 && len == strlen(want) && strcmp(out, want) == 0);
+  lstmlm_string_free(out);
+  /* No contexts: no records. */
+  CHECK(lstmlm_predict_batch_jsonl(m, NULL, NULL, 0, 4, NULL, 0, &out, &len) == LSTMLM_OK);
+  CHECK(out != NULL && len == 0);
+  lstmlm_string_free(out);
+}
+
 static void test_generate(const lstmlm_model* m) {
   lstmlm_generate_options o = LSTMLM_GENERATE_OPTIONS_INIT;
   char *a = NULL, *b = NULL, *c = NULL;
@@ -151,6 +175,11 @@ static void test_errors(const lstmlm_model* m) {
   CHECK(strcmp(lstmlm_last_error(), "lstmlm_score_jsonl: -:2: invalid UTF-8 at byte 5") == 0);
   CHECK(lstmlm_predict_jsonl(m, "x", 1, -1, NULL, 0, &out, NULL) == LSTMLM_ERR_USAGE && out == NULL);
   CHECK(strstr(lstmlm_last_error(), "lstmlm_predict_jsonl: top must be >= 0") != NULL);
+  CHECK(lstmlm_predict_batch_jsonl(m, NULL, NULL, 2, 3, NULL, 0, &out, NULL) == LSTMLM_ERR_USAGE &&
+        out == NULL);
+  CHECK(lstmlm_predict_batch_jsonl(m, NULL, NULL, (size_t)LSTMLM_MAX_BATCH + 1, 3, NULL, 0, &out, NULL) ==
+        LSTMLM_ERR_USAGE);
+  CHECK(strstr(lstmlm_last_error(), "more than LSTMLM_MAX_BATCH") != NULL);
   o.temperature = -1;
   CHECK(lstmlm_generate_jsonl(m, "x", 1, &o, &out, NULL) == LSTMLM_ERR_USAGE && out == NULL);
   CHECK(strstr(lstmlm_last_error(), "temperature") != NULL);
@@ -180,6 +209,7 @@ int main(int argc, char** argv) {
   }
   test_score(m);
   test_predict(m);
+  test_predict_batch(m);
   test_generate(m);
   test_errors(m);
   lstmlm_model_free(m);

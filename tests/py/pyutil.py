@@ -1,6 +1,8 @@
 """Shared helpers of the Python tests: paths, the import path of the package lstmlm, running convert.py and the
 CLI."""
 import atexit
+import importlib.machinery
+import importlib.util
 import json
 import os
 import shutil
@@ -125,3 +127,12 @@ def require_module():
         print("SKIP:", why, file=sys.stderr)
         raise unittest.SkipTest(why)
     return lstmlm
+
+
+def load_script(name, path):
+    """A script without a .py suffix (or outside the import path) imported as module `name`."""
+    loader = importlib.machinery.SourceFileLoader(name, path)
+    spec = importlib.util.spec_from_loader(name, loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod

@@ -61,4 +61,44 @@ function realModels() {
   return converted;
 }
 
-module.exports = {root, wasmDir, cli, data, lstmlm, runCli, jsonl, cliError, realModels};
+// The WebAssembly bit set's promise (docs/web.md): every log-probability within 1e-5 of the native one, or
+// 1e-6 of it relative where that is more (below -10: a logit's error grows with its size).
+const TOLERANCE = 1e-5, RELATIVE = 1e-6;
+
+// Asserts that got has want's shape and values, numbers within the tolerance: a log-probability (or a
+// probability) max(TOLERANCE, RELATIVE |want|), a sum of n of them (a record with `tokens`) max(n TOLERANCE,
+// RELATIVE |want|), a perplexity TOLERANCE relative (exp of a mean: its relative error is the mean's, at most
+// TOLERANCE while each term's is). Integers (ids, counts) exactly.
+function assertClose(got, want, where = '', n = 1) {
+  if (typeof want === 'number' && typeof got === 'number') {
+    if (Number.isInteger(want) && Number.isInteger(got) && !/prob|perplexity/.test(where)) {
+      if (got !== want) throw new Error(`${where}: ${got} != ${want}`);
+      return;
+    }
+    const tol = /perplexity/.test(where) ? TOLERANCE * Math.abs(want) :
+      Math.max(TOLERANCE * n, RELATIVE * Math.abs(want));
+    if (!(Math.abs(got - want) <= tol)) throw new Error(`${where}: ${got} not within ${tol} of ${want}`);
+    return;
+  }
+  if (Array.isArray(want)) {
+    if (!Array.isArray(got) || got.length !== want.length) {
+      throw new Error(`${where}: ${JSON.stringify(got)} != ${JSON.stringify(want)}`);
+    }
+    want.forEach((w, i) => assertClose(got[i], w, `${where}[${i}]`, n));
+    return;
+  }
+  if (want !== null && typeof want === 'object') {
+    if (got === null || typeof got !== 'object') throw new Error(`${where}: ${JSON.stringify(got)} is not an object`);
+    const keys = Object.keys(want).sort();
+    if (JSON.stringify(Object.keys(got).sort()) !== JSON.stringify(keys)) {
+      throw new Error(`${where}: keys ${Object.keys(got)} != ${keys}`);
+    }
+    // A record's own sums cover its tokens; its words are one each.
+    const count = typeof want.tokens === 'number' ? Math.max(1, want.tokens) : 1;
+    for (const k of keys) assertClose(got[k], want[k], `${where}.${k}`, k === 'words' || k === 'tokens' ? 1 : count);
+    return;
+  }
+  if (got !== want) throw new Error(`${where}: ${JSON.stringify(got)} != ${JSON.stringify(want)}`);
+}
+
+module.exports = {root, wasmDir, cli, data, lstmlm, runCli, jsonl, cliError, realModels, assertClose};

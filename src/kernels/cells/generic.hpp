@@ -12,7 +12,7 @@ namespace lstmlm::kernels::cells {
 class Generic : public RecurrentLayer {
  public:
   // gates: the G * hidden floats of the input term; w_ih null when the caller folds it.
-  Generic(const Backend& be, int input, int gates, const float* w_ih, const float* bias, int out_stride)
+  Generic(const Backend& be, int input, int gates, const Rows& w_ih, const float* bias, int out_stride)
       : in_(input), gates_(gates), zero_(static_cast<size_t>(out_stride), 0.0f) {
     if (w_ih) ih_ = be.linear(w_ih, gates, input, bias);
     term_width_ = std::max(padded(gates), ih_ ? ih_->stride() : 0);

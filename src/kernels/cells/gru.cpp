@@ -16,14 +16,14 @@ class Gru final : public Generic {
  public:
   Gru(const Backend& be, const GruWeights& w)
       : Generic(be, w.input, 3 * w.hidden, w.w_ih, w.bias, padded(w.hidden)), w_(w), H_(w.hidden) {
-    const size_t block = static_cast<size_t>(H_) * static_cast<size_t>(H_);
+    w_.w_ih = w_.w_hh = nullptr;  // a source of rows is read while packing, never kept
     if (w.reset_after) {
       hh_ = be.linear(w.w_hh, 3 * H_, H_, w.bias_hh);
       mid_stride_ = std::max(padded(3 * H_), hh_->stride());
     } else {
       const std::vector<float> zero(static_cast<size_t>(2 * H_), 0.0f);
-      hh_ = be.linear(w.w_hh, 2 * H_, H_, zero.data());          // r and z
-      hn_ = be.linear(w.w_hh + 2 * block, H_, H_, zero.data());  // n, applied to r h
+      hh_ = be.linear(w.w_hh, 2 * H_, H_, zero.data());                               // r and z
+      hn_ = be.linear(w.w_hh.from(2 * size_t(H_), size_t(H_)), H_, H_, zero.data());  // n, applied to r h
       rh_at_ = std::max(padded(2 * H_), hh_->stride());
       gn_at_ = rh_at_ + padded(H_);
       mid_stride_ = gn_at_ + std::max(padded(H_), hn_->stride());
@@ -59,7 +59,7 @@ class Gru final : public Generic {
 
  private:
   const Updates& up_ = updates();
-  GruWeights w_;  // the flags and activations (its pointers are not kept)
+  GruWeights w_;  // the flags and activations (its pointers are not kept, its sources cleared)
   int H_;
   std::unique_ptr<OutputLayer> hh_, hn_;
   int rh_at_ = 0, gn_at_ = 0, mid_stride_ = 0;

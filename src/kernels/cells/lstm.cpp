@@ -21,6 +21,7 @@ class Lstm final : public Generic {
         H_(w.hidden),
         P_(w.proj) {
     const int out = P_ > 0 ? P_ : H_;
+    w_.w_ih = w_.w_hh = w_.w_hr = nullptr;  // a source of rows is read while packing, never kept
     // The zero bias of W_hh's 4H rows and of W_hr's P: a config built in code may have P > 4H.
     const FloatBuf zero(static_cast<size_t>(std::max(4 * H_, P_)), 0.0f);
     hh_ = be.linear(w.w_hh, 4 * H_, out, zero.data());
@@ -70,7 +71,7 @@ class Lstm final : public Generic {
  private:
   const Updates& up_ = updates();
   CellParams cell_;
-  LstmWeights w_;  // the flags, activations and clips (its pointers are not kept)
+  LstmWeights w_;  // the flags, activations and clips (its pointers are not kept, its sources cleared)
   int H_, P_;
   std::unique_ptr<OutputLayer> hh_, hr_;
   FloatBuf ci_, cf_, co_;

@@ -46,6 +46,9 @@ const Updates& updates();
 namespace cells_neon {  // aarch64
 const Updates& updates();
 }
+namespace cells_wasm {  // WebAssembly SIMD128
+const Updates& updates();
+}
 namespace cells_scalar {
 const Updates& updates();
 }

@@ -1,5 +1,5 @@
 // fp32 at each kernel level: the same layers over the kernels of avx512.cpp, avx2.cpp or scalar.cpp (neon.cpp
-// or scalar.cpp on aarch64).
+// or scalar.cpp on aarch64, wasm.cpp or scalar.cpp on WebAssembly).
 #include "kernels/fp32/backend.hpp"
 
 #include <stdexcept>
@@ -16,7 +16,7 @@ class Fp32Backend final : public Backend {
   explicit Fp32Backend(const Kernels& k) : k_(k), name_(std::string("fp32/") + k.isa) {}
   std::string_view name() const override { return name_; }
   std::unique_ptr<RecurrentLayer> lstm(const LstmWeights& w) const override { return make_lstm(w, k_); }
-  std::unique_ptr<OutputLayer> linear(const float* w, int rows, int cols, const float* bias) const override {
+  std::unique_ptr<OutputLayer> linear(const Rows& w, int rows, int cols, const float* bias) const override {
     return make_linear(w, rows, cols, bias, k_);
   }
 
@@ -41,6 +41,11 @@ const Backend& backend_at(Isa isa) {
     }
     case Isa::Avx2: {
       static const Fp32Backend b(fp32_avx2::kernels());
+      return b;
+    }
+#elif defined(__wasm_simd128__)
+    case Isa::Simd128: {
+      static const Fp32Backend b(fp32_wasm::kernels());
       return b;
     }
 #endif

@@ -9,7 +9,7 @@
 namespace lstmlm::kernels::fp32 {
 
 struct Kernels {
-  const char* isa;  // "avx512", "avx2", "neon", "scalar"
+  const char* isa;  // "avx512", "avx2", "neon", "simd128", "scalar"
   // gates = init[r] + h_prev[r] W_hh^T, then the cell update: c[r] in place, m[r] = o act(c), for the
   // units of part `part` of `parts` of w_hh's panels (tiles.hpp's panel_range).
   void (*lstm_rows)(int rows, const float* const* h_prev, const float* const* init, float* const* c,
@@ -28,6 +28,9 @@ namespace fp32_avx2 {
 const Kernels& kernels();
 }
 namespace fp32_neon {  // aarch64
+const Kernels& kernels();
+}
+namespace fp32_wasm {  // WebAssembly SIMD128
 const Kernels& kernels();
 }
 namespace fp32_scalar {

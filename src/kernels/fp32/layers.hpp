@@ -8,7 +8,7 @@
 namespace lstmlm::kernels::fp32 {
 
 std::unique_ptr<RecurrentLayer> make_lstm(const LstmWeights& w, const Kernels& k);
-std::unique_ptr<OutputLayer> make_linear(const float* w, int rows, int cols, const float* bias,
+std::unique_ptr<OutputLayer> make_linear(const Rows& w, int rows, int cols, const float* bias,
                                          const Kernels& k);
 
 }  // namespace lstmlm::kernels::fp32

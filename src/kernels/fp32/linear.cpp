@@ -9,7 +9,7 @@ namespace {
 
 class Linear final : public OutputLayer {
  public:
-  Linear(const float* w, int rows, int cols, const float* bias, const Kernels& k)
+  Linear(const Rows& w, int rows, int cols, const float* bias, const Kernels& k)
       : k_(k), w_(pack_transposed(w, rows, cols)) {
     bias_.assign(static_cast<size_t>(w_.Np), 0.0f);
     std::copy(bias, bias + rows, bias_.begin());
@@ -50,7 +50,7 @@ class Linear final : public OutputLayer {
 
 }  // namespace
 
-std::unique_ptr<OutputLayer> make_linear(const float* w, int rows, int cols, const float* bias,
+std::unique_ptr<OutputLayer> make_linear(const Rows& w, int rows, int cols, const float* bias,
                                          const Kernels& k) {
   return std::make_unique<Linear>(w, rows, cols, bias, k);
 }

@@ -9,11 +9,11 @@ namespace lstmlm::kernels::fp32 {
 
 namespace {
 
-#if defined(LSTMLM_SIMD_AVX2)
-// AVX2, 2+ rows: the sub-panel tiles hold a few gates of the rows at a time, the cell needs all four: the
-// panel's gates go through an L1-resident buffer (R x 64 floats, next to K x 64 x R fmas). Out of line,
-// the epilogue not unrolled over rows: inlined into lstm_rows, the extra code pushed the one-row path's
-// tanh out of line and made batch 1 slower.
+#if defined(LSTMLM_FP32_SUB_TILES)
+// AVX2, 2+ rows (WebAssembly: every row count): the sub-panel tiles hold a few gates of the rows at a time,
+// the cell needs all four: the panel's gates go through an L1-resident buffer (R x 64 floats, next to K x 64
+// x R fmas). Out of line, the epilogue not unrolled over rows: inlined into lstm_rows, the extra code pushed
+// the one-row path's tanh out of line and made batch 1 slower.
 template <bool Peep, int R, int NP>
 [[gnu::noinline, gnu::flatten]] void lstm_sub(const float* const* h, const float* const* init,
                                               float* const* c, float* const* m, const PackedMat& w_hh,
@@ -47,7 +47,7 @@ void lstm_tile(const float* const* h, const float* const* init, float* const* c,
                const PackedMat& w_hh, const CellParams& L, int u, [[maybe_unused]] bool first,
                Prefetch pf = {}) {
   static_assert(kPanelVectors == kGates);
-#if defined(LSTMLM_SIMD_AVX2)
+#if defined(LSTMLM_FP32_SUB_TILES)
   if constexpr (R >= kSubRowsMin) {
     lstm_sub<Peep, R, NP>(h, init, c, m, w_hh, L, u, first);
     return;
@@ -98,7 +98,7 @@ template <bool Peep, int R, int Q>
                                                const CellParams& L, [[maybe_unused]] bool first) {
   const int blocks = w_hh.full, col = blocks * kPanel, unit = blocks * kUnitBlock, t = L.H - unit;
   alignas(64) float buf[R][kLanes * Q];
-#if defined(LSTMLM_SIMD_AVX2)
+#if defined(LSTMLM_FP32_SUB_TILES)
   if constexpr (R >= kSubRowsMin) {
     float* z[R];
     for (int r = 0; r < R; ++r) z[r] = buf[r];

@@ -17,6 +17,7 @@
 
 #include "format/tensor_names.hpp"
 #include "kernels/aligned.hpp"
+#include "kernels/backend.hpp"
 
 namespace lstmlm::kernels::fp32 {
 
@@ -56,8 +57,8 @@ inline int gate_col(int g, int unit, int H) {
 // Gate columns in memory for H units: 64 per full block, the tail's 4t rounded up to 16.
 int gate_columns(int H);
 // W^T of a [kGates H, K] row-major gate matrix, gate-blocked.
-PackedMat pack_gates(const float* w, int H, int K);
+PackedMat pack_gates(const Rows& w, int H, int K);
 // M^T of a row-major [N, K] matrix (PyTorch's [out, in]), identity column order.
-PackedMat pack_transposed(const float* m, int N, int K);
+PackedMat pack_transposed(const Rows& m, int N, int K);
 
 }  // namespace lstmlm::kernels::fp32

@@ -30,6 +30,9 @@ constexpr int kAccumulators = 24;  // in V16 units (of 32 zmm: 24 accumulators, 
 #elif defined(LSTMLM_SIMD_AVX2)
 constexpr int kTileRows = 6;
 constexpr int kAccumulators = 4;
+#elif defined(LSTMLM_SIMD_WASM128)
+constexpr int kTileRows = 4;
+constexpr int kAccumulators = 4;
 #else
 constexpr int kTileRows = 1;
 constexpr int kAccumulators = 4;
@@ -128,6 +131,57 @@ void sub_tiles(const float* const* a, const float* const* init, int icol, float*
 }
 #endif
 
+#if defined(LSTMLM_SIMD_WASM128)
+// WebAssembly SIMD128 sub-panel tiles, as AVX2's: R rows x C v128 (4 columns each) of one panel, each weight
+// load reused by R rows. A V16 tile of a whole panel (16 v128 accumulators per row) does not fit the 16 xmm
+// registers an x86-64 engine maps v128 to: C by rows so that the accumulators, C weights and a broadcast
+// do (4 x 2, 2 x 4, 1 x 8). The same multiply then add per element as the V16 code, so an element's chain
+// is unchanged.
+constexpr int kSubRowsMin = 1;
+template <int R>
+constexpr int kSubVectors = R >= 3   ? 2
+                            : R == 2 ? 4
+                                     : 8;
+
+template <int R, int C>
+[[gnu::always_inline]] inline void sub_tile(const float* const* a, const float* const* init, int icol,
+                                            float* const* out, int ocol, const float* w, size_t stride,
+                                            int K) {
+  v128_t acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int q = 0; q < C; ++q) acc[r][q] = wasm_v128_load(init[r] + icol + 4 * q);
+  for (int k = 0; k < K; ++k) {
+    const float* wk = w + static_cast<size_t>(k) * stride;
+    v128_t wv[C];
+    for (int q = 0; q < C; ++q) wv[q] = wasm_v128_load(wk + 4 * q);
+    for (int r = 0; r < R; ++r) {
+      const v128_t x = wasm_v128_load32_splat(a[r] + k);
+      for (int q = 0; q < C; ++q) acc[r][q] = wasm_f32x4_add(wasm_f32x4_mul(x, wv[q]), acc[r][q]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int q = 0; q < C; ++q) wasm_v128_store(out[r] + ocol + 4 * q, acc[r][q]);
+}
+
+// The sub-panels of a panel `vectors` x 8 floats wide (AVX2's unit, so that the callers are shared; k-rows
+// that many apart): C-wide ones, then a 4-wide one for a tail panel of an odd number of V16 vectors.
+template <int R>
+void sub_tiles(const float* const* a, const float* const* init, int icol, float* const* out, int ocol,
+               const float* w, int vectors, int K, bool /*first*/) {
+  constexpr int C = kSubVectors<R>;
+  const int n = 2 * vectors;  // in v128
+  const size_t stride = static_cast<size_t>(n) * 4;
+  int v = 0;
+  for (; v + C <= n; v += C) sub_tile<R, C>(a, init, icol + 4 * v, out, ocol + 4 * v, w + 4 * v, stride, K);
+  if constexpr (C > 4)
+    if (v < n) sub_tile<R, 4>(a, init, icol + 4 * v, out, ocol + 4 * v, w + 4 * v, stride, K);
+}
+#endif
+
+#if defined(LSTMLM_SIMD_AVX2) || defined(LSTMLM_SIMD_WASM128)
+#define LSTMLM_FP32_SUB_TILES 1  // gemm_tile, gemm_tail and the LSTM step run sub_tiles from kSubRowsMin rows
+#endif
+
 // The panels [first, last) of part `part` of `parts` of a matrix's panels (the tail panel, index w.full,
 // counts as one and falls to the last part): a pure function of its arguments, contiguous, and together
 // the parts cover every panel once. Some parts are empty when there are fewer panels than parts.
@@ -160,7 +214,7 @@ inline Prefetch next_panel(const PackedMat& w, int p, int r, int rows, const Pan
 template <int R, int NP>
 void gemm_tile(const float* const* a, const float* const* init, float* const* out, const PackedMat& w, int p,
                [[maybe_unused]] bool first, Prefetch pf = {}) {
-#if defined(LSTMLM_SIMD_AVX2)
+#if defined(LSTMLM_FP32_SUB_TILES)
   if constexpr (R >= kSubRowsMin) {
     for (int i = 0; i < NP; ++i)
       sub_tiles<R>(a, init, (p + i) * kPanel, out, (p + i) * kPanel, w.panel(p + i), 2 * kPanelVectors, w.K,
@@ -181,7 +235,7 @@ void gemm_tile(const float* const* a, const float* const* init, float* const* ou
 template <int R, int Q>
 void gemm_tail(const float* const* a, const float* const* init, float* const* out, const PackedMat& w,
                [[maybe_unused]] bool first) {
-#if defined(LSTMLM_SIMD_AVX2)
+#if defined(LSTMLM_FP32_SUB_TILES)
   if constexpr (R >= kSubRowsMin) {
     sub_tiles<R>(a, init, w.full * kPanel, out, w.full * kPanel, w.panel(w.full), 2 * Q, w.K, first);
     return;

@@ -219,6 +219,9 @@ class Gemm final : public lowp::Gemm {
       case Isa::Avx512:
       case Isa::Avx2:
         return avx_vnni ? &dot_avxvnni : &dot_avx2;
+#elif defined(__wasm_simd128__)
+      case Isa::Simd128:
+        return &dot_wasm;
 #endif
       default:
         return &dot_scalar;

@@ -11,7 +11,7 @@
 //
 // The dot products are exact int32 sums on every ISA, and every kernel turns one into fp32 by the same
 // operations, out = fma(float(acc), sx[r] * sw[n], init) (init 0 when absent): int8 gives the same bits
-// on AMX, AVX512-VNNI, AVX-VNNI, AVX2 and scalar.
+// on AMX, AVX512-VNNI, AVX-VNNI, AVX2, NEON, SDOT, I8MM, WebAssembly SIMD128 and scalar.
 //
 // A block of 16 rows holding a heavy row (max|w| > 3 rms, gemm.cpp) also has a residual plane in the same
 // layout: each of its rows' rounding residual fl(w - q sw), quantized the same way. A second pass of the
@@ -53,5 +53,6 @@ void dot_scalar(const Args& a);   // int32 loops
 void dot_neon(const Args& a);     // aarch64 NEON SMULL and SADALP (int16 products, exact)
 void dot_sdot(const Args& a);     // aarch64 SDOT (the dot-product extension)
 void dot_i8mm(const Args& a);     // aarch64 SMMLA (I8MM), two rows by two columns by eight inputs
+void dot_wasm(const Args& a);     // WebAssembly SIMD128 i32x4.dot_i16x8_s on int8 widened to int16
 
 }  // namespace lstmlm::kernels::int8

@@ -42,10 +42,10 @@ class Lstm final : public RecurrentLayer {
         Hp_(round_up(w.hidden, kBlock)),
         cell_{w.hidden, w.activation, w.cell_clip, w.cell_activation} {
     const int H = w.hidden, Hp = Hp_;
-    auto gate_row = [H, Hp](const float* m, int K) {
+    auto gate_row = [H, Hp](const Rows& m, int K) {
       return [=](int n) -> const float* {
         const int g = n / Hp, u = n % Hp;
-        return u < H ? m + static_cast<size_t>(g * H + u) * static_cast<size_t>(K) : nullptr;
+        return u < H ? m.row(static_cast<size_t>(g * H + u), static_cast<size_t>(K)) : nullptr;
       };
     };
     w_hh_ = make(isa, gate_row(w.w_hh, out_), kGates * Hp, out_);
@@ -54,9 +54,9 @@ class Lstm final : public RecurrentLayer {
     for (int g = 0; g < kGates; ++g)
       for (int u = 0; u < H; ++u) bias_[static_cast<size_t>(g * Hp + u)] = w.bias[g * H + u];
     if (w.proj > 0) {
-      const float* hr = w.w_hr;
+      const Rows& hr = w.w_hr;
       w_hr_ = make(
-          isa, [hr, H](int n) { return hr + static_cast<size_t>(n) * static_cast<size_t>(H); }, w.proj, H);
+          isa, [&hr, H](int n) { return hr.row(static_cast<size_t>(n), static_cast<size_t>(H)); }, w.proj, H);
     }
     zero_h_.assign(static_cast<size_t>(output_stride()), 0.0f);
   }
@@ -168,9 +168,9 @@ class Lstm final : public RecurrentLayer {
 
 class Linear final : public OutputLayer {
  public:
-  Linear(const float* w, int rows, int cols, const float* bias, GemmFactory make, Isa isa)
+  Linear(const Rows& w, int rows, int cols, const float* bias, GemmFactory make, Isa isa)
       : w_(make(
-            isa, [w, cols](int n) { return w + static_cast<size_t>(n) * static_cast<size_t>(cols); }, rows,
+            isa, [&w, cols](int n) { return w.row(static_cast<size_t>(n), static_cast<size_t>(cols)); }, rows,
             cols)) {
     bias_.assign(static_cast<size_t>(w_->padded_out()), 0.0f);
     std::copy(bias, bias + rows, bias_.begin());
@@ -206,7 +206,7 @@ class LowpBackend final : public Backend {
     if (!w.plain()) return cells::lstm(*this, w);
     return std::make_unique<Lstm>(w, make_, isa_);
   }
-  std::unique_ptr<OutputLayer> linear(const float* w, int rows, int cols, const float* bias) const override {
+  std::unique_ptr<OutputLayer> linear(const Rows& w, int rows, int cols, const float* bias) const override {
     return std::make_unique<Linear>(w, rows, cols, bias, make_, isa_);
   }
   // AMX streams the weights from L3, each weight tile serving 2 row blocks of 16 per pass: split by rows,

@@ -3,13 +3,13 @@ the ORT targets table on synthetic cells, and bench/ort/export_onnx.py's int8 re
 rewritten graph's arithmetic with numpy against the quantization ORT documents (DynamicQuantizeLSTM's int8 weights
 and scales; DynamicQuantizeLinear + MatMulInteger for the decoder). Skipped parts name their reason (no torch, no
 onnx)."""
-import importlib.machinery
-import importlib.util
 import os
 import shutil
 import sys
 import tempfile
 import unittest
+
+import pyutil
 
 import numpy as np
 
@@ -17,16 +17,8 @@ SOURCE_DIR = os.environ.get("LSTMLM_SOURCE_DIR") or os.path.join(os.path.dirname
 BENCH = os.path.join(SOURCE_DIR, "bench")
 
 
-def load(name, path):
-    loader = importlib.machinery.SourceFileLoader(name, path)
-    spec = importlib.util.spec_from_loader(name, loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
-
-
-compare = load("bench_compare_ort", os.path.join(BENCH, "compare"))
-export_onnx = load("bench_export_onnx", os.path.join(BENCH, "ort", "export_onnx.py"))
+compare = pyutil.load_script("bench_compare_ort", os.path.join(BENCH, "compare"))
+export_onnx = pyutil.load_script("bench_export_onnx", os.path.join(BENCH, "ort", "export_onnx.py"))
 
 
 def cell(shape, workload, batch, threads, ours, ort, int8=None):

@@ -1,7 +1,5 @@
 """scripts/check-docs, the runner of the documentation's examples: its page grammar (sessions, `...`, `<- stderr`,
 [N], the docs-run directives), its matching, and a run end to end on scratch pages with a stand-in lstmlm."""
-import importlib.machinery
-import importlib.util
 import os
 import stat
 import subprocess
@@ -9,17 +7,15 @@ import sys
 import tempfile
 import unittest
 
+import pyutil
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 SCRIPT = os.path.join(ROOT, "scripts", "check-docs")
 PYTHON = sys.executable
 
 
 def load():
-    loader = importlib.machinery.SourceFileLoader("check_docs", SCRIPT)
-    spec = importlib.util.spec_from_loader("check_docs", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
+    return pyutil.load_script("check_docs", SCRIPT)
 
 
 cd = load()

@@ -98,7 +98,7 @@ class ThePageInABrowser(unittest.TestCase):
         try:
             page.wait_for("document.getElementById('model').textContent.startsWith('model: vocabulary of 554')",
                           timeout=60)
-            self.assertIn("fp32/scalar", page.js("document.getElementById('model').textContent"))
+            self.assertIn("fp32/simd128", page.js("document.getElementById('model').textContent"))
             page.wait_for("document.querySelectorAll('#suggestions button.suggestion').length > 0")
             self.assertEqual(self.labels(), self.predicted(""))
             self.assertEqual(self.suggestions("the old "), self.predicted("the old "))
