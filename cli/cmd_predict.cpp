@@ -45,9 +45,11 @@ Output (--top N candidates, by descending probability, ties by ascending id; --t
     {"type": "prediction", "context": "<text as given>", "ids": [fed ids...],
      ("pads": P, with --pad-to: pad ids fed first)
      "top": [{"token": str, "id": int, "prob": p, "logprob": ln p}, ...]}
+    (--softmax skip: each candidate {"token", "id", "logit"} and the record has "softmax": "skip")
     numbers with 9 significant digits (round-trip float32).
   text: per context a line "> CONTEXT", then one line per candidate:
-    "RANK<TAB>TOKEN<TAB>id=ID<TAB>prob=P<TAB>logprob=LN_P" (prob with 6 decimals, logprob with 4).
+    "RANK<TAB>TOKEN<TAB>id=ID<TAB>prob=P<TAB>logprob=LN_P" (prob with 6 decimals, logprob with 4);
+    --softmax skip: "# softmax skip: ..." after the context line, and "logit=Z" for the two numbers.
     CONTEXT and TOKEN are escaped: \t, \n, \r, \\, and \xNN for other control bytes (jsonl: raw).
 
 Keyboards (docs/keyboard.md): --prefix STR ranks only the words that start with STR, the letters typed so far
@@ -76,11 +78,13 @@ struct Opts {
   std::string boost_file;
   std::vector<std::string> mix;
   std::string mix_mode = "linear";
+  std::string softmax = "full";
 };
 
 int run(const Opts& o) {
   tasks::PredictOptions task = o.task;
   task.add_start = !o.no_bos;
+  task.softmax = tasks::softmax_choices().parse(o.softmax);
   check_readable(o.files);
   // An ARPA file where the model goes: its words ranked (tasks::predict_ngram); else a neural model.
   std::shared_ptr<const NgramModel> arpa;
@@ -88,6 +92,8 @@ int run(const Opts& o) {
   std::unique_ptr<Engine> engine;
   if (NgramModel::is_arpa(o.model_dir)) {
     refuse_for_ngram(o.window, o.mix, o.boost_file, o.task.cache);
+    if (task.softmax == tasks::Softmax::Skip)
+      throw UsageError("--softmax skip: for a neural model; an ARPA model's probabilities have no logits");
     arpa = load_ngram(o.model_dir);
   } else {
     model = load_model(o.model_dir);
@@ -187,6 +193,7 @@ Subcommand setup_predict(CLI::App& parent) {
   add_mix_option(*s.app, o->mix, "into every row before the ranking");
   add_cache_options(*s.app, o->task.cache, "of each context (its words and the hidden states before them)");
   add_mix_mode_option(*s.app, o->mix_mode);
+  add_softmax_option(*s.app, o->softmax, "rank by the logits and print them");
   s.check = [o] {
     if (!o->files.empty() && (!o->contexts.empty() || !o->prompts.empty()))
       throw UsageError("-f/--file: contexts come from the files or from the command line, not both");

@@ -51,14 +51,22 @@ unless --no-eos, OOVs as unk or skipped), bit for bit; prefixes shared by hypoth
 the same recording (the recording column or field; else the whole file is one recording), as
 `score --context document` reads lines; utterance (default): every hypothesis from the sentence start.
 
+Right-to-left models (n-best lists only): --reverse scores each hypothesis' words last to first with -m
+(the start token still first, eos last: how a backward LM trained on reversed sentences reads them).
+--backward-model DIR adds such a model to the forward -m: lm = (1 - W) lm_forward + W lm_backward in ln,
+W = --backward-weight (0.5), lm_forward being -m's value (interpolated with --ngram first when asked), as
+Kaldi's lmrescore_back.sh weighs its backward pass; not with --context conversation.
+
 Output (one record per hypothesis, in input order; --best: only each utterance's best):
   text: "ID<TAB>combined=C<TAB>lm=L<TAB>lm_log10=L10<TAB>tokens=T<TAB>oovs=K<TAB>words=W" and "<TAB>best"
       on the best; --best: Kaldi text "UTT w1 w2 ..." (the hypothesis as given), ready for compute-wer.
   jsonl: {"type": "hyp", "file", "utt", "id", "n", "tokens", "oovs", "words", "lm_logprob", "lm_log10prob",
-      ["lm_interpolated",] "scores": {NAME: value}, "combined", "best", "hyp"}, then {"type": "summary",
+      ["lm_interpolated",] ["lm_backward", "lm_bidirectional",] "scores": {NAME: value}, "combined", "best",
+      "hyp"}, then {"type": "summary",
       "utterances", "hypotheses", "tokens", "oovs", "steps", "computed"} (steps: the (input, target) steps
       of all hypotheses; computed: those run after prefix sharing).
-  tsv: file utt id n tokens oovs words lm_logprob lm_log10prob [lm_interpolated] NAME... combined best hyp.
+  tsv: file utt id n tokens oovs words lm_logprob lm_log10prob [lm_interpolated] [lm_backward
+      lm_bidirectional] NAME... combined best hyp. text adds lm_backward= and lm_bidirectional= after lm_log10.
 lm_logprob is ln, lm_log10prob log10 (of the LSTM alone); 9 significant digits. Speed goes to stderr.
 
 Lattices (--input-format kaldi-lattice or slf; auto: from the first file's content; gzip read as it is):
@@ -90,7 +98,9 @@ struct Opts {
   int64_t max_tokens_per_node = 1000, n_best = 0;
   tasks::OovPolicy oov = tasks::OovPolicy::Skip;
   double lm_weight = 1.0, word_penalty = 0.0, lambda = -1;
-  bool best = false, no_eos = false, ids = false;
+  bool best = false, no_eos = false, ids = false, reverse = false;
+  std::string backward_model;
+  double backward_weight = 0.5;
   int batch_size = 64, threads = 0;
   std::string progress = "auto";
 };
@@ -108,6 +118,9 @@ tasks::LogUnits units(const std::string& u) { return tasks::ngram_units_choices(
 // Lattices in (--input-format kaldi-lattice|slf, or auto on a lattice file): the options that apply to them.
 int run_lattices(const Opts& o) {
   if (!o.score_specs.empty()) throw UsageError("--scores: a lattice carries its own scores");
+  if (!o.backward_model.empty() || o.reverse)
+    throw UsageError(std::string(o.reverse ? "--reverse" : "--backward-model") +
+                     ": n-best lists only (a lattice is rescored left to right)");
   if (!o.ngram.empty() || !o.mix.empty() || o.context != "utterance" || o.ids)
     throw UsageError(std::string(!o.ngram.empty() ? "--interpolate"
                                  : !o.mix.empty() ? "--mix"
@@ -189,6 +202,8 @@ int run(const Opts& o) {
                                          "lm_logprob",
                                          "lm_log10prob",
                                          "lm_interpolated",
+                                         "lm_backward",
+                                         "lm_bidirectional",
                                          "scores",
                                          "combined",
                                          "best",
@@ -202,6 +217,8 @@ int run(const Opts& o) {
   task.score.oov = o.oov;
   task.score.ids_input = o.ids;
   task.score.batch_size = o.batch_size;
+  task.score.reverse = o.reverse;
+  task.backward_weight = o.backward_weight;
   task.conversation = tasks::rescore_context_choices().parse(o.context);
   task.weights.assign(lay.names.size(), 0.0);
   for (const auto& spec : o.weight_specs) {
@@ -225,16 +242,21 @@ int run(const Opts& o) {
   if (!o.ngram.empty())
     task.interpolate = tasks::Interpolation{o.lambda, index_of(o.ngram, "--ngram"), units(o.ngram_units)};
   lay.interpolated = task.interpolate.has_value();
+  lay.backward = !o.backward_model.empty();
 
   auto model = load_model(o.model_dir);
   if (!o.mix.empty()) task.mix = load_mix_plan(o.mix, tasks::NgramMix::words_of(*model), true, o.mix_mode);
   note_oov_policy(o.oov, *model);
   Engine engine(model, o.threads);
-  tasks::Rescorer rescorer(engine, task);
+  std::unique_ptr<Engine> backward;
+  if (lay.backward) backward = std::make_unique<Engine>(load_model(o.backward_model), o.threads);
+  tasks::Rescorer rescorer(engine, task, backward.get());
   Emitter out(o.format);
   std::vector<std::string> columns = {"file", "utt",   "id",         "n",           "tokens",
                                       "oovs", "words", "lm_logprob", "lm_log10prob"};
   if (lay.interpolated) columns.push_back("lm_interpolated");
+  if (lay.backward)
+    for (const char* c : {"lm_backward", "lm_bidirectional"}) columns.push_back(c);
   columns.insert(columns.end(), lay.names.begin(), lay.names.end());
   for (const char* c : {"combined", "best", "hyp"}) columns.push_back(c);
   out.begin({"rescore.hyp", columns});
@@ -368,6 +390,13 @@ Subcommand setup_rescore(CLI::App& parent) {
       ->check(one_of({"text", "jsonl", "tsv", "kaldi-lattice", "slf"}))
       ->default_str("text");
   s.app->add_flag("--no-eos", o->no_eos, "Do not append eos_token to each hypothesis");
+  s.app->add_flag("--reverse", o->reverse,
+                  "-m is a right-to-left model: each hypothesis' words are scored last to first");
+  s.app->add_option("--backward-model", o->backward_model,
+                    "A right-to-left model weighed in: LM = (1 - W) forward + W backward (ln p)");
+  s.app->add_option("--backward-weight", o->backward_weight, "W of --backward-model, in [0, 1]")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   add_oov_option(*s.app, o->oov);
   s.app->add_flag("--ids", o->ids, "Hypotheses are whitespace-separated token ids");
   s.app->add_option("--batch-size", o->batch_size, "Rows per engine batch")

@@ -94,6 +94,12 @@ Output: logprob = natural log, log10prob = log10; one record per input line, in 
       decimals; "-1\t0\t\tOOV" for a word outside the vocabulary), then per input file "test log
       probability: L" (log10, the scored words) and "PPL net: P" (P = 10^(-L / scored words)), as %f.
       kenlm, srilm and rnnlm: --units log10 only; no --entropy, --rank or --aggregate words.
+--softmax skip (a self-normalised model): every score is the target's logit, bias + W[target] . h, no
+      normaliser computed (only the target's row of the output layer is read); perplexities are then of
+      exp(logit). Each record says so: "softmax": "skip" in jsonl and json, a softmax column in the tables,
+      "softmax=skip" on text's Total lines and "Softmax: skip" after its summary. Not with the kenlm, srilm
+      and rnnlm layouts, --entropy, --mix, --cache-window, a fixed window, an ARPA model or a model on the
+      double-precision path (rnnlm's class output).
 Measures (psycholinguistics):
   --units ln|log10|bits: every log-prob in one unit and one field: logprob (ln), log10prob (log10) or
       surprisal (bits: -log2 p, positive), in every format (text: the word's value and "Total: NAME=V").
@@ -156,9 +162,11 @@ struct Opts {
   std::string units, aggregate = "tokens";  // units "": the historic logprob and log10prob fields
   std::vector<std::string> mix;             // --mix PATH:WEIGHT
   std::string mix_mode = "linear";
+  std::string softmax = "full";
   tasks::CacheOptions cache;
   tasks::OovPolicy oov = tasks::OovPolicy::Skip;
   bool no_eos = false, no_bos = false, skip_empty = false, ids = false, entropy = false, rank = false;
+  bool reverse = false;
   int batch_size = 64, threads = 0;
   Precision precision = Precision::Fp32;
   WindowArgs window;
@@ -195,6 +203,8 @@ std::optional<JsonlRun> jsonl_run(const Opts& o) {
   if (o.rank) refuse("--rank");
   if (!o.mix.empty()) refuse("--mix");
   if (o.cache.on()) refuse("--cache-window");
+  if (o.softmax != "full") refuse("--softmax " + o.softmax);
+  if (o.reverse) refuse("--reverse");
   if (tasks::aggregate_choices().parse(o.aggregate) == tasks::Aggregate::Words) refuse("--aggregate words");
   if (o.min_opt->count() > 0 && o.max_opt->count() > 0 && o.min_perplexity > o.max_perplexity)
     throw UsageError("--min-perplexity " + o.min_opt->as<std::string>() + " is above --max-perplexity " +
@@ -259,6 +269,15 @@ ScoreView checked_view(const Opts& o) {
   v.rank = o.rank;
   v.words = tasks::aggregate_choices().parse(o.aggregate) == tasks::Aggregate::Words;
   if (!o.units.empty()) v.units = tasks::units_choices().parse(o.units);
+  v.logits = tasks::softmax_choices().parse(o.softmax) == tasks::Softmax::Skip;
+  if (v.logits && ngram_layout(o.format))
+    throw UsageError(
+        "--softmax skip: --output-format " + std::string(format_name(o.format)) +
+        " reproduces another tool's layout, which has no place to say the scores are unnormalised");
+  if (o.reverse && !o.mix.empty())
+    throw UsageError("--reverse: not with --mix (the n-gram models read the sentence left to right)");
+  if (v.logits && !o.mix.empty())
+    throw UsageError("--softmax skip: not with --mix (a mixture adds probabilities)");
   const bool per_word = o.verbosity == Verbosity::Word;
   if (o.format == Format::Lmzoo) {
     if (!o.units.empty() && v.units != Units::Bits)
@@ -302,6 +321,8 @@ int run(const Opts& o) {
   task.rank = o.rank;
   task.cache = o.cache;
   task.aggregate = view.words ? tasks::Aggregate::Words : tasks::Aggregate::Tokens;
+  task.softmax = view.logits ? tasks::Softmax::Skip : tasks::Softmax::Full;
+  task.reverse = o.reverse;
   // An ARPA file where a model directory goes: the n-gram model alone (tasks/ngram_score.hpp).
   std::shared_ptr<const Model> model;
   std::unique_ptr<Engine> engine;
@@ -311,6 +332,8 @@ int run(const Opts& o) {
   if (NgramModel::is_arpa(o.model_dir)) {
     if (o.window.pad_opt->count() > 0 || o.window.window_opt->count() > 0)
       throw UsageError("--pad-to/--window: an ARPA n-gram model has no fixed input window");
+    if (view.logits) throw UsageError("--softmax skip: for a neural model; an ARPA model has no logits");
+    if (o.reverse) throw UsageError("--reverse: for a neural model trained right to left, not an ARPA model");
     ngram_model = load_ngram(o.model_dir);
     ngram.emplace(ngram_model, task);
   } else {
@@ -521,6 +544,9 @@ Subcommand setup_score(CLI::App& parent) {
   add_cache_options(*s.app, o->cache, "of the document: --context document");
   add_mix_option(*s.app, o->mix, "per token");
   add_mix_mode_option(*s.app, o->mix_mode);
+  add_softmax_option(*s.app, o->softmax, "each score is the target's logit");
+  s.app->add_flag("--reverse", o->reverse,
+                  "A right-to-left model: each line's tokens scored last to first (start and eos in place)");
   s.app->add_option("--batch-size", o->batch_size, "Lines per engine batch")
       ->check(int_range(1, kMaxBatch))
       ->capture_default_str();

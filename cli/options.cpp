@@ -392,6 +392,15 @@ CLI::Option* add_mix_option(CLI::App& app, std::vector<std::string>& specs, cons
                                        "weights (docs/mixing.md)"));
 }
 
+CLI::Option* add_softmax_option(CLI::App& app, std::string& word, const std::string& skip) {
+  return app
+      .add_option("--softmax", word,
+                  "full: probabilities; skip: " + skip +
+                      ", no normaliser computed (for a self-normalised model; docs/scoring.md)")
+      ->check(one_of(tasks::softmax_choices().names()))
+      ->capture_default_str();
+}
+
 CLI::Option* add_mix_mode_option(CLI::App& app, std::string& mode) {
   return app
       .add_option(

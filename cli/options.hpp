@@ -104,6 +104,8 @@ std::shared_ptr<const tasks::MixPlan> load_mix_plan(const std::vector<std::strin
                                                     bool lodr = false, const std::string& mode = "linear");
 // --mix-mode linear|loglinear (tasks::mix_mode_choices).
 CLI::Option* add_mix_mode_option(CLI::App& app, std::string& mode);
+// --softmax full|skip (tasks::softmax_choices); `skip` says what skipping it gives.
+CLI::Option* add_softmax_option(CLI::App& app, std::string& word, const std::string& skip);
 // --mix MODEL:WEIGHT (repeatable); `what` says what is mixed ("per token", "each step's distribution").
 CLI::Option* add_mix_option(CLI::App& app, std::vector<std::string>& specs, const std::string& what);
 // --cache-window, --cache-lambda, --cache-theta (tasks::CacheOptions); `over` says what the cache reads.

@@ -6,6 +6,7 @@
 
 #include "lstmlm/tasks/keyboard.hpp"
 #include "lstmlm/tasks/predict.hpp"
+#include "lstmlm/tasks/request.hpp"
 #include "py_args.hpp"
 #include "py_errors.hpp"
 #include "py_model.hpp"
@@ -27,8 +28,8 @@ void bind_keyboard(py::module_& m, py::class_<PyModel>& cls) {
   cls.def(
       "_predict",
       [](PyModel& p, const py::object& context_in, const py::object& top, Text<"prefix"> prefix,
-         const py::object& boost, const py::object& mix, const py::object& cache_window, double cache_lambda,
-         double cache_theta) {
+         const py::object& boost, const py::object& mix, Text<"softmax"> softmax,
+         const py::object& cache_window, double cache_lambda, double cache_theta) {
         // Text (tokenized, as `lstmlm predict`), or token ids fed as given (as `predict --ids`).
         std::string context;
         const bool ids = !load_text(context_in.ptr(), context, "context");
@@ -47,6 +48,7 @@ void bind_keyboard(py::module_& m, py::class_<PyModel>& cls) {
           o.completer = p.completer();
         o.boost = boost_arg(p, boost);
         o.mix = mix_arg(p, mix);
+        o.softmax = tasks::softmax_choices().parse(softmax.value);
         o.cache = cache_arg(cache_window, cache_lambda, cache_theta);
         std::vector<tasks::Prediction> r;
         {
@@ -59,7 +61,7 @@ void bind_keyboard(py::module_& m, py::class_<PyModel>& cls) {
         return out;
       },
       py::arg("context"), py::arg("top"), py::arg("prefix") = "", py::arg("boost") = py::none(),
-      py::arg("mix") = py::none(), py::kw_only(), LSTMLM_PY_CACHE_ARGS);
+      py::arg("mix") = py::none(), py::arg("softmax") = "full", py::kw_only(), LSTMLM_PY_CACHE_ARGS);
   cls.def(
          "load_boost",
          [](PyModel& p, const py::object& source) {

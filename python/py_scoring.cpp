@@ -93,11 +93,13 @@ void bind_scoring(py::class_<PyModel>& cls) {
           "score_lines",
           [](PyModel& p, TextList<"lines"> lines, Text<"source"> source, const py::object& first_line,
              Text<"context"> context, bool bos, bool eos, Text<"oov"> oov, bool skip_empty,
-             Text<"normalize"> normalize, const py::object& cache_window, double cache_lambda,
-             double cache_theta) {
+             Text<"normalize"> normalize, Text<"softmax"> softmax, bool reverse,
+             const py::object& cache_window, double cache_lambda, double cache_theta) {
             const uint64_t first = first_line_arg(first_line, lines.value.size());
             auto o = score_options(p, bos, eos, context.value, oov.value, skip_empty);
             o.normalize = tasks::normalize_choices().parse(normalize.value);
+            o.softmax = tasks::softmax_choices().parse(softmax.value);
+            o.reverse = reverse;
             o.cache = cache_arg(cache_window, cache_lambda, cache_theta);
             auto out = score_released(p, o, lines.value, source.value, first);
             for (auto& l : out) l.words.clear();
@@ -106,7 +108,7 @@ void bind_scoring(py::class_<PyModel>& cls) {
           py::arg("lines"), py::arg("source") = "-", py::arg("first_line") = 1, py::kw_only(),
           py::arg("context") = "sentence", py::arg("bos") = true, py::arg("eos") = true,
           py::arg("oov") = "skip", py::arg("skip_empty") = false, py::arg("normalize") = "none",
-          LSTMLM_PY_CACHE_ARGS)
+          py::arg("softmax") = "full", py::arg("reverse") = false, LSTMLM_PY_CACHE_ARGS)
       .def(
           "logprobs",
           [](PyModel& p, const py::object& ids_in) {

@@ -33,6 +33,8 @@ TEST(RequestVocabulary, EveryWordParsesToItsValueAndBack) {
   round_trips(precision_choices(), 3);
   round_trips(rescore_context_choices(), 2);
   round_trips(ngram_units_choices(), 3);
+  round_trips(softmax_choices(), 2);
+  EXPECT_EQ(softmax_choices().parse("skip"), Softmax::Skip);
   EXPECT_EQ(units_choices().parse("prob"), Units::Prob);
   EXPECT_EQ(context_choices().parse("document"), ContextMode::Document);
   EXPECT_EQ(ngram_units_choices().parse("cost"), LogUnits::Cost);

@@ -66,6 +66,10 @@ struct StepMeasures {
   // The scores in double: the double-precision path's own (ModelConfig::exact_path), else the float scores
   // widened. A target V (an out-of-vocabulary word fed as the zero input, tokenizer.oov_input) gets NaN.
   std::vector<std::vector<double>>* logprob64 = nullptr;
+  // The scores are the targets' logits, bias + W[target] . h, no normaliser (a self-normalised model's
+  // score, `--softmax skip`): only each target's row of the output layer is read, unless `rank` needs the
+  // others. Not with entropy, not on the double-precision path (UsageError).
+  bool logits = false;
 };
 
 // EngineOptions::column_split_bytes and row_split_bytes by default.
@@ -123,6 +127,9 @@ class Engine {
   // Next-token log-probabilities after the last input of each row: out is [rows, V].
   // A row with no input gives the distribution from its state's h.
   void predict(const Sequences& inputs, std::vector<State>& states, MatrixRM& out);
+  // The same rows as logits (bias + W h, before any normaliser), for a ranking that needs none: the
+  // log-sum-exp and the log-softmax are not computed. Not on the double-precision path (UsageError).
+  void predict_logits(const Sequences& inputs, std::vector<State>& states, MatrixRM& out);
 
   // Full log-probabilities at every step: out[r] is [len_r, V].
   void logprobs(const Sequences& inputs, std::vector<State>& states, std::vector<MatrixRM>& out);

@@ -267,6 +267,22 @@ LSTMLM_API lstmlm_status lstmlm_mix_logprobs(const lstmlm_mix* mix, const lstmlm
  * sentence; one record per line, then the summary. Invalid UTF-8 is LSTMLM_ERR_INPUT. */
 LSTMLM_API lstmlm_status lstmlm_score_jsonl(const lstmlm_model* model, const char* text, size_t text_len,
                                             char** out, size_t* out_len);
+/* Options of lstmlm_score_jsonl_options: initialize with LSTMLM_SCORE_OPTIONS_INIT (the CLI's defaults), then
+ * set fields. A bad value is LSTMLM_ERR_USAGE naming the field. */
+typedef struct lstmlm_score_options {
+  size_t struct_size;  /* sizeof(lstmlm_score_options) as the caller was compiled */
+  const char* softmax; /* --softmax: "full" (or NULL) or "skip" (each score the target's logit, no normaliser;
+                          every record with "softmax": "skip") */
+  int32_t reverse;     /* nonzero: --reverse (a right-to-left model: each line's tokens scored last to first) */
+} lstmlm_score_options;
+
+#define LSTMLM_SCORE_OPTIONS_INIT \
+  { sizeof(lstmlm_score_options), NULL, 0 }
+
+/* lstmlm_score_jsonl with options (NULL: the defaults). */
+LSTMLM_API lstmlm_status lstmlm_score_jsonl_options(const lstmlm_model* model, const char* text, size_t text_len,
+                                                    const lstmlm_score_options* options, char** out,
+                                                    size_t* out_len);
 /* `lstmlm predict --top TOP [--prefix PREFIX] --output-format jsonl CONTEXT`: one record. top 0 is the whole
  * vocabulary (negative: LSTMLM_ERR_USAGE); prefix_len 0 is no prefix (prefix may then be NULL). */
 LSTMLM_API lstmlm_status lstmlm_predict_jsonl(const lstmlm_model* model, const char* context, size_t context_len,
@@ -280,6 +296,11 @@ LSTMLM_API lstmlm_status lstmlm_predict_batch_jsonl(const lstmlm_model* model, c
                                                     const size_t context_lens[], size_t n, int32_t top,
                                                     const char* prefix, size_t prefix_len, char** out,
                                                     size_t* out_len);
+/* `lstmlm predict --top TOP --softmax SOFTMAX --output-format jsonl CONTEXT`: "full" (NULL) or "skip" (the
+ * candidates ranked by their logits: {"token", "id", "logit"}, the record with "softmax": "skip"). */
+LSTMLM_API lstmlm_status lstmlm_predict_jsonl_softmax(const lstmlm_model* model, const char* context,
+                                                      size_t context_len, int32_t top, const char* softmax,
+                                                      char** out, size_t* out_len);
 
 /* Options of lstmlm_generate_jsonl: initialize with LSTMLM_GENERATE_OPTIONS_INIT (the CLI's defaults, seed
  * 0), then set fields. An out-of-range value is LSTMLM_ERR_USAGE naming the field, as the CLI's option. */

@@ -114,7 +114,7 @@ class Model(_Model):
         """Per token (eos included when eos=True): FullScore(log10 prob, ngram length, oov), `.token`."""
         return iter([FullScore(*t) for t in self._full_scores(sentence, bos, eos)])
 
-    def predict(self, context, top=10, prefix="", boost=None, **cache):
+    def predict(self, context, top=10, prefix="", boost=None, *, softmax="full", **cache):
         """The `top` most probable next tokens (top=None: the whole vocabulary) as Candidate tuples
         (token, id, prob, logprob), best first. `context` is text (tokenized, the start token added, as
         `lstmlm predict`) or a sequence of token ids (ints or numpy integers, or a 1-D numpy integer array; fed
@@ -123,8 +123,9 @@ class Model(_Model):
         words that start with them (a character model: completions of them to the next word boundary).
         boost: a Boost (Model.load_boost) applied to the distribution first (`predict --boost`).
         cache_window=W, cache_lambda=L, cache_theta=T: the neural cache over the context's own words
-        (`predict --cache-window`)."""
-        rows = self._predict(context, _top(top), prefix, boost, **cache)
+        (`predict --cache-window`). softmax="skip": ranked by the logits, no normaliser computed (`predict
+        --softmax skip`): each Candidate's logprob is then the logit and its prob NaN."""
+        rows = self._predict(context, _top(top), prefix, boost, None, softmax, **cache)
         return [Candidate(*r) for r in rows]
 
     def complete(self, state, prefix="", top=10, boost=None, history=None):

@@ -36,21 +36,25 @@ std::string text_of(const char* p, size_t n, const char* name) {
   return n == 0 ? std::string() : std::string(p, n);
 }
 
+// A caller's options struct of `size` bytes against the `known` bytes of this version: smaller is refused,
+// larger only when the fields this version does not know are zero.
+void check_size(size_t size, size_t known, const void* o, const char* init) {
+  if (size < known)
+    throw UsageError("options->struct_size is " + std::to_string(size) + ", less than the " +
+                     std::to_string(known) + " bytes of the first version (use " + init + ")");
+  if (size > known) {
+    const auto* extra = static_cast<const unsigned char*>(o) + known;
+    for (size_t i = 0; i < size - known; ++i)
+      if (extra[i] != 0) throw UsageError("options set fields this library version does not know");
+  }
+}
+
 // The options as this library knows them, from a caller's struct of `struct_size` bytes.
 tasks::GenerateOptions generate_options(const lstmlm_generate_options* o, const Model& model) {
   tasks::GenerateOptions g;
   g.window = tasks::default_window(model, std::nullopt);
   if (o == nullptr) return g;
-  constexpr size_t known = sizeof(lstmlm_generate_options);
-  if (o->struct_size < known)
-    throw UsageError("options->struct_size is " + std::to_string(o->struct_size) + ", less than the " +
-                     std::to_string(known) +
-                     " bytes of the first version (use LSTMLM_GENERATE_OPTIONS_INIT)");
-  if (o->struct_size > known) {
-    const auto* extra = reinterpret_cast<const unsigned char*>(o) + known;
-    for (size_t i = 0; i < o->struct_size - known; ++i)
-      if (extra[i] != 0) throw UsageError("options set fields this library version does not know");
-  }
+  check_size(o->struct_size, sizeof(lstmlm_generate_options), o, "LSTMLM_GENERATE_OPTIONS_INIT");
   g.max_tokens = o->max_tokens;
   g.num_samples = o->num_samples;
   g.sampler.temperature = o->temperature;
@@ -60,16 +64,22 @@ tasks::GenerateOptions generate_options(const lstmlm_generate_options* o, const 
   return g;
 }
 
+// The softmax word a caller gave (NULL: the default).
+tasks::Softmax softmax_of(const char* word) {
+  return word == nullptr ? tasks::softmax_choices().fallback() : tasks::softmax_choices().parse(word);
+}
+
 // predict's records of `contexts` (their source and first line as the CLI's for messages).
 void predict_records(const lstmlm_model* model, const std::vector<std::string>& contexts, int32_t top,
                      const char* prefix, size_t prefix_len, const std::string& source, char** out,
-                     size_t* out_len) {
+                     size_t* out_len, const char* softmax = nullptr) {
   if (top < 0)
     throw UsageError::option("top", " must be >= 0 (0: the whole vocabulary), got " + std::to_string(top));
   tasks::PredictOptions opt;
   opt.top = top;
   opt.prefix = text_of(prefix, prefix_len, "prefix");
   opt.window = tasks::default_window(*model->model, std::nullopt);
+  opt.softmax = softmax_of(softmax);
   opt.validate();
   auto engine = model->pool->acquire();
   const auto preds = tasks::predict(*engine, contexts, opt, source, 1);
@@ -79,6 +89,42 @@ void predict_records(const lstmlm_model* model, const std::vector<std::string>& 
   for (size_t i = 0; i < preds.size(); ++i)
     records.push_back(report::prediction_record(contexts[i], preds[i], padded));
   give(records, out, out_len);
+}
+
+lstmlm_status score_jsonl(const lstmlm_model* model, const char* text, size_t text_len,
+                          const lstmlm_score_options* options, char** out, size_t* out_len) {
+  need(model, "model");
+  need(out, "out");
+  *out = nullptr;
+  const std::string input = text_of(text, text_len, "text");
+  std::vector<std::string> lines;
+  std::vector<tasks::LineEnd> ends;
+  tasks::split_lines(input, lines, ends);
+  tasks::ScoreOptions task;
+  task.window = tasks::default_window(*model->model, std::nullopt);
+  if (options != nullptr) {
+    check_size(options->struct_size, sizeof(lstmlm_score_options), options, "LSTMLM_SCORE_OPTIONS_INIT");
+    task.softmax = softmax_of(options->softmax);
+    task.reverse = options->reverse != 0;
+  }
+  task.validate();
+  auto engine = model->pool->acquire();
+  tasks::Scorer scorer(*engine, task);
+  const auto scores = scorer.score(lines, "-", 1, ends);
+  report::ScoreView view;
+  view.verbosity = report::Verbosity::Word;
+  view.format = report::Format::Jsonl;
+  view.logits = task.softmax == tasks::Softmax::Skip;
+  std::vector<report::Record> records;
+  tasks::ScoreSummary summary;
+  uint64_t sentence = 0;
+  for (const auto& l : scores) {
+    summary.add(l);
+    records.push_back(report::line_record(view, "-", l, ++sentence));
+  }
+  records.push_back(report::summary_record(view, summary));
+  give(records, out, out_len);
+  return LSTMLM_OK;
 }
 
 }  // namespace
@@ -92,34 +138,15 @@ extern "C" {
 
 LSTMLM_API lstmlm_status lstmlm_score_jsonl(const lstmlm_model* model, const char* text, size_t text_len,
                                             char** out, size_t* out_len) {
-  return guarded("lstmlm_score_jsonl", [&] {
-    need(model, "model");
-    need(out, "out");
-    *out = nullptr;
-    const std::string input = lstmlm::capi::text_of(text, text_len, "text");
-    std::vector<std::string> lines;
-    std::vector<lstmlm::tasks::LineEnd> ends;
-    lstmlm::tasks::split_lines(input, lines, ends);
-    lstmlm::tasks::ScoreOptions task;
-    task.window = lstmlm::tasks::default_window(*model->model, std::nullopt);
-    task.validate();
-    auto engine = model->pool->acquire();
-    lstmlm::tasks::Scorer scorer(*engine, task);
-    const auto scores = scorer.score(lines, "-", 1, ends);
-    lstmlm::report::ScoreView view;
-    view.verbosity = lstmlm::report::Verbosity::Word;
-    view.format = lstmlm::report::Format::Jsonl;
-    std::vector<lstmlm::report::Record> records;
-    lstmlm::tasks::ScoreSummary summary;
-    uint64_t sentence = 0;
-    for (const auto& l : scores) {
-      summary.add(l);
-      records.push_back(lstmlm::report::line_record(view, "-", l, ++sentence));
-    }
-    records.push_back(lstmlm::report::summary_record(view, summary));
-    lstmlm::capi::give(records, out, out_len);
-    return LSTMLM_OK;
-  });
+  return guarded("lstmlm_score_jsonl",
+                 [&] { return lstmlm::capi::score_jsonl(model, text, text_len, nullptr, out, out_len); });
+}
+
+LSTMLM_API lstmlm_status lstmlm_score_jsonl_options(const lstmlm_model* model, const char* text,
+                                                    size_t text_len, const lstmlm_score_options* options,
+                                                    char** out, size_t* out_len) {
+  return guarded("lstmlm_score_jsonl_options",
+                 [&] { return lstmlm::capi::score_jsonl(model, text, text_len, options, out, out_len); });
 }
 
 LSTMLM_API lstmlm_status lstmlm_predict_jsonl(const lstmlm_model* model, const char* context,
@@ -157,6 +184,19 @@ LSTMLM_API lstmlm_status lstmlm_predict_batch_jsonl(const lstmlm_model* model, c
       ctxs.push_back(lstmlm::capi::text_of(contexts[i], context_lens[i], name.c_str()));
     }
     lstmlm::capi::predict_records(model, ctxs, top, prefix, prefix_len, "stdin", out, out_len);
+    return LSTMLM_OK;
+  });
+}
+
+LSTMLM_API lstmlm_status lstmlm_predict_jsonl_softmax(const lstmlm_model* model, const char* context,
+                                                      size_t context_len, int32_t top, const char* softmax,
+                                                      char** out, size_t* out_len) {
+  return guarded("lstmlm_predict_jsonl_softmax", [&] {
+    need(model, "model");
+    need(out, "out");
+    *out = nullptr;
+    lstmlm::capi::predict_records(model, {lstmlm::capi::text_of(context, context_len, "context")}, top,
+                                  nullptr, 0, "argument", out, out_len, softmax);
     return LSTMLM_OK;
   });
 }

@@ -213,6 +213,12 @@ void Engine::score(const Sequences& inputs, const Sequences& targets, std::vecto
                    std::vector<std::vector<float>>& out, const StepMeasures& measures) {
   Job job = checked_job(*model_, Mode::Score, inputs, states);
   check_states(*model_, targets, states, false);
+  if (measures.logits && impl_->exact)
+    throw UsageError::option("softmax",
+                             " skip: this model runs on the double-precision path, whose "
+                             "probabilities are exact; it has no unnormalised score");
+  if (measures.logits && measures.entropy)
+    throw UsageError::option("softmax", " skip: not with entropy, which needs the normaliser");
   for (size_t r = 0; r < inputs.size(); ++r)
     if (targets[r].size() != inputs[r].size())
       throw UsageError("engine: row " + std::to_string(r) + " has " + std::to_string(inputs[r].size()) +
@@ -250,6 +256,18 @@ void Engine::predict(const Sequences& inputs, std::vector<State>& states, Matrix
   Job job = checked_job(*model_, Mode::Predict, inputs, states);
   out.resize(Eigen::Index(inputs.size()), model_->vocab_size());
   job.predict = &out;
+  impl_->run(job);
+}
+
+void Engine::predict_logits(const Sequences& inputs, std::vector<State>& states, MatrixRM& out) {
+  if (impl_->exact)
+    throw UsageError::option("softmax",
+                             " skip: this model runs on the double-precision path, whose "
+                             "probabilities are exact; it has no unnormalised score");
+  Job job = checked_job(*model_, Mode::Predict, inputs, states);
+  out.resize(Eigen::Index(inputs.size()), model_->vocab_size());
+  job.predict = &out;
+  job.predict_logits = true;
   impl_->run(job);
 }
 

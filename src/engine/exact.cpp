@@ -24,6 +24,29 @@ constexpr std::array<uint32_t, 36> kPrimes = {
 
 constexpr double kClip = 50.0;  // rnnlm clips every sigmoid and softmax argument to [-50, 50]
 
+// out[i] = W[i] . x for rows [0, rows) of a row-major W of width n, each sum over j in ascending order
+// (rnnlm's order, so the bits are its). Eight rows run together: eight independent chains of additions keep
+// the FPU busy where one chain waits on each add's latency; no row's order changes.
+void rows_dot(const double* w, size_t rows, size_t n, const double* x, double* out) {
+  constexpr size_t kRows = 8;
+  size_t i = 0;
+  for (; i + kRows <= rows; i += kRows) {
+    const double* r = w + i * n;
+    double a[kRows] = {};
+    for (size_t j = 0; j < n; ++j) {
+      const double xj = x[j];
+      for (size_t k = 0; k < kRows; ++k) a[k] += r[k * n + j] * xj;
+    }
+    for (size_t k = 0; k < kRows; ++k) out[i + k] = a[k];
+  }
+  for (; i < rows; ++i) {
+    const double* wr = w + i * n;
+    double acc = 0.0;
+    for (size_t j = 0; j < n; ++j) acc += wr[j] * x[j];
+    out[i] = acc;
+  }
+}
+
 // The weights in double, made once per model: an F64 tensor's own values (Weights::f64), any other widened.
 // The biases are read as float (the sum of two biases is kept only in float).
 struct Weights64 {
@@ -87,6 +110,18 @@ class Exact {
       }
     }
   }
+
+  // ClassFactors' view: the state loaded, the two factors computed on demand.
+  void load_state(const State& s) { load(s); }
+  const std::vector<double>& class_factor() {
+    class_probs();
+    return pc_;
+  }
+  const std::vector<double>& word_factor(int k) {
+    word_probs(k);
+    return pw_;
+  }
+  int32_t first_word(int k) const { return begin_[size_t(k)]; }
 
   void run_row(size_t r) {
     const Sequences& in = *job_.inputs;
@@ -176,14 +211,8 @@ class Exact {
   // out[i] = W[i] . x for rows [0, rows) of a row-major W of width x.size().
   static void matvec(const std::vector<double>& w, const std::vector<double>& x, size_t rows,
                      std::vector<double>& out) {
-    const size_t n = x.size();
     out.assign(rows, 0.0);
-    for (size_t i = 0; i < rows; ++i) {
-      const double* wr = w.data() + i * n;
-      double acc = 0.0;
-      for (size_t j = 0; j < n; ++j) acc += wr[j] * x[j];
-      out[i] = acc;
-    }
+    rows_dot(w.data(), rows, x.size(), x.data(), out.data());
   }
 
   // One input through the layers; the input V is the zero vector (no word). A pre-activation is the
@@ -288,19 +317,18 @@ class Exact {
       return;
     }
     const size_t E = size_t(c_.embedding_dim);
-    const double* e = x_.embedding.data() + size_t(x) * E;
-    for (size_t i = 0; i < G; ++i) {
-      const double* wr = wih.data() + i * E;
-      double acc = 0.0;
-      for (size_t j = 0; j < E; ++j) acc += wr[j] * e[j];
-      inp_[i] += acc;
-    }
+    dots_.resize(G);
+    rows_dot(wih.data(), G, E, x_.embedding.data() + size_t(x) * E, dots_.data());
+    for (size_t i = 0; i < G; ++i) inp_[i] += dots_[i];
   }
 
-  double dot(const double* w, const std::vector<double>& x) const {
-    double acc = 0.0;
-    for (int j = 0; j < in_; ++j) acc += w[j] * x[size_t(j)];
-    return acc;
+  // out[i] = W[first + i] . y_ + b[first + i] for i < n (the dot product, then the bias, as rnnlm adds them).
+  void logits(const std::vector<double>& w, const std::vector<double>& b, size_t first, size_t n,
+              std::vector<double>& out) const {
+    const size_t in = size_t(in_);
+    out.assign(n, 0.0);
+    rows_dot(w.data() + first * in, n, in, y_.data(), out.data());
+    for (size_t i = 0; i < n; ++i) out[i] += b[first + i];
   }
 
   // rnnlm's hash of the n-gram history for each order a (0 = the bias feature): the start of its block of
@@ -325,9 +353,7 @@ class Exact {
 
   // The classes' probabilities (rnnlm's order: logits, direct weights, clip, exp, one sum, division).
   void class_probs() {
-    pc_.assign(size_t(C_), 0.0);
-    for (int k = 0; k < C_; ++k)
-      pc_[size_t(k)] = dot(x_.class_w.data() + size_t(k) * size_t(in_), y_) + x_.class_b[size_t(k)];
+    logits(x_.class_w, x_.class_b, 0, size_t(C_), pc_);
     if (c_.direct_size > 0) {
       hashes(1, false, hash_);
       for (int k = 0; k < C_; ++k)
@@ -343,9 +369,7 @@ class Exact {
   // The probabilities of class k's words given the class.
   void word_probs(int k) {
     const int32_t b = begin_[size_t(k)], n = count_[size_t(k)];
-    pw_.assign(size_t(n), 0.0);
-    for (int32_t i = 0; i < n; ++i)
-      pw_[size_t(i)] = dot(x_.dec.data() + size_t(b + i) * size_t(in_), y_) + x_.dec_b[size_t(b + i)];
+    logits(x_.dec, x_.dec_b, size_t(b), size_t(n), pw_);
     if (c_.direct_size > 0) {
       hashes(uint64_t(k) + 1, true, hash_);
       const uint64_t N = uint64_t(c_.direct_size);
@@ -372,9 +396,7 @@ class Exact {
 
   // The full softmax over the vocabulary (no classes).
   void full_softmax(std::vector<double>& p) {
-    p.assign(size_t(V_), 0.0);
-    for (int32_t i = 0; i < V_; ++i)
-      p[size_t(i)] = dot(x_.dec.data() + size_t(i) * size_t(in_), y_) + x_.dec_b[size_t(i)];
+    logits(x_.dec, x_.dec_b, 0, size_t(V_), p);
     normalize(p);
   }
 
@@ -439,18 +461,36 @@ class Exact {
   std::vector<int32_t> begin_, count_;
   std::vector<std::vector<double>> h_;
   std::vector<std::vector<double>> c64_;  // each layer's memory vector (an LSTM's c)
-  std::vector<double> next_, rec_, inp_, y_, pc_, pw_, dist_;
+  std::vector<double> next_, rec_, inp_, y_, pc_, pw_, dist_, dots_;
   std::vector<int32_t> hist_;
   std::vector<uint64_t> hash_;
 };
 
 }  // namespace
 
-void exact_forward(const Model& model, const Job& job) {
-  const auto w64 = std::static_pointer_cast<const Weights64>(
+static std::shared_ptr<const Weights64> weights64(const Model& model) {
+  return std::static_pointer_cast<const Weights64>(
       model.derived("exact-f64", [&] { return std::make_shared<const Weights64>(model); }));
+}
+
+void exact_forward(const Model& model, const Job& job) {
+  const auto w64 = weights64(model);
   Exact e(model, job, *w64);
   for (size_t r = 0; r < job.inputs->size(); ++r) e.run_row(r);
 }
+
+struct ClassFactors::Impl {
+  explicit Impl(const Model& m) : w64(weights64(m)), exact(m, job, *w64) {}
+  Job job;  // unused: the factors need no job
+  std::shared_ptr<const Weights64> w64;
+  Exact exact;
+};
+
+ClassFactors::ClassFactors(const Model& model) : impl_(std::make_unique<Impl>(model)) {}
+ClassFactors::~ClassFactors() = default;
+void ClassFactors::load(const State& state) { impl_->exact.load_state(state); }
+const std::vector<double>& ClassFactors::classes() { return impl_->exact.class_factor(); }
+const std::vector<double>& ClassFactors::words(int k) { return impl_->exact.word_factor(k); }
+int32_t ClassFactors::first_word(int k) const { return impl_->exact.first_word(k); }
 
 }  // namespace lstmlm::engine

@@ -217,7 +217,27 @@ class Forward {
                       (*out)[size_t(w_.rows[size_t(r)])].begin() + ptrdiff_t(size_t(t) * width));
         }
       }
-    decode(int(cnt));
+    if (job_.mode == Mode::Score && job_.measures.logits && !job_.measures.rank)
+      decode_targets(int(cnt));
+    else
+      decode(int(cnt));
+  }
+
+  // Score mode without a normaliser: each decoded row's target logit alone, from the target's weights.
+  void decode_targets(int count) {
+    const auto& dec = *pm_.decoder;
+    const float* const* x = w_.x_rows.data();
+    if (!pm_.head.empty()) {
+      apply_head(pm_.head, count, x, w_.head, w_.head_rows);
+      x = w_.head_rows.data();
+    }
+    for (int d = 0; d < count; ++d) {
+      const size_t r = size_t(w_.dec_row[size_t(d)]);
+      const size_t t = size_t(w_.dec_step[size_t(d)]);
+      const int32_t target = (*job_.targets)[r][t];
+      (*job_.scores)[r][t] = target >= dec.width() ? std::numeric_limits<float>::quiet_NaN()
+                                                   : dec.logit(x[d], target, w_.scratch);
+    }
   }
 
   void store_states() {
@@ -275,6 +295,10 @@ class Forward {
   // Decoded row d's logits z: its log-probabilities (or score, entropy, rank) into the job's sink.
   void finish_row(const kernels::OutputLayer& dec, const float* z, int d) const {
     const int V = dec.width();
+    if (job_.mode == Mode::Predict && job_.predict_logits) {
+      std::copy_n(z, V, job_.predict->row(Eigen::Index(w_.dec_row[size_t(d)])).data());
+      return;
+    }
     const kernels::LogSumExp lse = dec.log_sum_exp(z);
     const size_t r = size_t(w_.dec_row[size_t(d)]);
     const int t = w_.dec_step[size_t(d)];
@@ -285,7 +309,7 @@ class Forward {
           (*job_.scores)[r][size_t(t)] = std::numeric_limits<float>::quiet_NaN();
           break;
         }
-        (*job_.scores)[r][size_t(t)] = lse.log_prob(z[target]);
+        (*job_.scores)[r][size_t(t)] = job_.measures.logits ? z[target] : lse.log_prob(z[target]);
         if (auto* e = job_.measures.entropy) (*e)[r][size_t(t)] = entropy_nats(z, lse.max, lse.log_sum, V);
         if (auto* k = job_.measures.rank) (*k)[r][size_t(t)] = rank_of(z, z[target], V);
         break;

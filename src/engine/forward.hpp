@@ -20,6 +20,7 @@ struct Job {
   StepMeasures measures;  // Score mode: optional, beside the scores
   std::vector<MatrixRM>* logprobs = nullptr;
   MatrixRM* predict = nullptr;
+  bool predict_logits = false;  // Predict mode: the logits, not the log-probs
 };
 
 // Per-thread scratch, grow-only: sized once per batch shape, reused by every later call.

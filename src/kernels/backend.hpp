@@ -169,6 +169,10 @@ class OutputLayer {
                            Scratch& s) const = 0;
   // Log-sum-exp of x[0..n), max-subtracted, the sum of exps accumulated in a fixed order.
   virtual LogSumExp log_sum_exp(const float* x) const = 0;
+  // The logit of one column, bias + W[column] . h, for a score that needs no normaliser. By default the
+  // whole row is computed; a backend that can read one column's weights alone does only that (the
+  // difference from logits()' element is float rounding: the sums run in another order).
+  virtual float logit(const float* h, int column, Scratch& s) const;
   virtual size_t bytes() const = 0;
 };
 

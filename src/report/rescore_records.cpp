@@ -34,7 +34,11 @@ Record hyp_record(Format f, const RescoreLayout& lay, const std::string& file, c
             {"words", Value::integer(s.words)},
             {"lm_logprob", Value::num9(s.lm.logprob)},
             {"lm_log10prob", Value::num9(s.lm.logprob / kLn10)}}};
-  if (lay.interpolated) r.fields.push_back({"lm_interpolated", Value::num9(s.lm_logprob)});
+  if (lay.interpolated) r.fields.push_back({"lm_interpolated", Value::num9(s.lm_forward)});
+  if (lay.backward) {
+    r.fields.push_back({"lm_backward", Value::num9(s.backward_logprob)});
+    r.fields.push_back({"lm_bidirectional", Value::num9(s.lm_logprob)});
+  }
   if (f == Format::Tsv) {
     for (size_t k = 0; k < lay.names.size(); ++k)
       r.fields.push_back({lay.names[k], score_value(h.scores[k], f)});

@@ -101,6 +101,7 @@ Record line_record(const ScoreView& v, const std::string& file, const tasks::Lin
   // Only when present, so every ordinary record keeps its fields (a NaN weight is the only known cause).
   if (l.nonfinite && v.format == Format::Jsonl)
     r.fields.push_back({"nonfinite", Value::integer(l.nonfinite)});
+  if (v.logits) r.fields.push_back({"softmax", Value::str("skip")});
   if (ngram_layout(v.format)) {
     r.fields.push_back({"detail", Value::str(verbosity_name(v.verbosity)), true});
     r.fields.push_back({"reset", Value::boolean(pos.reset), true});
@@ -126,6 +127,7 @@ Record summary_record(const ScoreView& v, const tasks::ScoreSummary& s) {
   r.fields.push_back({"perplexity_excl_oov", Value::num9(s.perplexity_excl_oov())});
   if (s.nonfinite && v.format == Format::Jsonl)
     r.fields.push_back({"nonfinite", Value::integer(s.nonfinite)});
+  if (v.logits) r.fields.push_back({"softmax", Value::str("skip")});
   return r;
 }
 
@@ -140,6 +142,7 @@ Table score_table(const ScoreView& v) {
   if (v.format == Format::Lmzoo) {
     add({"sentence_id", "token_id", "token", "surprisal"});
     measures();
+    if (v.logits) c.push_back("softmax");
     return {"score.line", c};
   }
   switch (v.verbosity) {
@@ -149,10 +152,12 @@ Table score_table(const ScoreView& v) {
       c.push_back("oov");
       add(logprob_columns(v.units, true));
       measures();
+      if (v.logits) c.push_back("softmax");
       return {"score.line", c};
     case Verbosity::Sentence:
       add({"file", "line", "skipped", "tokens", "oovs"});
       add(logprob_columns(v.units));
+      if (v.logits) c.push_back("softmax");
       return {"score.line", c};
     case Verbosity::Summary:
       break;
@@ -160,6 +165,7 @@ Table score_table(const ScoreView& v) {
   add({"sentences", "skipped", "tokens", "oovs"});
   add(logprob_columns(v.units));
   add({"perplexity", "perplexity_excl_oov"});
+  if (v.logits) c.push_back("softmax");
   return {"score.summary", c};
 }
 

@@ -69,7 +69,9 @@ class TextWriter final : public Writer {
     out += "Total:";
     for (const char* name : kLogprobFields)
       if (const Value* v = r.find(name)) out += std::string(" ") + name + "=" + fixed(v->d, 6);
-    out += " tokens=" + std::to_string(r.at("tokens").i) + " oovs=" + std::to_string(r.at("oovs").i) + "\n";
+    out += " tokens=" + std::to_string(r.at("tokens").i) + " oovs=" + std::to_string(r.at("oovs").i);
+    if (r.find("softmax")) out += " softmax=skip";
+    out += "\n";
   }
 
   static void score_summary(const Record& r, std::string& out) {
@@ -77,15 +79,20 @@ class TextWriter final : public Writer {
            std::to_string(r.at("tokens").i) + "\nOOVs:\t" + std::to_string(r.at("oovs").i) +
            "\nPerplexity including OOVs:\t" + fixed(r.at("perplexity").d, 4) +
            "\nPerplexity excluding OOVs:\t" + fixed(r.at("perplexity_excl_oov").d, 4) + "\n";
+    if (r.find("softmax")) out += "Softmax:\tskip (the scores are unnormalised logits)\n";
   }
 
   static void predict(const Record& r, std::string& out) {
     out += "> " + escape_text(r.at("context").s) + "\n";
+    if (r.find("softmax")) out += "# softmax skip: unnormalised logits, no probabilities\n";
     char buf[700];
     const auto& top = r.at("top").list;
     for (size_t i = 0; i < top.size(); ++i) {
       const Record c{"", top[i].fields};
-      std::snprintf(buf, sizeof buf, "\tprob=%.6f\tlogprob=%.4f\n", c.at("prob").d, c.at("logprob").d);
+      if (const Value* z = c.find("logit"))
+        std::snprintf(buf, sizeof buf, "\tlogit=%.4f\n", z->d);
+      else
+        std::snprintf(buf, sizeof buf, "\tprob=%.6f\tlogprob=%.4f\n", c.at("prob").d, c.at("logprob").d);
       out += std::to_string(i + 1) + "\t" + escape_text(c.at("token").s) +
              "\tid=" + std::to_string(c.at("id").i) + buf;
     }
@@ -132,6 +139,9 @@ class TextWriter final : public Writer {
   static void rescore_hyp(const Record& r, std::string& out) {
     out += escape_text(r.at("id").s) + "\tcombined=" + fixed(r.at("combined").d, 6) +
            "\tlm=" + fixed(r.at("lm_logprob").d, 6) + "\tlm_log10=" + fixed(r.at("lm_log10prob").d, 6) +
+           (r.find("lm_backward") ? "\tlm_backward=" + fixed(r.at("lm_backward").d, 6) +
+                                        "\tlm_bidirectional=" + fixed(r.at("lm_bidirectional").d, 6)
+                                  : std::string()) +
            "\ttokens=" + std::to_string(r.at("tokens").i) + "\toovs=" + std::to_string(r.at("oovs").i) +
            "\twords=" + std::to_string(r.at("words").i) + (r.at("best").b ? "\tbest\n" : "\n");
   }

@@ -186,10 +186,17 @@ std::string Service::score(const std::string& body) {
   const bool words = t.aggregate == tasks::Aggregate::Words;
   const Units units = pick(b, tasks::units_choices());
   t.window = window_of(b, *model_);
+  t.softmax = pick(b, tasks::softmax_choices());
+  t.reverse = b.boolean("reverse").value_or(false);
   t.cache = cache_of(b);
   const auto mix = mix_of(b);
   b.done();
   if (!text) throw HttpError(400, "field 'text': required (the text to score, one sentence per line)");
+  if (mix && t.softmax == tasks::Softmax::Skip)
+    throw HttpError(400, "field 'softmax': skip is not with 'mix' (a mixture adds probabilities)");
+  if (mix && t.reverse)
+    throw HttpError(400,
+                    "field 'reverse': not with 'mix' (the n-gram models read the sentence left to right)");
   report::ScoreView view;
   view.verbosity = report::Verbosity::Word;
   view.format = report::Format::Jsonl;
@@ -197,6 +204,7 @@ std::string Service::score(const std::string& body) {
   view.entropy = t.entropy;
   view.rank = t.rank;
   view.words = words;
+  view.logits = t.softmax == tasks::Softmax::Skip;
   std::vector<std::string> lines;
   std::vector<tasks::LineEnd> ends;
   tasks::split_lines(*text, lines, ends);
@@ -238,6 +246,7 @@ std::string Service::predict(const std::string& body) {
   opt.completer = completer_;
   opt.boost = boost_of(b);
   opt.mix = row_mix_of(b);
+  opt.softmax = pick(b, tasks::softmax_choices());
   opt.cache = cache_of(b);
   b.done();
   if (bool(context) == bool(contexts))
@@ -256,7 +265,9 @@ std::string Service::predict(const std::string& body) {
   for (const auto& c : list) bytes += c.size();
   if (bytes > opt_.max_tokens * 64) throw HttpError(413, "contexts: too long for one request");
   std::vector<tasks::Prediction> preds;
-  if (!opt.prefix.empty() && how == Completion::CharBeam) {
+  // The batcher's rows are log-probs; a request for logits runs on an engine of its own.
+  if ((!opt.prefix.empty() && how == Completion::CharBeam) || opt.softmax == tasks::Softmax::Skip) {
+    opt.validate();
     // A beam search of up to 25 engine steps per context: run on an engine of the pool, one context per
     // lease, never on the scheduler, so the batches of every other request go on meanwhile, and a request
     // waiting for an engine gets one between two of these contexts.
@@ -284,6 +295,7 @@ std::string Service::rescore(const std::string& body) {
   task.score.oov = oov_of(b);
   task.score.budget = std::make_shared<tasks::TokenBudget>(opt_.max_tokens);
   task.score.ids_input = b.boolean("ids").value_or(false);
+  task.score.reverse = b.boolean("reverse").value_or(false);
   task.conversation = pick(b, tasks::rescore_context_choices());
   task.lm_weight = b.number("lm_weight", -1e12, 1e12).value_or(1.0);
   task.word_penalty = b.number("word_penalty", -1e12, 1e12).value_or(0.0);

@@ -1,12 +1,15 @@
 // generate: prompt -> context, one prefill, then the K samples stepped as one batch (docs/generation.md).
 #include "lstmlm/tasks/generate.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <span>
 #include <string>
 #include <utility>
 
+#include "engine/exact.hpp"
 #include "lstmlm/error.hpp"
 #include "lstmlm/tasks/input.hpp"
 #include "tasks/steer.hpp"
@@ -82,9 +85,104 @@ Prompt prompt_context(const Model& model, std::string_view prompt, tasks::OovPol
   return p;
 }
 
+namespace {
+
+// Whether the samples can be drawn class first, then word: a class-factored model sampled from its own
+// distribution (temperature 1, no filter, penalty, bias, mixture, constraint, cache or window), whose joint
+// p(class) p(word | class) needs no other class's words.
+bool by_class(const Model& model, const GenerateOptions& o) {
+  const SamplerParams& s = o.sampler;
+  const bool penalty = s.repeat_penalty != 1.0f && s.repeat_last_n != 0;
+  return model.config().classes > 0 && model.config().exact_path() && s.temperature == 1.0f && s.top_k == 0 &&
+         s.top_p >= 1.0f && s.min_p == 0.0f && !penalty && !o.boost && !o.bias && !o.mix && !o.constraint &&
+         !o.window.windowed() && !o.cache.on();
+}
+
+// One inverse-CDF draw u over the joint distribution in id order (classes hold contiguous words): the class
+// whose mass holds u, then u's place within it over the class's words. The same token the full
+// distribution's inverse CDF gives for u, up to rounding, from C + |class| output rows.
+GeneratedToken draw_by_class(engine::ClassFactors& f, double u) {
+  const std::vector<double>& pc = f.classes();
+  double below = 0;
+  int k = -1;
+  for (size_t c = 0; c < pc.size(); ++c) {
+    if (pc[c] <= 0) continue;
+    k = static_cast<int>(c);
+    if (u < below + pc[c]) break;
+    below += pc[c];
+  }
+  if (k < 0) throw ModelError("sampler: the model gave no finite probability to any class");
+  const std::vector<double>& pw = f.words(k);
+  const double v = std::clamp((u - below) / pc[size_t(k)], 0.0, 1.0);
+  double cum = 0;
+  size_t j = pw.size();
+  for (size_t i = 0; i < pw.size(); ++i) {
+    if (pw[i] <= 0) continue;
+    j = i;
+    cum += pw[i];
+    if (v < cum) break;
+  }
+  if (j == pw.size()) throw ModelError("sampler: the model gave no finite probability to a class's words");
+  return {f.first_word(k) + static_cast<int32_t>(j), static_cast<float>(std::log(pc[size_t(k)] * pw[j]))};
+}
+
+GenerateResult generate_by_class(Engine& engine, const GenerateOptions& o, const TokenCallback& on_token) {
+  const Model& model = engine.model();
+  const std::optional<int32_t> eos = model.tokenizer().eos_id();
+  const bool stop = o.stop_at_eos.value_or(eos.has_value()) && eos.has_value();
+  GenerateResult r;
+  r.prompt = prompt_context(model, o.prompt, o.oov, false, o.budget.get());
+  std::vector<State> states{State::zeros(model)};
+  engine.advance(Sequences{r.prompt.context}, states);
+  const auto K = static_cast<size_t>(o.num_samples);
+  r.samples.resize(K);
+  states.resize(K, states.front());
+  std::vector<Rng> rngs;
+  std::vector<size_t> active;
+  for (size_t i = 0; i < K; ++i) {
+    r.samples[i].index = static_cast<int>(i);
+    rngs.push_back(Rng::stream(o.seed, i));
+    active.push_back(i);
+  }
+  std::vector<detail::TextTail> tails(o.stop.empty() ? 0 : K);
+  engine::ClassFactors factors(model);
+  Sequences next(K, std::vector<int32_t>(1));
+  for (int step = 0; step < o.max_tokens && !active.empty(); ++step) {
+    size_t kept = 0;
+    for (size_t a = 0; a < active.size(); ++a) {
+      const size_t i = active[a];
+      factors.load(states[a]);
+      const GeneratedToken t = draw_by_class(factors, rngs[i].uniform());
+      GeneratedSample& s = r.samples[i];
+      s.tokens.push_back(t);
+      s.total_logprob += t.logprob;
+      if (on_token) on_token(static_cast<int>(i), t);
+      if (stop && t.id == *eos) {
+        s.stopped_at_eos = true;
+        continue;
+      }
+      if (!tails.empty() && tails[i].append(model.tokenizer(), t.id, o.stop, s.stopped_at)) continue;
+      if (kept != a) {
+        active[kept] = i;
+        std::swap(states[kept], states[a]);
+      }
+      next[kept][0] = t.id;
+      ++kept;
+    }
+    active.resize(kept);
+    states.resize(kept);
+    next.resize(kept);
+    if (step + 1 < o.max_tokens && !active.empty()) engine.advance(next, states);
+  }
+  return r;
+}
+
+}  // namespace
+
 GenerateResult generate(Engine& engine, const GenerateOptions& o, const TokenCallback& on_token) {
   const Model& model = engine.model();
   o.validate();
+  if (by_class(model, o)) return generate_by_class(engine, o, on_token);
   const Sampler sampler(o.sampler);
   const std::optional<int32_t> eos = model.tokenizer().eos_id();
   const bool stop = o.stop_at_eos.value_or(eos.has_value()) && eos.has_value();

@@ -163,6 +163,7 @@ LatticeResult lattice_result(const LatticeSearch& s, const Lattice& l, const Mod
       for (size_t a : arcs) sc.words += l.arcs[a].epsilon ? 0 : 1;
     }
     sc.lm_logprob = sc.lm.logprob;
+    sc.lm_forward = sc.lm_logprob;
     double comb = want.lm_weight * sc.lm_logprob + want.word_penalty * double(sc.words);
     for (size_t k = 0; k < want.weights.size() && k < h.scores.size(); ++k) {
       if (want.weights[k] == 0) continue;

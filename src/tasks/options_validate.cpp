@@ -92,6 +92,17 @@ void ScoreOptions::validate() const {
   if (ids_input && normalize != Normalization::None)
     throw UsageError::option("normalize", std::string(" ") + to_string(normalize) +
                                               ": applies to text, not to " + UsageError::ref("ids"));
+  if (reverse && context == ContextMode::Document)
+    throw UsageError::option("reverse", ": each sentence is reversed on its own: not with " +
+                                            UsageError::ref("context") + " document");
+  if (softmax == Softmax::Skip) {
+    auto refuse = [](const std::string& what) {
+      throw UsageError::option("softmax", " skip: not with " + what);
+    };
+    if (entropy) refuse(UsageError::ref("entropy") + " (it needs the normaliser)");
+    if (cache.on()) refuse(UsageError::ref("cache_window") + " (the cache mixes probabilities)");
+    if (window.windowed()) refuse("a fixed input window");
+  }
 }
 
 void PredictOptions::validate() const {
@@ -103,6 +114,16 @@ void PredictOptions::validate() const {
   cache.validate();
   if (cache.on() && window.windowed())
     throw UsageError::option("cache_window", ": not with a fixed input window");
+  if (softmax == Softmax::Skip) {
+    auto refuse = [](const std::string& what) {
+      throw UsageError::option("softmax", " skip: not with " + what + " (it needs probabilities)");
+    };
+    if (mix) refuse(UsageError::ref("mix"));
+    if (boost) refuse("a logit bias or allowed words");
+    if (!prefix.empty()) refuse(UsageError::ref("prefix"));
+    if (window.windowed()) refuse("a fixed input window");
+    if (cache.on()) refuse(UsageError::ref("cache_window"));
+  }
 }
 
 }  // namespace lstmlm::tasks

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "lstmlm/error.hpp"
@@ -125,6 +126,7 @@ std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& 
     return out;
   }
 
+  const bool skip = opt.softmax == Softmax::Skip;
   if (opt.cache.on()) {  // each context through a cache of its own predictions, one at a time
     std::vector<State> states;
     MatrixRM lp;
@@ -147,9 +149,17 @@ std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& 
     Sequences inputs(n);
     std::vector<State> states(n, State::zeros(model));
     for (size_t r = 0; r < n; ++r) inputs[r] = out[order[b + r]].ids;
-    engine.predict(inputs, states, logprobs);
-    for (size_t r = 0; r < n; ++r)
-      out[order[b + r]].top = rank(logprobs.row(static_cast<Eigen::Index>(r)).data(), out[order[b + r]].ids);
+    if (skip)
+      engine.predict_logits(inputs, states, logprobs);
+    else
+      engine.predict(inputs, states, logprobs);
+    for (size_t r = 0; r < n; ++r) {
+      Prediction& p = out[order[b + r]];
+      p.top = rank(logprobs.row(static_cast<Eigen::Index>(r)).data(), p.ids);
+      if (!skip) continue;
+      p.logits = true;
+      for (auto& c : p.top) c.prob = std::numeric_limits<double>::quiet_NaN();
+    }
   }
   return out;
 }

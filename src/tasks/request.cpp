@@ -47,6 +47,11 @@ const Choices<Normalization>& normalize_choices() {
   return c;
 }
 
+const Choices<Softmax>& softmax_choices() {
+  static const Choices<Softmax> c("softmax", {{"full", Softmax::Full}, {"skip", Softmax::Skip}});
+  return c;
+}
+
 const Choices<MixMode>& mix_mode_choices() {
   static const Choices<MixMode> c("mix_mode",
                                   {{"linear", MixMode::Linear}, {"loglinear", MixMode::LogLinear}});

@@ -50,9 +50,26 @@ size_t utterance_end(const std::vector<Hypothesis>& hyps, size_t b) {
 
 }  // namespace
 
-Rescorer::Rescorer(Engine& engine, RescoreOptions opt)
-    : engine_(&engine), prefix_(engine, opt.score), opt_(std::move(opt)) {
+Rescorer::Rescorer(Engine& engine, RescoreOptions opt, Engine* backward)
+    : engine_(&engine), prefix_(engine, opt.score), opt_(std::move(opt)), backward_(backward) {
   opt_.score.skip_empty = false;  // an empty hypothesis is a hypothesis: scored as just eos
+  if (backward_) {
+    if (!(opt_.backward_weight >= 0 && opt_.backward_weight <= 1))
+      throw UsageError::option("backward_weight",
+                               " must be in [0, 1], got " + std::to_string(opt_.backward_weight));
+    if (opt_.conversation)
+      throw UsageError::option("backward_model", ": reads each utterance from its end, not with " +
+                                                     UsageError::ref("context") + " conversation");
+    if (opt_.score.reverse)
+      throw UsageError::option("reverse", ": the -m model is the forward one when " +
+                                              UsageError::ref("backward_model") + " is given");
+    ScoreOptions b = opt_.score;
+    b.reverse = true;
+    backward_prefix_.emplace(*backward_, b);
+  }
+  if (opt_.mix && opt_.score.reverse)
+    throw UsageError::option("reverse", ": not with " + UsageError::ref("mix") +
+                                            " (the n-gram models read a hypothesis left to right)");
   if (opt_.mix) {
     const Model& m = engine.model();
     require_word_model(m);
@@ -84,6 +101,9 @@ void Rescorer::combine(const Hypothesis& h, HypothesisScore& s, const std::strin
       s.lm_logprob = sum;
     }
   }
+  s.lm_forward = s.lm_logprob;
+  if (backward_)
+    s.lm_logprob = (1 - opt_.backward_weight) * s.lm_forward + opt_.backward_weight * s.backward_logprob;
   for (const auto& w : s.lm.words) s.words += w.eos ? 0 : 1;
   double c = opt_.lm_weight * s.lm_logprob + opt_.word_penalty * double(s.words);
   for (size_t k = 0; k < opt_.weights.size() && k < h.scores.size(); ++k) {
@@ -103,6 +123,18 @@ void Rescorer::run(const std::vector<Hypothesis>& hyps, std::vector<HypothesisSc
   for (size_t i = begin; i < end; ++i) lines.push_back(std::move(out[i].lm));
   prefix_.score_tokenized(lines, from);
   if (mix_) mix_->mix(lines, engine_);
+  if (backward_) {  // each hypothesis reversed, by the backward model's own vocabulary, from its sentence
+                    // start
+    ScoreOptions b = opt_.score;
+    b.reverse = true;
+    std::vector<LineScore> back;
+    back.reserve(end - begin);
+    for (size_t i = begin; i < end; ++i)
+      back.push_back(
+          detail::tokenize_line(backward_->model(), hyps[i].text, b, LineRef{source, hyps[i].line}));
+    backward_prefix_->score_tokenized(back, backward_prefix_->sentence_start());
+    for (size_t i = begin; i < end; ++i) out[i].backward_logprob = back[i - begin].logprob;
+  }
   for (size_t i = begin; i < end; ++i) {
     out[i].lm = std::move(lines[i - begin]);
     combine(hyps[i], out[i], source);

@@ -125,7 +125,7 @@ void Scorer::run_sentences(std::vector<LineScore>& out, const std::vector<std::v
   std::vector<std::vector<float>> top;
   std::vector<std::vector<double>> lp64;
   const StepMeasures measures{opt_.entropy ? &entropy : nullptr, opt_.rank ? &rank : nullptr,
-                              cache_ ? &top : nullptr, &lp64};
+                              cache_ ? &top : nullptr, &lp64, opt_.softmax == Softmax::Skip};
   const bool zero_oov = zero_oov_id(model, opt_) >= 0;
   for (size_t b = 0; b < order.size(); b += bs) {
     size_t n = std::min(bs, order.size() - b);
@@ -166,7 +166,7 @@ void Scorer::run_document(std::vector<LineScore>& out, const std::vector<std::ve
   std::vector<std::vector<float>> top;
   std::vector<std::vector<double>> lp64;
   const StepMeasures measures{opt_.entropy ? &entropy : nullptr, opt_.rank ? &rank : nullptr,
-                              cache_ ? &top : nullptr, &lp64};
+                              cache_ ? &top : nullptr, &lp64, opt_.softmax == Softmax::Skip};
   while (pos < all.size()) {
     size_t n = std::min(chunk, all.size() - pos);
     detail::stream_row(doc_pending_, std::span<const int32_t>(all).subspan(pos, n), inputs[0], targets[0]);

@@ -1,5 +1,6 @@
 #include "tasks/score_lines.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -31,6 +32,7 @@ LineScore tokenize_line(const Model& model, const std::string& text, const Score
     l.words.push_back(WordScore{std::move(t.text), t.id, t.oov, false, false, 0.0f});
     if (t.oov) ++l.oovs;
   }
+  if (opt.reverse) std::reverse(l.words.begin(), l.words.end());
   const bool chars = line_end_chars(model, opt);
   // The file's last line has no line break to feed (as a character, or as the eos that stands for it).
   if ((chars || model.config().tokenizer.eos_is_line_break) && end == LineEnd::None) return l;

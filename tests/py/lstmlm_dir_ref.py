@@ -113,12 +113,16 @@ class DirModel:
             x = h
         return new, x
 
-    def output(self, y):
-        """log p over the vocabulary from the last recurrent layer's output y."""
+    def logits(self, y):
+        """The output layer's logits from the last recurrent layer's output y (through the head)."""
         for k, d in enumerate(self.cfg["output"].get("head", [])):
             y = ACTIVATION[d["activation"]](self.w[f"head.{k}.weight"] @ y + self.w[f"head.{k}.bias"])
         dec = self.w["embedding.weight"] if self.cfg["output"]["tied"] else self.w["decoder.weight"]
-        return log_softmax(dec @ y + self.w["decoder.bias"])
+        return dec @ y + self.w["decoder.bias"]
+
+    def output(self, y):
+        """log p over the vocabulary from the last recurrent layer's output y."""
+        return log_softmax(self.logits(y))
 
     def next_logprobs(self, ids):
         """log p(next | ids) from the zero state."""

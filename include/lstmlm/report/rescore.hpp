@@ -12,6 +12,7 @@ namespace lstmlm::report {
 struct RescoreLayout {
   std::vector<std::string> names;  // the input's score names, in order
   bool interpolated = false;       // lm_interpolated is printed
+  bool backward = false;           // lm_backward and lm_bidirectional are printed
 };
 
 // tsv puts each score in a column of its own (a list as space-separated numbers); the other formats nest

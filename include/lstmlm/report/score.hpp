@@ -20,6 +20,9 @@ struct ScoreView {
   Units units = Units::Default;
   bool entropy = false, rank = false;
   bool words = false;  // --aggregate words: the records are words (no vocabulary id)
+  // --softmax skip: the scores are logits; every line and summary record says so ("softmax": "skip", a
+  // column of the tables, a note in the text layout). The n-gram layouts have no place for it.
+  bool logits = false;
 };
 
 // Whether the model's state was reset at this line (sentence mode, or a document's first line). Only the

@@ -9,6 +9,7 @@
 #include "lstmlm/engine.hpp"
 #include "lstmlm/tasks/cache.hpp"
 #include "lstmlm/tasks/input.hpp"
+#include "lstmlm/tasks/score.hpp"
 #include "lstmlm/tasks/window.hpp"
 
 namespace lstmlm::tasks {
@@ -39,6 +40,9 @@ struct PredictOptions {
   // The continuous cache pointer (tasks/cache.hpp) over each context's own words, applied to its row before
   // the mixture. Not with a window or a character model's prefix.
   CacheOptions cache{};
+  // Skip: the candidates are ranked by their logits, which are reported instead of probabilities (no
+  // normaliser computed); not with a mixture, a boost, a prefix, a fixed window or the cache.
+  Softmax softmax = Softmax::Full;
 
   // Throws UsageError naming the option when a value is out of range: batch_size in [1, kMaxBatch], the
   // window's length.
@@ -49,7 +53,7 @@ struct Candidate {
   int32_t id = 0;
   std::string token;
   double prob = 0;    // exp(logprob)
-  float logprob = 0;  // ln p, as the engine computed it
+  float logprob = 0;  // ln p, as the engine computed it; with Softmax::Skip the logit (prob then NaN)
 };
 
 struct Prediction {
@@ -57,6 +61,7 @@ struct Prediction {
   size_t pads = 0;                   // pad ids fed before `ids` (Pad window only)
   std::vector<Candidate> top;        // by descending prob, ties by ascending id
   std::vector<std::string> skipped;  // OOV words skipped (not fed): no unk_token, OovPolicy::Skip
+  bool logits = false;               // Softmax::Skip: the candidates carry logits, not log-probs
 };
 
 // The context's ids before any window (see PredictOptions), the OOV words skipped added to `skipped`

@@ -71,6 +71,8 @@ const Choices<Units>& units_choices();
 const Choices<Normalization>& normalize_choices();
 // --mix-mode / "mix_mode": linear or loglinear (tasks/mix.hpp).
 const Choices<MixMode>& mix_mode_choices();
+// --softmax / "softmax": full (ln p) or skip (the logit alone, for a self-normalised model).
+const Choices<Softmax>& softmax_choices();
 // --precision / "precision": fp32, bf16, int8.
 const Choices<Precision>& precision_choices();
 

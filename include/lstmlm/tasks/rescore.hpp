@@ -75,6 +75,10 @@ struct RescoreOptions {
   // ARPA models mixed into the LM's per-token probabilities (tasks/mix.hpp; a negative weight is LODR's),
   // each hypothesis from <s>; null: none.
   std::shared_ptr<const MixPlan> mix;
+  // With a backward model (Rescorer's `backward` engine, a right-to-left model scored with
+  // ScoreOptions::reverse): the LM log-prob becomes (1 - w) ln p_forward + w ln p_backward, the forward's
+  // interpolated with the n-gram first when asked, as Kaldi's lmrescore_back.sh weighs its two passes.
+  double backward_weight = 0.5;
 };
 
 struct Hypothesis {
@@ -90,15 +94,21 @@ struct Hypothesis {
 
 struct HypothesisScore {
   LineScore lm;           // the LSTM LM's per-word scores, as `score` gives them (ln)
-  double lm_logprob = 0;  // ln p of the hypothesis: lm.logprob, or the interpolated value
-  int64_t words = 0;      // words of the hypothesis (eos not counted, OOVs counted)
-  double combined = 0;    // sum_k weights[k]·score_k + lm_weight·lm_logprob + word_penalty·words
-  bool best = false;      // the highest combined score of its utterance (the first on a tie)
+  double lm_logprob = 0;  // ln p of the hypothesis: lm.logprob, or the interpolated value, or (backward)
+                          // (1 - w) lm_forward + w backward_logprob
+  double lm_forward = 0;  // the forward LM's part: lm.logprob, or the interpolated value
+  double backward_logprob =
+      0;                // the backward model's ln p of the reversed hypothesis (with a backward model)
+  int64_t words = 0;    // words of the hypothesis (eos not counted, OOVs counted)
+  double combined = 0;  // sum_k weights[k]·score_k + lm_weight·lm_logprob + word_penalty·words
+  bool best = false;    // the highest combined score of its utterance (the first on a tie)
 };
 
 class Rescorer {
  public:
-  Rescorer(Engine& engine, RescoreOptions opt);
+  // backward: a right-to-left model, each hypothesis scored reversed and weighed in (backward_weight); not
+  // with the conversation context (a backward model reads an utterance from its end).
+  Rescorer(Engine& engine, RescoreOptions opt, Engine* backward = nullptr);
   // Scores complete utterances: the hypotheses of one utterance are contiguous and all in this call.
   // Throws InputError (prefixed "SOURCE:LINE: ") for a hypothesis that cannot be tokenized, whose per-token
   // n-gram scores do not match its tokens or whose id another hypothesis of its utterance has, and
@@ -119,6 +129,8 @@ class Rescorer {
   PrefixScorer prefix_;
   RescoreOptions opt_;
   std::optional<NgramMix> mix_;
+  Engine* backward_ = nullptr;
+  std::optional<PrefixScorer> backward_prefix_;
   // Conversation context: the recording of the last utterance and where its best hypothesis left off.
   std::string recording_;
   std::optional<StreamStart> carried_;

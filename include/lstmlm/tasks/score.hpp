@@ -40,6 +40,9 @@ namespace lstmlm::tasks {
 
 enum class ContextMode { Sentence, Document };
 enum class Aggregate { Tokens, Words };
+// Full: ln p, normalised over the vocabulary. Skip: the target's logit alone, no normaliser (a model trained
+// to be self-normalised, whose log-sum-exp stays near 0): only the target's row of the output layer is read.
+enum class Softmax { Full, Skip };
 // How an input line ended in its file. Only a char model's document stream feeds it as characters
 // ("\r" when the vocabulary has it, then "\n"; nothing for a last line without a line break); every
 // other mode appends eos whatever the line end was, as PyTorch's corpus reader does.
@@ -69,10 +72,16 @@ struct ScoreOptions {
   // The continuous cache pointer over the document's last window tokens (tasks/cache.hpp): document mode,
   // stateful, without entropy, rank or aggregated words.
   CacheOptions cache{};
+  // Skip: every score is the target's logit (Softmax); not with entropy, the cache or a fixed window.
+  Softmax softmax = Softmax::Full;
+  // A right-to-left model (trained on sentences with their words reversed): each line's tokens are fed and
+  // scored last to first, the start token still first and the line end still last, as Kaldi's backward
+  // RNNLMs read a sentence; the records list the tokens in that order. Sentence mode only.
+  bool reverse = false;
 
   // Throws UsageError naming the option (as the CLI spells it) when a value is out of range or two options
   // conflict: batch_size in [1, kMaxBatch], the window's length, rank with Aggregate::Words, normalize
-  // with ids_input.
+  // with ids_input, softmax skip with entropy, the cache or a window.
   void validate() const;
 };
 

@@ -53,4 +53,11 @@ namespace lstmlm::kernels {
 
 std::unique_ptr<RecurrentLayer> Backend::rnn(const RnnWeights& w) const { return cells::rnn(*this, w); }
 
+float OutputLayer::logit(const float* h, int column, Scratch& s) const {
+  FloatBuf row(static_cast<size_t>(stride()));
+  float* out = row.data();
+  logits(1, &h, &out, s);
+  return out[column];
+}
+
 }  // namespace lstmlm::kernels

@@ -29,6 +29,17 @@ class Linear final : public OutputLayer {
 
   LogSumExp log_sum_exp(const float* x) const override { return k_.log_sum_exp(x, w_.N); }
 
+  // The column's K weights lie one panel row apart: K cache lines, not the whole matrix. Summed in double,
+  // so the value is within a float's rounding of the exact dot product.
+  float logit(const float* h, int column, Scratch& /*s*/) const override {
+    const size_t first = w_.index(column, 0);
+    const size_t step = w_.K > 1 ? w_.index(column, 1) - first : 0;
+    const float* w = w_.data.data() + first;
+    double acc = bias_[static_cast<size_t>(column)];
+    for (int k = 0; k < w_.K; ++k) acc += double(w[static_cast<size_t>(k) * step]) * double(h[k]);
+    return static_cast<float>(acc);
+  }
+
   size_t bytes() const override { return w_.bytes() + bias_.size() * sizeof(float); }
 
  private:
