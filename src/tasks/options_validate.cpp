@@ -119,7 +119,7 @@ void PredictOptions::validate() const {
       throw UsageError::option("softmax", " skip: not with " + what + " (it needs probabilities)");
     };
     if (mix) refuse(UsageError::ref("mix"));
-    if (boost) refuse("a logit bias or allowed words");
+    if (boost) refuse(UsageError::ref("boost"));
     if (!prefix.empty()) refuse(UsageError::ref("prefix"));
     if (window.windowed()) refuse("a fixed input window");
     if (cache.on()) refuse(UsageError::ref("cache_window"));
