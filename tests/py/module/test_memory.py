@@ -19,19 +19,8 @@ sys.path.insert(0, os.path.join(pyutil.SOURCE_DIR, "python"))
 V, E, H = 10000, 256, 512
 SLACK = 8 << 20
 
-CODE = r"""
-import sys
-def kb(key):
-    for line in open("/proc/self/status"):
-        if line.startswith(key):
-            return int(line.split()[1])
-import numpy  # noqa: F401
-import lstmlm
-base = kb("VmRSS:")
-m = lstmlm.Model(sys.argv[1], threads=1, precision=sys.argv[2])
-m.predict("t1 t2", top=5)
-print('{"baseline_kb": %d, "peak_kb": %d}' % (base, kb("VmHWM:")))
-"""
+# The probe bench/memory.py runs: the peak and resident size of a process that loads a model and predicts once.
+CODE = pyutil.load_script("bench_memory", os.path.join(pyutil.SOURCE_DIR, "bench", "memory.py")).PY_SOURCE
 
 
 def write_medium(path):
