@@ -18,7 +18,7 @@ inline void check_stream(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   try {
     const auto s = tasks::read_stream_bytes(bytes);
-    if (s.format == tasks::kStreamFormat)
+    if (s.format >= tasks::kStreamFormat)
       require(tasks::stream_bytes(s.stream, s.fingerprint) == bytes,
               "stream: read then written, other bytes");
     try {

@@ -44,6 +44,14 @@ class Reader {
     bytes(&v, sizeof v, what);
     return v;
   }
+  template <class T>
+  std::vector<T> array(uint32_t n, const char* what) {
+    if (size_t{n} * sizeof(T) > b_.size() - at_)
+      throw InputError("the bytes are truncated: " + std::to_string(b_.size()) + " bytes end inside " + what);
+    std::vector<T> v(n);
+    bytes(v.data(), v.size() * sizeof(T), what);
+    return v;
+  }
   std::vector<float> floats(uint32_t n, const char* what) {
     if (size_t{n} * sizeof(float) > b_.size() - at_)
       throw InputError("the bytes are truncated: " + std::to_string(b_.size()) + " bytes end inside " + what);
@@ -72,9 +80,12 @@ void check_finite(const std::vector<float>& v, const std::string& what, bool log
 }  // namespace
 
 std::string stream_bytes(const Stream& s, uint64_t fingerprint) {
+  // A double-precision state (h64, c64 and the inputs its direct connections hash) needs format 3; every
+  // other state is written as format 2, which earlier versions read.
+  const bool exact = !s.state.h64.empty() || !s.state.c64.empty() || !s.state.history.empty();
   Writer w;
   w.bytes(kMagic, sizeof kMagic);
-  w.value<uint32_t>(kStreamFormat);
+  w.value<uint32_t>(exact ? kStreamFormatExact : kStreamFormat);
   w.value<uint64_t>(fingerprint);
   w.value<int64_t>(s.fed);
   w.value<uint32_t>(static_cast<uint32_t>(s.state.h.size()));
@@ -86,6 +97,16 @@ std::string stream_bytes(const Stream& s, uint64_t fingerprint) {
   for (const auto& h : s.state.h) w.floats(h);
   for (const auto& c : s.state.c) w.floats(c);
   w.floats(s.next);
+  if (exact) {
+    w.value<uint32_t>(static_cast<uint32_t>(s.state.h64.size()));
+    w.value<uint32_t>(static_cast<uint32_t>(s.state.c64.size()));
+    for (const auto& v : s.state.h64) w.value<uint32_t>(static_cast<uint32_t>(v.size()));
+    for (const auto& v : s.state.c64) w.value<uint32_t>(static_cast<uint32_t>(v.size()));
+    for (const auto& v : s.state.h64) w.bytes(v.data(), v.size() * sizeof(double));
+    for (const auto& v : s.state.c64) w.bytes(v.data(), v.size() * sizeof(double));
+    w.value<uint32_t>(static_cast<uint32_t>(s.state.history.size()));
+    w.bytes(s.state.history.data(), s.state.history.size() * sizeof(int32_t));
+  }
   return std::move(w.out);
 }
 
@@ -128,9 +149,9 @@ StreamBytes read_stream_bytes(std::string_view bytes) {
     throw InputError("not a serialized lstmlm state (the first 8 bytes are not \"LSTMLMST\")");
   StreamBytes out;
   out.format = r.value<uint32_t>("the format version");
-  if (out.format != 1 && out.format != kStreamFormat)
+  if (out.format < 1 || out.format > kStreamFormatExact)
     throw InputError("a state of format version " + std::to_string(out.format) +
-                     ", this library reads 1 and " + std::to_string(kStreamFormat) +
+                     ", this library reads 1 to " + std::to_string(kStreamFormatExact) +
                      " (a newer lstmlm wrote it: upgrade, or re-create the state)");
   if (out.format >= 2) {
     out.fingerprint = r.value<uint64_t>("the model's fingerprint");
@@ -158,6 +179,30 @@ StreamBytes read_stream_bytes(std::string_view bytes) {
   }
   out.stream.next = r.floats(next, "the next distribution");
   check_finite(out.stream.next, "next", true);
+  if (out.format == kStreamFormatExact) {
+    State& st = out.stream.state;
+    const auto h64 = r.value<uint32_t>("the double layer count");
+    const auto c64 = r.value<uint32_t>("the double layer count");
+    if (h64 != layers || c64 != layers)
+      throw InputError("a double-precision state of " + std::to_string(h64) + " and " + std::to_string(c64) +
+                       " layers, its float state " + std::to_string(layers));
+    std::vector<uint32_t> w64(2 * size_t{layers});
+    for (auto& w : w64) w = r.value<uint32_t>("the double layer widths");
+    for (uint32_t l = 0; l < 2 * layers; ++l) {
+      auto v = r.array<double>(w64[l], "a double h or c vector");
+      for (double x : v)
+        if (!std::isfinite(x))
+          throw InputError(
+              "the bytes hold a non-finite value in a double h or c vector: not a state this "
+              "library wrote");
+      (l < layers ? st.h64 : st.c64).push_back(std::move(v));
+    }
+    const auto n = r.value<uint32_t>("the history length");
+    if (n > kMaxStreamHistory)
+      throw InputError("a history of " + std::to_string(n) + " inputs, more than " +
+                       std::to_string(kMaxStreamHistory));
+    st.history = r.array<int32_t>(n, "the history");
+  }
   if (r.left() != 0)
     throw InputError(std::to_string(bytes.size()) + " bytes, the state ends after " +
                      std::to_string(r.read()) + " (bytes left over)");
@@ -188,6 +233,21 @@ void check_stream(const Model& model, const Stream& s, uint64_t fingerprint) {
         throw InputError("a state of another shape: layer " + std::to_string(l) + "'s " + what + " has " +
                          std::to_string(got) + " floats, this model's " + std::to_string(want));
   const size_t V = static_cast<size_t>(model.vocab_size());
+  if ((st.h64.empty() && st.history.empty()) != (zeros.h64.empty() && zeros.history.empty()))
+    throw InputError(std::string("a state of another shape: ") +
+                     (zeros.h64.empty() ? "a double-precision state, this model runs in float"
+                                        : "a float state, this model runs on the double-precision path"));
+  for (size_t l = 0; l < zeros.h64.size(); ++l)
+    if (st.h64.size() != zeros.h64.size() || st.c64.size() != zeros.c64.size() ||
+        st.h64[l].size() != zeros.h64[l].size() || st.c64[l].size() != zeros.c64[l].size())
+      throw InputError("a state of another shape: its double h and c differ from this model's");
+  if (st.history.size() != zeros.history.size())
+    throw InputError("a state of another shape: a history of " + std::to_string(st.history.size()) +
+                     " inputs, this model's direct connections read " + std::to_string(zeros.history.size()));
+  for (int32_t id : st.history)
+    if (id < -1 || id >= static_cast<int32_t>(V))
+      throw InputError("a state of another shape: a history id " + std::to_string(id) + " outside [-1, " +
+                       std::to_string(V) + ")");
   // A stream may carry no distribution (no context yet); one it carries is over the vocabulary.
   if (!s.next.empty() && s.next.size() != V)
     throw InputError("a state of another shape: a next distribution over " + std::to_string(s.next.size()) +

@@ -37,7 +37,13 @@ void advance(Engine& engine, std::span<Stream* const> streams, const Sequences& 
 //   a next distribution), L x (u32 h width, u32 c width), the h floats of every layer, the c floats, the N
 //   floats of next.
 inline constexpr uint32_t kStreamFormat = 2;
-// `fingerprint`: Model::fingerprint() of the model the stream runs on.
+// Format 3, for a state on the double-precision path (ModelConfig::exact_path): format 2, then u32 L, u32 L,
+// the L h64 widths, the L c64 widths (u32 each), the h64 doubles of every layer, the c64 doubles, u32 n and
+// the n int32 ids of the direct connections' history (newest first).
+inline constexpr uint32_t kStreamFormatExact = 3;
+inline constexpr uint32_t kMaxStreamHistory = 1u << 16;
+// `fingerprint`: Model::fingerprint() of the model the stream runs on. Format 2, or 3 for a state with
+// double parts.
 std::string stream_bytes(const Stream& s, uint64_t fingerprint);
 
 // What a serialized stream holds, checked for its own consistency only (magic, format, lengths, finite

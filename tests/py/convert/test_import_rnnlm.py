@@ -6,6 +6,7 @@ n-gram direct connections); broken files are refused in one line naming the file
 import gzip
 import json
 import os
+import pickle
 import re
 import struct
 import subprocess
@@ -254,6 +255,35 @@ class SmallModels(unittest.TestCase):
         path = write_rnnlm(os.path.join(TMP, "indep"), *m[:7], order=2, independent=1)
         out = self.check(m, path, reset=True)  # --context sentence: each line from the reset state
         self.assertTrue(pyutil.read_config(out)["source"]["independent"])
+
+
+    def test_a_double_precision_state_serializes_whole(self):
+        """The serialized stream of an rnnlm model's state (format 3) holds its double h and c and the inputs its
+        direct connections hash: a state read back from to_bytes or a pickle continues with the same bits as
+        the state it was written from (format 2 kept float h and c only: the history reset and h rounded)."""
+        lstmlm = pyutil.require_module()
+        m = random_rnnlm(7)
+        words = [w for w in m[0] if not w.startswith("<")]
+        out = convert(write_rnnlm(os.path.join(TMP, "serial"), *m[:7], order=3), "serial.lstmlm")
+        model = lstmlm.Model(out)
+
+        def advanced():  # the state after <s> and four words, made anew for each comparison
+            s, t = lstmlm.State(), lstmlm.State()
+            model.BeginSentenceWrite(s)
+            for w in words[:4]:
+                model.BaseScore(s, w, t)
+                s, t = t, s
+            return s
+
+        b = advanced().to_bytes()
+        self.assertEqual(struct.unpack("<I", b[8:12])[0], 3)
+        for back in (model.state_from_bytes(b), pickle.loads(pickle.dumps(advanced()))):
+            x, y, xo, yo = advanced(), back, lstmlm.State(), lstmlm.State()
+            for w in words[4:9] + words[:3]:
+                self.assertEqual(model.BaseScore(x, w, xo), model.BaseScore(y, w, yo), w)
+                x, xo, y, yo = xo, x, yo, y
+        with self.assertRaises(lstmlm.InputError):  # a float model does not take it
+            lstmlm.Model(os.path.join(pyutil.SOURCE_DIR, "models", "fairytales-word")).state_from_bytes(b)
 
 
 class BrokenFiles(unittest.TestCase):
