@@ -52,13 +52,6 @@ class Reader {
     bytes(v.data(), v.size() * sizeof(T), what);
     return v;
   }
-  std::vector<float> floats(uint32_t n, const char* what) {
-    if (size_t{n} * sizeof(float) > b_.size() - at_)
-      throw InputError("the bytes are truncated: " + std::to_string(b_.size()) + " bytes end inside " + what);
-    std::vector<float> v(n);
-    bytes(v.data(), v.size() * sizeof(float), what);
-    return v;
-  }
   size_t left() const { return b_.size() - at_; }
   size_t read() const { return at_; }
 
@@ -170,14 +163,14 @@ StreamBytes read_stream_bytes(std::string_view bytes) {
     c = r.value<uint32_t>("the layer widths");
   }
   for (uint32_t l = 0; l < layers; ++l) {
-    out.stream.state.h.push_back(r.floats(widths[l].first, "an h vector"));
+    out.stream.state.h.push_back(r.array<float>(widths[l].first, "an h vector"));
     check_finite(out.stream.state.h.back(), "h[" + std::to_string(l) + "]", false);
   }
   for (uint32_t l = 0; l < layers; ++l) {
-    out.stream.state.c.push_back(r.floats(widths[l].second, "a c vector"));
+    out.stream.state.c.push_back(r.array<float>(widths[l].second, "a c vector"));
     check_finite(out.stream.state.c.back(), "c[" + std::to_string(l) + "]", false);
   }
-  out.stream.next = r.floats(next, "the next distribution");
+  out.stream.next = r.array<float>(next, "the next distribution");
   check_finite(out.stream.next, "next", true);
   if (out.format == kStreamFormatExact) {
     State& st = out.stream.state;
