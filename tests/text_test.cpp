@@ -4,8 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "lstmlm/error.hpp"
 #include "test_util.hpp"
@@ -57,6 +61,29 @@ TEST(Printable, AHugeLstmlmIsaValueIsQuotedBounded) {
   EXPECT_NE(r.err.find("LSTMLM_ISA='" + std::string(64, 'x') + "...' is not a kernel level"),
             std::string::npos)
       << r.err.substr(0, 400);
+}
+
+}  // namespace
+
+namespace {
+
+// format_g9 is every number of the JSON outputs: printf's %.9g text, compared with printf itself over
+// values of every magnitude, the exponent's switch points (1e-5, 1e9) and both signs.
+TEST(FormatG9, IsPrintfsG9Text) {
+  std::vector<double> values = {
+      0.0,         -0.0,        1.0,         -1.0, 0.1,    1e-5,   9.9999999949e-5,       1e-4,
+      123456789.0, 999999999.4, 999999999.6, 1e9,  1e-300, 5e-324, 1.7976931348623157e308};
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> mantissa(-10.0, 10.0);
+  std::uniform_int_distribution<int> exponent(-40, 40);
+  for (int i = 0; i < 20000; ++i) values.push_back(mantissa(rng) * std::pow(10.0, exponent(rng)));
+  for (double v : values) {
+    char expected[64];
+    std::snprintf(expected, sizeof expected, "%.9g", v);
+    ASSERT_EQ(lstmlm::format_g9(v), expected) << v;
+  }
+  EXPECT_EQ(lstmlm::format_g9(std::nan("")), "nan");
+  EXPECT_EQ(lstmlm::format_g9(-HUGE_VAL), "-inf");
 }
 
 }  // namespace

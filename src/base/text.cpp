@@ -1,5 +1,6 @@
 #include "lstmlm/text.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -59,8 +60,15 @@ std::string format_g9(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[32];
+#if defined(__cpp_lib_to_chars)
+  // The same text as %.9g (the standard defines it so), without printf's locale and varargs: a server
+  // writes a dozen of these per answer.
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 9);
+  return std::string(buf, r.ptr);
+#else
   std::snprintf(buf, sizeof buf, "%.9g", v);
   return buf;
+#endif
 }
 
 }  // namespace lstmlm
