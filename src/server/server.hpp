@@ -18,8 +18,11 @@ struct Options {
       api_key;      // non-empty: every endpoint but /health and the page needs "Authorization: Bearer KEY"
   int threads = 0;  // per engine; 0 = one per core
   Precision precision = Precision::Fp32;
-  int http_threads = 8;  // connections served at once
-  int max_batch = 64;    // rows the scheduler runs in one engine call
+  // Connections served at once. A worker blocked on its socket costs a thread's stack, not a core: as
+  // many as the clients a busy server has keeps each on its connection, where fewer make them take turns
+  // and reconnect (64 clients on 8 workers answered 40% fewer requests).
+  int http_threads = 64;
+  int max_batch = 64;  // rows the scheduler runs in one engine call
   // How long the scheduler waits for more rows after the first. 0: none; the requests that arrive while the
   // engine runs form the next batch, so a lone request pays no wait and a busy server still batches.
   int batch_wait_us = 0;

@@ -88,11 +88,15 @@ std::vector<float> floats_of(const nlohmann::json& j, size_t n, const std::strin
 
 }  // namespace
 
+constexpr int kEngineBudget = 8;  // threads of the request engines at most (EnginePool's budget)
+
 Service::Service(const Options& options, std::shared_ptr<const Model> model)
     : opt_(options),
       model_(model),
+      // Engines for the requests run outside the scheduler (score, generate, a character model's
+      // completions): they compute, never wait on a socket, so more of them than cores only share the cores.
       pool_(model, EngineOptions{.threads = options.threads, .precision = options.precision},
-            std::max(1, options.http_threads)),
+            std::clamp(options.http_threads, 1, kEngineBudget)),
       batcher_(model, EngineOptions{.threads = options.threads, .precision = options.precision},
                options.max_batch, options.batch_wait_us, size_t(std::max(1, options.max_queue)), metrics_),
       sessions_(size_t(std::max(1, options.max_sessions)),
