@@ -35,6 +35,7 @@ struct BenchArgs {
   Format output = Format::Md;
   std::string workloads = "score,predict,generate", batches = "1", lengths = "32", threads = "0";
   std::string precisions = "fp32";
+  EmbeddingFold fold = EmbeddingFold::Auto;
   int repetitions = 5, warmup = 1;
   double min_time = 0.1;
   uint64_t seed = 1;
@@ -97,6 +98,7 @@ void check(BenchArgs& a) {
   opt.lengths = int_list(a.lengths, "-s/--seq-len", 1, kMaxBatch);
   opt.threads = int_list(a.threads, "-t/--threads", 0, kMaxThreads);
   opt.precisions = precision_list(a.precisions);
+  opt.fold = a.fold;
   opt.repetitions = a.repetitions;
   opt.warmup = a.warmup;
   opt.min_rep_seconds = a.min_time;
@@ -191,6 +193,7 @@ Subcommand setup_bench(CLI::App& parent) {
                   "runs once per precision and its row names it in isa (\"bf16/avx512\"); one this build or "
                   "CPU lacks is an error before any cell runs")
       ->capture_default_str();
+  add_fold_option(*app, args->fold);
   app->add_option("-r,--repetitions", args->repetitions, "Timed repetitions per cell")
       ->check(int_range(1, kMaxRepetitions))
       ->capture_default_str();

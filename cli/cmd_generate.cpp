@@ -31,6 +31,7 @@ struct Args {
   bool stop = true;
   int threads = 0;
   Precision precision = Precision::Fp32;
+  EmbeddingFold fold = EmbeddingFold::Auto;
   Format format = Format::Text;
   WindowArgs window;
   std::string boost_file;
@@ -141,7 +142,7 @@ int run(Args& a) {
     if (a.gen.sampler.temperature > 0 && !a.gen.beam.on())
       std::fprintf(stderr, "seed: %llu\n", static_cast<unsigned long long>(a.gen.seed));
   }
-  Engine engine(model, engine_options(a.threads, a.precision));
+  Engine engine(model, engine_options(a.threads, a.precision, a.fold));
   Emitter out(a.format);
   if (a.gen.beam.on()) {
     auto r = tasks::beam_search(engine, a.gen, [] { check_interrupted(); });
@@ -258,6 +259,7 @@ naming it (--oov error refuses it, exit 1).)");
   add_window_options(*app, a->window);
   add_threads_option(*app, a->threads);
   add_precision_option(*app, a->precision);
+  add_fold_option(*app, a->fold);
   add_format_option(*app, a->format, {Format::Text, Format::Jsonl});
   s.check = [a, stop, seed] {
     a->seeded = seed->count() > 0;

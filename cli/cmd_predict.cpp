@@ -75,6 +75,7 @@ struct Opts {
   int threads = 0;
   std::string progress = "auto";
   Precision precision = Precision::Fp32;
+  EmbeddingFold fold = EmbeddingFold::Auto;
   std::string boost_file;
   std::vector<std::string> mix;
   std::string mix_mode = "linear";
@@ -102,7 +103,7 @@ int run(const Opts& o) {
       task.boost = std::make_shared<tasks::Boost>(tasks::Boost::load(*model, o.boost_file));
     note_oov_policy(task.oov, *model);
     task.window = resolve_window(o.window, *model);
-    engine = std::make_unique<Engine>(model, engine_options(o.threads, o.precision));
+    engine = std::make_unique<Engine>(model, engine_options(o.threads, o.precision, o.fold));
   }
   const bool padded = task.window.mode == tasks::WindowMode::Pad;
   auto warn = [&](const std::string& source, uint64_t first, const std::vector<tasks::Prediction>& preds) {
@@ -186,6 +187,7 @@ Subcommand setup_predict(CLI::App& parent) {
   add_threads_option(*s.app, o->threads);
   add_progress_option(*s.app, o->progress);
   add_precision_option(*s.app, o->precision);
+  add_fold_option(*s.app, o->fold);
   s.app->add_option("--prefix", o->task.prefix,
                     "Only words starting with these letters (a keyboard's keystroke)");
   s.app->add_option("--boost", o->boost_file,

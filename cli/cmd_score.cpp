@@ -169,6 +169,7 @@ struct Opts {
   bool reverse = false;
   int batch_size = 64, threads = 0;
   Precision precision = Precision::Fp32;
+  EmbeddingFold fold = EmbeddingFold::Auto;
   WindowArgs window;
   // --input-format jsonl (cli/score_jsonl.cpp): the options only it takes, and the ones it refuses.
   std::string input_format = "text", text_field = "text", on_error = "fail";
@@ -217,6 +218,7 @@ std::optional<JsonlRun> jsonl_run(const Opts& o) {
   r.window = o.window;
   r.threads = o.threads;
   r.precision = o.precision;
+  r.fold = o.fold;
   r.progress = o.progress;
   r.text_field = o.text_field;
   r.skip_errors = o.on_error == "skip";
@@ -343,7 +345,7 @@ int run(const Opts& o) {
                        " is a word model");
     note_oov_policy(o.oov, *model);
     task.window = resolve_window(o.window, *model);
-    engine = std::make_unique<Engine>(model, engine_options(o.threads, o.precision));
+    engine = std::make_unique<Engine>(model, engine_options(o.threads, o.precision, o.fold));
     neural.emplace(*engine, task);
   }
   std::optional<tasks::NgramMix> mixer;
@@ -553,6 +555,7 @@ Subcommand setup_score(CLI::App& parent) {
   add_window_options(*s.app, o->window);
   add_threads_option(*s.app, o->threads);
   add_precision_option(*s.app, o->precision);
+  add_fold_option(*s.app, o->fold);
   add_progress_option(*s.app, o->progress);
   s.check = [o] { o->files.insert(o->files.begin(), o->file_opts.begin(), o->file_opts.end()); };
   s.run = [o]() -> int { return run(*o); };

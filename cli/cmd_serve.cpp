@@ -72,6 +72,7 @@ Subcommand setup_serve(CLI::App& parent) {
       ->excludes(key);
   add_threads_option(*s.app, a->o.threads);
   add_precision_option(*s.app, a->o.precision);
+  add_fold_option(*s.app, a->o.fold);
   s.app->add_option("--http-threads", a->o.http_threads, "Connections served at once")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();

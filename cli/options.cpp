@@ -256,10 +256,23 @@ std::vector<Precision> precision_list(const std::string& s) {
   return out;
 }
 
-EngineOptions engine_options(int threads, Precision precision) {
+CLI::Option* add_fold_option(CLI::App& app, EmbeddingFold& fold) {
+  const auto& c = tasks::fold_choices();
+  return app
+      .add_option_function<std::string>(
+          "--fold-embedding", [&fold, &c](const std::string& s) { fold = c.parse(s); },
+          "Layer 0's input per token: always a table of V x 4H floats (no product per token: faster, "
+          "more memory), never (the embedding through W_ih at every step), or auto (the table when no "
+          "larger than the embedding and W_ih, or at most 4 MiB; docs/architecture.md)")
+      ->check(one_of(c.names()))
+      ->default_str(c.name(fold));
+}
+
+EngineOptions engine_options(int threads, Precision precision, EmbeddingFold fold) {
   EngineOptions e;
   e.threads = threads;
   e.precision = precision;
+  e.fold = fold;
   return e;
 }
 

@@ -54,8 +54,11 @@ const std::vector<std::string>& precision_names();
 CLI::Option* add_precision_option(CLI::App& app, Precision& precision);
 // bench's --precision comma list, each name checked as above ("--precision: 'fp16' is not one of ...").
 std::vector<Precision> precision_list(const std::string& s);
-// The engine of a subcommand: its --threads and --precision, the rest the defaults.
-EngineOptions engine_options(int threads, Precision precision);
+// --fold-embedding auto|always|never (tasks::fold_choices): layer 0's input term as a table per token or
+// the embedding through W_ih at every step.
+CLI::Option* add_fold_option(CLI::App& app, EmbeddingFold& fold);
+// The engine of a subcommand: its --threads, --precision and --fold-embedding, the rest the defaults.
+EngineOptions engine_options(int threads, Precision precision, EmbeddingFold fold = EmbeddingFold::Auto);
 // --pad-to N, --window N, --stateful (mutually exclusive), for score, predict and generate.
 struct WindowArgs {
   int pad_to = 0, window = 0;

@@ -143,7 +143,7 @@ int run_score_jsonl(const JsonlRun& r) {
   auto model = load_model(r.model_dir);
   note_oov_policy(r.score.oov, *model);
   opt.score.window = resolve_window(r.window, *model);
-  Engine engine(model, engine_options(r.threads, r.precision));
+  Engine engine(model, engine_options(r.threads, r.precision, r.fold));
   tasks::JsonlScorer scorer(engine, opt);
   std::optional<tasks::ResumeDir> resume;
   if (!r.resume_dir.empty()) resume.emplace(r.resume_dir, manifest(r, opt.score));

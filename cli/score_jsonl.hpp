@@ -18,6 +18,7 @@ struct JsonlRun {
   WindowArgs window;
   int threads = 0;
   Precision precision = Precision::Fp32;
+  EmbeddingFold fold = EmbeddingFold::Auto;
   std::string progress = "auto";
   std::string text_field = "text";
   bool skip_errors = false;  // --on-error skip

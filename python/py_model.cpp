@@ -153,8 +153,10 @@ PyModel::PyModel(const std::string& path, std::shared_ptr<const Model> model, Mo
       // Two engine threads per core: while one Python thread holds the GIL to convert its results, another
       // engine computes. Measured with bench/python_threads.py on a 2-core AMD EPYC: 4 Python threads
       // reached 1.83-1.88x one thread this way, 1.49-1.68x with one engine thread per core.
-      pool_(model_, EngineOptions{.threads = options_.threads, .precision = options_.precision},
-            2 * std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxThreads)) {}
+      pool_(
+          model_,
+          EngineOptions{.threads = options_.threads, .precision = options_.precision, .fold = options_.fold},
+          2 * std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxThreads)) {}
 
 void bind_model(py::module_& m) {
   py::class_<tasks::LineScore>(m, "LineScore", "One line's totals, as `lstmlm score` computes them.")
@@ -175,10 +177,12 @@ void bind_model(py::module_& m) {
 
   py::class_<PyModel> cls(m, "_Model");
   cls.def(py::init([](const py::object& path_in, const py::object& threads, Text<"precision"> precision,
-                      std::optional<int> pad_to, std::optional<int> window, bool stateful) {
+                      std::optional<int> pad_to, std::optional<int> window, bool stateful,
+                      Text<"fold_embedding"> fold) {
             const std::string path = path_arg(path_in);
             ModelOptions o{static_cast<int>(int_arg(threads, "threads", 0, kMaxThreads)),
                            parse_precision(precision.value),
+                           tasks::fold_choices().parse(fold.value),
                            {}};
             // The model is loaded without the GIL: other Python threads run meanwhile.
             std::unique_ptr<PyModel> p;
@@ -191,7 +195,8 @@ void bind_model(py::module_& m) {
             return p;
           }),
           py::arg("path"), py::arg("threads") = 0, py::arg("precision") = "fp32", py::kw_only(),
-          py::arg("pad_to") = py::none(), py::arg("window") = py::none(), py::arg("stateful") = false)
+          py::arg("pad_to") = py::none(), py::arg("window") = py::none(), py::arg("stateful") = false,
+          py::arg("fold_embedding") = "auto")
       .def_property_readonly("path", &PyModel::path)
       .def_property_readonly("vocab_size", [](const PyModel& p) { return p.model().vocab_size(); })
       .def_property_readonly(
@@ -201,6 +206,9 @@ void bind_model(py::module_& m) {
       .def_property_readonly("threads", [](PyModel& p) { return p.pool().first().threads(); })
       .def_property_readonly(
           "precision", [](const PyModel& p) { return std::string(precision_name(p.options().precision)); })
+      .def_property_readonly(
+          "fold_embedding", [](const PyModel& p) { return tasks::fold_choices().name(p.options().fold); },
+          "Layer 0's input per token: 'auto', 'always' (a table) or 'never' (the embedding through W_ih).")
       .def_property_readonly(
           "max_concurrency", [](PyModel& p) { return p.pool().max_engines(); },
           "Calls that run at once (engines: two engine threads per core); more wait for one.")

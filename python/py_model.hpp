@@ -21,6 +21,7 @@ namespace lstmlm::py {
 struct ModelOptions {
   int threads = 0;  // per call, in [0, kMaxThreads]; 0: one per core, as the CLI
   Precision precision = Precision::Fp32;
+  EmbeddingFold fold = EmbeddingFold::Auto;
   tasks::WindowOptions window;  // resolved as the CLI does: input_length -> Pad
 };
 

@@ -130,4 +130,19 @@ TEST(EngineFilePacking, LayerZeroLayoutFollowsTheByteRule) {
   EXPECT_FALSE(engine::fold_input(config(2000, 160), 640, Precision::Fp32));
 }
 
+// --fold-embedding overrides the rule both ways, except for a one-hot model, whose table is W_ih itself.
+TEST(EngineFilePacking, FoldChoiceOverridesTheByteRule) {
+  ModelConfig medium;
+  medium.vocab_size = 10000;
+  medium.embedding_dim = 650;
+  ModelConfig one_hot = medium;
+  one_hot.embedding_dim = 0;
+  for (Precision p : {Precision::Fp32, Precision::Int8}) {
+    EXPECT_TRUE(engine::fold_input(medium, 2600, p, EmbeddingFold::Always));
+    EXPECT_FALSE(engine::fold_input(medium, 2600, p, EmbeddingFold::Never));
+    EXPECT_FALSE(engine::fold_input(medium, 2600, p, EmbeddingFold::Auto));
+    EXPECT_TRUE(engine::fold_input(one_hot, 2600, p, EmbeddingFold::Never));
+  }
+}
+
 }  // namespace

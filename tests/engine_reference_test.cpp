@@ -58,6 +58,46 @@ TEST(EngineReference, LogprobsAndStatesMatchFloat64Reference) {
   }
 }
 
+// Both layouts of layer 0's input term, forced on every test model (the one-hot ones fold whatever is
+// asked), against the float64 reference; the layout and the packed size are the ones asked for: the table
+// holds V x G floats where the unfolded layout holds the V x E embedding (plus W_ih, packed in the layer).
+TEST(EngineReference, BothLayer0LayoutsMatchFloat64Reference) {
+  for (const auto& nm : test_models()) {
+    const Model& m = *nm.model;
+    const bool one_hot = m.config().embedding_dim == 0;
+    for (EmbeddingFold fold : {EmbeddingFold::Always, EmbeddingFold::Never}) {
+      SCOPED_TRACE(nm.name + (fold == EmbeddingFold::Always ? " always" : " never"));
+      const auto packed = engine::packed_model(m, Precision::Fp32, nullptr, fold);
+      EXPECT_EQ(packed->folded(), fold == EmbeddingFold::Always || one_hot);
+      const size_t V = size_t(m.vocab_size()), E = size_t(m.config().embedding_dim);
+      if (!one_hot) {
+        EXPECT_EQ(packed->table.size() + packed->embedding_rows.size(),
+                  fold == EmbeddingFold::Always ? V * size_t(packed->layers[0]->term_width()) : V * E);
+      }
+      std::mt19937_64 rng(11);
+      Sequences in;
+      std::vector<State> start;
+      for (int len : {5, 1, 8}) {
+        in.push_back(random_tokens(rng, m.vocab_size(), len));
+        start.push_back(random_state(m, rng));
+      }
+      auto states = start;
+      Engine eng(nm.model, EngineOptions{.threads = 2, .row_split_bytes = 0, .fold = fold});
+      std::vector<MatrixRM> out;
+      eng.logprobs(in, states, out);
+      for (size_t r = 0; r < in.size(); ++r) {
+        RefState ref = to_ref(start[r]);
+        auto want = reference_forward(m, in[r], ref);
+        for (size_t t = 0; t < want.size(); ++t)
+          for (int v = 0; v < m.vocab_size(); ++v)
+            ASSERT_NEAR(out[r](Eigen::Index(t), v), want[t][size_t(v)], kReferenceTol)
+                << "row " << r << " step " << t << " v " << v;
+        expect_state_near(states[r], ref, "row " + std::to_string(r));
+      }
+    }
+  }
+}
+
 TEST(EngineReference, ScoreAndPredictAgreeWithLogprobs) {
   for (const auto& nm : test_models()) {
     SCOPED_TRACE(nm.name);

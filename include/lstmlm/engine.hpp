@@ -35,7 +35,8 @@ inline constexpr int kMaxThreads = 256;
 
 // Bytes of the kernel-ready copy of the model's weights for `precision` (packed once per model and
 // precision, shared by its Engines).
-size_t packed_bytes(const Model& model, Precision precision = Precision::Fp32);
+size_t packed_bytes(const Model& model, Precision precision = Precision::Fp32,
+                    EmbeddingFold fold = EmbeddingFold::Auto);
 
 // Packs `model` for `precision`, as an Engine of it would, and frees the float layer weights it was packed
 // from (Model::release_layer_weights): a process that runs one precision then holds its weights once. A
@@ -43,7 +44,8 @@ size_t packed_bytes(const Model& model, Precision precision = Precision::Fp32);
 // another precision from the file on first use; for a model built in memory an Engine of another precision
 // then throws UsageError, and so does packed_bytes() of another precision. Call it before the model is
 // shared between threads. summarize() (summary.hpp) keeps the counts it made before.
-void keep_only_packed(const std::shared_ptr<const Model>& model, Precision precision);
+void keep_only_packed(const std::shared_ptr<const Model>& model, Precision precision,
+                      EmbeddingFold fold = EmbeddingFold::Auto);
 
 // The kernels an Engine of this precision would run on this CPU, "<precision>/<isa>" (e.g. "int8/amx"):
 // fp32 on the ISA the build is compiled for, bf16 and int8 on the best level the CPU has, at most
@@ -97,6 +99,8 @@ struct EngineOptions {
   // slower on 2 threads than on 1 on an AMD EPYC Zen 5, and score at batch 64 (97 MB) 1.46x faster (int8
   // 1.47x on a Zen 4). Bit-identical either way; 0 splits every batch (the tests do).
   size_t row_split_bytes = kDefaultRowSplitBytes;
+  // Layer 0's input term: a folded table, or the embedding through W_ih at every step (EmbeddingFold).
+  EmbeddingFold fold = EmbeddingFold::Auto;
 };
 
 class Engine {

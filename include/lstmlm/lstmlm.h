@@ -77,16 +77,22 @@ typedef enum lstmlm_precision {
   LSTMLM_PRECISION_INT8 = 2
 } lstmlm_precision;
 
+/* Layer 0's input per token (the CLI's --fold-embedding): a table of V x 4H floats (ALWAYS: no product per
+ * token, faster, more memory), the embedding through W_ih at every step (NEVER), or the table when it is no
+ * larger than what it replaces or at most 4 MiB (AUTO). The layouts round differently: part of the bits. */
+typedef enum lstmlm_fold { LSTMLM_FOLD_AUTO = 0, LSTMLM_FOLD_ALWAYS = 1, LSTMLM_FOLD_NEVER = 2 } lstmlm_fold;
+
 /* Options of lstmlm_model_load. Initialize with LSTMLM_MODEL_OPTIONS_INIT, then set fields: struct_size
  * tells the library which fields the caller knows, so later versions can add fields at the end. */
 typedef struct lstmlm_model_options {
-  size_t struct_size; /* sizeof(lstmlm_model_options) as the caller was compiled */
-  int32_t threads;    /* engine threads per call; <= 0: one per core (the CLI's default); at most 256 */
-  int32_t precision;  /* an lstmlm_precision */
+  size_t struct_size;     /* sizeof(lstmlm_model_options) as the caller was compiled */
+  int32_t threads;        /* engine threads per call; <= 0: one per core (the CLI's default); at most 256 */
+  int32_t precision;      /* an lstmlm_precision */
+  int32_t fold_embedding; /* an lstmlm_fold (a caller of the first version, without it: AUTO) */
 } lstmlm_model_options;
 
 #define LSTMLM_MODEL_OPTIONS_INIT \
-  { sizeof(lstmlm_model_options), 0, LSTMLM_PRECISION_FP32 }
+  { sizeof(lstmlm_model_options), 0, LSTMLM_PRECISION_FP32, LSTMLM_FOLD_AUTO }
 
 /* Loads the model directory `path` (config.json, vocab.json, weights.safetensors). options may be NULL (the
  * defaults). On success *out is a new model, freed with lstmlm_model_free. Thread-safe. */

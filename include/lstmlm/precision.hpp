@@ -11,6 +11,13 @@ enum class Precision : uint8_t { Fp32, Bf16, Int8 };
 
 inline constexpr Precision kPrecisions[] = {Precision::Fp32, Precision::Bf16, Precision::Int8};
 
+// Layer 0's input term per token (docs/architecture.md#layer-0s-input-term): Auto folds it into a table of V
+// x G floats when that is no larger than the embedding and W_ih it replaces (or at most 4 MiB); Always keeps
+// the table whatever its size (faster: no product per token; more memory), Never multiplies the embedding's
+// rows by W_ih at every step. A one-hot model's table is W_ih itself: folded whatever this says. The two
+// layouts round differently, so this is part of a model's bits, as the precision is.
+enum class EmbeddingFold : uint8_t { Auto, Always, Never };
+
 // "fp32", "bf16", "int8".
 std::string_view precision_name(Precision p);
 // Sets `out` to the precision `name` names and returns true; false when it names none.

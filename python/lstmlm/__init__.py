@@ -103,10 +103,12 @@ class FullScore(tuple):
 class Model(_Model):
     """A model directory (config.json, vocab.json, weights.safetensors), loaded once, shared by threads.
 
-    Model(path, threads=0, precision="fp32", *, pad_to=None, window=None, stateful=False)
+    Model(path, threads=0, precision="fp32", *, pad_to=None, window=None, stateful=False, fold_embedding="auto")
       threads: engine threads per call (0: one per core); precision: "fp32", "bf16" or "int8";
       pad_to / window / stateful: the fixed input window of `lstmlm score --pad-to/--window/--stateful`
-      (a model with input_length in config.json uses pad_to=input_length unless told otherwise).
+      (a model with input_length in config.json uses pad_to=input_length unless told otherwise);
+      fold_embedding: "auto", "always" or "never", layer 0's input per token as a table (faster, more
+      memory) or the embedding through W_ih (`--fold-embedding`).
     Raises ModelError (an OSError) naming the file and the field when the directory cannot be used.
     """
 

@@ -25,6 +25,10 @@ thread_local const char* t_error_text = "";
 
 std::atomic<uint64_t> g_next_model_id{1};
 
+static_assert(int(EmbeddingFold::Auto) == LSTMLM_FOLD_AUTO &&
+              int(EmbeddingFold::Always) == LSTMLM_FOLD_ALWAYS &&
+              int(EmbeddingFold::Never) == LSTMLM_FOLD_NEVER);
+
 // The options as this library knows them, from a caller's struct of `struct_size` bytes.
 EngineOptions engine_options(const lstmlm_model_options* o) {
   EngineOptions e;
@@ -57,6 +61,13 @@ EngineOptions engine_options(const lstmlm_model_options* o) {
     default:
       throw UsageError("options->precision is " + std::to_string(o->precision) +
                        ", not an lstmlm_precision (LSTMLM_PRECISION_FP32, _BF16 or _INT8)");
+  }
+  const size_t v2 = offsetof(lstmlm_model_options, fold_embedding) + sizeof(o->fold_embedding);
+  if (o->struct_size >= v2) {
+    if (o->fold_embedding < LSTMLM_FOLD_AUTO || o->fold_embedding > LSTMLM_FOLD_NEVER)
+      throw UsageError("options->fold_embedding is " + std::to_string(o->fold_embedding) +
+                       ", not an lstmlm_fold (LSTMLM_FOLD_AUTO, _ALWAYS or _NEVER)");
+    e.fold = static_cast<EmbeddingFold>(o->fold_embedding);
   }
   return e;
 }
@@ -152,7 +163,7 @@ LSTMLM_API lstmlm_status lstmlm_model_load(const char* path, const lstmlm_model_
     // The Python module's budget: two engine threads per core, at least two engines.
     const int cores = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxThreads);
     // The precision is fixed for the handle's life: the weights are held once, packed.
-    keep_only_packed(m->model, eo.precision);
+    keep_only_packed(m->model, eo.precision, eo.fold);
     m->pool = std::make_unique<EnginePool>(m->model, eo, 2 * cores);
     m->kernels = std::string(m->pool->first().kernels());
     const Tokenizer& tok = m->model->tokenizer();

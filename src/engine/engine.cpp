@@ -42,7 +42,8 @@ struct Engine::Impl {
   const Model* exact = nullptr;  // a model on the double-precision path (engine/exact.hpp): nothing packed
 
   Impl(const Model& m, int threads, const EngineOptions& options)
-      : packed(m.config().exact_path() ? nullptr : engine::packed_model(m, options.precision)),
+      : packed(m.config().exact_path() ? nullptr
+                                       : engine::packed_model(m, options.precision, nullptr, options.fold)),
         pool(threads),
         team(threads),
         split_bytes(options.column_split_bytes),
@@ -186,17 +187,17 @@ std::string_view Engine::kernels() const {
   return impl_->packed ? impl_->packed->backend->name() : std::string_view("fp64/exact");
 }
 
-size_t packed_bytes(const Model& model, Precision precision) {
+size_t packed_bytes(const Model& model, Precision precision, EmbeddingFold fold) {
   if (model.config().exact_path()) return 0;  // the double-precision path packs nothing
-  return engine::packed_model(model, precision)->bytes();
+  return engine::packed_model(model, precision, nullptr, fold)->bytes();
 }
 
-void keep_only_packed(const std::shared_ptr<const Model>& model, Precision precision) {
+void keep_only_packed(const std::shared_ptr<const Model>& model, Precision precision, EmbeddingFold fold) {
   // Model::load and Model::create make a non-const Model and hand it out as const: the cast is defined,
   // and the caller has not shared the model yet. The summary counts the float weights: made while they exist.
   summarize(*model);
   if (model->config().exact_path()) return;  // the double-precision path reads the float weights
-  engine::packed_model(*model, precision, std::const_pointer_cast<Model>(model).get());
+  engine::packed_model(*model, precision, std::const_pointer_cast<Model>(model).get(), fold);
 }
 
 std::string kernels_for(Precision precision) {

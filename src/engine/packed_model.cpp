@@ -131,7 +131,7 @@ void fold_table(const Model& m, const kernels::RecurrentLayer& layer0, kernels::
 size_t weight_bytes(Precision p) { return p == Precision::Int8 ? 1 : p == Precision::Bf16 ? 2 : 4; }
 
 std::shared_ptr<const PackedModel> pack(const Model& model, const kernels::Backend& be, Precision precision,
-                                        Model* release) {
+                                        Model* release, EmbeddingFold fold) {
   const std::string why = "this model was packed for " + std::string(be.name()) +
                           " and its float weights freed; load it again to run another precision";
   auto packed = [&](size_t k) {
@@ -149,7 +149,7 @@ std::shared_ptr<const PackedModel> pack(const Model& model, const kernels::Backe
   // precision, never of the batch: the two layouts round differently, so it is part of the bits.
   // The width G is the layer's own; its packing without W_ih costs nothing, so pack that first.
   auto probe = make_layer(be, model, 0, false);
-  if (fold_input(c, probe->term_width(), precision)) {
+  if (fold_input(c, probe->term_width(), precision, fold)) {
     fold_table(model, *probe, pm->table);
     pm->layers.push_back(std::move(probe));
   } else {
@@ -175,8 +175,9 @@ std::shared_ptr<const PackedModel> pack(const Model& model, const kernels::Backe
 
 }  // namespace
 
-bool fold_input(const ModelConfig& c, int term_width, Precision precision) {
+bool fold_input(const ModelConfig& c, int term_width, Precision precision, EmbeddingFold fold) {
   if (c.embedding_dim == 0) return true;  // one-hot: the table is W_ih itself, transposed
+  if (fold != EmbeddingFold::Auto) return fold == EmbeddingFold::Always;
   const size_t V = static_cast<size_t>(c.vocab_size), E = static_cast<size_t>(c.embedding_dim),
                G = static_cast<size_t>(term_width);
   const size_t table = V * G * sizeof(float);
@@ -189,10 +190,12 @@ size_t PackedModel::bytes() const {
   return n;
 }
 
-std::shared_ptr<const PackedModel> packed_model(const Model& model, Precision precision, Model* release) {
+std::shared_ptr<const PackedModel> packed_model(const Model& model, Precision precision, Model* release,
+                                                EmbeddingFold fold) {
   const kernels::Backend& be = kernels::backend(precision);
-  auto p =
-      model.derived("packed:" + std::string(be.name()), [&] { return pack(model, be, precision, release); });
+  static constexpr const char* kFoldKey[] = {"", ":fold", ":product"};
+  auto p = model.derived("packed:" + std::string(be.name()) + kFoldKey[static_cast<int>(fold)],
+                         [&] { return pack(model, be, precision, release, fold); });
   return std::static_pointer_cast<const PackedModel>(p);
 }
 

@@ -34,11 +34,13 @@ struct PackedModel {
 // Whether layer 0's input term is folded into a table of V x term_width floats (PackedModel::table): when
 // the model is one-hot, when the table is at most 4 MiB, or when it is no larger than the unfolded layout's
 // embedding (V x E floats) and W_ih (term_width x E weights of the precision).
-bool fold_input(const ModelConfig& c, int term_width, Precision precision);
+bool fold_input(const ModelConfig& c, int term_width, Precision precision,
+                EmbeddingFold fold = EmbeddingFold::Auto);
 
 // The packed form of `model` for `precision`, made on first use. With `release` (the model itself, not yet
 // shared), each layer's float weights are freed as soon as the layer is packed (keep_only_packed).
 std::shared_ptr<const PackedModel> packed_model(const Model& model, Precision precision = Precision::Fp32,
-                                                Model* release = nullptr);
+                                                Model* release = nullptr,
+                                                EmbeddingFold fold = EmbeddingFold::Auto);
 
 }  // namespace lstmlm::engine

@@ -18,6 +18,7 @@ struct Options {
       api_key;      // non-empty: every endpoint but /health and the page needs "Authorization: Bearer KEY"
   int threads = 0;  // per engine; 0 = one per core
   Precision precision = Precision::Fp32;
+  EmbeddingFold fold = EmbeddingFold::Auto;
   // Connections served at once. A worker blocked on its socket costs a thread's stack, not a core: as
   // many as the clients a busy server has keeps each on its connection, where fewer make them take turns
   // and reconnect (64 clients on 8 workers answered 40% fewer requests).

@@ -95,10 +95,13 @@ Service::Service(const Options& options, std::shared_ptr<const Model> model)
       model_(model),
       // Engines for the requests run outside the scheduler (score, generate, a character model's
       // completions): they compute, never wait on a socket, so more of them than cores only share the cores.
-      pool_(model, EngineOptions{.threads = options.threads, .precision = options.precision},
+      pool_(model,
+            EngineOptions{.threads = options.threads, .precision = options.precision, .fold = options.fold},
             std::clamp(options.http_threads, 1, kEngineBudget)),
-      batcher_(model, EngineOptions{.threads = options.threads, .precision = options.precision},
-               options.max_batch, options.batch_wait_us, size_t(std::max(1, options.max_queue)), metrics_),
+      batcher_(
+          model,
+          EngineOptions{.threads = options.threads, .precision = options.precision, .fold = options.fold},
+          options.max_batch, options.batch_wait_us, size_t(std::max(1, options.max_queue)), metrics_),
       sessions_(size_t(std::max(1, options.max_sessions)),
                 std::chrono::seconds(std::max(1, options.session_ttl_s)), metrics_) {
   const auto& tok = model_->tokenizer();

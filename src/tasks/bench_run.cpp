@@ -88,6 +88,7 @@ Row run_cell(const std::shared_ptr<const Model>& model, const std::string& name,
   EngineOptions eo;
   eo.threads = threads;
   eo.precision = precision;
+  eo.fold = opt.fold;
   Engine engine(model, eo);
   Row row;
   row.model = name;
@@ -201,6 +202,7 @@ std::vector<Row> run(const std::shared_ptr<const Model>& model, const std::strin
     EngineOptions eo;
     eo.threads = 1;
     eo.precision = p;
+    eo.fold = opt.fold;
     Engine probe(model, eo);
   }
   std::vector<Row> rows;

@@ -58,6 +58,13 @@ const Choices<MixMode>& mix_mode_choices() {
   return c;
 }
 
+const Choices<EmbeddingFold>& fold_choices() {
+  static const Choices<EmbeddingFold> c(
+      "fold_embedding",
+      {{"auto", EmbeddingFold::Auto}, {"always", EmbeddingFold::Always}, {"never", EmbeddingFold::Never}});
+  return c;
+}
+
 const Choices<Precision>& precision_choices() {
   static const Choices<Precision> c("precision", [] {
     std::vector<std::pair<std::string, Precision>> words;

@@ -30,6 +30,7 @@ struct Options {
   // Kernel precisions (EngineOptions::precision), each cell run once per precision, in this order; a row
   // names the one that ran in `isa` ("bf16/avx512"). One the build lacks is a UsageError before any cell.
   std::vector<Precision> precisions{Precision::Fp32};
+  EmbeddingFold fold = EmbeddingFold::Auto;  // EngineOptions::fold of every cell
   int repetitions = 5;
   int warmup = 1;                // untimed calls before the repetitions of each cell
   double min_rep_seconds = 0.1;  // each repetition repeats the call until this much time has passed

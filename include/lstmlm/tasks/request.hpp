@@ -76,6 +76,10 @@ const Choices<Softmax>& softmax_choices();
 // --precision / "precision": fp32, bf16, int8.
 const Choices<Precision>& precision_choices();
 
+// --fold-embedding / "fold_embedding": auto, always, never (EmbeddingFold: layer 0's input term as a
+// table per token, or the embedding through W_ih at every step).
+const Choices<EmbeddingFold>& fold_choices();
+
 // bench's --cell: lstm, gru, rnn (config.json's names).
 const Choices<CellType>& cell_choices();
 // rescore's --context / "context": utterance, or conversation (the best hypothesis' state carried on).
