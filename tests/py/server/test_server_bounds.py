@@ -228,6 +228,51 @@ class Sizes(ServerTestBase):
         self.assertIn('endpoint="other"', text)
 
 
+class ResponseHeads(ServerTestBase):
+    """A response's head is held back to go out with its body in one send: a head without a body, an
+    informational head and a streamed one must still reach the client at once."""
+
+    def read_until(self, s, marker, limit_s=5):
+        out, deadline = b"", time.monotonic() + limit_s
+        while marker not in out and time.monotonic() < deadline:
+            s.settimeout(max(0.01, deadline - time.monotonic()))
+            try:
+                chunk = s.recv(65536)
+            except socket.timeout:
+                break
+            if not chunk:
+                break
+            out += chunk
+        return out
+
+    def test_heads_without_a_body_informational_and_streamed(self):
+        port = self.server.port
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            # HEAD: a head alone, then a keep-alive request on the same connection is answered too.
+            s.sendall(b"HEAD /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            head = self.read_until(s, b"\r\n\r\n")
+            self.assertTrue(head.startswith(b"HTTP/1.1 200"), head)
+            s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            self.assertIn(b'"ok"', self.read_until(s, b'"ok"'))
+        body = json.dumps({"context": "once upon a", "top": 1}).encode()
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            # Expect: 100-continue: the 100 comes before the body is sent (a held one would never come).
+            s.sendall(b"POST /v1/predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                      b"Expect: 100-continue\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n")
+            self.assertTrue(self.read_until(s, b"\r\n\r\n").startswith(b"HTTP/1.1 100"))
+            s.sendall(body)
+            answer = self.read_until(s, b"}]}")
+            self.assertTrue(answer.startswith(b"HTTP/1.1 200"), answer)
+            self.assertIn(b'"type": "prediction"', answer)
+        gen = json.dumps({"prompt": "once upon a", "max_tokens": 3, "stream": True, "seed": 1}).encode()
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(b"POST /v1/generate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: " + str(len(gen)).encode() + b"\r\n\r\n" + gen)
+            streamed = self.read_until(s, b'"type": "token"')
+            self.assertTrue(streamed.startswith(b"HTTP/1.1 200"), streamed)
+            self.assertIn(b"text/event-stream", streamed)
+
+
 class Values(ServerTestBase):
 
     def test_lower_bounds_and_numbers_past_a_double(self):
