@@ -303,8 +303,8 @@ int run(const Options& options, const Log& log, const std::function<int()>& pend
   try {
     auto model = Model::load(options.model_dir);
     for (const auto& w : model->warnings()) log("warning: " + w);
-    keep_only_packed(model, options.precision,
-                     options.fold);  // one precision per server: its weights held once
+    // One precision and layout per server: its weights held once.
+    keep_only_packed(model, options.precision, options.fold);
     s.service = std::make_shared<Service>(options, std::move(model));
     s.ready = true;
     log("model loaded in " +
