@@ -318,10 +318,15 @@ typedef struct lstmlm_generate_options {
   int32_t top_k;       /* 0: off (--top-k) */
   float top_p;         /* 1: off (--top-p) */
   uint64_t seed;       /* --seed: sample i draws from the seed's stream i */
+  /* The neural cache over the prompt and each sample's own tokens (--cache-window, --cache-lambda,
+   * --cache-theta; docs/mixing.md); a caller of the first version, without these fields: no cache. */
+  int32_t cache_window; /* 0: off */
+  double cache_lambda;
+  double cache_theta;
 } lstmlm_generate_options;
 
 #define LSTMLM_GENERATE_OPTIONS_INIT \
-  { sizeof(lstmlm_generate_options), 100, 1, 1.0f, 0, 1.0f, 0 }
+  { sizeof(lstmlm_generate_options), 100, 1, 1.0f, 0, 1.0f, 0, 0, 0.12785, 0.6625 }
 
 /* `lstmlm generate -p PROMPT --seed SEED ... --output-format jsonl`: one record per sample, in index order;
  * the same text as the CLI's for the same seed. options may be NULL (the defaults). */

@@ -1,6 +1,7 @@
 // The C API's tasks as JSON lines (include/lstmlm/lstmlm.h): score, predict and generate run by the library's
 // tasks and written by its jsonl writer, so a binding (the WebAssembly module's JavaScript API) gets the
 // CLI's records, numbers and defaults without a task of its own.
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -38,10 +39,12 @@ std::string text_of(const char* p, size_t n, const char* name) {
 
 // A caller's options struct of `size` bytes against the `known` bytes of this version: smaller is refused,
 // larger only when the fields this version does not know are zero.
-void check_size(size_t size, size_t known, const void* o, const char* init) {
-  if (size < known)
+// `first`: the bytes of the struct's first version (default: `known`, a struct of one version).
+void check_size(size_t size, size_t known, const void* o, const char* init, size_t first = 0) {
+  if (first == 0) first = known;
+  if (size < first)
     throw UsageError("options->struct_size is " + std::to_string(size) + ", less than the " +
-                     std::to_string(known) + " bytes of the first version (use " + init + ")");
+                     std::to_string(first) + " bytes of the first version (use " + init + ")");
   if (size > known) {
     const auto* extra = static_cast<const unsigned char*>(o) + known;
     for (size_t i = 0; i < size - known; ++i)
@@ -49,18 +52,30 @@ void check_size(size_t size, size_t known, const void* o, const char* init) {
   }
 }
 
+// LSTMLM_GENERATE_OPTIONS_INIT spells the library's cache defaults in the C header: kept equal here.
+constexpr lstmlm_generate_options kGenerateInit = LSTMLM_GENERATE_OPTIONS_INIT;
+static_assert(kGenerateInit.cache_window == tasks::CacheOptions{}.window &&
+              kGenerateInit.cache_lambda == tasks::CacheOptions{}.lambda &&
+              kGenerateInit.cache_theta == tasks::CacheOptions{}.theta);
+
 // The options as this library knows them, from a caller's struct of `struct_size` bytes.
 tasks::GenerateOptions generate_options(const lstmlm_generate_options* o, const Model& model) {
   tasks::GenerateOptions g;
   g.window = tasks::default_window(model, std::nullopt);
   if (o == nullptr) return g;
-  check_size(o->struct_size, sizeof(lstmlm_generate_options), o, "LSTMLM_GENERATE_OPTIONS_INIT");
+  constexpr size_t v1 = offsetof(lstmlm_generate_options, seed) + sizeof(uint64_t);
+  check_size(o->struct_size, sizeof(lstmlm_generate_options), o, "LSTMLM_GENERATE_OPTIONS_INIT", v1);
   g.max_tokens = o->max_tokens;
   g.num_samples = o->num_samples;
   g.sampler.temperature = o->temperature;
   g.sampler.top_k = o->top_k;
   g.sampler.top_p = o->top_p;
   g.seed = o->seed;
+  if (o->struct_size >= offsetof(lstmlm_generate_options, cache_theta) + sizeof(double)) {
+    g.cache.window = o->cache_window;
+    g.cache.lambda = o->cache_lambda;
+    g.cache.theta = o->cache_theta;
+  }
   return g;
 }
 

@@ -234,6 +234,59 @@ class CacheTest(unittest.TestCase):
         with self.assertRaises(lstmlm.UsageError):
             m.score_lines(lines, **cache)  # sentence mode
 
+    def test_the_c_api_generates_with_the_cache_as_the_cli(self):
+        """lstmlm_generate_jsonl with cache_window/cache_lambda/cache_theta: the CLI's bytes; a caller of the
+        struct's first version gets no cache; a lambda out of range is a usage error naming the field."""
+        import ctypes as c
+        lib_path = os.environ.get("LSTMLM_CAPI_LIB", "")
+        if not lib_path:
+            self.skipTest("LSTMLM_CAPI_LIB not set (run through ctest)")
+        lib = c.CDLL(lib_path)
+        P, SZ = c.c_void_p, c.c_size_t
+
+        class Generate(c.Structure):
+            _fields_ = [("struct_size", SZ), ("max_tokens", c.c_int32), ("num_samples", c.c_int32),
+                        ("temperature", c.c_float), ("top_k", c.c_int32), ("top_p", c.c_float), ("seed", c.c_uint64),
+                        ("cache_window", c.c_int32), ("cache_lambda", c.c_double), ("cache_theta", c.c_double)]
+        lib.lstmlm_model_load.argtypes = [c.c_char_p, P, c.POINTER(P)]
+        lib.lstmlm_model_free.argtypes = [P]
+        lib.lstmlm_last_error.restype = c.c_char_p
+        lib.lstmlm_string_free.argtypes = [P]
+        lib.lstmlm_generate_jsonl.argtypes = [P, c.c_char_p, SZ, c.POINTER(Generate), c.POINTER(P), c.POINTER(SZ)]
+        model = P()
+        self.assertEqual(lib.lstmlm_model_load(self.model.encode(), None, c.byref(model)), 0)
+        prompt = " ".join(self.text.split()[:30])
+
+        def generate(o):
+            out, n = P(), SZ()
+            status = lib.lstmlm_generate_jsonl(model, prompt.encode(), len(prompt.encode()), c.byref(o), c.byref(out),
+                                               c.byref(n))
+            if status != 0:
+                return status, lib.lstmlm_last_error().decode()
+            text = c.string_at(out, n.value).decode()
+            lib.lstmlm_string_free(out)
+            return status, text
+
+        def cli(*flags):
+            r = subprocess.run([pyutil.CLI, "generate", "-m", self.model, "-p", prompt, "--max-tokens", "6", "--seed",
+                                "4", "--num-samples", "2", "--output-format", "jsonl", *flags],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return r.stdout
+        try:
+            size = c.sizeof(Generate)
+            with_cache = cli("--cache-window", "12", "--cache-lambda", "0.3", "--cache-theta", "0.5")
+            self.assertNotEqual(with_cache, cli())  # the cache changes these samples
+            self.assertEqual(generate(Generate(size, 6, 2, 1.0, 0, 1.0, 4, 12, 0.3, 0.5)), (0, with_cache))
+            first = Generate(size, 6, 2, 1.0, 0, 1.0, 4, 12, 0.3, 0.5)
+            first.struct_size = Generate.cache_window.offset  # the first version: its cache fields unread
+            self.assertEqual(generate(first), (0, cli()))
+            status, message = generate(Generate(size, 6, 2, 1.0, 0, 1.0, 4, 12, 1.5, 0.5))
+            self.assertEqual(status, 1)  # LSTMLM_ERR_USAGE
+            self.assertIn("cache_lambda", message)
+        finally:
+            lib.lstmlm_model_free(model)
+
     def test_the_cache_needs_a_document_and_sane_values(self):
         document = ["--context", "document"]
         for args, key in ((["--cache-window", "10"], "--context"),
