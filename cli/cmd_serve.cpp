@@ -115,6 +115,10 @@ Subcommand setup_serve(CLI::App& parent) {
                         "MODEL:WEIGHT, repeatable, loaded at start; a request's \"mix\": false turns it off "
                         "(docs/mixing.md)"));
   add_mix_mode_option(*s.app, a->o.mix_mode);
+  s.app->add_option(
+      "--backward-model", a->o.backward_model,
+      "A right-to-left model weighed into /v1/rescore: LM = (1 - W) forward + W backward (ln p), W "
+      "a request's \"backward_weight\" (0.5); \"backward\": false leaves it out (docs/rescoring.md)");
   s.check = [a, key] {
     if (NgramModel::is_arpa(a->o.model_dir))  // before the server listens: it loads its model after
       throw UsageError(

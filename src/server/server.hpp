@@ -38,6 +38,8 @@ struct Options {
   // --mix MODEL.arpa:WEIGHT: ARPA models mixed into /v1/score and /v1/rescore unless "mix": false.
   std::vector<std::string> mix;
   std::string mix_mode = "linear";  // --mix-mode: linear or loglinear
+  // --backward-model DIR: a right-to-left model weighed into /v1/rescore unless "backward": false.
+  std::string backward_model;
 };
 
 // Lines of progress for stderr ("listening on http://127.0.0.1:8080").

@@ -114,6 +114,14 @@ Service::Service(const Options& options, std::shared_ptr<const Model> model)
                            tasks::mix_mode_choices().parse(options.mix_mode));
     mix_row_ = std::make_shared<tasks::MixRow>(mix_, *model_);
   }
+  if (!options.backward_model.empty()) {
+    auto backward = Model::load(options.backward_model);
+    keep_only_packed(backward, options.precision, options.fold);
+    backward_ = std::make_unique<EnginePool>(
+        std::move(backward),
+        EngineOptions{.threads = options.threads, .precision = options.precision, .fold = options.fold},
+        std::clamp(options.http_threads, 1, kEngineBudget));
+  }
 }
 
 std::shared_ptr<const tasks::MixPlan> Service::mix_of(Body& b) const {
@@ -311,7 +319,18 @@ std::string Service::rescore(const std::string& body) {
   const tasks::LogUnits ngram_units = pick(b, tasks::ngram_units_choices());
   const bool best_only = b.boolean("best").value_or(false);
   task.mix = mix_of(b);
+  const bool backward = b.boolean("backward").value_or(bool(backward_));
+  const auto backward_weight = b.number("backward_weight", -1e12, 1e12);
   b.done();
+  if (backward && !backward_)
+    throw HttpError(
+        400, "field 'backward': this server has no backward model (start it with --backward-model DIR)");
+  if (backward_weight && !backward)
+    throw HttpError(
+        400, std::string("field 'backward_weight': ") +
+                 (backward_ ? "given with \"backward\": false"
+                            : "this server has no backward model (start it with --backward-model DIR)"));
+  if (backward_weight) task.backward_weight = *backward_weight;
   if (!hyps || !hyps->is_array() || hyps->empty())
     throw HttpError(400,
                     "field 'hyps': required, an array of {\"utt\", \"hyp\", \"id\"?, \"recording\"?, "
@@ -366,9 +385,13 @@ std::string Service::rescore(const std::string& body) {
   lay.interpolated = task.interpolate.has_value();
   std::vector<tasks::HypothesisScore> scores;
   tasks::PrefixStats stats;
+  lay.backward = backward;
   {
+    // Always the forward engine first, then the backward one: no two requests wait on each other.
     auto engine = pool_.acquire();
-    tasks::Rescorer rescorer(*engine, task);
+    std::optional<EnginePool::Lease> right_to_left;
+    if (backward) right_to_left.emplace(backward_->acquire());
+    tasks::Rescorer rescorer(*engine, task, right_to_left ? &**right_to_left : nullptr);
     scores = rescorer.rescore(list, "-");
     stats = rescorer.stats();
   }

@@ -182,6 +182,46 @@ class FrontEnds(unittest.TestCase):
         finally:
             self.assertEqual(server.stop(), 0)
 
+    def test_the_server_weighs_its_backward_model_as_the_cli(self):
+        """serve --backward-model DIR: /v1/rescore gives `rescore --backward-model DIR`'s records for the
+        request's backward_weight, the forward ones alone with "backward": false, and says what is wrong with
+        a weight out of range or a backward field on a server without the model."""
+        fwd = os.path.join(pyutil.SOURCE_DIR, "models", "fairytales-word")
+        tmp = pyutil.temp_root("lstmlm_reverse_serve_")
+        bwd = backward_model(os.path.join(tmp, "bwd"))
+        hyps = [{"utt": h.split("-")[0], "hyp": h.split(" ", 1)[1] if " " in h else ""} for h in NBEST]
+        nbest = "\n".join(json.dumps(h) for h in hyps) + "\n"
+
+        def cli(*extra):
+            r = run("rescore", "-m", fwd, "--input-format", "jsonl", "--output-format", "jsonl", *extra, text=nbest)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return jsonl(r.stdout)
+        from server.test_server import Server
+        server = Server("--backward-model", bwd, model=fwd)
+        try:
+            for request, extra in (({}, ["--backward-model", bwd]),
+                                   ({"backward_weight": 0.25}, ["--backward-model", bwd, "--backward-weight", "0.25"]),
+                                   ({"backward": False}, [])):
+                with self.subTest(request=request):
+                    status, body, _ = server.post("/v1/rescore", {"hyps": hyps, **request})
+                    self.assertEqual(status, 200, body)
+                    want = cli(*extra)
+                    self.assertEqual(json.loads(body)["hyps"], want[:-1])
+                    self.assertEqual("lm_backward" in want[0], bool(extra))
+            status, body, _ = server.post("/v1/rescore", {"hyps": hyps, "backward_weight": 1.5})
+            self.assertEqual(status, 400, body)
+            self.assertIn("backward_weight", body)
+        finally:
+            self.assertEqual(server.stop(), 0)
+        server = Server(model=fwd)
+        try:
+            for request in ({"backward": True}, {"backward_weight": 0.5}):
+                status, body, _ = server.post("/v1/rescore", {"hyps": hyps, **request})
+                self.assertEqual(status, 400, body)
+                self.assertIn("--backward-model", body)
+        finally:
+            self.assertEqual(server.stop(), 0)
+
 
 if __name__ == "__main__":
     unittest.main()
