@@ -59,6 +59,9 @@ struct Weights64 {
   std::vector<Layer> layers;
   std::vector<Dense> head;
   std::vector<double> embedding, class_w, class_b, dec, dec_b, direct;
+  // Each class's first word and its count (a class's words are contiguous ids): made once per model, not
+  // per engine call (an O(V) pass, a generated token's cost at large vocabularies).
+  std::vector<int32_t> class_begin, class_count;
 
   explicit Weights64(const Model& m) {
     namespace tn = format::tensor_names;
@@ -89,6 +92,15 @@ struct Weights64 {
     dec = c.tied ? embedding : get(tn::decoder_weight(), w.decoder.data(), w.decoder.size());
     dec_b = get(tn::decoder_bias(), w.decoder_bias.data(), w.decoder_bias.size());
     direct = get(tn::direct_weight(), w.direct.data(), w.direct.size());
+    if (c.classes > 0) {
+      class_begin.assign(size_t(c.classes), 0);
+      class_count.assign(size_t(c.classes), 0);
+      for (int32_t i = c.vocab_size - 1; i >= 0; --i) {
+        const size_t k = size_t(w.word_class[size_t(i)]);
+        class_begin[k] = i;
+        ++class_count[k];
+      }
+    }
   }
 };
 
@@ -100,15 +112,6 @@ class Exact {
     C_ = c_.classes;
     in_ = c_.decoder_input_size();
     rnnlm_ = c_.exp == ExpKind::Rnnlm;
-    if (C_ > 0) {
-      begin_.assign(size_t(C_), 0);
-      count_.assign(size_t(C_), 0);
-      for (int32_t i = V_ - 1; i >= 0; --i) {
-        const size_t k = size_t(w_.word_class[size_t(i)]);
-        begin_[k] = i;
-        ++count_[k];
-      }
-    }
   }
 
   // ClassFactors' view: the state loaded, the two factors computed on demand.
@@ -458,7 +461,8 @@ class Exact {
   int32_t V_ = 0;
   int C_ = 0, in_ = 0;
   bool rnnlm_ = false;
-  std::vector<int32_t> begin_, count_;
+  const std::vector<int32_t>& begin_ = x_.class_begin;
+  const std::vector<int32_t>& count_ = x_.class_count;
   std::vector<std::vector<double>> h_;
   std::vector<std::vector<double>> c64_;  // each layer's memory vector (an LSTM's c)
   std::vector<double> next_, rec_, inp_, y_, pc_, pw_, dist_, dots_;
