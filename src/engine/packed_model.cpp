@@ -133,7 +133,7 @@ size_t weight_bytes(Precision p) { return p == Precision::Int8 ? 1 : p == Precis
 std::shared_ptr<const PackedModel> pack(const Model& model, const kernels::Backend& be, Precision precision,
                                         Model* release, EmbeddingFold fold) {
   const std::string why = "this model was packed for " + std::string(be.name()) +
-                          " and its float weights freed; load it again to run another precision";
+                          " and its float weights freed; load it again to run another precision or layout";
   auto packed = [&](size_t k) {
     if (release) release->release_layer_weights(why, k);
   };
@@ -144,9 +144,10 @@ std::shared_ptr<const PackedModel> pack(const Model& model, const kernels::Backe
   pm->embedding_dim = c.embedding_dim;
   // Layer 0's input term per token: a folded table of V x G floats, gathered per step, or the embedding's
   // V x E floats through layer 0's packed W_ih (G x E weights) like a deeper layer's input. The table saves
-  // that product per token and costs memory only, so it is kept when it is no larger than what it replaces,
-  // or at most 4 MiB (docs/architecture.md#layer-0s-input-term). A rule of the model's sizes and the
-  // precision, never of the batch: the two layouts round differently, so it is part of the bits.
+  // that product per token and costs memory only, so by default it is kept when it is no larger than what
+  // it replaces, or at most 4 MiB (docs/architecture.md#layer-0s-input-term); EmbeddingFold overrides that.
+  // A rule of the model's sizes, the precision and the option, never of the batch: the two layouts round
+  // differently, so it is part of the bits.
   // The width G is the layer's own; its packing without W_ih costs nothing, so pack that first.
   auto probe = make_layer(be, model, 0, false);
   if (fold_input(c, probe->term_width(), precision, fold)) {
