@@ -41,23 +41,10 @@ template <bool Peep, int R, int NP>
 }
 #endif
 
-// A full block tile: panel u holds the [i f g o] x 16 gates of units 16u..16u+15, one vector per gate.
+// The cell updates of a tile's panels from their gates in registers (acc[r]: NP panels of [i f g o]).
 template <bool Peep, int R, int NP>
-void lstm_tile(const float* const* h, const float* const* init, float* const* c, float* const* m,
-               const PackedMat& w_hh, const CellParams& L, int u, [[maybe_unused]] bool first,
-               Prefetch pf = {}) {
-  static_assert(kPanelVectors == kGates);
-#if defined(LSTMLM_FP32_SUB_TILES)
-  if constexpr (R >= kSubRowsMin) {
-    lstm_sub<Peep, R, NP>(h, init, c, m, w_hh, L, u, first);
-    return;
-  }
-#endif
-  V16 acc[R][NP * kGates];
-  const int col = u * kPanel;
-  for (int r = 0; r < R; ++r)
-    for (int q = 0; q < NP * kGates; ++q) acc[r][q] = load(init[r] + col + kLanes * q);
-  accumulate<R, NP>(acc, h, w_hh.panel(u), static_cast<size_t>(w_hh.K) * kPanel, w_hh.K, pf);
+[[gnu::always_inline]] inline void panel_cells(V16 (&acc)[R][NP * kGates], float* const* c, float* const* m,
+                                               const CellParams& L, int u) {
   if constexpr (Peep) {  // i and f need c before their gates: one cell after another
     for (int r = 0; r < R; ++r)
       for (int p = 0; p < NP; ++p) {
@@ -89,6 +76,47 @@ void lstm_tile(const float* const* h, const float* const* init, float* const* c,
     }
 }
 
+// The cell updates of the tail panel's t units (t < 16) from its gates in buf[r] ([i f g o] x t): through
+// memory, to line each gate up with the units' lanes; lanes past t are neither read from c nor written.
+template <bool Peep, int R, int Q>
+[[gnu::always_inline]] inline void tail_cells(const float (&buf)[R][kLanes * Q], float* const* c,
+                                              float* const* m, const CellParams& L, int unit, int t) {
+  for (int r = 0; r < R; ++r) {
+    V16 cn;
+    auto gate = [&](int g) { return load_n(buf[r] + g * t, t, 0.0f); };
+    const V16 cp = load_n(c[r] + unit, t, 0.0f);
+    V16 hn;
+    if constexpr (Peep)
+      hn = cell_peep(L, gate(format::kGateI), gate(format::kGateF), gate(format::kGateG),
+                     gate(format::kGateO), cp, unit, t, cn);
+    else
+      hn = cell(L, gate(format::kGateI), gate(format::kGateF), gate(format::kGateG), gate(format::kGateO), cp,
+                cn);
+    store_n(c[r] + unit, cn, t);
+    store_n(m[r] + unit, hn, t);
+  }
+}
+
+// A full block tile: panel u holds the [i f g o] x 16 gates of units 16u..16u+15, one vector per gate.
+template <bool Peep, int R, int NP>
+void lstm_tile(const float* const* h, const float* const* init, float* const* c, float* const* m,
+               const PackedMat& w_hh, const CellParams& L, int u, [[maybe_unused]] bool first,
+               Prefetch pf = {}) {
+  static_assert(kPanelVectors == kGates);
+#if defined(LSTMLM_FP32_SUB_TILES)
+  if constexpr (R >= kSubRowsMin) {
+    lstm_sub<Peep, R, NP>(h, init, c, m, w_hh, L, u, first);
+    return;
+  }
+#endif
+  V16 acc[R][NP * kGates];
+  const int col = u * kPanel;
+  for (int r = 0; r < R; ++r)
+    for (int q = 0; q < NP * kGates; ++q) acc[r][q] = load(init[r] + col + kLanes * q);
+  accumulate<R, NP>(acc, h, w_hh.panel(u), static_cast<size_t>(w_hh.K) * kPanel, w_hh.K, pf);
+  panel_cells<Peep, R, NP>(acc, c, m, L, u);
+}
+
 // The tail panel's t units (t < 16): the gates lie at [i f g o] x t, so they go through memory to line
 // each gate up with the units' lanes; lanes past t are neither read from c nor written. Kept out of line:
 // inlined into lstm_rows it cost 3.5% more instructions per step (callgrind, H 100, AVX2).
@@ -113,31 +141,68 @@ template <bool Peep, int R, int Q>
     for (int r = 0; r < R; ++r)
       for (int q = 0; q < Q; ++q) store(buf[r] + kLanes * q, acc[r][q]);
   }
-  for (int r = 0; r < R; ++r) {
-    V16 cn;
-    auto gate = [&](int g) { return load_n(buf[r] + g * t, t, 0.0f); };
-    const V16 cp = load_n(c[r] + unit, t, 0.0f);
-    V16 hn;
-    if constexpr (Peep)
-      hn = cell_peep(L, gate(format::kGateI), gate(format::kGateF), gate(format::kGateG),
-                     gate(format::kGateO), cp, unit, t, cn);
-    else
-      hn = cell(L, gate(format::kGateI), gate(format::kGateF), gate(format::kGateG), gate(format::kGateO), cp,
-                cn);
-    store_n(c[r] + unit, cn, t);
-    store_n(m[r] + unit, hn, t);
+  tail_cells<Peep, R, Q>(buf, c, m, L, unit, t);
+}
+
+// One row's last tile with the tail panel in the same k loop: alone, the tail's Q fma chains (one per
+// vector) wait on the fma latency at every k (SEED, H 100: a one-vector tail took 6.6% of score at batch 1
+// in perf); beside the tile's chains they overlap. Each element's chain is unchanged, so are the bits.
+template <bool Peep, int NP, int Q>
+[[gnu::noinline, gnu::flatten]] void lstm_tile_tail(const float* const* h, const float* const* init,
+                                                    float* const* c, float* const* m, const PackedMat& w_hh,
+                                                    const CellParams& L, int u) {
+  V16 acc[1][NP * kGates];
+  V16 tacc[Q];
+  const int col = u * kPanel, blocks = w_hh.full, tcol = blocks * kPanel, unit = blocks * kUnitBlock,
+            t = L.H - unit;
+  for (int q = 0; q < NP * kGates; ++q) acc[0][q] = load(init[0] + col + kLanes * q);
+  for (int q = 0; q < Q; ++q) tacc[q] = load(init[0] + tcol + kLanes * q);
+  const float* panel = w_hh.panel(u);
+  const float* tail = w_hh.panel(blocks);
+  const size_t stride = static_cast<size_t>(w_hh.K) * kPanel;
+  for (int k = 0; k < w_hh.K; ++k) {
+    const V16 x = set1(h[0][k]);
+    for (int p = 0; p < NP; ++p) {
+      const float* wk = panel + p * stride + static_cast<size_t>(k) * kPanel;
+      for (int q = 0; q < kGates; ++q)
+        acc[0][p * kGates + q] = fma(x, load(wk + kLanes * q), acc[0][p * kGates + q]);
+    }
+    const float* tk = tail + static_cast<size_t>(k) * (kLanes * Q);
+    for (int q = 0; q < Q; ++q) tacc[q] = fma(x, load(tk + kLanes * q), tacc[q]);
   }
+  panel_cells<Peep, 1, NP>(acc, c, m, L, u);
+  alignas(64) float buf[1][kLanes * Q];
+  for (int q = 0; q < Q; ++q) store(buf[0] + kLanes * q, tacc[q]);
+  tail_cells<Peep, 1, Q>(buf, c, m, L, unit, t);
 }
 
 template <bool Peep>
 void lstm_rows_of(int rows, const float* const* h_prev, const float* const* init, float* const* c,
                   float* const* m, const PackedMat& w_hh, const CellParams& L, int part, int parts) {
   const PanelRange pr = panel_range(w_hh, part, parts);
+  bool tail_done = false;
   tiles(rows, pr.first, pr.last, [&]<int R, int NP>(int r, int u) {
+#if !defined(LSTMLM_SIMD_WASM128)
+    // A lone row's last tile takes the tail panel along (lstm_tile_tail).
+    if constexpr (R == 1)
+      if (rows == 1 && pr.has_tail && u + NP == pr.last) {
+        tail_done = true;
+        switch (w_hh.tail) {
+          case 1:
+            return lstm_tile_tail<Peep, NP, 1>(h_prev, init, c, m, w_hh, L, u);
+          case 2:
+            return lstm_tile_tail<Peep, NP, 2>(h_prev, init, c, m, w_hh, L, u);
+          case 3:
+            return lstm_tile_tail<Peep, NP, 3>(h_prev, init, c, m, w_hh, L, u);
+          default:
+            return lstm_tile_tail<Peep, NP, 4>(h_prev, init, c, m, w_hh, L, u);
+        }
+      }
+#endif
     lstm_tile<Peep, R, NP>(h_prev + r, init + r, c + r, m + r, w_hh, L, u, r == 0,
                            next_panel(w_hh, u, r, rows, pr));
   });
-  if (pr.has_tail)
+  if (pr.has_tail && !tail_done)
     tail_tiles(rows, w_hh.tail, [&]<int R, int Q>(int r) {
       lstm_tail<Peep, R, Q>(h_prev + r, init + r, c + r, m + r, w_hh, L, r == 0);
     });

@@ -250,6 +250,34 @@ void gemm_tail(const float* const* a, const float* const* init, float* const* ou
     for (int q = 0; q < Q; ++q) store(out[r] + col + kLanes * q, acc[r][q]);
 }
 
+// One row's last tile with the tail panel in the same k loop: alone, the tail's Q fma chains (one per
+// vector) wait on the fma latency at every k; beside the tile's chains they overlap (a decoder at batch 1).
+// Each element's chain is unchanged, so are the bits.
+template <int NP, int Q>
+[[gnu::noinline]] void gemm_tile_tail(const float* a, const float* init, float* out, const PackedMat& w,
+                                      int p) {
+  V16 acc[NP * kPanelVectors];
+  V16 tacc[Q];
+  const int col = p * kPanel, tcol = w.full * kPanel;
+  for (int q = 0; q < NP * kPanelVectors; ++q) acc[q] = load(init + col + kLanes * q);
+  for (int q = 0; q < Q; ++q) tacc[q] = load(init + tcol + kLanes * q);
+  const float* panel = w.panel(p);
+  const float* tail = w.panel(w.full);
+  const size_t stride = static_cast<size_t>(w.K) * kPanel;
+  for (int k = 0; k < w.K; ++k) {
+    const V16 x = set1(a[k]);
+    for (int i = 0; i < NP; ++i) {
+      const float* wk = panel + i * stride + static_cast<size_t>(k) * kPanel;
+      for (int q = 0; q < kPanelVectors; ++q)
+        acc[i * kPanelVectors + q] = fma(x, load(wk + kLanes * q), acc[i * kPanelVectors + q]);
+    }
+    const float* tk = tail + static_cast<size_t>(k) * (kLanes * Q);
+    for (int q = 0; q < Q; ++q) tacc[q] = fma(x, load(tk + kLanes * q), tacc[q]);
+  }
+  for (int q = 0; q < NP * kPanelVectors; ++q) store(out + col + kLanes * q, acc[q]);
+  for (int q = 0; q < Q; ++q) store(out + tcol + kLanes * q, tacc[q]);
+}
+
 // Calls f.operator()<rem>() for the rows left after the full row tiles (rem < kTileRows, a template
 // argument so that each remainder gets its own register tile).
 template <class F>
@@ -346,10 +374,27 @@ void tiles(int rows, int first, int panels, Run&& run) {
 inline void gemm_rows(int rows, const float* const* a, const float* const* init, float* const* out,
                       const PackedMat& w, int part = 0, int parts = 1) {
   const PanelRange pr = panel_range(w, part, parts);
+  bool tail_done = false;
   tiles(rows, pr.first, pr.last, [&]<int R, int NP>(int r, int p) {
+#if !defined(LSTMLM_SIMD_WASM128)
+    if constexpr (R == 1)
+      if (rows == 1 && pr.has_tail && p + NP == pr.last) {  // a lone row's last tile takes the tail along
+        tail_done = true;
+        switch (w.tail) {
+          case 1:
+            return gemm_tile_tail<NP, 1>(a[0], init[0], out[0], w, p);
+          case 2:
+            return gemm_tile_tail<NP, 2>(a[0], init[0], out[0], w, p);
+          case 3:
+            return gemm_tile_tail<NP, 3>(a[0], init[0], out[0], w, p);
+          default:
+            return gemm_tile_tail<NP, 4>(a[0], init[0], out[0], w, p);
+        }
+      }
+#endif
     gemm_tile<R, NP>(a + r, init + r, out + r, w, p, r == 0, next_panel(w, p, r, rows, pr));
   });
-  if (pr.has_tail)
+  if (pr.has_tail && !tail_done)
     tail_tiles(rows, w.tail,
                [&]<int R, int Q>(int r) { gemm_tail<R, Q>(a + r, init + r, out + r, w, r == 0); });
 }
