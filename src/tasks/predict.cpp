@@ -111,7 +111,7 @@ std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& 
   for (size_t i = 0; i < contexts.size(); ++i)
     out[i].ids = context_ids(model, contexts[i], opt, LineRef{source, first_line + i}, &out[i].skipped);
   if (opt.window.windowed()) {
-    WindowedPredictor wp(engine, opt.window, opt.batch_size);
+    WindowedPredictor wp(engine, opt.window, opt.batch_size, opt.pad_states);
     std::vector<std::span<const int32_t>> ctx;
     for (auto& p : out) ctx.emplace_back(p.ids);
     MatrixRM lp;
