@@ -20,6 +20,10 @@
     }
   }
 
+  // One encoder and one decoder for every call (making them per call cost as much as a small record).
+  const utf8 = new TextEncoder();
+  const utf8Text = new TextDecoder();
+
   let modulePromise = null;
   let scriptDir = '';
   if (!isNode && typeof document !== 'undefined' && document.currentScript) {
@@ -61,7 +65,7 @@
   // A text in the module's memory for the length of `body(ptr, bytes)`: a string as UTF-8 (a lone surrogate
   // as U+FFFD, as TextEncoder writes it), a Uint8Array as its bytes (which may be invalid UTF-8, an error).
   function withString(M, s, body) {
-    const bytes = s instanceof Uint8Array ? s : new TextEncoder().encode(String(s));
+    const bytes = s instanceof Uint8Array ? s : utf8.encode(String(s));
     const p = M._malloc(bytes.length + 1);
     try {
       M.HEAPU8.set(bytes, p);
@@ -75,7 +79,7 @@
   // Texts (strings or Uint8Arrays) in the module's memory for the length of `body(ptrs, lens, n)`: two
   // arrays of n pointers and n lengths, as withString writes one.
   function withStrings(M, texts, body) {
-    const encoded = texts.map((s) => s instanceof Uint8Array ? s : new TextEncoder().encode(String(s)));
+    const encoded = texts.map((s) => s instanceof Uint8Array ? s : utf8.encode(String(s)));
     const total = encoded.reduce((a, b) => a + b.length, 0);
     const block = M._malloc(total + 1), ptrs = M._malloc(4 * texts.length + 4), lens = M._malloc(4 * texts.length + 4);
     try {
@@ -101,7 +105,7 @@
       M.HEAPU32[slots >> 2] = 0;
       check(M, fn(slots, slots + 4));
       const p = M.HEAPU32[slots >> 2], n = M.HEAPU32[(slots + 4) >> 2];
-      const text = new TextDecoder().decode(M.HEAPU8.subarray(p, p + n));
+      const text = utf8Text.decode(M.HEAPU8.subarray(p, p + n));
       M._lstmlm_string_free(p);
       return text;
     } finally {
@@ -304,7 +308,7 @@
       try {
         check(M, M._lstmlm_model_token(this._live(), int32(M, id, 'id'), slots, slots + 4));
         const p = M.HEAPU32[slots >> 2], n = M.HEAPU32[(slots + 4) >> 2];
-        return new TextDecoder().decode(M.HEAPU8.subarray(p, p + n));
+        return utf8Text.decode(M.HEAPU8.subarray(p, p + n));
       } finally {
         M._free(slots);
       }
