@@ -190,3 +190,30 @@ TEST(Writers, TsvTabInTokenKeepsTheHeadersFieldCount) {
 
 }  // namespace
 }  // namespace lstmlm::cli
+
+namespace lstmlm::report {
+namespace {
+
+TEST(Writers, JsonStringsAreNlohmannsText) {
+  // Plain ASCII is written as it is, the rest by nlohmann (escapes, UTF-8, invalid bytes as U+FFFD): the
+  // same text either way.
+  const std::vector<std::string> texts{"",
+                                       "top",
+                                       "the old king",
+                                       "a\"b",
+                                       "back\\slash",
+                                       "tab\there",
+                                       "new\nline",
+                                       std::string("nul\0x", 5),
+                                       "\x7f",
+                                       "caf\xc3\xa9",
+                                       "bad\xff",
+                                       "~!@#$%^&*()_+{}|:<>?"};
+  for (const std::string& s : texts)
+    EXPECT_EQ(json_string(s),
+              nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+        << s;
+}
+
+}  // namespace
+}  // namespace lstmlm::report

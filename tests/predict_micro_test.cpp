@@ -1,7 +1,10 @@
 // Predict task on the hand-built micro model (tests/micro_model.hpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
+#include <random>
 
 #include "lstmlm/error.hpp"
 #include "lstmlm/tasks/predict.hpp"
@@ -59,3 +62,29 @@ TEST(PredictMicro, SameResultWhateverTheBatch) {
 }
 
 }  // namespace
+
+namespace lstmlm::tasks {
+namespace {
+
+TEST(PredictTop, TheFewBestAreTheFullSortsFirstTiesById) {
+  // A row of 2,000 values of which many tie (20 distinct values): every top from 1 to 20 (the one-pass
+  // selection up to 16, the partial sort beyond) is the prefix of the whole row sorted by descending value,
+  // ties by ascending id, as std::stable_sort orders it.
+  auto model = Model::random(2000, 4, 4, 1, 3);
+  std::mt19937_64 rng(17);
+  std::vector<float> row(2000);
+  for (auto& x : row) x = -static_cast<float>(rng() % 20) * 0.25f;
+  std::vector<int32_t> all(row.size());
+  std::iota(all.begin(), all.end(), 0);
+  std::stable_sort(all.begin(), all.end(),
+                   [&](int32_t a, int32_t b) { return row[size_t(a)] > row[size_t(b)]; });
+  for (int top = 1; top <= 20; ++top) {
+    const auto got = top_candidates(*model, row.data(), top);
+    ASSERT_EQ(got.size(), static_cast<size_t>(top));
+    for (int i = 0; i < top; ++i)
+      EXPECT_EQ(got[size_t(i)].id, all[size_t(i)]) << "top " << top << ", rank " << i;
+  }
+}
+
+}  // namespace
+}  // namespace lstmlm::tasks

@@ -82,23 +82,54 @@ TEST(Window, PadToEqualsTheReferenceOverTheExplicitlyPaddedIds) {
 }
 
 TEST(Window, PadCheckpointsEqualTheNaiveRunBitForBit) {
-  // N = 100 has checkpoints every 16 pads; contexts of every length 0..N+2 start from each of them.
+  // N = 100 has a checkpoint per pad count (stride 1), N = 600 one every 3 pads (a row feeds 0 to 2 pads);
+  // contexts of every length (N = 600: every 7th, and those around N) start from each of them.
   auto model = Model::random(50, 8, 12, 2, 3);
   Engine engine(model, 1);
-  const int n = 100;
-  std::mt19937_64 rng(11);
+  EXPECT_EQ(PadStates::stride_for(100), 1u);
+  EXPECT_EQ(PadStates::stride_for(600), 3u);
+  for (const int n : {100, 600}) {
+    std::mt19937_64 rng(11);
+    std::vector<std::vector<int32_t>> ctx;
+    for (int len = 0; len <= n + 2; ++len)
+      if (n == 100 || len % 7 == 0 || len >= n - 3) ctx.push_back(random_tokens(rng, 50, len));
+    WindowedPredictor wp(engine, {WindowMode::Pad, n}, 64);
+    MatrixRM out;
+    wp.predict(spans(ctx), out);
+    for (size_t i = 0; i < ctx.size(); ++i) {
+      std::vector<State> st{State::zeros(*model)};
+      MatrixRM naive;
+      engine.predict(Sequences{explicit_window(ctx[i], n, true, window_pad_id(*model))}, st, naive);
+      ASSERT_TRUE(
+          std::equal(naive.data(), naive.data() + naive.size(), out.row(static_cast<Eigen::Index>(i)).data()))
+          << "N " << n << ", context length " << ctx[i].size();
+    }
+  }
+}
+
+TEST(Window, SharedPadStatesGiveTheBitsOfAPredictorsOwn) {
+  // One PadStates of N = 20 shared by predictors on two engines (1 and 2 threads), one context per call,
+  // longest first (pads growing), so each call extends the chain the previous ones left: every row is the row
+  // of a predictor of its own over all the contexts at once. A predictor of N = 300 (stride 2) given it makes
+  // its own.
+  auto model = Model::random(30, 6, 10, 1, 7);
+  std::mt19937_64 rng(5);
   std::vector<std::vector<int32_t>> ctx;
-  for (int len = 0; len <= n + 2; ++len) ctx.push_back(random_tokens(rng, 50, len));
-  WindowedPredictor wp(engine, {WindowMode::Pad, n}, 64);
-  MatrixRM out;
-  wp.predict(spans(ctx), out);
-  for (size_t i = 0; i < ctx.size(); ++i) {
-    std::vector<State> st{State::zeros(*model)};
-    MatrixRM naive;
-    engine.predict(Sequences{explicit_window(ctx[i], n, true, window_pad_id(*model))}, st, naive);
-    ASSERT_TRUE(
-        std::equal(naive.data(), naive.data() + naive.size(), out.row(static_cast<Eigen::Index>(i)).data()))
-        << "context length " << ctx[i].size();
+  for (int len = 24; len >= 0; --len) ctx.push_back(random_tokens(rng, 30, len));
+  auto shared = std::make_shared<PadStates>(*model, 20);
+  for (const int n : {20, 300}) {
+    Engine e1(model, 1), e2(model, 2);
+    MatrixRM ref;
+    WindowedPredictor own(e1, {WindowMode::Pad, n}, 64);
+    own.predict(spans(ctx), ref);
+    for (size_t i = 0; i < ctx.size(); ++i) {
+      WindowedPredictor wp(i % 2 ? e2 : e1, {WindowMode::Pad, n}, 1, shared);
+      MatrixRM one;
+      wp.predict({std::span<const int32_t>(ctx[i])}, one);
+      ASSERT_TRUE(
+          std::equal(one.data(), one.data() + one.size(), ref.row(static_cast<Eigen::Index>(i)).data()))
+          << "N " << n << ", context length " << ctx[i].size();
+    }
   }
 }
 

@@ -20,6 +20,10 @@
     }
   }
 
+  // One encoder and one decoder for every call (making them per call cost as much as a small record).
+  const utf8 = new TextEncoder();
+  const utf8Text = new TextDecoder();
+
   let modulePromise = null;
   let scriptDir = '';
   if (!isNode && typeof document !== 'undefined' && document.currentScript) {
@@ -58,10 +62,15 @@
     throw new LstmlmError(msg.replace(/^lstmlm_[a-z0-9_]+: /, ''), status);
   }
 
-  // A text in the module's memory for the length of `body(ptr, bytes)`: a string as UTF-8 (a lone surrogate
-  // as U+FFFD, as TextEncoder writes it), a Uint8Array as its bytes (which may be invalid UTF-8, an error).
+  // A text's bytes: a string as UTF-8 (a lone surrogate as U+FFFD, as TextEncoder writes it), a Uint8Array
+  // as its bytes (which may be invalid UTF-8, an error).
+  function bytesOf(s) {
+    return s instanceof Uint8Array ? s : utf8.encode(String(s));
+  }
+
+  // A text in the module's memory for the length of `body(ptr, bytes)`, NUL-terminated.
   function withString(M, s, body) {
-    const bytes = s instanceof Uint8Array ? s : new TextEncoder().encode(String(s));
+    const bytes = bytesOf(s);
     const p = M._malloc(bytes.length + 1);
     try {
       M.HEAPU8.set(bytes, p);
@@ -75,7 +84,7 @@
   // Texts (strings or Uint8Arrays) in the module's memory for the length of `body(ptrs, lens, n)`: two
   // arrays of n pointers and n lengths, as withString writes one.
   function withStrings(M, texts, body) {
-    const encoded = texts.map((s) => s instanceof Uint8Array ? s : new TextEncoder().encode(String(s)));
+    const encoded = texts.map((s) => s instanceof Uint8Array ? s : utf8.encode(String(s)));
     const total = encoded.reduce((a, b) => a + b.length, 0);
     const block = M._malloc(total + 1), ptrs = M._malloc(4 * texts.length + 4), lens = M._malloc(4 * texts.length + 4);
     try {
@@ -101,7 +110,7 @@
       M.HEAPU32[slots >> 2] = 0;
       check(M, fn(slots, slots + 4));
       const p = M.HEAPU32[slots >> 2], n = M.HEAPU32[(slots + 4) >> 2];
-      const text = new TextDecoder().decode(M.HEAPU8.subarray(p, p + n));
+      const text = utf8Text.decode(M.HEAPU8.subarray(p, p + n));
       M._lstmlm_string_free(p);
       return text;
     } finally {
@@ -304,7 +313,7 @@
       try {
         check(M, M._lstmlm_model_token(this._live(), int32(M, id, 'id'), slots, slots + 4));
         const p = M.HEAPU32[slots >> 2], n = M.HEAPU32[(slots + 4) >> 2];
-        return new TextDecoder().decode(M.HEAPU8.subarray(p, p + n));
+        return utf8Text.decode(M.HEAPU8.subarray(p, p + n));
       } finally {
         M._free(slots);
       }
@@ -347,9 +356,26 @@
           records(takeString(M, (out, len) =>
             M._lstmlm_predict_batch_jsonl(this._live(), ptrs, lens, n, top, pp, plen, out, len)))));
       }
-      return withString(M, context, (cp, clen) => withString(M, prefix, (pp, plen) =>
-        records(takeString(M, (out, n) =>
-          M._lstmlm_predict_jsonl(this._live(), cp, clen, top, pp, plen, out, n)))[0]));
+      // One block for the context, the prefix and the result's two slots: each malloc and free is a call
+      // into the module, a few per cent of a prediction at batch 1.
+      const c = bytesOf(context), p = bytesOf(prefix);
+      const slots = (c.length + p.length + 2 + 3) & ~3;
+      const block = M._malloc(slots + 8);
+      try {
+        M.HEAPU8.set(c, block);
+        M.HEAPU8[block + c.length] = 0;
+        M.HEAPU8.set(p, block + c.length + 1);
+        M.HEAPU8[block + c.length + 1 + p.length] = 0;
+        M.HEAPU32[(block + slots) >> 2] = 0;
+        check(M, M._lstmlm_predict_jsonl(this._live(), block, c.length, top, block + c.length + 1, p.length,
+          block + slots, block + slots + 4));
+        const out = M.HEAPU32[(block + slots) >> 2], n = M.HEAPU32[(block + slots + 4) >> 2];
+        const text = utf8Text.decode(M.HEAPU8.subarray(out, out + n));
+        M._lstmlm_string_free(out);
+        return records(text)[0];
+      } finally {
+        M._free(block);
+      }
     }
     // The sample record of `lstmlm generate -p PROMPT -n N --seed SEED ... --output-format jsonl`.
     generate(prompt = '', options = {}) {

@@ -4,7 +4,8 @@
 // contexts per call: one engine batch) and scoring (score of the lines, every token, 64 lines to an engine
 // batch), on the converted TF.js models of ../shared/data (NYT headlines, word, windows of 18 ids; Nietzsche,
 // char, windows of 40) and MEDIUM (V 10,000, E 650, two LSTMs of 650, random weights, bench/beam_search.py's
-// write_model; lines of 18 of its words, stateful). The native figures are the CLI's wall time over the same
+// write_model; lines of 18 of its words, stateful); on NYT headlines also full windows (18 words of its
+// vocabulary, no pad: fullWindows), which the peers' figures are set against. The native figures are the CLI's wall time over the same
 // contexts or lines in one process (--batch-size 1 or 64; its start and model load included, spread over
 // them). Each figure is the median of REPEATS (5; 3 on MEDIUM) runs, with the range: the machine may be
 // shared. Prints Markdown tables. With TFJS=1, TensorFlow.js 4.22 (@tensorflow/tfjs with
@@ -48,6 +49,32 @@ function contexts(n, {words, chars}) {
     out.push(words ? l.split(' ').slice(0, words).join(' ') : l.slice(0, chars));
   }
   return out;
+}
+
+// V8 first runs WebAssembly through its baseline compiler (Liftoff) and optimizes a function once it has run
+// enough, in the background: on a busy machine lstmlm's first ~2,500 predictions ran at half speed. Every
+// engine (lstmlm, TF.js, ONNX Runtime Web) runs each timed task for WARMUP seconds (3) first, so that the
+// figures are the optimized code's; COLD=1 skips that.
+const warmup = process.env.COLD === '1' ? 0 : Number(process.env.WARMUP || 3);
+function warm(fn) {
+  const end = process.hrtime.bigint() + BigInt(Math.round(warmup * 1e9));
+  do fn(); while (process.hrtime.bigint() < end);
+}
+async function warmAsync(fn) {
+  const end = process.hrtime.bigint() + BigInt(Math.round(warmup * 1e9));
+  do await fn(); while (process.hrtime.bigint() < end);
+}
+
+// `n` windows of `width` words of the PTB validation text that are in the model's vocabulary (the others
+// skipped, as the model's tokenizer skips them), in text order: full windows, no pad, which is what TF.js
+// and ONNX Runtime Web compute for every window (lstmlm's PTB contexts hold fewer words: it then runs only
+// those, from the model's states after the pads).
+function fullWindows(dir, n, width) {
+  const vocab = new Set(JSON.parse(fs.readFileSync(path.join(dir, 'vocab.json'), 'utf8')).slice(1));
+  const text = fs.readFileSync(path.join(data, 'corpora-ptb', 'ptb.valid.txt'), 'utf8');
+  const words = text.split(/\s+/).filter((w) => vocab.has(w));
+  return Array.from({length: n}, (_, i) => words.slice((i * width) % (words.length - width)).slice(0, width)
+    .join(' '));
 }
 
 // fn() run `reps` times: {median, min, max} of its results.
@@ -105,7 +132,7 @@ async function tfjs(dir) {
     const x = (n) => tf.zeros([n, ...shape]);
     const time = (n, reps) => {
       const input = x(n);
-      m.predict(input).dataSync();
+      warm(() => m.predict(input).dataSync());
       return timed(() => seconds(() => { for (let i = 0; i < reps; i++) m.predict(input).dataSync(); }) / reps / n);
     };
     out[backend] = [time(1, 30), time(64, 3)];
@@ -155,7 +182,7 @@ async function ortWeb(tmp, dir, width, check) {
   const input = (n) => tensor(Array.from({length: n}, (_, r) => Array.from({length: width}, (_, k) => 1 + (r + k) % 50)));
   const time = async (n, reps) => {
     const x = input(n);
-    await session.run({ids: x});
+    await warmAsync(() => session.run({ids: x}));
     const t = [];
     for (let r = 0; r < repeats; r++) {
       const t0 = process.hrtime.bigint();
@@ -178,9 +205,9 @@ async function main() {
     const n = Number(process.env.CONTEXTS || 512);
     const nMedium = Number(process.env.CONTEXTS_MEDIUM || 128);
     const [mediumDir, mediumLines] = medium(tmp, nMedium);
+    const nytDir = convert(tmp, 'nyt', [path.join(nyt, 'model.json'), '--vocab', path.join(nyt, 'word_index.json')]);
     const models = [
-      ['NYT headlines (word, TF.js)', convert(tmp, 'nyt', [path.join(nyt, 'model.json'), '--vocab',
-        path.join(nyt, 'word_index.json')]), contexts(n, {words: 18}), nyt, repeats, 18],
+      ['NYT headlines (word, TF.js)', nytDir, contexts(n, {words: 18}), nyt, repeats, 18, fullWindows(nytDir, n, 18)],
       ['Nietzsche (char, TF.js)', convert(tmp, 'nie', [path.join(nie, 'lstm'), '--vocab',
         path.join(nie, 'char_indices.json')]), contexts(n, {chars: 40}), path.join(nie, 'lstm'), repeats, 0],
       ['MEDIUM (word, random)', mediumDir, mediumLines, null, Math.min(repeats, 3), 19],
@@ -190,29 +217,39 @@ async function main() {
       `${n} contexts (MEDIUM ${nMedium}), median (range) of ${repeats} runs (MEDIUM ${Math.min(repeats, 3)})\n`);
     console.log('| model | task | WASM µs | native µs | WASM / native |');
     console.log('|---|---|---:|---:|---:|');
-    for (const [name, dir, ctx, tfdir, reps, ortWidth] of models) {
-      const mine = [];  // [model, task, lstmlm WASM timing, contexts] of this model's predict rows
+    for (const [name, dir, ctx, tfdir, reps, ortWidth, full] of models) {
+      // [model, task, lstmlm WASM timing, contexts] of this model's predict rows at batch 1 and 64 that the
+      // peers' are set against: the full windows' when the contexts have pads.
+      const mine = [];
       const m = await lstmlm.load(dir);
       const input = ctx.join('\n') + '\n';
-      const batches = [];
-      for (let i = 0; i < ctx.length; i += 64) batches.push(ctx.slice(i, i + 64));
       const predictArgs = ['predict', '-m', dir, '-t', '1', '--top', '1', '--output-format', 'jsonl'];
+      const predictRows = (texts, what) => {
+        const batches = [];
+        for (let i = 0; i < texts.length; i += 64) batches.push(texts.slice(i, i + 64));
+        const lines = texts.join('\n') + '\n';
+        return [
+          ['predict, batch 1' + what,
+            () => seconds(() => { for (const c of texts) m.predict(c, {top: 1}); }),
+            () => native([...predictArgs, '--batch-size', '1'], lines)],
+          ['predict, batch 64' + what,
+            () => seconds(() => { for (const b of batches) m.predict(b, {top: 1}); }),
+            () => native([...predictArgs, '--batch-size', '64'], lines)],
+        ];
+      };
       const rows = [
-        ['predict, batch 1',
-          () => seconds(() => { for (const c of ctx) m.predict(c, {top: 1}); }),
-          () => native([...predictArgs, '--batch-size', '1'], input)],
-        ['predict, batch 64',
-          () => seconds(() => { for (const b of batches) m.predict(b, {top: 1}); }),
-          () => native([...predictArgs, '--batch-size', '64'], input)],
+        ...predictRows(ctx, ''),
         ['score a line, batch 64',
           () => seconds(() => m.score(input)),
           () => native(['score', '-m', dir, '-t', '1', '-v', 'word', '--output-format', 'jsonl'], input)],
+        ...(full ? predictRows(full, ', full windows') : []),
       ];
       for (const [task, wasm, nat] of rows) {
+        warm(wasm);
         const w = timed(wasm, reps), v = timed(nat, reps);
         console.log(`| ${name} | ${task} | ${us(w, ctx.length)} | ${us(v, ctx.length)} | ` +
           `${(w.median / v.median).toFixed(2)} |`);
-        if (task.startsWith('predict')) mine.push([name, task, w, ctx.length]);
+        if (task.startsWith('predict') && task.endsWith(full ? 'windows' : '')) mine.push([name, task, w, ctx.length]);
       }
       if (ortWidth && process.env.ORT === '1') {
         // The check: lstmlm's best token after 3 contexts, with the ids it fed (pads first).

@@ -1,5 +1,6 @@
 // Text -> token ids according to the model's `tokenizer` config (word or char, Keras-style filters).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -80,7 +81,9 @@ class Tokenizer {
   Tokenizer(const TokenizerConfig& config, const Vocab& vocab, const std::string& config_file);
   // The line as code points, lowercased when the config says so; InputError on invalid UTF-8.
   std::u32string decode(std::string_view line) const;
-  bool filtered(char32_t cp) const { return filters_.find(cp) != std::u32string::npos; }
+  bool filtered(char32_t cp) const {
+    return cp < 128 ? ascii_filters_[cp] : filters_.find(cp) != std::u32string::npos;
+  }
   // Appends the token of `piece` (its id, or unk / -1 and oov when the vocabulary lacks it) to out,
   // InputError when out already holds max_tokens.
   void emit(std::u32string_view piece, std::vector<Token>& out, size_t max_tokens) const;
@@ -92,6 +95,8 @@ class Tokenizer {
   const Vocab* vocab_;
   std::optional<int32_t> unk_id_, eos_id_, bos_id_;
   std::u32string filters_;  // config_.filters decoded once (code points)
+  // Its ASCII ones by code point: a lookup per character of every line, not a search of the string.
+  std::array<bool, 128> ascii_filters_{};
 };
 
 }  // namespace lstmlm

@@ -14,6 +14,7 @@
 #include "lstmlm/lstmlm.h"
 #include "lstmlm/model.hpp"
 #include "lstmlm/tasks/stream.hpp"
+#include "lstmlm/tasks/window.hpp"
 
 // A loaded model: the library's Model, the engines that concurrent calls lease, and the two states every
 // new state copies (computed once at load, by the same engine call a step makes).
@@ -25,6 +26,8 @@ struct lstmlm_model {
   int32_t start = -1, eos = -1, unk = -1;
   lstmlm::State begin_state, empty_state;
   std::vector<float> begin_next, empty_next;
+  // A Pad-window model's states after j pads, shared by its predict calls (null without such a window).
+  std::shared_ptr<lstmlm::tasks::PadStates> pad_states;
 };
 
 // One sequence's state and the ln p of each of its V next tokens.

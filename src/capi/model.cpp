@@ -8,6 +8,7 @@
 #include "capi.hpp"
 #include "lstmlm/precision.hpp"
 #include "lstmlm/tasks/input.hpp"
+#include "lstmlm/tasks/request.hpp"
 #include "lstmlm/text.hpp"
 
 #ifndef LSTMLM_VERSION
@@ -175,6 +176,9 @@ LSTMLM_API lstmlm_status lstmlm_model_load(const char* path, const lstmlm_model_
       capi::first_state(*engine, m->start, m->begin_state, m->begin_next);
       capi::first_state(*engine, -1, m->empty_state, m->empty_next);
     }
+    const tasks::WindowOptions window = tasks::default_window(*m->model, std::nullopt);
+    if (window.mode == tasks::WindowMode::Pad)
+      m->pad_states = std::make_shared<tasks::PadStates>(*m->model, window.length);
     m->id = capi::g_next_model_id.fetch_add(1);
     *out = m.release();
     return LSTMLM_OK;

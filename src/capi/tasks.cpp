@@ -94,6 +94,7 @@ void predict_records(const lstmlm_model* model, const std::vector<std::string>& 
   opt.top = top;
   opt.prefix = text_of(prefix, prefix_len, "prefix");
   opt.window = tasks::default_window(*model->model, std::nullopt);
+  opt.pad_states = model->pad_states;
   opt.softmax = softmax_of(softmax);
   opt.validate();
   auto engine = model->pool->acquire();

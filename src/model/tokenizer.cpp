@@ -37,6 +37,8 @@ Tokenizer::Tokenizer(const TokenizerConfig& config, const Vocab& vocab, const st
     throw ModelError::about(config_file, "tokenizer.filters",
                             "tokenizer.filters is not valid UTF-8 (byte " + std::to_string(bad) + ")");
   filters_ = std::move(*f);
+  for (char32_t cp : filters_)
+    if (cp < 128) ascii_filters_[cp] = true;
 }
 
 const TokenizerTraits& tokenizer_traits(TokenizerType type) {

@@ -1,5 +1,6 @@
 #include "lstmlm/report/record.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -106,6 +107,10 @@ std::string fixed(double v, int decimals) {
 }
 
 std::string json_string(std::string_view s) {
+  // Printable ASCII other than the quote and the backslash is written as it is (nlohmann's text too): field
+  // names and most tokens, without building a json value for each.
+  if (std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; }))
+    return '"' + std::string(s) + '"';
   return nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

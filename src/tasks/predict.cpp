@@ -34,11 +34,23 @@ std::vector<int32_t> context_ids(const Model& model, const std::string& text, co
 std::vector<Candidate> top_candidates(const Model& model, const float* logprobs, int top) {
   int32_t v = model.vocab_size();
   size_t n = (top <= 0 || top >= v) ? static_cast<size_t>(v) : static_cast<size_t>(top);
-  std::vector<int32_t> order(static_cast<size_t>(v));
-  std::iota(order.begin(), order.end(), 0);
-  std::partial_sort(
-      order.begin(), order.begin() + static_cast<ptrdiff_t>(n), order.end(),
-      [&](int32_t a, int32_t b) { return logprobs[a] != logprobs[b] ? logprobs[a] > logprobs[b] : a < b; });
+  auto better = [&](int32_t a, int32_t b) {
+    return logprobs[a] != logprobs[b] ? logprobs[a] > logprobs[b] : a < b;
+  };
+  std::vector<int32_t> order;
+  if (n <= 16) {
+    // A few (predict's --top 1 in a keyboard): one pass keeping the n best in order, not a sort of V ids.
+    order.reserve(n + 1);
+    for (int32_t id = 0; id < v; ++id) {
+      if (order.size() == n && !better(id, order.back())) continue;
+      order.insert(std::upper_bound(order.begin(), order.end(), id, better), id);
+      if (order.size() > n) order.pop_back();
+    }
+  } else {
+    order.resize(static_cast<size_t>(v));
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + static_cast<ptrdiff_t>(n), order.end(), better);
+  }
   std::vector<Candidate> out;
   out.reserve(n);
   for (size_t i = 0; i < n; ++i) {
@@ -111,7 +123,7 @@ std::vector<Prediction> predict(Engine& engine, const std::vector<std::string>& 
   for (size_t i = 0; i < contexts.size(); ++i)
     out[i].ids = context_ids(model, contexts[i], opt, LineRef{source, first_line + i}, &out[i].skipped);
   if (opt.window.windowed()) {
-    WindowedPredictor wp(engine, opt.window, opt.batch_size);
+    WindowedPredictor wp(engine, opt.window, opt.batch_size, opt.pad_states);
     std::vector<std::span<const int32_t>> ctx;
     for (auto& p : out) ctx.emplace_back(p.ids);
     MatrixRM lp;

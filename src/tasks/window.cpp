@@ -35,16 +35,38 @@ std::string window_flag(const WindowOptions& w) {
   return "--stateful";
 }
 
-WindowedPredictor::WindowedPredictor(Engine& engine, WindowOptions w, int batch_size)
-    : engine_(&engine), w_(w), pad_(window_pad_id(engine.model())) {
+size_t PadStates::stride_for(int window_length) {
+  return std::max<size_t>(1, (static_cast<size_t>(std::max(window_length, 1)) + 255) / 256);
+}
+
+PadStates::PadStates(const Model& model, int window_length)
+    : pad_(window_pad_id(model)), stride_(stride_for(window_length)) {
+  states_.push_back(State::zeros(model));
+}
+
+State PadStates::at(Engine& engine, size_t index) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (index >= states_.size()) {
+    // Extend the chain one stride at a time: checkpoint i+1 = checkpoint i advanced over stride pads.
+    Sequences pads{std::vector<int32_t>(stride_, pad_)};
+    std::vector<State> st;
+    while (states_.size() <= index) {
+      st.assign(1, states_.back());
+      engine.advance(pads, st);
+      states_.push_back(std::move(st[0]));
+    }
+  }
+  return states_[index];
+}
+
+WindowedPredictor::WindowedPredictor(Engine& engine, WindowOptions w, int batch_size,
+                                     std::shared_ptr<PadStates> pads)
+    : engine_(&engine), w_(w), pad_(window_pad_id(engine.model())), pads_(std::move(pads)) {
   if (!w_.windowed()) throw UsageError("WindowedPredictor: needs --pad-to N or --window N");
   check_window(w_);
   batch_ = static_cast<size_t>(std::max(1, batch_size));
-  // At most about 1024 checkpoints, so their memory stays bounded for any N; a row feeds fewer than
-  // stride_ extra pads.
-  const auto n = static_cast<size_t>(w_.length);
-  stride_ = std::max<size_t>(16, (n + 1023) / 1024);
-  checkpoints_.push_back(State::zeros(engine.model()));
+  if (!pads_ || pads_->pad() != pad_ || pads_->stride() != PadStates::stride_for(w_.length))
+    pads_ = std::make_shared<PadStates>(engine.model(), w_.length);
 }
 
 std::span<const int32_t> WindowedPredictor::window_of(std::span<const int32_t> context) const {
@@ -57,20 +79,6 @@ size_t WindowedPredictor::pads_before(std::span<const int32_t> context) const {
   return static_cast<size_t>(w_.length) - window_of(context).size();
 }
 
-const State& WindowedPredictor::checkpoint(size_t index) {
-  if (index < checkpoints_.size()) return checkpoints_[index];
-  // Extend the chain one stride at a time: checkpoint i+1 = checkpoint i advanced over stride_ pads.
-  Sequences pads{std::vector<int32_t>(stride_, pad_)};
-  std::vector<State> st;
-  checkpoints_.reserve(index + 1);
-  while (checkpoints_.size() <= index) {
-    st.assign(1, checkpoints_.back());
-    engine_->advance(pads, st);
-    checkpoints_.push_back(std::move(st[0]));
-  }
-  return checkpoints_[index];
-}
-
 void WindowedPredictor::predict(const std::vector<std::span<const int32_t>>& contexts, MatrixRM& out) {
   const Model& model = engine_->model();
   const auto V = static_cast<Eigen::Index>(model.vocab_size());
@@ -78,16 +86,12 @@ void WindowedPredictor::predict(const std::vector<std::span<const int32_t>>& con
   if (contexts.empty()) return;
   // Each row: start state = the checkpoint at or below its pad count; input = the remaining pads + the
   // window's tokens.
+  const size_t stride = pads_->stride();
   std::vector<size_t> pads(contexts.size());
   for (size_t i = 0; i < contexts.size(); ++i) pads[i] = pads_before(contexts[i]);
-  if (w_.mode == WindowMode::Pad) {
-    size_t top = 0;
-    for (size_t p : pads) top = std::max(top, p / stride_);
-    checkpoint(top);  // computes the chain once, before the references below are taken
-  }
   std::vector<size_t> order(contexts.size());
   std::iota(order.begin(), order.end(), size_t{0});
-  auto length = [&](size_t i) { return window_of(contexts[i]).size() + pads[i] % stride_; };
+  auto length = [&](size_t i) { return window_of(contexts[i]).size() + pads[i] % stride; };
   longest_first(order, length);
   Sequences inputs;
   std::vector<State> states;
@@ -99,9 +103,9 @@ void WindowedPredictor::predict(const std::vector<std::span<const int32_t>>& con
     for (size_t r = 0; r < n; ++r) {
       const size_t i = order[b + r];
       auto win = window_of(contexts[i]);
-      inputs[r].assign(pads[i] % stride_, pad_);
+      inputs[r].assign(pads[i] % stride, pad_);
       inputs[r].insert(inputs[r].end(), win.begin(), win.end());
-      states.push_back(checkpoint(pads[i] / stride_));
+      states.push_back(pads_->at(*engine_, pads[i] / stride));
     }
     engine_->predict(inputs, states, lp);
     for (size_t r = 0; r < n; ++r)

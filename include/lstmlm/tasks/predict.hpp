@@ -33,6 +33,9 @@ struct PredictOptions {
   std::string prefix;
   std::shared_ptr<const Completer>
       completer;  // built from the model when a prefix needs one and none is given
+  // A Pad window's states after j pads, kept by the caller across calls (tasks/window.hpp); null: this
+  // call's own.
+  std::shared_ptr<PadStates> pad_states;
   // Added to every row before ranking, the row renormalized (the history: the context's ids).
   std::shared_ptr<const Boost> boost;
   // The model's rows mixed with ARPA models (tasks/mix.hpp) before the boost and the ranking; null: none.

@@ -5,14 +5,19 @@
 //    to exactly N (Keras pad_sequences(maxlen=N, padding='pre', truncating='pre')).
 //  - Window N: the last min(len, N) tokens, no padding.
 //  - Stateful: no window (the tasks' ordinary state carrying; WindowedPredictor is not used).
-// The padded prefix is the same for every context: the states after j pads are checkpointed once per
-// predictor (every `stride` pads, lazily, up to the largest j needed) and a row starts from the checkpoint
-// at or below its pad count, feeding the few remaining pads and its real tokens. The engine is batch- and
+// The padded prefix is the same for every context: the states after j pads are checkpointed (PadStates:
+// every `stride` pads, lazily, up to the largest j needed; stride 1 up to windows of 256) and a row starts
+// from the checkpoint at or below its pad count, feeding the few remaining pads and its real tokens. A
+// predictor keeps them for its life, or shares a PadStates of the caller's across calls (the C API's
+// model: a context predicted alone does not run its pads again). The engine is batch- and
 // chunk-invariant, so every number equals the naive run of the N padded ids from the zero state, bit for
 // bit, whatever the batch size, the rows batched together and the thread count.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -43,10 +48,33 @@ int32_t window_pad_id(const Model& model);
 // "--pad-to N" / "--window N" / "--stateful": how the window is spelled on the command line.
 std::string window_flag(const WindowOptions& w);
 
+// The states after 0, stride, 2 stride, ... pad ids from the zero state, computed when first asked for.
+// Any engine of the model computes the same bits, so one PadStates serves every engine of a model (and
+// every thread: it locks).
+class PadStates {
+ public:
+  PadStates(const Model& model, int window_length);
+  // 1 up to windows of 256; longer ones keep about 256 checkpoints (bounded memory), and a row feeds
+  // fewer than stride extra pads.
+  static size_t stride_for(int window_length);
+  int32_t pad() const { return pad_; }
+  size_t stride() const { return stride_; }
+  // The state after index * stride() pads (computed with `engine` up to there when missing).
+  State at(Engine& engine, size_t index);
+
+ private:
+  std::mutex mu_;
+  int32_t pad_;
+  size_t stride_;
+  std::deque<State> states_;  // [0] = zeros
+};
+
 class WindowedPredictor {
  public:
-  // w must be windowed (Pad or Window; checked). batch_size: rows per engine call.
-  WindowedPredictor(Engine& engine, WindowOptions w, int batch_size = 64);
+  // w must be windowed (Pad or Window; checked). batch_size: rows per engine call. pads: the caller's
+  // PadStates of this model and window length to share (null, or another length's: the predictor's own).
+  WindowedPredictor(Engine& engine, WindowOptions w, int batch_size = 64,
+                    std::shared_ptr<PadStates> pads = nullptr);
 
   // For each context (the tokens so far), ln p(next) over the vocabulary after its window: out is
   // [contexts, V], in input order. An empty context gives, with Pad, the distribution after N pads, and
@@ -58,13 +86,11 @@ class WindowedPredictor {
   size_t pads_before(std::span<const int32_t> context) const;
 
  private:
-  const State& checkpoint(size_t index);  // the state after index * stride_ pads
   Engine* engine_;
   WindowOptions w_;
   int32_t pad_ = 0;
   size_t batch_ = 64;
-  size_t stride_ = 16;
-  std::vector<State> checkpoints_;  // [0] = zeros; [i] = after i * stride_ pads, computed up to need
+  std::shared_ptr<PadStates> pads_;
 };
 
 }  // namespace lstmlm::tasks
