@@ -144,36 +144,22 @@ template <bool Peep, int R, int Q>
   tail_cells<Peep, R, Q>(buf, c, m, L, unit, t);
 }
 
-// One row's last tile with the tail panel in the same k loop: alone, the tail's Q fma chains (one per
-// vector) wait on the fma latency at every k (SEED, H 100: a one-vector tail took 6.6% of score at batch 1
-// in perf); beside the tile's chains they overlap. Each element's chain is unchanged, so are the bits.
+// One row's last tile with the tail panel in the same k loop (accumulate_with_tail; SEED, H 100: a
+// one-vector tail alone took 6.6% of score at batch 1 in perf).
 template <bool Peep, int NP, int Q>
 [[gnu::noinline, gnu::flatten]] void lstm_tile_tail(const float* const* h, const float* const* init,
                                                     float* const* c, float* const* m, const PackedMat& w_hh,
                                                     const CellParams& L, int u) {
-  V16 acc[1][NP * kGates];
-  V16 tacc[Q];
-  const int col = u * kPanel, blocks = w_hh.full, tcol = blocks * kPanel, unit = blocks * kUnitBlock,
-            t = L.H - unit;
-  for (int q = 0; q < NP * kGates; ++q) acc[0][q] = load(init[0] + col + kLanes * q);
-  for (int q = 0; q < Q; ++q) tacc[q] = load(init[0] + tcol + kLanes * q);
-  const float* panel = w_hh.panel(u);
-  const float* tail = w_hh.panel(blocks);
-  const size_t stride = static_cast<size_t>(w_hh.K) * kPanel;
-  for (int k = 0; k < w_hh.K; ++k) {
-    const V16 x = set1(h[0][k]);
-    for (int p = 0; p < NP; ++p) {
-      const float* wk = panel + p * stride + static_cast<size_t>(k) * kPanel;
-      for (int q = 0; q < kGates; ++q)
-        acc[0][p * kGates + q] = fma(x, load(wk + kLanes * q), acc[0][p * kGates + q]);
-    }
-    const float* tk = tail + static_cast<size_t>(k) * (kLanes * Q);
-    for (int q = 0; q < Q; ++q) tacc[q] = fma(x, load(tk + kLanes * q), tacc[q]);
-  }
+  constexpr int N = NP * kGates;
+  V16 all[N + Q];
+  accumulate_with_tail<NP, Q>(all, h[0], init[0], w_hh, u);
+  V16 acc[1][N];
+  for (int q = 0; q < N; ++q) acc[0][q] = all[q];
   panel_cells<Peep, 1, NP>(acc, c, m, L, u);
+  const int unit = w_hh.full * kUnitBlock;
   alignas(64) float buf[1][kLanes * Q];
-  for (int q = 0; q < Q; ++q) store(buf[0] + kLanes * q, tacc[q]);
-  tail_cells<Peep, 1, Q>(buf, c, m, L, unit, t);
+  for (int q = 0; q < Q; ++q) store(buf[0] + kLanes * q, all[N + q]);
+  tail_cells<Peep, 1, Q>(buf, c, m, L, unit, L.H - unit);
 }
 
 template <bool Peep>

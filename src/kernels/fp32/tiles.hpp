@@ -274,16 +274,16 @@ void gemm_tail(const float* const* a, const float* const* init, float* const* ou
 }
 
 // One row's last tile with the tail panel in the same k loop: alone, the tail's Q fma chains (one per
-// vector) wait on the fma latency at every k; beside the tile's chains they overlap (a decoder at batch 1).
-// Each element's chain is unchanged, so are the bits.
+// vector) wait on the fma latency at every k; beside the tile's chains they overlap (a decoder or an LSTM
+// step at batch 1). acc: panels p..p+NP-1 then the tail's Q vectors, from init; each element's chain is
+// the one accumulate runs, so the bits are the same.
 template <int NP, int Q>
-[[gnu::noinline]] void gemm_tile_tail(const float* a, const float* init, float* out, const PackedMat& w,
-                                      int p) {
-  V16 acc[NP * kPanelVectors];
-  V16 tacc[Q];
+[[gnu::always_inline]] inline void accumulate_with_tail(V16 (&acc)[NP * kPanelVectors + Q], const float* a,
+                                                        const float* init, const PackedMat& w, int p) {
+  constexpr int N = NP * kPanelVectors;
   const int col = p * kPanel, tcol = w.full * kPanel;
-  for (int q = 0; q < NP * kPanelVectors; ++q) acc[q] = load(init + col + kLanes * q);
-  for (int q = 0; q < Q; ++q) tacc[q] = load(init + tcol + kLanes * q);
+  for (int q = 0; q < N; ++q) acc[q] = load(init + col + kLanes * q);
+  for (int q = 0; q < Q; ++q) acc[N + q] = load(init + tcol + kLanes * q);
   const float* panel = w.panel(p);
   const float* tail = w.panel(w.full);
   const size_t stride = static_cast<size_t>(w.K) * kPanel;
@@ -295,10 +295,18 @@ template <int NP, int Q>
         acc[i * kPanelVectors + q] = fma(x, load(wk + kLanes * q), acc[i * kPanelVectors + q]);
     }
     const float* tk = tail + static_cast<size_t>(k) * (kLanes * Q);
-    for (int q = 0; q < Q; ++q) tacc[q] = fma(x, load(tk + kLanes * q), tacc[q]);
+    for (int q = 0; q < Q; ++q) acc[N + q] = fma(x, load(tk + kLanes * q), acc[N + q]);
   }
-  for (int q = 0; q < NP * kPanelVectors; ++q) store(out + col + kLanes * q, acc[q]);
-  for (int q = 0; q < Q; ++q) store(out + tcol + kLanes * q, tacc[q]);
+}
+
+template <int NP, int Q>
+[[gnu::noinline]] void gemm_tile_tail(const float* a, const float* init, float* out, const PackedMat& w,
+                                      int p) {
+  constexpr int N = NP * kPanelVectors;
+  V16 acc[N + Q];
+  accumulate_with_tail<NP, Q>(acc, a, init, w, p);
+  for (int q = 0; q < N; ++q) store(out + p * kPanel + kLanes * q, acc[q]);
+  for (int q = 0; q < Q; ++q) store(out + w.full * kPanel + kLanes * q, acc[N + q]);
 }
 
 // Calls f.operator()<rem>() for the rows left after the full row tiles (rem < kTileRows, a template
