@@ -49,8 +49,9 @@ int32_t window_pad_id(const Model& model);
 std::string window_flag(const WindowOptions& w);
 
 // The states after 0, stride, 2 stride, ... pad ids from the zero state, computed when first asked for.
-// Any engine of the model computes the same bits, so one PadStates serves every engine of a model (and
-// every thread: it locks).
+// Every engine of the model with the same precision and layer-0 layout (EngineOptions::precision, fold)
+// computes the same bits, so one PadStates serves all such engines (and every thread: it locks); engines of
+// another precision or layout need their own.
 class PadStates {
  public:
   PadStates(const Model& model, int window_length);
