@@ -114,6 +114,7 @@ Service::Service(const Options& options, std::shared_ptr<const Model> model)
                            tasks::mix_mode_choices().parse(options.mix_mode));
     mix_row_ = std::make_shared<tasks::MixRow>(mix_, *model_);
   }
+  pad_states_ = std::make_shared<tasks::PadStates>(*model_, tasks::kPadStatesWholeStride);
   if (!options.backward_model.empty()) {
     auto backward = Model::load(options.backward_model);
     keep_only_packed(backward, options.precision, options.fold);
@@ -264,6 +265,7 @@ std::string Service::predict(const std::string& body) {
   opt.softmax = pick(b, tasks::softmax_choices());
   opt.cache = cache_of(b);
   b.done();
+  if (opt.window.mode == tasks::WindowMode::Pad) opt.pad_states = pad_states_;
   if (bool(context) == bool(contexts))
     throw HttpError(400,
                     "fields 'context' and 'contexts': give exactly one (a string, or an array of strings)");

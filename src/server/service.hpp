@@ -68,6 +68,9 @@ class Service {
   std::shared_ptr<const tasks::MixPlan> mix_;          // --mix, or none
   std::shared_ptr<const tasks::MixRow> mix_row_;       // the same over the model's ids: predict, generate
   std::unique_ptr<EnginePool> backward_;               // --backward-model: rescore's right-to-left engines
+  // The states after j pads of a Pad window (pad_to, or a Keras model's input_length), kept across
+  // requests: every engine here has the server's precision and layout, so they share them.
+  std::shared_ptr<tasks::PadStates> pad_states_;
   // The mixture a request asks for: the server's unless its field "mix" is false.
   std::shared_ptr<const tasks::MixPlan> mix_of(Body& b) const;
   // The mixture as rows (predict, generate): a 400 when the server's --mix holds a neural model.

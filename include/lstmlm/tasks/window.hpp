@@ -52,6 +52,10 @@ std::string window_flag(const WindowOptions& w);
 // Every engine of the model with the same precision and layer-0 layout (EngineOptions::precision, fold)
 // computes the same bits, so one PadStates serves all such engines (and every thread: it locks); engines of
 // another precision or layout need their own.
+// A window length whose PadStates keeps a state per pad count (stride 1): one instance serves every
+// Pad window up to this length, whatever its length (the states after j pads do not depend on it).
+inline constexpr int kPadStatesWholeStride = 256;
+
 class PadStates {
  public:
   PadStates(const Model& model, int window_length);

@@ -142,6 +142,12 @@ class SameBytesAsTheCli(ServerTestBase):
         both = cli("predict", "-m", MODEL, "--output-format", "jsonl", "--pad-to", "4", "a", "b c").splitlines()
         self.assertEqual(self.ok("/v1/predict", {"contexts": ["a", "b c"], "pad_to": 4}),
                          '{"predictions": [' + ", ".join(both) + "]}")
+        # The pad states the first request computed are the server's from then on: later requests, longer
+        # windows among them, start from them and still give the CLI's bytes.
+        for pad, ctxs in ((4, ["b", "a b c d e"]), (7, ["the old man", ""]), (4, ["c"])):
+            want = cli("predict", "-m", MODEL, "--output-format", "jsonl", "--pad-to", str(pad), *ctxs).splitlines()
+            self.assertEqual(self.ok("/v1/predict", {"contexts": ctxs, "pad_to": pad}),
+                             '{"predictions": [' + ", ".join(want) + "]}")
 
     def test_generate_and_its_stream(self):
         want = cli("generate", "-m", MODEL, "-p", "the king", "-n", "12", "--seed", "7", "--top-k", "20",
