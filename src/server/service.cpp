@@ -86,6 +86,11 @@ std::vector<float> floats_of(const nlohmann::json& j, size_t n, const std::strin
   return v;
 }
 
+// Every engine of a server, the backward model's too: one precision and layout (what keep_only_packed kept).
+EngineOptions engine_options(const Options& o) {
+  return EngineOptions{.threads = o.threads, .precision = o.precision, .fold = o.fold};
+}
+
 }  // namespace
 
 constexpr int kEngineBudget = 8;  // threads of the request engines at most (EnginePool's budget)
@@ -95,13 +100,9 @@ Service::Service(const Options& options, std::shared_ptr<const Model> model)
       model_(model),
       // Engines for the requests run outside the scheduler (score, generate, a character model's
       // completions): they compute, never wait on a socket, so more of them than cores only share the cores.
-      pool_(model,
-            EngineOptions{.threads = options.threads, .precision = options.precision, .fold = options.fold},
-            std::clamp(options.http_threads, 1, kEngineBudget)),
-      batcher_(
-          model,
-          EngineOptions{.threads = options.threads, .precision = options.precision, .fold = options.fold},
-          options.max_batch, options.batch_wait_us, size_t(std::max(1, options.max_queue)), metrics_),
+      pool_(model, engine_options(options), std::clamp(options.http_threads, 1, kEngineBudget)),
+      batcher_(model, engine_options(options), options.max_batch, options.batch_wait_us,
+               size_t(std::max(1, options.max_queue)), metrics_),
       sessions_(size_t(std::max(1, options.max_sessions)),
                 std::chrono::seconds(std::max(1, options.session_ttl_s)), metrics_) {
   const auto& tok = model_->tokenizer();
@@ -118,10 +119,8 @@ Service::Service(const Options& options, std::shared_ptr<const Model> model)
   if (!options.backward_model.empty()) {
     auto backward = Model::load(options.backward_model);
     keep_only_packed(backward, options.precision, options.fold);
-    backward_ = std::make_unique<EnginePool>(
-        std::move(backward),
-        EngineOptions{.threads = options.threads, .precision = options.precision, .fold = options.fold},
-        std::clamp(options.http_threads, 1, kEngineBudget));
+    backward_ = std::make_unique<EnginePool>(std::move(backward), engine_options(options),
+                                             std::clamp(options.http_threads, 1, kEngineBudget));
   }
 }
 
